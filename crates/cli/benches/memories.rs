@@ -1,0 +1,105 @@
+//! Observe-one-turn and search-top-10 latency in scopes of 1k, 10k and 100k memories, over a
+//! SQLite store, with the hashing and the MiniLM embedders.
+//!
+//! Corpus: real utterances from LoCoMo and MemDaily (../shared/data), cycled with a counter to
+//! reach 100k. Queries: LoCoMo questions. `MNEMOS_BENCH_SIZES=1000,10000` limits the sizes;
+//! MiniLM runs 1k and 10k only (100k would spend ~15 minutes embedding the setup corpus, and the
+//! index work it adds over hash at 100k is the same 384-dim scan the hash rows measure).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+
+use mnemos_core::{Embedder, Memories, NewTurn, RetrievalConfig, RetrieverKind, Scope, SearchRequest, SystemClock, UserKey};
+use mnemos_embed::{build_embedder, EmbedderConfig};
+use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+fn corpus() -> (Vec<String>, Vec<String>) {
+    let locomo = mnemos_eval::load_locomo(&data_dir().join("locomo/locomo10_dev.json")).expect("LoCoMo dev set");
+    let memdaily = mnemos_eval::load_memdaily(&data_dir().join("memdaily/memdaily.json")).expect("MemDaily");
+    let mut texts: Vec<String> = Vec::new();
+    let mut queries = Vec::new();
+    for c in &locomo.conversations {
+        texts.extend(c.items.iter().map(|i| i.text.clone()));
+        queries.extend(c.questions.iter().map(|q| q.text.clone()));
+    }
+    for c in &memdaily.conversations {
+        texts.extend(c.items.iter().map(|i| i.text.clone()));
+    }
+    (texts, queries)
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("MNEMOS_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000])
+}
+
+fn build(embedder: Arc<dyn Embedder>, texts: &[String], size: usize, dir: &std::path::Path) -> Memories {
+    let store = SqliteStore::open(&dir.join(format!("bench-{size}.db")), SqliteOptions::default()).expect("store");
+    let memories = Memories::new(Arc::new(store), embedder, Arc::new(SystemClock), RetrievalConfig::default()).expect("memories");
+    let scope = Scope::new("bench", "u", "a", "s").expect("scope");
+    let turns: Vec<NewTurn> = (0..size)
+        .map(|i| {
+            let text = &texts[i % texts.len()];
+            let text = if i < texts.len() { text.clone() } else { format!("{text} ({})", i / texts.len()) };
+            NewTurn::user(scope.clone(), text)
+        })
+        .collect();
+    for chunk in turns.chunks(1_000) {
+        memories.add_turns(chunk.to_vec()).expect("ingest");
+    }
+    memories
+}
+
+fn bench(c: &mut Criterion) {
+    let (texts, queries) = corpus();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut embedders: Vec<(&str, Arc<dyn Embedder>, usize)> = vec![(
+        "hash",
+        Arc::from(build_embedder(&EmbedderConfig::Hash { dim: 384 }, false, false).expect("hash")),
+        usize::MAX,
+    )];
+    match build_embedder(&EmbedderConfig::Minilm { model_dir: None }, false, false) {
+        Ok(e) => embedders.push(("minilm", Arc::from(e), 10_000)),
+        Err(e) => eprintln!("MiniLM not available ({e}); run `mnemos models fetch` to bench it"),
+    }
+    let user = UserKey::new("bench", "u").expect("user");
+    let scope = Scope::new("bench", "u", "a", "s").expect("scope");
+    for (name, embedder, max_size) in embedders {
+        for size in sizes().into_iter().filter(|s| *s <= max_size) {
+            let memories = build(embedder.clone(), &texts, size, dir.path());
+            let mut group = c.benchmark_group(format!("{name}"));
+            group.sample_size(if name == "minilm" { 30 } else { 100 });
+            let mut qi = 0usize;
+            for retriever in [RetrieverKind::Hybrid, RetrieverKind::Bm25] {
+                group.bench_function(BenchmarkId::new(format!("search_top10_{}", retriever.name()), size), |b| {
+                    b.iter(|| {
+                        let mut request = SearchRequest::new(user.clone(), queries[qi % queries.len()].clone());
+                        request.retriever = retriever;
+                        qi += 1;
+                        memories.search(&request).expect("search")
+                    })
+                });
+            }
+            let mut ti = 0usize;
+            group.bench_function(BenchmarkId::new("observe_one_turn", size), |b| {
+                b.iter(|| {
+                    ti += 1;
+                    let turn = NewTurn::user(scope.clone(), texts[ti % texts.len()].clone());
+                    memories.add_turns(vec![turn]).expect("observe")
+                })
+            });
+            group.finish();
+        }
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,333 @@
+//! `mnemos`: ingest dialogue, search memories with explanations, inspect and forget them, fetch
+//! the local embedding model, run the demo and the retrieval evaluation.
+
+mod config;
+mod demo;
+mod eval_retrieval;
+mod ingest;
+mod open;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use mnemos_core::{MemoryFilter, MemoryId, Page, RetrieverKind, SearchFilter, SearchRequest, StateFilter, UserKey};
+
+use crate::config::Config;
+
+#[derive(Parser)]
+#[command(name = "mnemos", version, about = "Long-term memory for chat agents: ingest turns, search with reasons")]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+pub struct GlobalArgs {
+    /// Config file (TOML). Default: $MNEMOS_CONFIG, else ./mnemos.toml if present.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// SQLite database file (overrides the config's `db`).
+    #[arg(long, global = true, env = "MNEMOS_DB")]
+    db: Option<PathBuf>,
+    /// Embedder: minilm (local neural model, default), hash (weights-free) or openai (config).
+    #[arg(long, global = true)]
+    embedder: Option<String>,
+    /// Tenant (overrides the config's `tenant`).
+    #[arg(long, global = true)]
+    tenant: Option<String>,
+}
+
+impl GlobalArgs {
+    fn config(&self) -> Result<Config> {
+        let mut config = Config::load(self.config.as_deref())?;
+        if let Some(db) = &self.db {
+            config.db = db.clone();
+        }
+        if let Some(name) = &self.embedder {
+            config.set_embedder(name)?;
+        }
+        if let Some(tenant) = &self.tenant {
+            config.tenant = tenant.clone();
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Ingest turns from a JSONL file or a LoCoMo / MemDaily / PerLTQA dataset file.
+    Ingest(ingest::IngestArgs),
+    /// Search one user's memories.
+    Search(SearchArgs),
+    /// Show a memory (or turn) and its version history.
+    Show(ShowArgs),
+    /// List a user's memories, newest last, with paging and filters.
+    List(ListArgs),
+    /// Soft-forget a memory: it leaves retrieval and its history records the reason.
+    Forget(ForgetArgs),
+    /// Erase every turn, memory, history entry and vector of a user.
+    Purge(PurgeArgs),
+    /// List the users that have data.
+    Users,
+    /// Manage the local embedding model.
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
+    /// Ingest a bundled sample dialogue into a scratch database and answer a few queries.
+    Demo(demo::DemoArgs),
+    /// Measure quality and speed on evaluation datasets.
+    Eval {
+        #[command(subcommand)]
+        command: EvalCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsCommand {
+    /// Download and verify all-MiniLM-L6-v2 into the cache (no-op when already there).
+    Fetch,
+    /// Print where the model is looked for and whether it is present.
+    Status,
+}
+
+#[derive(Subcommand)]
+enum EvalCommand {
+    /// Recall@{1,5,10}, MRR, nDCG@10 and latency of BM25 / dense / hybrid retrieval.
+    Retrieval(eval_retrieval::EvalRetrievalArgs),
+}
+
+#[derive(Args)]
+struct UserArg {
+    /// The user whose memories to use.
+    #[arg(long, short = 'u', default_value = "default")]
+    user: String,
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    query: String,
+    #[command(flatten)]
+    user: UserArg,
+    #[arg(long, short = 'k', default_value_t = 10)]
+    top_k: usize,
+    /// Token budget for the returned memories.
+    #[arg(long)]
+    budget: Option<usize>,
+    #[arg(long, default_value = "hybrid")]
+    retriever: RetrieverKind,
+    /// Show each hit's score breakdown.
+    #[arg(long)]
+    explain: bool,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    agent: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    /// Only these kinds (turn, summary, persona, …); repeatable.
+    #[arg(long = "kind")]
+    kinds: Vec<String>,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    /// Memory id (or turn id).
+    id: String,
+    #[command(flatten)]
+    user: UserArg,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ListArgs {
+    #[command(flatten)]
+    user: UserArg,
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    #[arg(long = "kind")]
+    kinds: Vec<String>,
+    #[arg(long)]
+    agent: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    /// active, forgotten or all.
+    #[arg(long, default_value = "active")]
+    state: String,
+    /// Metadata filter KEY=VALUE; repeatable.
+    #[arg(long = "meta")]
+    metadata: Vec<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ForgetArgs {
+    id: String,
+    #[command(flatten)]
+    user: UserArg,
+    #[arg(long, default_value = "forgotten at the user's request")]
+    reason: String,
+}
+
+#[derive(Args)]
+struct PurgeArgs {
+    #[command(flatten)]
+    user: UserArg,
+    /// Required: purging cannot be undone.
+    #[arg(long)]
+    yes: bool,
+}
+
+fn user_key(config: &Config, user: &UserArg) -> Result<UserKey> {
+    Ok(UserKey::new(config.tenant.clone(), user.user.clone())?)
+}
+
+fn validate_kinds(kinds: &[String]) -> Result<()> {
+    for kind in kinds {
+        if !mnemos_core::MemoryKind::TAGS.contains(&kind.as_str()) {
+            bail!("unknown memory kind '{kind}' (expected one of {})", mnemos_core::MemoryKind::TAGS.join(", "));
+        }
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let global = cli.global;
+    match cli.command {
+        Command::Ingest(args) => ingest::run(&global.config()?, args),
+        Command::Search(args) => {
+            let config = global.config()?;
+            validate_kinds(&args.kinds)?;
+            let memories = open::open(&config, true)?;
+            let mut request = SearchRequest::new(user_key(&config, &args.user)?, args.query);
+            request.top_k = Some(args.top_k);
+            request.token_budget = args.budget;
+            request.retriever = args.retriever;
+            request.filter = SearchFilter { kinds: args.kinds, agent: args.agent, session: args.session };
+            let results = memories.search(&request)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&results)?);
+            } else {
+                output::print_results(&results, args.explain);
+            }
+            Ok(())
+        }
+        Command::Show(args) => {
+            let config = global.config()?;
+            let memories = open::open(&config, false)?;
+            let user = user_key(&config, &args.user)?;
+            let id: MemoryId = args.id.parse()?;
+            match memories.get(&user, id) {
+                Ok(memory) => {
+                    let history = memories.history(&user, id)?;
+                    if args.json {
+                        let value = serde_json::json!({ "memory": memory, "history": history });
+                        println!("{}", serde_json::to_string_pretty(&value)?);
+                    } else {
+                        output::print_memory(&memory, &history);
+                    }
+                    Ok(())
+                }
+                Err(err) if err.is_user_error() => {
+                    // The id may name a turn rather than a memory.
+                    let turn = memories.turn(&user, mnemos_core::TurnId(id.0)).map_err(|_| err)?;
+                    if args.json {
+                        println!("{}", serde_json::to_string_pretty(&turn)?);
+                    } else {
+                        output::print_turn(&turn);
+                    }
+                    Ok(())
+                }
+                Err(err) => Err(err.into()),
+            }
+        }
+        Command::List(args) => {
+            let config = global.config()?;
+            validate_kinds(&args.kinds)?;
+            let memories = open::open(&config, false)?;
+            let user = user_key(&config, &args.user)?;
+            let state = match args.state.as_str() {
+                "active" => StateFilter::Active,
+                "forgotten" => StateFilter::Forgotten,
+                "all" => StateFilter::All,
+                other => bail!("unknown state '{other}' (expected active, forgotten or all)"),
+            };
+            let mut metadata = mnemos_core::Metadata::new();
+            for pair in &args.metadata {
+                let (k, v) = pair.split_once('=').with_context(|| format!("--meta '{pair}' is not KEY=VALUE"))?;
+                metadata.insert(k.to_string(), v.to_string());
+            }
+            let filter = MemoryFilter { kinds: args.kinds, agent: args.agent, session: args.session, state, metadata };
+            let page = memories.list(&user, &filter, Page { offset: args.offset, limit: args.limit })?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&page)?);
+            } else {
+                output::print_page(&page);
+            }
+            Ok(())
+        }
+        Command::Forget(args) => {
+            let config = global.config()?;
+            let memories = open::open(&config, false)?;
+            let user = user_key(&config, &args.user)?;
+            let memory = memories.forget(&user, args.id.parse()?, &args.reason)?;
+            println!("forgot {} (version {}): {}", memory.id, memory.version, args.reason);
+            Ok(())
+        }
+        Command::Purge(args) => {
+            let config = global.config()?;
+            if !args.yes {
+                bail!("purge erases every memory of user '{}' and cannot be undone; pass --yes", args.user.user);
+            }
+            let memories = open::open(&config, false)?;
+            let user = user_key(&config, &args.user)?;
+            let report = memories.purge(&user)?;
+            println!(
+                "purged {user}: {} turns, {} memories, {} history entries, {} vectors",
+                report.turns, report.memories, report.history_entries, report.vectors
+            );
+            Ok(())
+        }
+        Command::Users => {
+            let config = global.config()?;
+            let memories = open::open(&config, false)?;
+            for user in memories.users()? {
+                println!("{user}");
+            }
+            Ok(())
+        }
+        Command::Models { command } => {
+            let config = global.config()?;
+            match command {
+                ModelsCommand::Fetch => open::fetch_model(&config),
+                ModelsCommand::Status => open::model_status(&config),
+            }
+        }
+        Command::Demo(args) => demo::run(&global, args),
+        Command::Eval { command } => match command {
+            EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),
+        },
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Opening the configured store, embedder and memory base.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+
+use mnemos_core::{EmbedError, Embedder, Memories, SystemClock};
+use mnemos_embed::{build_embedder, EmbedderConfig};
+use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
+
+use crate::config::Config;
+
+/// Stands in for the embedding model in commands that never embed (show, list, forget, purge),
+/// so they neither load nor download it. Any attempt to embed is an explicit error.
+struct NotLoaded {
+    id: String,
+    dimension: usize,
+}
+
+impl Embedder for NotLoaded {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+    fn embed_batch(&self, _texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Err(EmbedError::Unavailable("this command does not load the embedding model".into()))
+    }
+}
+
+pub fn open_store(config: &Config) -> Result<Arc<SqliteStore>> {
+    let options = SqliteOptions { synchronous_full: config.sync_full, ..SqliteOptions::default() };
+    let store = SqliteStore::open(&config.db, options)
+        .with_context(|| format!("cannot open database {}", config.db.display()))?;
+    Ok(Arc::new(store))
+}
+
+pub fn embedder(config: &Config) -> Result<Arc<dyn Embedder>> {
+    let embedder = build_embedder(&config.embedder, true, true).context("cannot load the embedder")?;
+    Ok(Arc::from(embedder))
+}
+
+/// Open the memory base; `with_model` loads the embedder (needed to search or ingest).
+pub fn open(config: &Config, with_model: bool) -> Result<Memories> {
+    let store = open_store(config)?;
+    let embedder: Arc<dyn Embedder> = if with_model {
+        embedder(config)?
+    } else {
+        Arc::new(NotLoaded { id: "not-loaded".into(), dimension: 1 })
+    };
+    Ok(Memories::new(store, embedder, Arc::new(SystemClock), config.retrieval.clone())?)
+}
+
+pub fn fetch_model(config: &Config) -> Result<()> {
+    let explicit = match &config.embedder {
+        EmbedderConfig::Minilm { model_dir } => model_dir.clone(),
+        _ => None,
+    };
+    let dir = match mnemos_embed::resolve_model_dir(explicit.as_deref()) {
+        Ok(dir) => dir,
+        Err(_) => mnemos_embed::fetch_model(&mnemos_embed::default_cache_root()?, true)?,
+    };
+    println!("all-MiniLM-L6-v2 ready in {}", dir.display());
+    Ok(())
+}
+
+pub fn model_status(config: &Config) -> Result<()> {
+    let explicit = match &config.embedder {
+        EmbedderConfig::Minilm { model_dir } => model_dir.clone(),
+        _ => None,
+    };
+    match mnemos_embed::resolve_model_dir(explicit.as_deref()) {
+        Ok(dir) => println!("all-MiniLM-L6-v2: present in {}", dir.display()),
+        Err(err) => println!("all-MiniLM-L6-v2: not available ({err}); run `mnemos models fetch`"),
+    }
+    Ok(())
+}

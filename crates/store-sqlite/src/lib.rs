@@ -1,0 +1,911 @@
+//! The embedded mnemos [`Store`]: one SQLite file.
+//!
+//! - **Durability.** WAL journal with `synchronous=NORMAL` by default: a `write` that returned
+//!   `Ok` survives a crash of the process (`kill -9`), because its WAL frames are already in the
+//!   operating system's cache; an OS crash or power loss may roll back the last commits (never
+//!   corrupt the file). Set [`SqliteOptions::synchronous_full`] to fsync the WAL on every commit
+//!   when acknowledged writes must also survive power loss.
+//! - **Atomicity.** Every `write` batch, update, forget, access record and purge is one
+//!   `BEGIN IMMEDIATE` transaction on the single writer connection.
+//! - **Concurrency.** One writer connection behind a mutex, plus a small pool of reader
+//!   connections: in WAL mode readers see the last committed state and never wait for a long
+//!   write. An in-memory database has a single connection for both.
+//! - **Purge leaves nothing behind.** `secure_delete=ON` zeroes deleted rows and freed pages, and
+//!   `purge_user` ends with `wal_checkpoint(TRUNCATE)` so no copy of the user's text stays in the
+//!   write-ahead log.
+//! - **Filters** (kind, agent, session, state and metadata pairs) run in SQL; metadata pairs use
+//!   `json_each` over the metadata column.
+//! - **Limits.** Rounds are stored as SQLite integers, so rounds above `i64::MAX` are rejected;
+//!   metrics must be finite (JSON cannot hold NaN or infinity).
+
+mod codec;
+mod schema;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mnemos_core::{
+    Access, Change, HistoryEntry, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryState, Moment,
+    Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreResult, Timestamp, Turn, TurnId,
+    UserKey, VectorRow, WriteBatch,
+};
+use parking_lot::Mutex;
+use rusqlite::types::Value;
+use rusqlite::{
+    params, params_from_iter, Connection, OpenFlags, OptionalExtension, TransactionBehavior,
+};
+
+use codec::{
+    blob, check_metrics, decode_vector, encode_vector, from_json, is_constraint_violation,
+    read_memory, read_turn, round_to_sql, sql_err, to_json, uuid_from_blob, MemoryRow,
+    MEMORY_COLUMNS, TURN_COLUMNS,
+};
+pub use schema::SCHEMA_VERSION;
+
+/// How a [`SqliteStore`] opens its file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// `synchronous=FULL`: fsync the WAL at every commit, so acknowledged writes survive power
+    /// loss and OS crashes too. `false` (the default) uses `NORMAL`: durable against a process
+    /// crash, several times faster per small write.
+    pub synchronous_full: bool,
+    /// How long a connection waits for a lock held by another connection (or process) before
+    /// giving up with a busy error.
+    pub busy_timeout_ms: u64,
+    /// Idle reader connections kept open. `0` sends reads through the writer connection.
+    pub read_connections: usize,
+    /// Page cache of each connection, in KiB.
+    pub cache_size_kib: u32,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            synchronous_full: false,
+            busy_timeout_ms: 5_000,
+            read_connections: 4,
+            cache_size_kib: 8 * 1024,
+        }
+    }
+}
+
+/// Largest WAL kept on disk between checkpoints, so one big ingest does not leave a huge file.
+const JOURNAL_SIZE_LIMIT_BYTES: i64 = 64 * 1024 * 1024;
+const STATEMENT_CACHE: usize = 64;
+const PAGE_SIZE: i64 = 8192;
+
+/// Reader connections to a file database; opened on demand, kept while idle.
+struct ReaderPool {
+    path: PathBuf,
+    options: SqliteOptions,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl ReaderPool {
+    fn checkout(&self) -> StoreResult<Connection> {
+        if let Some(conn) = self.idle.lock().pop() {
+            return Ok(conn);
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags).map_err(open_err(&self.path))?;
+        configure(&conn, &self.options).map_err(open_err(&self.path))?;
+        // Readers never write; a bug that tries fails loudly instead of bypassing the writer lock.
+        conn.pragma_update(None, "query_only", true)
+            .map_err(open_err(&self.path))?;
+        Ok(conn)
+    }
+
+    fn checkin(&self, conn: Connection) {
+        let mut idle = self.idle.lock();
+        if idle.len() < self.options.read_connections {
+            idle.push(conn);
+        }
+    }
+}
+
+/// A [`Store`] on one SQLite file (or in memory, for tests).
+pub struct SqliteStore {
+    writer: Mutex<Connection>,
+    /// `None` for in-memory databases, which cannot be shared between connections.
+    readers: Option<ReaderPool>,
+    path: Option<PathBuf>,
+}
+
+fn open_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |err| {
+        let not_a_db = matches!(&err, rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::NotADatabase);
+        if not_a_db {
+            StoreError::backend(
+                "open",
+                format!("{} is not a SQLite database ({err})", path.display()),
+            )
+        } else {
+            StoreError::backend("open", format!("{}: {err}", path.display()))
+        }
+    }
+}
+
+/// Per-connection settings shared by the writer and the readers.
+fn configure(conn: &Connection, options: &SqliteOptions) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_millis(options.busy_timeout_ms))?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "secure_delete", true)?;
+    // Sorts and temporary indexes stay in memory: no temporary file ever holds user text.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.pragma_update(None, "cache_size", -i64::from(options.cache_size_kib))?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Open (creating if needed) the store at `path` and migrate it to [`SCHEMA_VERSION`].
+    ///
+    /// Fails with `StoreError::SchemaTooNew` if the file was written by a newer build, and with a
+    /// backend error naming the path if it is not a SQLite database or belongs to another
+    /// application.
+    pub fn open(path: &Path, options: SqliteOptions) -> StoreResult<SqliteStore> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(open_err(path))?;
+        // Before the first statement, so opening while another process writes waits instead of
+        // failing with "database is locked".
+        conn.busy_timeout(Duration::from_millis(options.busy_timeout_ms))
+            .map_err(open_err(path))?;
+        // Only takes effect when the file is created. 8 KiB pages fit five 384-dim vectors where
+        // 4 KiB pages fit two, which cuts bulk-ingest I/O by about a quarter.
+        conn.pragma_update(None, "page_size", PAGE_SIZE)
+            .map_err(open_err(path))?;
+        // The first statement that reads the header: this is where a non-database file fails.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            .map_err(open_err(path))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::backend(
+                "open",
+                format!(
+                    "{}: cannot enable WAL (journal mode {mode})",
+                    path.display()
+                ),
+            ));
+        }
+        configure(&conn, &options).map_err(open_err(path))?;
+        let synchronous = if options.synchronous_full {
+            "FULL"
+        } else {
+            "NORMAL"
+        };
+        conn.pragma_update(None, "synchronous", synchronous)
+            .map_err(open_err(path))?;
+        conn.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT_BYTES)
+            .map_err(open_err(path))?;
+        schema::migrate(&mut conn)?;
+        Ok(SqliteStore {
+            writer: Mutex::new(conn),
+            readers: Some(ReaderPool {
+                path: path.to_path_buf(),
+                options,
+                idle: Mutex::new(Vec::new()),
+            }),
+            path: Some(path.to_path_buf()),
+        })
+    }
+
+    /// A private in-memory database (tests, scratch work). Nothing is persisted.
+    pub fn open_in_memory() -> StoreResult<SqliteStore> {
+        let mut conn = Connection::open_in_memory().map_err(sql_err("open"))?;
+        configure(&conn, &SqliteOptions::default()).map_err(sql_err("open"))?;
+        schema::migrate(&mut conn)?;
+        Ok(SqliteStore {
+            writer: Mutex::new(conn),
+            readers: None,
+            path: None,
+        })
+    }
+
+    /// The database file, or `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The schema version recorded in the file.
+    pub fn schema_version(&self) -> StoreResult<i64> {
+        self.read(schema::user_version)
+    }
+
+    /// Run SQLite's `PRAGMA integrity_check`; an empty list means the file is sound.
+    pub fn integrity_check(&self) -> StoreResult<Vec<String>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare("PRAGMA integrity_check")
+                .map_err(sql_err("integrity check"))?;
+            let rows = stmt
+                .query_map([], |row| row.get::<_, String>(0))
+                .map_err(sql_err("integrity check"))?;
+            let problems: Vec<String> = rows
+                .collect::<Result<_, _>>()
+                .map_err(sql_err("integrity check"))?;
+            Ok(problems.into_iter().filter(|p| p != "ok").collect())
+        })
+    }
+
+    /// Run `f` on a reader connection (or the writer, in memory).
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
+        match &self.readers {
+            None => f(&self.writer.lock()),
+            Some(pool) => {
+                let conn = pool.checkout()?;
+                let result = f(&conn);
+                pool.checkin(conn);
+                result
+            }
+        }
+    }
+
+    /// Run `f` in one read transaction, so every statement sees the same snapshot.
+    fn read_tx<T>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Connection) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        self.read(|conn| {
+            let tx = conn.unchecked_transaction().map_err(sql_err(op))?;
+            let result = f(&tx);
+            drop(tx);
+            result
+        })
+    }
+
+    /// Run `f` in one `BEGIN IMMEDIATE` transaction on the writer; commit only if it succeeds.
+    fn write_tx<T>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Connection) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let mut conn = self.writer.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err(op))?;
+        let value = f(&tx)?;
+        tx.commit().map_err(sql_err(op))?;
+        Ok(value)
+    }
+
+    /// Copy the whole WAL into the main file and truncate it to zero bytes.
+    fn checkpoint_truncate(&self) -> StoreResult<()> {
+        if self.path.is_none() {
+            return Ok(());
+        }
+        let conn = self.writer.lock();
+        let (busy, log, done): (i64, i64, i64) = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .map_err(sql_err("checkpoint"))?;
+        if busy != 0 {
+            return Err(StoreError::backend(
+                "checkpoint",
+                format!(
+                    "the write-ahead log could not be truncated ({done} of {log} frames copied; a reader is active); \
+                     the data is deleted but old copies may remain in the WAL until the next successful checkpoint"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn id_bytes(id: &uuid::Uuid) -> &[u8] {
+    id.as_bytes()
+}
+
+fn load_memory(conn: &Connection, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
+    let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1 AND m.tenant = ?2 AND m.user_id = ?3");
+    let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("read memory"))?;
+    let mut rows = stmt
+        .query(params![id_bytes(&id.0), user.tenant, user.user])
+        .map_err(sql_err("read memory"))?;
+    match rows.next().map_err(sql_err("read memory"))? {
+        Some(row) => read_memory(row).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Overwrite the mutable columns of a memory after an update or forget.
+fn rewrite_memory(conn: &Connection, memory: &Memory) -> StoreResult<()> {
+    check_metrics(&memory.metrics)?;
+    let mut stmt = conn
+        .prepare_cached(
+            "UPDATE memories SET text = ?2, valid_to = ?3, active = ?4, state = ?5, metrics = ?6, metadata = ?7, \
+             version = ?8 WHERE id = ?1",
+        )
+        .map_err(sql_err("update memory"))?;
+    stmt.execute(params![
+        id_bytes(&memory.id.0),
+        memory.text,
+        memory.valid_to.map(|t| t.0),
+        memory.is_active(),
+        to_json(&memory.state, "memory state")?,
+        to_json(&memory.metrics, "metrics")?,
+        to_json(&memory.metadata, "metadata")?,
+        i64::from(memory.version),
+    ])
+    .map_err(sql_err("update memory"))?;
+    Ok(())
+}
+
+fn insert_history(
+    conn: &Connection,
+    at: Moment,
+    change: &Change,
+    snapshot: &str,
+    memory: &Memory,
+) -> StoreResult<()> {
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO memory_history (memory_id, version, at_round, at_time, change, snapshot) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(sql_err("write history"))?;
+    stmt.execute(params![
+        id_bytes(&memory.id.0),
+        i64::from(memory.version),
+        round_to_sql(at.round)?,
+        at.time.0,
+        to_json(change, "history change")?,
+        snapshot,
+    ])
+    .map_err(|e| {
+        if is_constraint_violation(&e) {
+            StoreError::InvalidWrite(format!(
+                "memory {} already has a version {}",
+                memory.id, memory.version
+            ))
+        } else {
+            sql_err("write history")(e)
+        }
+    })?;
+    Ok(())
+}
+
+/// The SQL `WHERE` clause and parameters of a memory listing (table aliased `m`).
+fn filter_sql(user: &UserKey, filter: &MemoryFilter) -> (String, Vec<Value>) {
+    let mut sql = String::from("FROM memories m WHERE m.tenant = ? AND m.user_id = ?");
+    let mut params = vec![
+        Value::Text(user.tenant.clone()),
+        Value::Text(user.user.clone()),
+    ];
+    if !filter.kinds.is_empty() {
+        let marks = vec!["?"; filter.kinds.len()].join(", ");
+        sql.push_str(&format!(" AND m.kind IN ({marks})"));
+        params.extend(filter.kinds.iter().map(|k| Value::Text(k.clone())));
+    }
+    if let Some(agent) = &filter.agent {
+        sql.push_str(" AND m.agent = ?");
+        params.push(Value::Text(agent.clone()));
+    }
+    if let Some(session) = &filter.session {
+        sql.push_str(" AND m.session = ?");
+        params.push(Value::Text(session.clone()));
+    }
+    match filter.state {
+        StateFilter::Active => sql.push_str(" AND m.active = 1"),
+        StateFilter::Forgotten => sql.push_str(" AND m.active = 0"),
+        StateFilter::All => {}
+    }
+    for (key, value) in &filter.metadata {
+        sql.push_str(
+            " AND EXISTS (SELECT 1 FROM json_each(m.metadata) j WHERE j.key = ? AND j.type = 'text' AND j.value = ?)",
+        );
+        params.push(Value::Text(key.clone()));
+        params.push(Value::Text(value.clone()));
+    }
+    (sql, params)
+}
+
+fn to_sql_count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn count_to_usize(n: i64, op: &str) -> StoreResult<usize> {
+    usize::try_from(n).map_err(|_| StoreError::Corrupt(format!("{op}: negative count {n}")))
+}
+
+/// `Paged` from a page of items and the total, with the same `next_offset` rule as
+/// `Paged::from_sorted`.
+fn paged<T>(items: Vec<T>, total: usize, page: Page) -> Paged<T> {
+    let end = page.offset.saturating_add(items.len());
+    let next_offset = (end < total && !items.is_empty()).then_some(end);
+    Paged {
+        items,
+        total,
+        next_offset,
+    }
+}
+
+impl Store for SqliteStore {
+    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
+        let Some(user) = batch.user()? else {
+            if batch.vectors.is_empty() {
+                return Ok(());
+            }
+            return Err(StoreError::InvalidWrite(
+                "vectors without their memories' user".into(),
+            ));
+        };
+        // Validate and encode everything before taking the writer lock.
+        let mut turns = Vec::with_capacity(batch.turns.len());
+        for turn in &batch.turns {
+            turn.validate()
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            turns.push((
+                turn,
+                round_to_sql(turn.at.round)?,
+                to_json(&turn.metadata, "turn metadata")?,
+            ));
+        }
+        let mut memories = Vec::with_capacity(batch.memories.len());
+        for memory in &batch.memories {
+            memory
+                .validate()
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            memories.push((
+                MemoryRow::encode(memory)?,
+                to_json(memory, "memory snapshot")?,
+            ));
+        }
+        let created = Change::Created;
+        let in_batch: HashSet<MemoryId> = batch.memories.iter().map(|m| m.id).collect();
+        let vectors: Vec<(&VectorRow, Vec<u8>)> = batch
+            .vectors
+            .iter()
+            .map(|v| (v, encode_vector(&v.vector)))
+            .collect();
+
+        self.write_tx("write", |tx| {
+            tx.prepare_cached("INSERT OR IGNORE INTO users (tenant, user_id) VALUES (?1, ?2)")
+                .and_then(|mut s| s.execute(params![user.tenant, user.user]))
+                .map_err(sql_err("write user"))?;
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO turns (id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, \
+                     metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .map_err(sql_err("write turn"))?;
+            for (turn, round, metadata) in &turns {
+                let s = &turn.scope;
+                stmt.execute(params![
+                    id_bytes(&turn.id.0),
+                    s.tenant,
+                    s.user,
+                    s.agent,
+                    s.session,
+                    turn.role.as_str(),
+                    turn.speaker,
+                    turn.text,
+                    round,
+                    turn.at.time.0,
+                    metadata,
+                ])
+                .map_err(|e| {
+                    if is_constraint_violation(&e) {
+                        StoreError::InvalidWrite(format!("turn {} already exists", turn.id))
+                    } else {
+                        sql_err("write turn")(e)
+                    }
+                })?;
+            }
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
+                     created_round, created_time, valid_from, valid_to, active, state, metrics, access, metadata, \
+                     version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+                     ?18, ?19)",
+                )
+                .map_err(sql_err("write memory"))?;
+            for (row, snapshot) in &memories {
+                let m = row.memory;
+                let s = &m.scope;
+                stmt.execute(params![
+                    id_bytes(&m.id.0),
+                    s.tenant,
+                    s.user,
+                    s.agent,
+                    s.session,
+                    m.kind.tag(),
+                    row.kind_json,
+                    m.text,
+                    row.provenance,
+                    row.created_round,
+                    m.created.time.0,
+                    m.valid_from.0,
+                    row.valid_to,
+                    m.is_active(),
+                    row.state,
+                    row.metrics,
+                    row.access,
+                    row.metadata,
+                    i64::from(m.version),
+                ])
+                .map_err(|e| {
+                    if is_constraint_violation(&e) {
+                        StoreError::InvalidWrite(format!("memory {} already exists", m.id))
+                    } else {
+                        sql_err("write memory")(e)
+                    }
+                })?;
+                insert_history(tx, m.created, &created, snapshot, m)?;
+            }
+            if !vectors.is_empty() {
+                let mut known = tx
+                    .prepare_cached("SELECT 1 FROM memories WHERE id = ?1 AND tenant = ?2 AND user_id = ?3")
+                    .map_err(sql_err("write vector"))?;
+                let mut insert = tx
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO vectors (memory_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .map_err(sql_err("write vector"))?;
+                for (row, data) in &vectors {
+                    let id = id_bytes(&row.memory_id.0);
+                    if !in_batch.contains(&row.memory_id)
+                        && !known.exists(params![id, user.tenant, user.user]).map_err(sql_err("write vector"))?
+                    {
+                        return Err(StoreError::InvalidWrite(format!("vector for unknown memory {}", row.memory_id)));
+                    }
+                    insert
+                        .execute(params![id, row.model, to_sql_count(row.vector.len()), data])
+                        .map_err(sql_err("write vector"))?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
+        self.read(|conn| {
+            let sql = format!(
+                "SELECT {TURN_COLUMNS} FROM turns WHERE id = ?1 AND tenant = ?2 AND user_id = ?3"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("read turn"))?;
+            let mut rows = stmt
+                .query(params![id_bytes(&id.0), user.tenant, user.user])
+                .map_err(sql_err("read turn"))?;
+            match rows.next().map_err(sql_err("read turn"))? {
+                Some(row) => read_turn(row).map(Some),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
+        self.read_tx("list turns", |conn| {
+            let total: i64 = conn
+                .prepare_cached("SELECT COUNT(*) FROM turns WHERE tenant = ?1 AND user_id = ?2")
+                .and_then(|mut s| s.query_row(params![user.tenant, user.user], |row| row.get(0)))
+                .map_err(sql_err("list turns"))?;
+            let total = count_to_usize(total, "list turns")?;
+            let mut items = Vec::new();
+            if page.limit > 0 && page.offset < total {
+                let sql = format!(
+                    "SELECT {TURN_COLUMNS} FROM turns WHERE tenant = ?1 AND user_id = ?2 \
+                     ORDER BY round, time_ms, id LIMIT ?3 OFFSET ?4"
+                );
+                let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("list turns"))?;
+                let mut rows = stmt
+                    .query(params![
+                        user.tenant,
+                        user.user,
+                        to_sql_count(page.limit),
+                        to_sql_count(page.offset)
+                    ])
+                    .map_err(sql_err("list turns"))?;
+                while let Some(row) = rows.next().map_err(sql_err("list turns"))? {
+                    items.push(read_turn(row)?);
+                }
+            }
+            Ok(paged(items, total, page))
+        })
+    }
+
+    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
+        self.read(|conn| load_memory(conn, user, id))
+    }
+
+    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read_tx("read memories", |conn| {
+            let mut found = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(memory) = load_memory(conn, user, *id)? {
+                    found.push(memory);
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    fn list(
+        &self,
+        user: &UserKey,
+        filter: &MemoryFilter,
+        page: Page,
+    ) -> StoreResult<Paged<Memory>> {
+        let (where_sql, mut params) = filter_sql(user, filter);
+        self.read_tx("list memories", |conn| {
+            let total: i64 = conn
+                .prepare_cached(&format!("SELECT COUNT(*) {where_sql}"))
+                .and_then(|mut s| s.query_row(params_from_iter(params.iter()), |row| row.get(0)))
+                .map_err(sql_err("list memories"))?;
+            let total = count_to_usize(total, "list memories")?;
+            let mut items = Vec::new();
+            if page.limit > 0 && page.offset < total {
+                let sql = format!(
+                    "SELECT {MEMORY_COLUMNS} {where_sql} ORDER BY m.created_round, m.created_time, m.id LIMIT ? OFFSET ?"
+                );
+                params.push(Value::Integer(to_sql_count(page.limit)));
+                params.push(Value::Integer(to_sql_count(page.offset)));
+                let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("list memories"))?;
+                let mut rows = stmt.query(params_from_iter(params.iter())).map_err(sql_err("list memories"))?;
+                while let Some(row) = rows.next().map_err(sql_err("list memories"))? {
+                    items.push(read_memory(row)?);
+                }
+            }
+            Ok(paged(items, total, page))
+        })
+    }
+
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        round_to_sql(at.round)?;
+        self.write_tx("update memory", |tx| {
+            let Some(mut memory) = load_memory(tx, user, id)? else {
+                return Ok(None);
+            };
+            patch
+                .apply(&mut memory)
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            rewrite_memory(tx, &memory)?;
+            insert_history(
+                tx,
+                at,
+                &Change::Updated,
+                &to_json(&memory, "memory snapshot")?,
+                &memory,
+            )?;
+            Ok(Some(memory))
+        })
+    }
+
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        round_to_sql(at.round)?;
+        self.write_tx("forget memory", |tx| {
+            let Some(mut memory) = load_memory(tx, user, id)? else {
+                return Ok(None);
+            };
+            memory.state = MemoryState::Forgotten {
+                reason: reason.to_string(),
+                at,
+            };
+            memory.version = memory.version.checked_add(1).ok_or_else(|| {
+                StoreError::InvalidWrite(format!("memory {id} has too many versions"))
+            })?;
+            rewrite_memory(tx, &memory)?;
+            let change = Change::Forgotten {
+                reason: reason.to_string(),
+            };
+            insert_history(
+                tx,
+                at,
+                &change,
+                &to_json(&memory, "memory snapshot")?,
+                &memory,
+            )?;
+            tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
+                .and_then(|mut s| s.execute(params![id_bytes(&id.0)]))
+                .map_err(sql_err("forget memory"))?;
+            Ok(Some(memory))
+        })
+    }
+
+    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT h.version, h.at_round, h.at_time, h.change, h.snapshot FROM memory_history h \
+                     JOIN memories m ON m.id = h.memory_id \
+                     WHERE h.memory_id = ?1 AND m.tenant = ?2 AND m.user_id = ?3 ORDER BY h.version",
+                )
+                .map_err(sql_err("read history"))?;
+            let mut rows = stmt.query(params![id_bytes(&id.0), user.tenant, user.user]).map_err(sql_err("read history"))?;
+            let mut entries = Vec::new();
+            let what = format!("history of memory {id}");
+            while let Some(row) = rows.next().map_err(sql_err("read history"))? {
+                let version: i64 = row.get(0).map_err(sql_err("read history"))?;
+                let round: i64 = row.get(1).map_err(sql_err("read history"))?;
+                let time: i64 = row.get(2).map_err(sql_err("read history"))?;
+                let change: String = row.get(3).map_err(sql_err("read history"))?;
+                let snapshot: String = row.get(4).map_err(sql_err("read history"))?;
+                entries.push(HistoryEntry {
+                    memory_id: id,
+                    version: u32::try_from(version)
+                        .map_err(|_| StoreError::Corrupt(format!("{what}: version {version}")))?,
+                    at: Moment {
+                        round: u64::try_from(round)
+                            .map_err(|_| StoreError::Corrupt(format!("{what}: negative round {round}")))?,
+                        time: Timestamp(time),
+                    },
+                    change: from_json(&change, &what)?,
+                    snapshot: from_json(&snapshot, &what)?,
+                });
+            }
+            Ok(entries)
+        })
+    }
+
+    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
+        if accesses.is_empty() {
+            return Ok(());
+        }
+        self.write_tx("record access", |tx| {
+            // Load each log once, append in call order, write each back once.
+            let mut logs: HashMap<MemoryId, Option<Vec<Access>>> = HashMap::new();
+            let mut order = Vec::new();
+            let mut select = tx
+                .prepare_cached(
+                    "SELECT access FROM memories WHERE id = ?1 AND tenant = ?2 AND user_id = ?3",
+                )
+                .map_err(sql_err("record access"))?;
+            for (id, access) in accesses {
+                if !logs.contains_key(id) {
+                    let text: Option<String> = select
+                        .query_row(params![id_bytes(&id.0), user.tenant, user.user], |row| {
+                            row.get(0)
+                        })
+                        .optional()
+                        .map_err(sql_err("record access"))?;
+                    let log = text
+                        .map(|t| {
+                            from_json::<Vec<Access>>(&t, &format!("access log of memory {id}"))
+                        })
+                        .transpose()?;
+                    logs.insert(*id, log);
+                    order.push(*id);
+                }
+                if let Some(Some(log)) = logs.get_mut(id) {
+                    log.push(*access);
+                }
+            }
+            let mut update = tx
+                .prepare_cached("UPDATE memories SET access = ?2 WHERE id = ?1")
+                .map_err(sql_err("record access"))?;
+            for id in order {
+                if let Some(Some(log)) = logs.get(&id) {
+                    update
+                        .execute(params![id_bytes(&id.0), to_json(log, "access log")?])
+                        .map_err(sql_err("record access"))?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
+                     WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.active = 1 AND v.model = ?3 \
+                     ORDER BY m.created_round, m.created_time, m.id",
+                )
+                .map_err(sql_err("read vectors"))?;
+            let mut rows = stmt.query(params![user.tenant, user.user, model]).map_err(sql_err("read vectors"))?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err("read vectors"))? {
+                let id = MemoryId(uuid_from_blob(blob(row, 0, "read vectors")?, "vector")?);
+                let dim: i64 = row.get(1).map_err(sql_err("read vectors"))?;
+                let data = blob(row, 2, "read vectors")?;
+                let vector = decode_vector(data, dim, &format!("vector of memory {id}"))?;
+                out.push(VectorRow { memory_id: id, model: model.to_string(), vector });
+            }
+            Ok(out)
+        })
+    }
+
+    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
+        let report = self.write_tx("purge user", |tx| {
+            let run = |sql: &str| -> StoreResult<usize> {
+                tx.prepare_cached(sql)
+                    .and_then(|mut s| s.execute(params![user.tenant, user.user]))
+                    .map_err(sql_err("purge user"))
+            };
+            let of_user = "SELECT id FROM memories WHERE tenant = ?1 AND user_id = ?2";
+            let history_entries = run(&format!(
+                "DELETE FROM memory_history WHERE memory_id IN ({of_user})"
+            ))?;
+            let vectors = run(&format!(
+                "DELETE FROM vectors WHERE memory_id IN ({of_user})"
+            ))?;
+            let memories = run("DELETE FROM memories WHERE tenant = ?1 AND user_id = ?2")?;
+            let turns = run("DELETE FROM turns WHERE tenant = ?1 AND user_id = ?2")?;
+            run("DELETE FROM users WHERE tenant = ?1 AND user_id = ?2")?;
+            Ok(PurgeReport {
+                turns,
+                memories,
+                history_entries,
+                vectors,
+            })
+        })?;
+        self.checkpoint_truncate()?;
+        Ok(report)
+    }
+
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached("SELECT tenant, user_id FROM users ORDER BY tenant, user_id")
+                .map_err(sql_err("list users"))?;
+            let rows = stmt
+                .query_map([], |row| {
+                    Ok(UserKey {
+                        tenant: row.get(0)?,
+                        user: row.get(1)?,
+                    })
+                })
+                .map_err(sql_err("list users"))?;
+            rows.collect::<Result<Vec<_>, _>>()
+                .map_err(sql_err("list users"))
+        })
+    }
+
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        self.read(|conn| {
+            let max: Option<i64> = conn
+                .prepare_cached("SELECT MAX(round) FROM turns WHERE tenant = ?1 AND user_id = ?2")
+                .and_then(|mut s| s.query_row(params![user.tenant, user.user], |row| row.get(0)))
+                .map_err(sql_err("last round"))?;
+            max.map(|r| {
+                u64::try_from(r).map_err(|_| StoreError::Corrupt(format!("negative round {r}")))
+            })
+            .transpose()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn application_id_in_migration_matches_constant() {
+        assert!(
+            schema::MIGRATIONS[0].contains(&format!("application_id = {}", schema::APPLICATION_ID))
+        );
+    }
+
+    #[test]
+    fn vector_encoding_is_little_endian_and_exact() {
+        let v = [1.0f32, -0.0, f32::from_bits(1), f32::MAX];
+        let bytes = encode_vector(&v);
+        assert_eq!(&bytes[..4], &1.0f32.to_le_bytes());
+        let back = decode_vector(&bytes, 4, "test").unwrap();
+        assert_eq!(
+            back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(decode_vector(&bytes, 3, "test").is_err());
+    }
+}

@@ -1,0 +1,146 @@
+//! Versioned schema migrations, tracked in `PRAGMA user_version`.
+//!
+//! `MIGRATIONS[i]` upgrades a database from version `i` to `i + 1`. Each step runs in its own
+//! `BEGIN IMMEDIATE` transaction together with the version bump, so a crash mid-migration leaves
+//! the previous version intact, and two processes opening the same file cannot both apply a step.
+//! Steps are append-only: never edit a released step, add a new one.
+
+use mnemos_core::{StoreError, StoreResult};
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::codec::sql_err;
+
+/// Marks a file as a mnemos store (`PRAGMA application_id`, "mnms").
+pub(crate) const APPLICATION_ID: i64 = 0x6d6e_6d73;
+
+const V1: &str = "
+PRAGMA application_id = 1835953523;
+
+-- Every user with at least one turn or memory; makes users() independent of data volume.
+CREATE TABLE users (
+    tenant  TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    PRIMARY KEY (tenant, user_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE turns (
+    id       BLOB PRIMARY KEY NOT NULL,
+    tenant   TEXT NOT NULL,
+    user_id  TEXT NOT NULL,
+    agent    TEXT NOT NULL,
+    session  TEXT NOT NULL,
+    role     TEXT NOT NULL,
+    speaker  TEXT,
+    text     TEXT NOT NULL,
+    round    INTEGER NOT NULL,
+    time_ms  INTEGER NOT NULL,
+    metadata TEXT NOT NULL
+) STRICT;
+CREATE INDEX turns_by_user_order ON turns (tenant, user_id, round, time_ms, id);
+
+CREATE TABLE memories (
+    id            BLOB PRIMARY KEY NOT NULL,
+    tenant        TEXT NOT NULL,
+    user_id       TEXT NOT NULL,
+    agent         TEXT NOT NULL,
+    session       TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    kind_json     TEXT NOT NULL,
+    text          TEXT NOT NULL,
+    provenance    TEXT NOT NULL,
+    created_round INTEGER NOT NULL,
+    created_time  INTEGER NOT NULL,
+    valid_from    INTEGER NOT NULL,
+    valid_to      INTEGER,
+    active        INTEGER NOT NULL,
+    state         TEXT NOT NULL,
+    metrics       TEXT NOT NULL,
+    access        TEXT NOT NULL,
+    metadata      TEXT NOT NULL,
+    version       INTEGER NOT NULL
+) STRICT;
+CREATE INDEX memories_by_user_order ON memories (tenant, user_id, created_round, created_time, id);
+CREATE INDEX memories_by_user_kind ON memories (tenant, user_id, kind);
+
+CREATE TABLE memory_history (
+    memory_id BLOB NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    version   INTEGER NOT NULL,
+    at_round  INTEGER NOT NULL,
+    at_time   INTEGER NOT NULL,
+    change    TEXT NOT NULL,
+    snapshot  TEXT NOT NULL,
+    PRIMARY KEY (memory_id, version)
+) STRICT;
+
+CREATE TABLE vectors (
+    memory_id BLOB NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    model     TEXT NOT NULL,
+    dim       INTEGER NOT NULL,
+    data      BLOB NOT NULL,
+    PRIMARY KEY (memory_id, model)
+) STRICT;
+";
+
+/// Ordered migration steps; the schema version is the number of steps applied.
+pub(crate) const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this build creates and understands.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub(crate) fn user_version(conn: &Connection) -> StoreResult<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(sql_err("read schema version"))
+}
+
+/// Bring the database to [`SCHEMA_VERSION`], one transaction per step.
+pub(crate) fn migrate(conn: &mut Connection) -> StoreResult<()> {
+    loop {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("migrate"))?;
+        let version = user_version(&tx)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew {
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        check_application(&tx, version)?;
+        if version == SCHEMA_VERSION {
+            return tx.commit().map_err(sql_err("migrate"));
+        }
+        let step = usize::try_from(version)
+            .ok()
+            .and_then(|v| MIGRATIONS.get(v))
+            .ok_or_else(|| StoreError::Corrupt(format!("negative schema version {version}")))?;
+        tx.execute_batch(step).map_err(sql_err("migrate"))?;
+        tx.pragma_update(None, "user_version", version + 1)
+            .map_err(sql_err("migrate"))?;
+        tx.commit().map_err(sql_err("migrate"))?;
+    }
+}
+
+/// Refuse to adopt a SQLite file that belongs to another application.
+fn check_application(conn: &Connection, version: i64) -> StoreResult<()> {
+    let app_id: i64 = conn
+        .query_row("PRAGMA application_id", [], |row| row.get(0))
+        .map_err(sql_err("read application id"))?;
+    if app_id == APPLICATION_ID {
+        return Ok(());
+    }
+    let foreign = if version == 0 && app_id == 0 {
+        let objects: i64 = conn
+            .query_row("SELECT COUNT(*) FROM sqlite_schema", [], |row| row.get(0))
+            .map_err(sql_err("inspect schema"))?;
+        objects > 0
+    } else {
+        true
+    };
+    if foreign {
+        return Err(StoreError::backend(
+            "open",
+            format!("the file is a SQLite database of another application (application_id {app_id:#x}, user_version {version})"),
+        ));
+    }
+    Ok(())
+}

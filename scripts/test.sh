@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command: fetch the local embedding model once (cached, checksum-verified), then run
+# every test of the workspace in the release profile (candle is ~70x slower unoptimized).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
+cargo run --release -q --bin mnemos -- models fetch
+cargo test --release --workspace

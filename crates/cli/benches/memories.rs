@@ -11,7 +11,10 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-use mnemos_core::{Embedder, Memories, NewTurn, RetrievalConfig, RetrieverKind, Scope, SearchRequest, SystemClock, UserKey};
+use mnemos_core::{
+    Embedder, Memories, NewTurn, RetrievalConfig, RetrieverKind, Scope, SearchRequest, SystemClock,
+    UserKey,
+};
 use mnemos_embed::{build_embedder, EmbedderConfig};
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -20,8 +23,10 @@ fn data_dir() -> PathBuf {
 }
 
 fn corpus() -> (Vec<String>, Vec<String>) {
-    let locomo = mnemos_eval::load_locomo(&data_dir().join("locomo/locomo10_dev.json")).expect("LoCoMo dev set");
-    let memdaily = mnemos_eval::load_memdaily(&data_dir().join("memdaily/memdaily.json")).expect("MemDaily");
+    let locomo = mnemos_eval::load_locomo(&data_dir().join("locomo/locomo10_dev.json"))
+        .expect("LoCoMo dev set");
+    let memdaily =
+        mnemos_eval::load_memdaily(&data_dir().join("memdaily/memdaily.json")).expect("MemDaily");
     let mut texts: Vec<String> = Vec::new();
     let mut queries = Vec::new();
     for c in &locomo.conversations {
@@ -41,14 +46,33 @@ fn sizes() -> Vec<usize> {
         .unwrap_or_else(|| vec![1_000, 10_000, 100_000])
 }
 
-fn build(embedder: Arc<dyn Embedder>, texts: &[String], size: usize, dir: &std::path::Path) -> Memories {
-    let store = SqliteStore::open(&dir.join(format!("bench-{size}.db")), SqliteOptions::default()).expect("store");
-    let memories = Memories::new(Arc::new(store), embedder, Arc::new(SystemClock), RetrievalConfig::default()).expect("memories");
+fn build(
+    embedder: Arc<dyn Embedder>,
+    texts: &[String],
+    size: usize,
+    dir: &std::path::Path,
+) -> Memories {
+    let store = SqliteStore::open(
+        &dir.join(format!("bench-{size}.db")),
+        SqliteOptions::default(),
+    )
+    .expect("store");
+    let memories = Memories::new(
+        Arc::new(store),
+        embedder,
+        Arc::new(SystemClock),
+        RetrievalConfig::default(),
+    )
+    .expect("memories");
     let scope = Scope::new("bench", "u", "a", "s").expect("scope");
     let turns: Vec<NewTurn> = (0..size)
         .map(|i| {
             let text = &texts[i % texts.len()];
-            let text = if i < texts.len() { text.clone() } else { format!("{text} ({})", i / texts.len()) };
+            let text = if i < texts.len() {
+                text.clone()
+            } else {
+                format!("{text} ({})", i / texts.len())
+            };
             NewTurn::user(scope.clone(), text)
         })
         .collect();
@@ -79,14 +103,20 @@ fn bench(c: &mut Criterion) {
             group.sample_size(if name == "minilm" { 30 } else { 100 });
             let mut qi = 0usize;
             for retriever in [RetrieverKind::Hybrid, RetrieverKind::Bm25] {
-                group.bench_function(BenchmarkId::new(format!("search_top10_{}", retriever.name()), size), |b| {
-                    b.iter(|| {
-                        let mut request = SearchRequest::new(user.clone(), queries[qi % queries.len()].clone());
-                        request.retriever = retriever;
-                        qi += 1;
-                        memories.search(&request).expect("search")
-                    })
-                });
+                group.bench_function(
+                    BenchmarkId::new(format!("search_top10_{}", retriever.name()), size),
+                    |b| {
+                        b.iter(|| {
+                            let mut request = SearchRequest::new(
+                                user.clone(),
+                                queries[qi % queries.len()].clone(),
+                            );
+                            request.retriever = retriever;
+                            qi += 1;
+                            memories.search(&request).expect("search")
+                        })
+                    },
+                );
             }
             let mut ti = 0usize;
             group.bench_function(BenchmarkId::new("observe_one_turn", size), |b| {

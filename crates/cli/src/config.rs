@@ -61,10 +61,10 @@ impl Config {
     }
 
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        let config: Config =
-            toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let config: Config = toml::from_str(&text)
+            .with_context(|| format!("invalid config file {}", path.display()))?;
         Ok(config)
     }
 
@@ -91,8 +91,12 @@ impl Config {
         if self.tenant.trim().is_empty() {
             bail!("tenant must not be empty");
         }
-        self.embedder.validate().context("invalid [embedder] config")?;
-        self.retrieval.validate().context("invalid [retrieval] config")?;
+        self.embedder
+            .validate()
+            .context("invalid [embedder] config")?;
+        self.retrieval
+            .validate()
+            .context("invalid [retrieval] config")?;
         Ok(())
     }
 }
@@ -103,9 +107,13 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_errors_naming_valid_ones() {
-        let err = toml::from_str::<Config>("dbb = 'x'").unwrap_err().to_string();
+        let err = toml::from_str::<Config>("dbb = 'x'")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("dbb") && err.contains("db"), "{err}");
-        let err = toml::from_str::<Config>("[retrieval]\ncandidatez = 5").unwrap_err().to_string();
+        let err = toml::from_str::<Config>("[retrieval]\ncandidatez = 5")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("candidates"), "{err}");
     }
 

@@ -16,7 +16,10 @@ use crate::{open, output, GlobalArgs};
 const SAMPLE: &str = include_str!("../data/demo_dialogue.jsonl");
 
 const QUERIES: [(&str, &str); 6] = [
-    ("lena", "When is my sister visiting, and what can't she eat?"),
+    (
+        "lena",
+        "When is my sister visiting, and what can't she eat?",
+    ),
     ("lena", "What is my cat called?"),
     ("lena", "How is my half marathon training going?"),
     ("lena", "What helps me with seasickness on the boat?"),
@@ -37,14 +40,24 @@ pub struct DemoArgs {
 pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let mut config = global.config()?;
-    config.db = args.keep_db.clone().unwrap_or_else(|| scratch.path().join("demo.db"));
+    config.db = args
+        .keep_db
+        .clone()
+        .unwrap_or_else(|| scratch.path().join("demo.db"));
     if args.keep_db.as_ref().is_some_and(|p| p.exists()) {
-        anyhow::bail!("{} already exists; the demo only writes to a new database", config.db.display());
+        anyhow::bail!(
+            "{} already exists; the demo only writes to a new database",
+            config.db.display()
+        );
     }
 
     println!("mnemos demo — database {}", config.db.display());
     let memories = open::open(&config, true)?;
-    println!("embedder: {} ({} dimensions)", memories.embedder().id(), memories.embedder().dimension());
+    println!(
+        "embedder: {} ({} dimensions)",
+        memories.embedder().id(),
+        memories.embedder().dimension()
+    );
 
     let read = read_turn_lines(Cursor::new(SAMPLE.as_bytes()), true)?;
     let ingest_args = IngestArgs {

@@ -11,7 +11,8 @@ use clap::Args;
 use serde::Serialize;
 
 use mnemos_core::{
-    Memories, MemoryStore, NewTurn, RetrieverKind, Scope, SearchRequest, Store, SystemClock, TurnId, UserKey,
+    Memories, MemoryStore, NewTurn, RetrieverKind, Scope, SearchRequest, Store, SystemClock,
+    TurnId, UserKey,
 };
 use mnemos_eval::dataset::RetrievalDataset;
 use mnemos_eval::format::{load_retrieval_dataset, Format};
@@ -80,7 +81,9 @@ fn parse_retrievers(spec: &str) -> Result<Vec<RetrieverKind>> {
     if spec == "all" {
         return Ok(RetrieverKind::ALL.to_vec());
     }
-    spec.split(',').map(|s| s.trim().parse::<RetrieverKind>().map_err(Into::into)).collect()
+    spec.split(',')
+        .map(|s| s.trim().parse::<RetrieverKind>().map_err(Into::into))
+        .collect()
 }
 
 /// Peak resident memory of this process (Linux), in MB.
@@ -103,12 +106,20 @@ pub fn run(config: &Config, args: EvalRetrievalArgs) -> Result<()> {
     }
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let store: Arc<dyn Store> = match args.store.as_str() {
-        "sqlite" => Arc::new(SqliteStore::open(&scratch.path().join("eval.db"), SqliteOptions::default())?),
+        "sqlite" => Arc::new(SqliteStore::open(
+            &scratch.path().join("eval.db"),
+            SqliteOptions::default(),
+        )?),
         "memory" => Arc::new(MemoryStore::new()),
         other => bail!("unknown store '{other}' (expected sqlite or memory)"),
     };
     let embedder = open::embedder(config)?;
-    let memories = Memories::new(store, embedder, Arc::new(SystemClock), config.retrieval.clone())?;
+    let memories = Memories::new(
+        store,
+        embedder,
+        Arc::new(SystemClock),
+        config.retrieval.clone(),
+    )?;
     let report = evaluate(&memories, config, &dataset, &retrievers, &args)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -127,8 +138,15 @@ fn evaluate(
 ) -> Result<EvalReport> {
     let summary = dataset.summary();
     let total_items: usize = dataset.conversations.iter().map(|c| c.items.len()).sum();
-    let total_questions: usize = dataset.conversations.iter().map(|c| c.questions.len()).sum();
-    let mut scores: Vec<RetrievalScores> = retrievers.iter().map(|_| RetrievalScores::new(&KS)).collect();
+    let total_questions: usize = dataset
+        .conversations
+        .iter()
+        .map(|c| c.questions.len())
+        .sum();
+    let mut scores: Vec<RetrievalScores> = retrievers
+        .iter()
+        .map(|_| RetrievalScores::new(&KS))
+        .collect();
     let mut reads: Vec<LatencyStats> = retrievers.iter().map(|_| LatencyStats::new()).collect();
     let mut writes = LatencyStats::new();
     let mut ingest_seconds = 0.0;
@@ -144,7 +162,9 @@ fn evaluate(
         let mut pending = questions.into_iter().peekable();
         loop {
             // Observe everything that happened before the next question (or all that is left).
-            let until = pending.peek().map_or(conversation.items.len(), |q| q.after_item.min(conversation.items.len()));
+            let until = pending.peek().map_or(conversation.items.len(), |q| {
+                q.after_item.min(conversation.items.len())
+            });
             while next_item < until {
                 let end = (next_item + args.write_batch.max(1)).min(until);
                 let batch: Vec<NewTurn> = conversation.items[next_item..end]
@@ -153,7 +173,12 @@ fn evaluate(
                         let mut metadata = item.metadata.clone();
                         metadata.insert("label".into(), item.label.clone());
                         Ok(NewTurn {
-                            scope: Scope::new(config.tenant.clone(), conversation.id.clone(), "eval", item.session.clone())?,
+                            scope: Scope::new(
+                                config.tenant.clone(),
+                                conversation.id.clone(),
+                                "eval",
+                                item.session.clone(),
+                            )?,
                             role: item.role,
                             speaker: item.speaker.clone(),
                             text: item.text.clone(),
@@ -175,7 +200,9 @@ fn evaluate(
                 next_item = end;
                 bar.inc(n as u64);
             }
-            let Some(question) = pending.next() else { break };
+            let Some(question) = pending.next() else {
+                break;
+            };
             for (i, retriever) in retrievers.iter().enumerate() {
                 let mut request = SearchRequest::new(user.clone(), question.text.clone());
                 request.top_k = Some(top_k);
@@ -215,14 +242,20 @@ fn evaluate(
             .iter()
             .zip(scores)
             .zip(reads)
-            .map(|((r, s), l)| RetrieverReport { retriever: r.name(), scores: s.report(), read_latency: l.summary() })
+            .map(|((r, s), l)| RetrieverReport {
+                retriever: r.name(),
+                scores: s.report(),
+                read_latency: l.summary(),
+            })
             .collect(),
         peak_memory_mb: peak_memory_mb(),
     })
 }
 
 fn ms(summary: &Option<LatencySummary>, pick: fn(&LatencySummary) -> f64) -> String {
-    summary.as_ref().map_or("-".into(), |s| format!("{:.2}", pick(s)))
+    summary
+        .as_ref()
+        .map_or("-".into(), |s| format!("{:.2}", pick(s)))
 }
 
 fn print_report(report: &EvalReport, by_category: bool) {
@@ -236,7 +269,10 @@ fn print_report(report: &EvalReport, by_category: bool) {
         report.excluded_questions,
         report.defects
     );
-    println!("embedder {}, store {}, fusion {:?}", report.embedder, report.store, report.fusion);
+    println!(
+        "embedder {}, store {}, fusion {:?}",
+        report.embedder, report.store, report.fusion
+    );
     println!();
     println!(
         "{:<8} {:>6} {:>6} {:>6} {:>6} {:>8} {:>11} {:>11}",
@@ -263,15 +299,28 @@ fn print_report(report: &EvalReport, by_category: bool) {
         ms(&report.write_latency_per_turn, |s| s.p50_ms),
         ms(&report.write_latency_per_turn, |s| s.p95_ms),
         report.ingest_turns_per_second,
-        report.peak_memory_mb.map_or("-".into(), |m| format!("{m:.0} MB"))
+        report
+            .peak_memory_mb
+            .map_or("-".into(), |m| format!("{m:.0} MB"))
     );
     if by_category {
         for r in &report.retrievers {
             println!("\n{} by category:", r.retriever);
-            println!("{:<22} {:>5} {:>6} {:>6} {:>6} {:>6}", "category", "n", "R@1", "R@5", "R@10", "MRR");
+            println!(
+                "{:<22} {:>5} {:>6} {:>6} {:>6} {:>6}",
+                "category", "n", "R@1", "R@5", "R@10", "MRR"
+            );
             for (category, s) in &r.scores.by_category {
                 let at = |k| s.recall.get(&k).copied().unwrap_or(0.0);
-                println!("{:<22} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3}", category, s.count, at(1), at(5), at(10), s.mrr);
+                println!(
+                    "{:<22} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                    category,
+                    s.count,
+                    at(1),
+                    at(5),
+                    at(10),
+                    s.mrr
+                );
             }
         }
     }

@@ -65,7 +65,9 @@ pub fn commit_turns(memories: &Memories, turns: Vec<NewTurn>, batch: usize) -> R
     while pending.peek().is_some() {
         let chunk: Vec<NewTurn> = pending.by_ref().take(batch.max(1)).collect();
         let n = chunk.len();
-        memories.add_turns(chunk).with_context(|| format!("after {done} turns were committed"))?;
+        memories
+            .add_turns(chunk)
+            .with_context(|| format!("after {done} turns were committed"))?;
         done += n;
         bar.inc(n as u64);
     }
@@ -97,7 +99,11 @@ pub fn jsonl_turns(read: JsonlRead, config: &Config, args: &IngestArgs) -> Resul
 }
 
 /// Every conversation of a dataset goes into its own user scope, items in time order.
-pub fn dataset_turns(dataset: &RetrievalDataset, tenant: &str, agent: &str) -> Result<Vec<NewTurn>> {
+pub fn dataset_turns(
+    dataset: &RetrievalDataset,
+    tenant: &str,
+    agent: &str,
+) -> Result<Vec<NewTurn>> {
     let mut turns = Vec::new();
     for conversation in &dataset.conversations {
         for item in &conversation.items {
@@ -126,7 +132,11 @@ pub fn resolve_format(path: &std::path::Path, format: &str) -> Result<Format> {
     }
 }
 
-pub fn ingest_into(memories: &Memories, config: &Config, args: &IngestArgs) -> Result<IngestReport> {
+pub fn ingest_into(
+    memories: &Memories,
+    config: &Config,
+    args: &IngestArgs,
+) -> Result<IngestReport> {
     let format = resolve_format(&args.path, &args.format)?;
     let (turns, skipped) = match format {
         Format::Jsonl => {
@@ -145,10 +155,16 @@ pub fn ingest_into(memories: &Memories, config: &Config, args: &IngestArgs) -> R
             (dataset_turns(&dataset, &config.tenant, &args.agent)?, 0)
         }
     };
-    let users: std::collections::BTreeSet<String> = turns.iter().map(|t| t.scope.user.clone()).collect();
+    let users: std::collections::BTreeSet<String> =
+        turns.iter().map(|t| t.scope.user.clone()).collect();
     let started = Instant::now();
     let committed = commit_turns(memories, turns, args.batch)?;
-    Ok(IngestReport { turns: committed, users: users.len(), skipped_lines: skipped, seconds: started.elapsed().as_secs_f64() })
+    Ok(IngestReport {
+        turns: committed,
+        users: users.len(),
+        skipped_lines: skipped,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
@@ -164,7 +180,10 @@ pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
         memories.embedder().id()
     );
     if report.skipped_lines > 0 {
-        println!("skipped {} malformed line(s) (use --strict to reject the file instead)", report.skipped_lines);
+        println!(
+            "skipped {} malformed line(s) (use --strict to reject the file instead)",
+            report.skipped_lines
+        );
     }
     Ok(())
 }

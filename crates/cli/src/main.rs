@@ -14,12 +14,18 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use mnemos_core::{MemoryFilter, MemoryId, Page, RetrieverKind, SearchFilter, SearchRequest, StateFilter, UserKey};
+use mnemos_core::{
+    MemoryFilter, MemoryId, Page, RetrieverKind, SearchFilter, SearchRequest, StateFilter, UserKey,
+};
 
 use crate::config::Config;
 
 #[derive(Parser)]
-#[command(name = "mnemos", version, about = "Long-term memory for chat agents: ingest turns, search with reasons")]
+#[command(
+    name = "mnemos",
+    version,
+    about = "Long-term memory for chat agents: ingest turns, search with reasons"
+)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
@@ -196,7 +202,10 @@ fn user_key(config: &Config, user: &UserArg) -> Result<UserKey> {
 fn validate_kinds(kinds: &[String]) -> Result<()> {
     for kind in kinds {
         if !mnemos_core::MemoryKind::TAGS.contains(&kind.as_str()) {
-            bail!("unknown memory kind '{kind}' (expected one of {})", mnemos_core::MemoryKind::TAGS.join(", "));
+            bail!(
+                "unknown memory kind '{kind}' (expected one of {})",
+                mnemos_core::MemoryKind::TAGS.join(", ")
+            );
         }
     }
     Ok(())
@@ -214,7 +223,11 @@ fn run(cli: Cli) -> Result<()> {
             request.top_k = Some(args.top_k);
             request.token_budget = args.budget;
             request.retriever = args.retriever;
-            request.filter = SearchFilter { kinds: args.kinds, agent: args.agent, session: args.session };
+            request.filter = SearchFilter {
+                kinds: args.kinds,
+                agent: args.agent,
+                session: args.session,
+            };
             let results = memories.search(&request)?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&results)?);
@@ -241,7 +254,9 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 Err(err) if err.is_user_error() => {
                     // The id may name a turn rather than a memory.
-                    let turn = memories.turn(&user, mnemos_core::TurnId(id.0)).map_err(|_| err)?;
+                    let turn = memories
+                        .turn(&user, mnemos_core::TurnId(id.0))
+                        .map_err(|_| err)?;
                     if args.json {
                         println!("{}", serde_json::to_string_pretty(&turn)?);
                     } else {
@@ -265,11 +280,26 @@ fn run(cli: Cli) -> Result<()> {
             };
             let mut metadata = mnemos_core::Metadata::new();
             for pair in &args.metadata {
-                let (k, v) = pair.split_once('=').with_context(|| format!("--meta '{pair}' is not KEY=VALUE"))?;
+                let (k, v) = pair
+                    .split_once('=')
+                    .with_context(|| format!("--meta '{pair}' is not KEY=VALUE"))?;
                 metadata.insert(k.to_string(), v.to_string());
             }
-            let filter = MemoryFilter { kinds: args.kinds, agent: args.agent, session: args.session, state, metadata };
-            let page = memories.list(&user, &filter, Page { offset: args.offset, limit: args.limit })?;
+            let filter = MemoryFilter {
+                kinds: args.kinds,
+                agent: args.agent,
+                session: args.session,
+                state,
+                metadata,
+            };
+            let page = memories.list(
+                &user,
+                &filter,
+                Page {
+                    offset: args.offset,
+                    limit: args.limit,
+                },
+            )?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&page)?);
             } else {
@@ -282,13 +312,19 @@ fn run(cli: Cli) -> Result<()> {
             let memories = open::open(&config, false)?;
             let user = user_key(&config, &args.user)?;
             let memory = memories.forget(&user, args.id.parse()?, &args.reason)?;
-            println!("forgot {} (version {}): {}", memory.id, memory.version, args.reason);
+            println!(
+                "forgot {} (version {}): {}",
+                memory.id, memory.version, args.reason
+            );
             Ok(())
         }
         Command::Purge(args) => {
             let config = global.config()?;
             if !args.yes {
-                bail!("purge erases every memory of user '{}' and cannot be undone; pass --yes", args.user.user);
+                bail!(
+                    "purge erases every memory of user '{}' and cannot be undone; pass --yes",
+                    args.user.user
+                );
             }
             let memories = open::open(&config, false)?;
             let user = user_key(&config, &args.user)?;

@@ -25,19 +25,25 @@ impl Embedder for NotLoaded {
         self.dimension
     }
     fn embed_batch(&self, _texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Err(EmbedError::Unavailable("this command does not load the embedding model".into()))
+        Err(EmbedError::Unavailable(
+            "this command does not load the embedding model".into(),
+        ))
     }
 }
 
 pub fn open_store(config: &Config) -> Result<Arc<SqliteStore>> {
-    let options = SqliteOptions { synchronous_full: config.sync_full, ..SqliteOptions::default() };
+    let options = SqliteOptions {
+        synchronous_full: config.sync_full,
+        ..SqliteOptions::default()
+    };
     let store = SqliteStore::open(&config.db, options)
         .with_context(|| format!("cannot open database {}", config.db.display()))?;
     Ok(Arc::new(store))
 }
 
 pub fn embedder(config: &Config) -> Result<Arc<dyn Embedder>> {
-    let embedder = build_embedder(&config.embedder, true, true).context("cannot load the embedder")?;
+    let embedder =
+        build_embedder(&config.embedder, true, true).context("cannot load the embedder")?;
     Ok(Arc::from(embedder))
 }
 
@@ -47,9 +53,17 @@ pub fn open(config: &Config, with_model: bool) -> Result<Memories> {
     let embedder: Arc<dyn Embedder> = if with_model {
         embedder(config)?
     } else {
-        Arc::new(NotLoaded { id: "not-loaded".into(), dimension: 1 })
+        Arc::new(NotLoaded {
+            id: "not-loaded".into(),
+            dimension: 1,
+        })
     };
-    Ok(Memories::new(store, embedder, Arc::new(SystemClock), config.retrieval.clone())?)
+    Ok(Memories::new(
+        store,
+        embedder,
+        Arc::new(SystemClock),
+        config.retrieval.clone(),
+    )?)
 }
 
 pub fn fetch_model(config: &Config) -> Result<()> {

@@ -13,7 +13,11 @@ fn one_line(text: &str, max_chars: usize) -> String {
 }
 
 fn speaker_prefix(memory: &Memory) -> String {
-    memory.metadata.get(mnemos_core::memories::SPEAKER_KEY).map(|s| format!("{s}: ")).unwrap_or_default()
+    memory
+        .metadata
+        .get(mnemos_core::memories::SPEAKER_KEY)
+        .map(|s| format!("{s}: "))
+        .unwrap_or_default()
 }
 
 /// Explain one hit: which generators found it, at which rank, and what moved its score.
@@ -22,18 +26,31 @@ pub fn explain(hit: &Hit) -> Vec<String> {
     let mut lines = Vec::new();
     match b.lexical {
         Some(s) => {
-            let terms = if b.matched_terms.is_empty() { String::new() } else { format!(" matched [{}]", b.matched_terms.join(", ")) };
-            lines.push(format!("bm25   {:>8.3}  rank {:>3}{terms}", s.score, s.rank));
+            let terms = if b.matched_terms.is_empty() {
+                String::new()
+            } else {
+                format!(" matched [{}]", b.matched_terms.join(", "))
+            };
+            lines.push(format!(
+                "bm25   {:>8.3}  rank {:>3}{terms}",
+                s.score, s.rank
+            ));
         }
         None => lines.push("bm25        —   no query term in common".to_string()),
     }
     match b.dense {
-        Some(s) => lines.push(format!("dense  {:>8.3}  rank {:>3}  (cosine)", s.score, s.rank)),
+        Some(s) => lines.push(format!(
+            "dense  {:>8.3}  rank {:>3}  (cosine)",
+            s.score, s.rank
+        )),
         None => lines.push("dense       —   not among the nearest vectors".to_string()),
     }
     lines.push(format!("fused  {:>8.4}", b.fused));
     for adj in &b.adjustments {
-        lines.push(format!("{:<6} {:>8.4}  ({:+.4})", adj.name, adj.value, adj.delta));
+        lines.push(format!(
+            "{:<6} {:>8.4}  ({:+.4})",
+            adj.name, adj.value, adj.delta
+        ));
     }
     lines.push(format!(
         "from   {} turn(s), round {}, {} tokens",
@@ -80,7 +97,9 @@ pub fn print_results(results: &SearchResults, explain_hits: bool) {
 fn state_text(state: &MemoryState) -> String {
     match state {
         MemoryState::Active => "active".into(),
-        MemoryState::Forgotten { reason, at } => format!("forgotten at round {}: {reason}", at.round),
+        MemoryState::Forgotten { reason, at } => {
+            format!("forgotten at round {}: {reason}", at.round)
+        }
     }
 }
 
@@ -89,14 +108,27 @@ pub fn print_memory(memory: &Memory, history: &[HistoryEntry]) {
     println!("scope    {}", memory.scope);
     println!("kind     {}", memory.kind.tag());
     println!("state    {}", state_text(&memory.state));
-    println!("created  round {} at {} ms", memory.created.round, memory.created.time.millis());
+    println!(
+        "created  round {} at {} ms",
+        memory.created.round,
+        memory.created.time.millis()
+    );
     println!("version  {}", memory.version);
     println!(
         "from     {}",
-        memory.provenance.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        memory
+            .provenance
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     if !memory.metadata.is_empty() {
-        let pairs: Vec<String> = memory.metadata.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let pairs: Vec<String> = memory
+            .metadata
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         println!("metadata {}", pairs.join(" "));
     }
     println!("accessed {} time(s)", memory.access.len());
@@ -109,15 +141,31 @@ pub fn print_memory(memory: &Memory, history: &[HistoryEntry]) {
             mnemos_core::Change::Forgotten { reason } => format!("forgotten ({reason})"),
             mnemos_core::Change::Restored => "restored".to_string(),
         };
-        println!("  v{} round {:<5} {change}: {}", entry.version, entry.at.round, one_line(&entry.snapshot.text, 100));
+        println!(
+            "  v{} round {:<5} {change}: {}",
+            entry.version,
+            entry.at.round,
+            one_line(&entry.snapshot.text, 100)
+        );
     }
 }
 
 pub fn print_turn(turn: &Turn) {
     println!("turn     {}", turn.id);
     println!("scope    {}", turn.scope);
-    println!("role     {}{}", turn.role.as_str(), turn.speaker.as_ref().map(|s| format!(" ({s})")).unwrap_or_default());
-    println!("at       round {} / {} ms", turn.at.round, turn.at.time.millis());
+    println!(
+        "role     {}{}",
+        turn.role.as_str(),
+        turn.speaker
+            .as_ref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default()
+    );
+    println!(
+        "at       round {} / {} ms",
+        turn.at.round,
+        turn.at.time.millis()
+    );
     println!("text     {}", turn.text);
 }
 
@@ -133,7 +181,11 @@ pub fn print_page(page: &Paged<Memory>) {
         );
     }
     match page.next_offset {
-        Some(next) => println!("({} of {}; next page: --offset {next})", page.items.len(), page.total),
+        Some(next) => println!(
+            "({} of {}; next page: --offset {next})",
+            page.items.len(),
+            page.total
+        ),
         None => println!("({} of {})", page.items.len(), page.total),
     }
 }

@@ -80,6 +80,7 @@ define_suite!($
     validation_rejects_bad_input,
     unicode_round_trip,
     vectors_bit_exact,
+    put_vectors_replaces_within_user,
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -148,6 +149,9 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
     }
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         self.store.record_access(user, accesses)
+    }
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        self.store.put_vectors(user, rows)
     }
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
         self.store.vectors(user, model)
@@ -2194,4 +2198,79 @@ pub fn vectors_bit_exact<S: Store>(make: &dyn Fn() -> S) {
             want.memory_id
         );
     }
+}
+
+/// `put_vectors` adds or replaces vectors of existing memories of one user, atomically, and
+/// rejects rows naming unknown memories or another user's.
+pub fn put_vectors_replaces_within_user<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let mut rng = Rng(0xbeef);
+    let a = memory(
+        &scope_of(&alice, "agent", "s1"),
+        MemoryKind::Fact,
+        moment(1),
+        "alice fact",
+        vec![],
+    );
+    let b = memory(
+        &scope_of(&bob, "agent", "s1"),
+        MemoryKind::Fact,
+        moment(1),
+        "bob fact",
+        vec![],
+    );
+    for m in [&a, &b] {
+        unwrap_ok(
+            store.write(WriteBatch {
+                turns: vec![],
+                memories: vec![m.clone()],
+                vectors: vec![],
+            }),
+            "write",
+        );
+    }
+    let first = vector(a.id, MODEL_A, 8, &mut rng);
+    unwrap_ok(
+        store.put_vectors(&alice, std::slice::from_ref(&first)),
+        "put vectors",
+    );
+    assert_vectors_bit_exact(
+        &unwrap_ok(store.vectors(&alice, MODEL_A), "vectors"),
+        std::slice::from_ref(&first),
+        "added",
+    );
+    let second = vector(a.id, MODEL_A, 8, &mut rng);
+    unwrap_ok(
+        store.put_vectors(&alice, std::slice::from_ref(&second)),
+        "replace vectors",
+    );
+    assert_vectors_bit_exact(
+        &unwrap_ok(store.vectors(&alice, MODEL_A), "vectors"),
+        std::slice::from_ref(&second),
+        "replaced",
+    );
+    // Another user's memory, or an unknown one, rejects the whole call.
+    let theirs = vector(b.id, MODEL_A, 8, &mut rng);
+    let third = vector(a.id, MODEL_A, 8, &mut rng);
+    assert_invalid_write(
+        store.put_vectors(&alice, &[third, theirs]),
+        "put a vector on another user's memory",
+    );
+    assert_vectors_bit_exact(
+        &unwrap_ok(store.vectors(&alice, MODEL_A), "vectors"),
+        std::slice::from_ref(&second),
+        "unchanged after rejection",
+    );
+    assert!(
+        unwrap_ok(store.vectors(&bob, MODEL_A), "vectors").is_empty(),
+        "bob got a vector through alice"
+    );
+    let unknown = vector(MemoryId::new(), MODEL_A, 8, &mut rng);
+    assert_invalid_write(
+        store.put_vectors(&alice, &[unknown]),
+        "put a vector on an unknown memory",
+    );
+    unwrap_ok(store.put_vectors(&alice, &[]), "put no vectors");
 }

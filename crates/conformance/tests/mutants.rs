@@ -27,6 +27,7 @@ enum Bug {
     AcceptsNul,
     LossyUnicode,
     FlushesNegativeZero,
+    PutVectorsIgnoresUser,
 }
 
 struct Mutant {
@@ -210,6 +211,18 @@ impl Store for Mutant {
         }
         Ok(())
     }
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if self.bug == Bug::PutVectorsIgnoresUser {
+            // Writes each row to whichever user owns the memory.
+            for other in self.users.lock().clone() {
+                for row in rows {
+                    let _ = self.inner.put_vectors(&other, std::slice::from_ref(row));
+                }
+            }
+            return Ok(());
+        }
+        self.inner.put_vectors(user, rows)
+    }
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
         let mut rows = self.inner.vectors(user, model)?;
         if self.bug == Bug::FlushesNegativeZero {
@@ -282,4 +295,8 @@ fn every_check_catches_its_bug() {
     must_fail(Bug::AcceptsNul, c::validation_rejects_bad_input);
     must_fail(Bug::LossyUnicode, c::unicode_round_trip);
     must_fail(Bug::FlushesNegativeZero, c::vectors_bit_exact);
+    must_fail(
+        Bug::PutVectorsIgnoresUser,
+        c::put_vectors_replaces_within_user,
+    );
 }

@@ -38,20 +38,33 @@ pub trait EmbedderExt: Embedder {
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed_all(&[text])?;
-        v.pop().ok_or(EmbedError::Count { expected: 1, got: 0 })
+        v.pop().ok_or(EmbedError::Count {
+            expected: 1,
+            got: 0,
+        })
     }
 }
 
 impl<E: Embedder + ?Sized> EmbedderExt for E {}
 
 /// Verify an embedder's output against its contract.
-pub fn check_vectors(dimension: usize, expected: usize, vectors: &[Vec<f32>]) -> Result<(), EmbedError> {
+pub fn check_vectors(
+    dimension: usize,
+    expected: usize,
+    vectors: &[Vec<f32>],
+) -> Result<(), EmbedError> {
     if vectors.len() != expected {
-        return Err(EmbedError::Count { expected, got: vectors.len() });
+        return Err(EmbedError::Count {
+            expected,
+            got: vectors.len(),
+        });
     }
     for v in vectors {
         if v.len() != dimension {
-            return Err(EmbedError::Dimension { expected: dimension, got: v.len() });
+            return Err(EmbedError::Dimension {
+                expected: dimension,
+                got: v.len(),
+            });
         }
         if v.iter().any(|x| !x.is_finite()) {
             return Err(EmbedError::NonFinite);

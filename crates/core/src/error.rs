@@ -24,7 +24,10 @@ impl Error {
         Error::InvalidInput(msg.into())
     }
     pub fn not_found(what: &'static str, id: impl ToString) -> Self {
-        Error::NotFound { what, id: id.to_string() }
+        Error::NotFound {
+            what,
+            id: id.to_string(),
+        }
     }
     /// True when the caller, not the service, is at fault.
     pub fn is_user_error(&self) -> bool {
@@ -47,7 +50,10 @@ pub enum StoreError {
 
 impl StoreError {
     pub fn backend(op: &'static str, err: impl std::fmt::Display) -> Self {
-        StoreError::Backend { op, message: err.to_string() }
+        StoreError::Backend {
+            op,
+            message: err.to_string(),
+        }
     }
 }
 

@@ -17,5 +17,9 @@ pub use store::*;
 pub mod memories;
 pub mod retrieval;
 
-pub use memories::{AddedTurn, IndexStats, Memories, NewTurn, SearchRequest, SearchResults, SearchTimings};
-pub use retrieval::{Fusion, Hit, Quantization, RetrievalConfig, RetrieverKind, ScoreBreakdown, SearchFilter};
+pub use memories::{
+    AddedTurn, IndexStats, Memories, NewTurn, SearchRequest, SearchResults, SearchTimings,
+};
+pub use retrieval::{
+    Fusion, Hit, Quantization, RetrievalConfig, RetrieverKind, ScoreBreakdown, SearchFilter,
+};

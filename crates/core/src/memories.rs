@@ -15,11 +15,12 @@ use mnemos_text::Analyzer;
 use crate::embed::{Embedder, EmbedderExt};
 use crate::error::{Error, Result};
 use crate::model::{
-    validate_text, Clock, HistoryEntry, Memory, MemoryId, MemoryPatch, Metadata, Moment, Role, Scope, Timestamp,
-    Turn, TurnId, UserKey,
+    validate_text, Clock, HistoryEntry, Memory, MemoryId, MemoryPatch, Metadata, Moment, Role,
+    Scope, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::retrieval::{
-    select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind, ScopeIndex, ScoreBreakdown, SearchFilter,
+    select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind, ScopeIndex,
+    ScoreBreakdown, SearchFilter,
 };
 use crate::store::{MemoryFilter, Page, Paged, PurgeReport, Store, VectorRow, WriteBatch};
 
@@ -210,7 +211,14 @@ impl Memories {
         let mut missing: Vec<Memory> = Vec::new();
         let mut offset = 0;
         loop {
-            let page = self.store.list(user, &MemoryFilter::active(), Page { offset, limit: 5_000 })?;
+            let page = self.store.list(
+                user,
+                &MemoryFilter::active(),
+                Page {
+                    offset,
+                    limit: 5_000,
+                },
+            )?;
             for memory in &page.items {
                 let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
                 let vector = vectors.remove(&memory.id);
@@ -232,13 +240,17 @@ impl Memories {
             let rows: Vec<VectorRow> = chunk
                 .iter()
                 .zip(embedded)
-                .map(|(m, vector)| VectorRow { memory_id: m.id, model: model.clone(), vector })
+                .map(|(m, vector)| VectorRow {
+                    memory_id: m.id,
+                    model: model.clone(),
+                    vector,
+                })
                 .collect();
             for (memory, row) in chunk.iter().zip(&rows) {
                 let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
                 index.upsert(memory, &terms, Some(&row.vector));
             }
-            self.store.write(WriteBatch { vectors: rows, ..Default::default() })?;
+            self.store.put_vectors(user, &rows)?;
         }
         index.last_round = self.store.last_round(user)?;
         *self.last_build.lock() = IndexStats {
@@ -277,8 +289,11 @@ impl Memories {
     /// per user, in order. On error nothing of the failing user's group is written.
     pub fn add_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
         for (i, turn) in turns.iter().enumerate() {
-            turn.scope.validate().map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
-            validate_text("turn text", &turn.text).map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
+            turn.scope
+                .validate()
+                .map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
+            validate_text("turn text", &turn.text)
+                .map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
         }
         let mut out = Vec::with_capacity(turns.len());
         let mut groups: Vec<(UserKey, Vec<NewTurn>)> = Vec::new();
@@ -308,13 +323,18 @@ impl Memories {
                 role: new.role,
                 speaker: new.speaker,
                 text: new.text,
-                at: Moment { round: new.round.unwrap_or(0), time: new.time.unwrap_or(now) },
+                at: Moment {
+                    round: new.round.unwrap_or(0),
+                    time: new.time.unwrap_or(now),
+                },
                 metadata: new.metadata,
             };
             turn.validate()?;
             let mut memory = Memory::from_turn(&turn);
             if let Some(speaker) = &turn.speaker {
-                memory.metadata.insert(SPEAKER_KEY.to_string(), speaker.clone());
+                memory
+                    .metadata
+                    .insert(SPEAKER_KEY.to_string(), speaker.clone());
             }
             turns.push((turn, new.round.is_some()));
             memories.push(memory);
@@ -323,11 +343,16 @@ impl Memories {
         let texts: Vec<String> = memories.iter().map(Self::searchable_text).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = self.embedder.embed_all(&refs)?;
-        let terms: Vec<Vec<String>> = texts.iter().map(|t| self.analyzer.search_terms(t)).collect();
+        let terms: Vec<Vec<String>> = texts
+            .iter()
+            .map(|t| self.analyzer.search_terms(t))
+            .collect();
 
         let mut guard = slot.write();
         let Some(index) = guard.as_mut() else {
-            return Err(Error::invalid(format!("index for {user} was dropped during the write; retry")));
+            return Err(Error::invalid(format!(
+                "index for {user} was dropped during the write; retry"
+            )));
         };
         let mut last = index.last_round;
         let mut added = Vec::with_capacity(turns.len());
@@ -342,7 +367,11 @@ impl Memories {
             }
             last = Some(last.map_or(turn.at.round, |r| r.max(turn.at.round)));
             memory.created = turn.at;
-            added.push(AddedTurn { turn_id: turn.id, memory_id: memory.id, round: turn.at.round });
+            added.push(AddedTurn {
+                turn_id: turn.id,
+                memory_id: memory.id,
+                round: turn.at.round,
+            });
             batch.turns.push(turn);
             batch.memories.push(memory);
         }
@@ -351,7 +380,11 @@ impl Memories {
             .memories
             .iter()
             .zip(&vectors)
-            .map(|(m, v)| VectorRow { memory_id: m.id, model: model.clone(), vector: v.clone() })
+            .map(|(m, v)| VectorRow {
+                memory_id: m.id,
+                model: model.clone(),
+                vector: v.clone(),
+            })
             .collect();
         self.store.write(batch.clone())?;
         for ((memory, terms), vector) in batch.memories.iter().zip(&terms).zip(&vectors) {
@@ -407,13 +440,20 @@ impl Memories {
             top_k.min(candidates.len())
         };
         let ids: Vec<MemoryId> = candidates.iter().take(wanted).map(|c| c.0).collect();
-        let mut by_id: HashMap<MemoryId, Memory> =
-            self.store.memories(&request.user, &ids)?.into_iter().map(|m| (m.id, m)).collect();
-        let query_set: std::collections::HashSet<&str> = query_terms.iter().map(String::as_str).collect();
+        let mut by_id: HashMap<MemoryId, Memory> = self
+            .store
+            .memories(&request.user, &ids)?
+            .into_iter()
+            .map(|m| (m.id, m))
+            .collect();
+        let query_set: std::collections::HashSet<&str> =
+            query_terms.iter().map(String::as_str).collect();
         let mut hits: Vec<Hit> = Vec::with_capacity(ids.len());
         for (id, fused, lexical, dense) in candidates.into_iter().take(wanted) {
             // A memory forgotten by another process since the index was built is skipped.
-            let Some(memory) = by_id.remove(&id).filter(Memory::is_active) else { continue };
+            let Some(memory) = by_id.remove(&id).filter(Memory::is_active) else {
+                continue;
+            };
             let mut matched_terms: Vec<String> = Vec::new();
             if lexical.is_some() {
                 for term in self.analyzer.search_terms(&Self::searchable_text(&memory)) {
@@ -427,7 +467,13 @@ impl Memories {
                 memory,
                 score: fused,
                 tokens,
-                breakdown: ScoreBreakdown { lexical, dense, fused, adjustments: Vec::new(), matched_terms },
+                breakdown: ScoreBreakdown {
+                    lexical,
+                    dense,
+                    fused,
+                    adjustments: Vec::new(),
+                    matched_terms,
+                },
             });
         }
         for reranker in &self.rerankers {
@@ -437,15 +483,31 @@ impl Memories {
         timings.fetch_us = started.elapsed().as_micros() as u64;
 
         if request.record_access && !hits.is_empty() {
-            let at = Moment { round: self.last_round(&request.user), time: self.clock.now() };
+            let at = Moment {
+                round: self.last_round(&request.user),
+                time: self.clock.now(),
+            };
             let accesses: Vec<(MemoryId, crate::model::Access)> = hits
                 .iter()
                 .enumerate()
-                .map(|(rank, h)| (h.memory.id, crate::model::Access { at, rank: rank as u32 + 1 }))
+                .map(|(rank, h)| {
+                    (
+                        h.memory.id,
+                        crate::model::Access {
+                            at,
+                            rank: rank as u32 + 1,
+                        },
+                    )
+                })
                 .collect();
             self.store.record_access(&request.user, &accesses)?;
         }
-        Ok(SearchResults { hits, query_terms, candidates: candidates_count, timings })
+        Ok(SearchResults {
+            hits,
+            query_terms,
+            candidates: candidates_count,
+            timings,
+        })
     }
 
     fn last_round(&self, user: &UserKey) -> u64 {
@@ -455,21 +517,31 @@ impl Memories {
     }
 
     fn now(&self, user: &UserKey) -> Moment {
-        Moment { round: self.last_round(user), time: self.clock.now() }
+        Moment {
+            round: self.last_round(user),
+            time: self.clock.now(),
+        }
     }
 
     /// One memory by id; `NotFound` for unknown ids and for other users' ids alike.
     pub fn get(&self, user: &UserKey, id: MemoryId) -> Result<Memory> {
-        self.store.memory(user, id)?.ok_or_else(|| Error::not_found("memory", id))
+        self.store
+            .memory(user, id)?
+            .ok_or_else(|| Error::not_found("memory", id))
     }
 
     pub fn turn(&self, user: &UserKey, id: TurnId) -> Result<Turn> {
-        self.store.turn(user, id)?.ok_or_else(|| Error::not_found("turn", id))
+        self.store
+            .turn(user, id)?
+            .ok_or_else(|| Error::not_found("turn", id))
     }
 
     pub fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page) -> Result<Paged<Memory>> {
         if page.limit == 0 || page.limit > Page::MAX_LIMIT {
-            return Err(Error::invalid(format!("page limit must be between 1 and {}", Page::MAX_LIMIT)));
+            return Err(Error::invalid(format!(
+                "page limit must be between 1 and {}",
+                Page::MAX_LIMIT
+            )));
         }
         Ok(self.store.list(user, filter, page)?)
     }
@@ -493,12 +565,19 @@ impl Memories {
         let slot = self.slot(user);
         self.ensure_built(user, &slot)?;
         let at = self.now(user);
-        let updated = self.store.update(user, id, patch, at)?.ok_or_else(|| Error::not_found("memory", id))?;
+        let updated = self
+            .store
+            .update(user, id, patch, at)?
+            .ok_or_else(|| Error::not_found("memory", id))?;
         let searchable = Self::searchable_text(&updated);
         let vector = if patch.text.is_some() {
             let vector = self.embedder.embed_one(&searchable)?;
-            let row = VectorRow { memory_id: id, model: self.embedder.id().to_string(), vector: vector.clone() };
-            self.store.write(WriteBatch { vectors: vec![row], ..Default::default() })?;
+            let row = VectorRow {
+                memory_id: id,
+                model: self.embedder.id().to_string(),
+                vector: vector.clone(),
+            };
+            self.store.put_vectors(user, &[row])?;
             Some(vector)
         } else {
             None
@@ -512,7 +591,10 @@ impl Memories {
                 None if had_vector => {
                     // Text unchanged: keep the stored vector.
                     let stored = self.store.vectors(user, self.embedder.id())?;
-                    let v = stored.into_iter().find(|r| r.memory_id == id).map(|r| r.vector);
+                    let v = stored
+                        .into_iter()
+                        .find(|r| r.memory_id == id)
+                        .map(|r| r.vector);
                     index.upsert(&updated, &terms, v.as_deref());
                 }
                 None => index.upsert(&updated, &terms, None),
@@ -527,7 +609,10 @@ impl Memories {
             return Err(Error::invalid("forgetting needs a reason"));
         }
         let at = self.now(user);
-        let forgotten = self.store.forget(user, id, reason, at)?.ok_or_else(|| Error::not_found("memory", id))?;
+        let forgotten = self
+            .store
+            .forget(user, id, reason, at)?
+            .ok_or_else(|| Error::not_found("memory", id))?;
         let slot = self.slot(user);
         if let Some(index) = slot.write().as_mut() {
             index.remove(id);

@@ -7,9 +7,12 @@ use parking_lot::RwLock;
 
 use crate::error::StoreError;
 use crate::model::{
-    Access, Change, HistoryEntry, Memory, MemoryId, MemoryPatch, MemoryState, Moment, Turn, TurnId, UserKey,
+    Access, Change, HistoryEntry, Memory, MemoryId, MemoryPatch, MemoryState, Moment, Turn, TurnId,
+    UserKey,
 };
-use crate::store::{MemoryFilter, Page, Paged, PurgeReport, Store, StoreResult, VectorRow, WriteBatch};
+use crate::store::{
+    MemoryFilter, Page, Paged, PurgeReport, Store, StoreResult, VectorRow, WriteBatch,
+};
 
 #[derive(Default)]
 struct UserData {
@@ -38,34 +41,50 @@ fn memory_order(a: &Memory, b: &Memory) -> std::cmp::Ordering {
 
 impl Store for MemoryStore {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        let mut users = self.users.write();
-        let user = match batch.user()? {
-            Some(user) => user,
-            // A vectors-only batch (re-embedding existing memories) belongs to their owner.
-            None => match batch.vectors.first() {
-                None => return Ok(()),
-                Some(row) => users
-                    .iter()
-                    .find(|(_, d)| d.memories.contains_key(&row.memory_id))
-                    .map(|(k, _)| k.clone())
-                    .ok_or_else(|| {
-                        StoreError::InvalidWrite(format!("vector for unknown memory {}", row.memory_id))
-                    })?,
-            },
+        let Some(user) = batch.user()? else {
+            if batch.vectors.is_empty() {
+                return Ok(());
+            }
+            return Err(StoreError::InvalidWrite(
+                "vectors without memories go through put_vectors".into(),
+            ));
         };
+        let mut users = self.users.write();
         // Validate everything before touching state so a failed batch changes nothing.
         {
             let existing = users.get(&user);
             for turn in &batch.turns {
-                turn.validate().map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+                turn.validate()
+                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
                 if existing.is_some_and(|d| d.turns.contains_key(&turn.id)) {
-                    return Err(StoreError::InvalidWrite(format!("turn {} already exists", turn.id)));
+                    return Err(StoreError::InvalidWrite(format!(
+                        "turn {} already exists",
+                        turn.id
+                    )));
+                }
+            }
+            let mut seen = std::collections::HashSet::new();
+            for id in batch
+                .turns
+                .iter()
+                .map(|t| t.id.0)
+                .chain(batch.memories.iter().map(|m| m.id.0))
+            {
+                if !seen.insert(id) {
+                    return Err(StoreError::InvalidWrite(format!(
+                        "id {id} appears twice in one batch"
+                    )));
                 }
             }
             for memory in &batch.memories {
-                memory.validate().map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+                memory
+                    .validate()
+                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
                 if existing.is_some_and(|d| d.memories.contains_key(&memory.id)) {
-                    return Err(StoreError::InvalidWrite(format!("memory {} already exists", memory.id)));
+                    return Err(StoreError::InvalidWrite(format!(
+                        "memory {} already exists",
+                        memory.id
+                    )));
                 }
             }
             for row in &batch.vectors {
@@ -84,58 +103,103 @@ impl Store for MemoryStore {
             data.turns.insert(turn.id, turn);
         }
         for memory in batch.memories {
-            data.history.entry(memory.id).or_default().push(HistoryEntry {
-                memory_id: memory.id,
-                version: memory.version,
-                at: memory.created,
-                change: Change::Created,
-                snapshot: memory.clone(),
-            });
+            data.history
+                .entry(memory.id)
+                .or_default()
+                .push(HistoryEntry {
+                    memory_id: memory.id,
+                    version: memory.version,
+                    at: memory.created,
+                    change: Change::Created,
+                    snapshot: memory.clone(),
+                });
             data.memories.insert(memory.id, memory);
         }
         for row in batch.vectors {
-            data.vectors.entry(row.memory_id).or_default().insert(row.model, row.vector);
+            data.vectors
+                .entry(row.memory_id)
+                .or_default()
+                .insert(row.model, row.vector);
         }
         Ok(())
     }
 
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
-        Ok(self.users.read().get(user).and_then(|d| d.turns.get(&id).cloned()))
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.turns.get(&id).cloned()))
     }
 
     fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
         let users = self.users.read();
-        let mut all: Vec<Turn> = users.get(user).map(|d| d.turns.values().cloned().collect()).unwrap_or_default();
-        all.sort_by(|a, b| (a.at.round, a.at.time, a.id).cmp(&(b.at.round, b.at.time, b.id)));
+        let mut all: Vec<Turn> = users
+            .get(user)
+            .map(|d| d.turns.values().cloned().collect())
+            .unwrap_or_default();
+        all.sort_by_key(|t| (t.at.round, t.at.time, t.id));
         Ok(Paged::from_sorted(all, page))
     }
 
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
-        Ok(self.users.read().get(user).and_then(|d| d.memories.get(&id).cloned()))
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.memories.get(&id).cloned()))
     }
 
     fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
         let users = self.users.read();
-        let Some(data) = users.get(user) else { return Ok(Vec::new()) };
-        Ok(ids.iter().filter_map(|id| data.memories.get(id).cloned()).collect())
+        let Some(data) = users.get(user) else {
+            return Ok(Vec::new());
+        };
+        Ok(ids
+            .iter()
+            .filter_map(|id| data.memories.get(id).cloned())
+            .collect())
     }
 
-    fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page) -> StoreResult<Paged<Memory>> {
+    fn list(
+        &self,
+        user: &UserKey,
+        filter: &MemoryFilter,
+        page: Page,
+    ) -> StoreResult<Paged<Memory>> {
         let users = self.users.read();
         let mut all: Vec<Memory> = users
             .get(user)
-            .map(|d| d.memories.values().filter(|m| filter.matches(m)).cloned().collect())
+            .map(|d| {
+                d.memories
+                    .values()
+                    .filter(|m| filter.matches(m))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         all.sort_by(memory_order);
         Ok(Paged::from_sorted(all, page))
     }
 
-    fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch, at: Moment) -> StoreResult<Option<Memory>> {
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
         let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else { return Ok(None) };
-        let Some(current) = data.memories.get(&id) else { return Ok(None) };
+        let Some(data) = users.get_mut(user) else {
+            return Ok(None);
+        };
+        let Some(current) = data.memories.get(&id) else {
+            return Ok(None);
+        };
         let mut updated = current.clone();
-        patch.apply(&mut updated).map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+        patch
+            .apply(&mut updated)
+            .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
         data.history.entry(id).or_default().push(HistoryEntry {
             memory_id: id,
             version: updated.version,
@@ -147,18 +211,33 @@ impl Store for MemoryStore {
         Ok(Some(updated))
     }
 
-    fn forget(&self, user: &UserKey, id: MemoryId, reason: &str, at: Moment) -> StoreResult<Option<Memory>> {
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
         let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else { return Ok(None) };
-        let Some(current) = data.memories.get(&id) else { return Ok(None) };
+        let Some(data) = users.get_mut(user) else {
+            return Ok(None);
+        };
+        let Some(current) = data.memories.get(&id) else {
+            return Ok(None);
+        };
         let mut updated = current.clone();
-        updated.state = MemoryState::Forgotten { reason: reason.to_string(), at };
-        updated.version += 1;
+        updated.state = MemoryState::Forgotten {
+            reason: reason.to_string(),
+            at,
+        };
+        updated.version = updated.version.saturating_add(1);
         data.history.entry(id).or_default().push(HistoryEntry {
             memory_id: id,
             version: updated.version,
             at,
-            change: Change::Forgotten { reason: reason.to_string() },
+            change: Change::Forgotten {
+                reason: reason.to_string(),
+            },
             snapshot: updated.clone(),
         });
         data.memories.insert(id, updated.clone());
@@ -167,12 +246,19 @@ impl Store for MemoryStore {
     }
 
     fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
-        Ok(self.users.read().get(user).and_then(|d| d.history.get(&id).cloned()).unwrap_or_default())
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.history.get(&id).cloned())
+            .unwrap_or_default())
     }
 
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else { return Ok(()) };
+        let Some(data) = users.get_mut(user) else {
+            return Ok(());
+        };
         for (id, access) in accesses {
             if let Some(memory) = data.memories.get_mut(id) {
                 memory.access.push(*access);
@@ -181,16 +267,54 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        let mut users = self.users.write();
+        let Some(data) = users.get_mut(user) else {
+            return match rows.first() {
+                Some(row) => Err(StoreError::InvalidWrite(format!(
+                    "vector for unknown memory {}",
+                    row.memory_id
+                ))),
+                None => Ok(()),
+            };
+        };
+        if let Some(row) = rows
+            .iter()
+            .find(|r| !data.memories.contains_key(&r.memory_id))
+        {
+            return Err(StoreError::InvalidWrite(format!(
+                "vector for unknown memory {}",
+                row.memory_id
+            )));
+        }
+        for row in rows {
+            data.vectors
+                .entry(row.memory_id)
+                .or_default()
+                .insert(row.model.clone(), row.vector.clone());
+        }
+        Ok(())
+    }
+
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
         let users = self.users.read();
-        let Some(data) = users.get(user) else { return Ok(Vec::new()) };
+        let Some(data) = users.get(user) else {
+            return Ok(Vec::new());
+        };
         let mut rows: Vec<(&Memory, VectorRow)> = data
             .vectors
             .iter()
             .filter_map(|(id, by_model)| {
                 let memory = data.memories.get(id).filter(|m| m.is_active())?;
                 let vector = by_model.get(model)?;
-                Some((memory, VectorRow { memory_id: *id, model: model.to_string(), vector: vector.clone() }))
+                Some((
+                    memory,
+                    VectorRow {
+                        memory_id: *id,
+                        model: model.to_string(),
+                        vector: vector.clone(),
+                    },
+                ))
             })
             .collect();
         rows.sort_by(|a, b| memory_order(a.0, b.0));
@@ -216,6 +340,10 @@ impl Store for MemoryStore {
     }
 
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        Ok(self.users.read().get(user).and_then(|d| d.turns.values().map(|t| t.at.round).max()))
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
     }
 }

@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 pub const MAX_NAME_BYTES: usize = 256;
 /// Longest accepted turn or memory text. Larger inputs are rejected, never truncated silently.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+/// Largest round index (SQL stores keep rounds as signed 64-bit integers).
+pub const MAX_ROUND: u64 = i64::MAX as u64;
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
@@ -97,7 +99,9 @@ impl fmt::Debug for Timestamp {
 /// A point on the logical clock: the dialogue round (monotonic per user scope) plus wall time.
 ///
 /// Rounds order events even when wall times collide or come from a dataset's own calendar.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 pub struct Moment {
     pub round: u64,
     pub time: Timestamp,
@@ -143,7 +147,9 @@ fn validate_name(what: &str, value: &str) -> Result<()> {
         )));
     }
     if value.chars().any(|c| c.is_control()) {
-        return Err(Error::invalid(format!("{what} must not contain control characters")));
+        return Err(Error::invalid(format!(
+            "{what} must not contain control characters"
+        )));
     }
     Ok(())
 }
@@ -174,7 +180,10 @@ pub struct UserKey {
 
 impl UserKey {
     pub fn new(tenant: impl Into<String>, user: impl Into<String>) -> Result<Self> {
-        let key = Self { tenant: tenant.into(), user: user.into() };
+        let key = Self {
+            tenant: tenant.into(),
+            user: user.into(),
+        };
         key.validate()?;
         Ok(key)
     }
@@ -227,7 +236,10 @@ impl Scope {
     }
 
     pub fn user_key(&self) -> UserKey {
-        UserKey { tenant: self.tenant.clone(), user: self.user.clone() }
+        UserKey {
+            tenant: self.tenant.clone(),
+            user: self.user.clone(),
+        }
     }
 
     pub fn belongs_to(&self, user: &UserKey) -> bool {
@@ -237,7 +249,11 @@ impl Scope {
 
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}/{}/{}", self.tenant, self.user, self.agent, self.session)
+        write!(
+            f,
+            "{}/{}/{}/{}",
+            self.tenant, self.user, self.agent, self.session
+        )
     }
 }
 
@@ -294,6 +310,9 @@ impl Turn {
     pub fn validate(&self) -> Result<()> {
         self.scope.validate()?;
         validate_text("turn text", &self.text)?;
+        if self.at.round > MAX_ROUND {
+            return Err(Error::invalid("turn round is out of range"));
+        }
         if let Some(name) = &self.speaker {
             validate_name("speaker", name)?;
         }
@@ -305,7 +324,9 @@ pub fn validate_metadata(metadata: &Metadata) -> Result<()> {
     for (key, value) in metadata {
         validate_name("metadata key", key)?;
         if value.len() > MAX_TEXT_BYTES {
-            return Err(Error::invalid(format!("metadata value for '{key}' is too large")));
+            return Err(Error::invalid(format!(
+                "metadata value for '{key}' is too large"
+            )));
         }
     }
     Ok(())
@@ -348,8 +369,16 @@ impl MemoryKind {
         }
     }
 
-    pub const TAGS: [&'static str; 8] =
-        ["turn", "exchange", "summary", "persona", "chain_node", "fact", "profile", "reflection"];
+    pub const TAGS: [&'static str; 8] = [
+        "turn",
+        "exchange",
+        "summary",
+        "persona",
+        "chain_node",
+        "fact",
+        "profile",
+        "reflection",
+    ];
 }
 
 /// Is a memory live, or was it forgotten by a policy or a user request?
@@ -358,7 +387,10 @@ impl MemoryKind {
 pub enum MemoryState {
     Active,
     /// Soft-forgotten: kept for history and audit, never returned by retrieval.
-    Forgotten { reason: String, at: Moment },
+    Forgotten {
+        reason: String,
+        at: Moment,
+    },
 }
 
 impl MemoryState {
@@ -434,6 +466,18 @@ impl Memory {
         self.scope.validate()?;
         validate_text("memory text", &self.text)?;
         validate_metadata(&self.metadata)?;
+        let m = &self.metrics;
+        let finite = [m.importance, m.strength, m.inhibition]
+            .iter()
+            .flatten()
+            .all(|x| x.is_finite())
+            && m.extra.values().all(|x| x.is_finite());
+        if !finite {
+            return Err(Error::invalid("memory metrics must be finite numbers"));
+        }
+        if self.created.round > MAX_ROUND {
+            return Err(Error::invalid("memory round is out of range"));
+        }
         if let Some(end) = self.valid_to {
             if end < self.valid_from {
                 return Err(Error::invalid("memory valid_to is before valid_from"));
@@ -478,7 +522,10 @@ pub struct MemoryPatch {
 
 impl MemoryPatch {
     pub fn is_empty(&self) -> bool {
-        self.text.is_none() && self.metadata.is_none() && self.metrics.is_none() && self.valid_to.is_none()
+        self.text.is_none()
+            && self.metadata.is_none()
+            && self.metrics.is_none()
+            && self.valid_to.is_none()
     }
 
     /// Apply to `memory`, bumping its version. Validates the result.
@@ -495,7 +542,10 @@ impl MemoryPatch {
         if let Some(valid_to) = self.valid_to {
             memory.valid_to = valid_to;
         }
-        memory.version += 1;
+        memory.version = memory
+            .version
+            .checked_add(1)
+            .ok_or_else(|| Error::invalid("memory version overflow"))?;
         memory.validate()
     }
 }
@@ -540,8 +590,18 @@ mod tests {
             metadata: Metadata::new(),
         };
         let mut m = Memory::from_turn(&turn);
-        MemoryPatch { text: Some("hi".into()), ..Default::default() }.apply(&mut m).unwrap();
+        MemoryPatch {
+            text: Some("hi".into()),
+            ..Default::default()
+        }
+        .apply(&mut m)
+        .unwrap();
         assert_eq!(m.version, 2);
-        assert!(MemoryPatch { text: Some(" ".into()), ..Default::default() }.apply(&mut m).is_err());
+        assert!(MemoryPatch {
+            text: Some(" ".into()),
+            ..Default::default()
+        }
+        .apply(&mut m)
+        .is_err());
     }
 }

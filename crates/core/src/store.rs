@@ -24,7 +24,8 @@ pub struct VectorRow {
 /// Everything one ingest step writes, committed atomically: all or nothing.
 ///
 /// All items must belong to the same user; a store rejects mixed batches with
-/// `StoreError::InvalidWrite`.
+/// `StoreError::InvalidWrite`. Vectors must belong to memories of the batch or to existing
+/// memories of the batch's user; vectors alone go through `Store::put_vectors`.
 #[derive(Clone, Debug, Default)]
 pub struct WriteBatch {
     pub turns: Vec<Turn>,
@@ -41,7 +42,11 @@ impl WriteBatch {
     /// The single user every item belongs to, or an error if items are mixed.
     pub fn user(&self) -> StoreResult<Option<UserKey>> {
         let mut user: Option<UserKey> = None;
-        let scopes = self.turns.iter().map(|t| &t.scope).chain(self.memories.iter().map(|m| &m.scope));
+        let scopes = self
+            .turns
+            .iter()
+            .map(|t| &t.scope)
+            .chain(self.memories.iter().map(|m| &m.scope));
         for scope in scopes {
             match &user {
                 None => user = Some(scope.user_key()),
@@ -79,9 +84,15 @@ impl MemoryFilter {
     pub fn matches(&self, memory: &Memory) -> bool {
         (self.kinds.is_empty() || self.kinds.iter().any(|k| k == memory.kind.tag()))
             && self.agent.as_ref().is_none_or(|a| *a == memory.scope.agent)
-            && self.session.as_ref().is_none_or(|s| *s == memory.scope.session)
+            && self
+                .session
+                .as_ref()
+                .is_none_or(|s| *s == memory.scope.session)
             && self.state.matches(memory.is_active())
-            && self.metadata.iter().all(|(k, v)| memory.metadata.get(k) == Some(v))
+            && self
+                .metadata
+                .iter()
+                .all(|(k, v)| memory.metadata.get(k) == Some(v))
     }
 }
 
@@ -134,7 +145,11 @@ impl<T> Paged<T> {
         let items: Vec<T> = all.into_iter().skip(page.offset).take(page.limit).collect();
         let end = page.offset.saturating_add(items.len());
         let next_offset = (end < total && !items.is_empty()).then_some(end);
-        Paged { items, total, next_offset }
+        Paged {
+            items,
+            total,
+            next_offset,
+        }
     }
 }
 
@@ -150,6 +165,8 @@ pub struct PurgeReport {
 /// Persistent storage of turns, memories, their history and vectors.
 ///
 /// Contract (checked by `mnemos-conformance`):
+/// - **Ids** are globally unique (UUIDv7); a batch repeating an id, or reusing a stored one, is
+///   rejected as a whole.
 /// - **Isolation**: every read takes a `UserKey` and never returns another user's rows; asking
 ///   for another user's id behaves exactly like asking for an unknown id.
 /// - **Atomicity**: `write` commits the whole batch or nothing; when it returns `Ok` the data
@@ -171,17 +188,33 @@ pub trait Store: Send + Sync {
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>>;
     /// Fetch several memories of one user; unknown ids are skipped. Order follows `ids`.
     fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>>;
-    fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page) -> StoreResult<Paged<Memory>>;
+    fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page)
+        -> StoreResult<Paged<Memory>>;
 
     /// Apply a caller's edit and record it in history. `Ok(None)` if the memory is unknown.
-    fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch, at: Moment)
-        -> StoreResult<Option<Memory>>;
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>>;
     /// Soft-forget: mark the memory forgotten with a reason, keep it and its history.
     /// Its vectors are dropped (it can no longer be retrieved). `Ok(None)` if unknown.
-    fn forget(&self, user: &UserKey, id: MemoryId, reason: &str, at: Moment) -> StoreResult<Option<Memory>>;
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>>;
     fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>>;
     /// Append retrievals to memories' access logs (no new version).
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()>;
+
+    /// Store (or replace) vectors of existing memories of `user`, atomically. A row naming an
+    /// unknown memory, or another user's, rejects the whole call with `InvalidWrite`.
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()>;
 
     /// All vectors of the user's active memories in one embedder's space.
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>>;

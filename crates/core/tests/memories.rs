@@ -23,7 +23,9 @@ impl Embedder for TrigramEmbedder {
                 let chars: Vec<char> = t.to_lowercase().chars().collect();
                 let mut v = vec![0.0f32; 64];
                 for w in chars.windows(3) {
-                    let h = w.iter().fold(7u32, |h, c| h.wrapping_mul(31).wrapping_add(*c as u32));
+                    let h = w
+                        .iter()
+                        .fold(7u32, |h, c| h.wrapping_mul(31).wrapping_add(*c as u32));
                     v[(h % 64) as usize] += 1.0;
                 }
                 mnemos_core::embed::normalize(&mut v);
@@ -38,22 +40,42 @@ fn scope(user: &str) -> Scope {
 }
 
 fn open(store: Arc<dyn Store>) -> Memories {
-    Memories::new(store, Arc::new(TrigramEmbedder), Arc::new(FixedClock(Timestamp(1_000))), RetrievalConfig::default())
-        .unwrap()
+    Memories::new(
+        store,
+        Arc::new(TrigramEmbedder),
+        Arc::new(FixedClock(Timestamp(1_000))),
+        RetrievalConfig::default(),
+    )
+    .unwrap()
 }
 
 fn add(m: &Memories, user: &str, texts: &[&str]) -> Vec<AddedTurn> {
-    m.add_turns(texts.iter().map(|t| NewTurn::user(scope(user), *t)).collect()).unwrap()
+    m.add_turns(
+        texts
+            .iter()
+            .map(|t| NewTurn::user(scope(user), *t))
+            .collect(),
+    )
+    .unwrap()
 }
 
 fn search(m: &Memories, user: &str, q: &str) -> SearchResults {
-    m.search(&SearchRequest::new(UserKey::new("t", user).unwrap(), q)).unwrap()
+    m.search(&SearchRequest::new(UserKey::new("t", user).unwrap(), q))
+        .unwrap()
 }
 
 #[test]
 fn search_finds_the_relevant_turn_with_an_explanation() {
     let m = open(Arc::new(MemoryStore::new()));
-    add(&m, "ann", &["I adopted a grey cat named Pixel", "The weather is rainy today", "我喜欢周末去爬山"]);
+    add(
+        &m,
+        "ann",
+        &[
+            "I adopted a grey cat named Pixel",
+            "The weather is rainy today",
+            "我喜欢周末去爬山",
+        ],
+    );
     let results = search(&m, "ann", "what is the name of my cat?");
     let top = &results.hits[0];
     assert!(top.memory.text.contains("Pixel"));
@@ -71,7 +93,10 @@ fn users_never_see_each_other() {
     let results = search(&m, "bob", "secret surprise party");
     assert!(results.hits.iter().all(|h| h.memory.scope.user == "bob"));
     let bob = UserKey::new("t", "bob").unwrap();
-    assert!(matches!(m.get(&bob, added[0].memory_id), Err(Error::NotFound { .. })));
+    assert!(matches!(
+        m.get(&bob, added[0].memory_id),
+        Err(Error::NotFound { .. })
+    ));
     assert!(m.forget(&bob, added[0].memory_id, "x").is_err());
 }
 
@@ -81,7 +106,10 @@ fn forget_removes_from_search_and_records_history() {
     let added = add(&m, "ann", &["my locker code is 4417", "I like tea"]);
     let ann = UserKey::new("t", "ann").unwrap();
     m.forget(&ann, added[0].memory_id, "user asked").unwrap();
-    assert!(search(&m, "ann", "locker code").hits.iter().all(|h| h.memory.id != added[0].memory_id));
+    assert!(search(&m, "ann", "locker code")
+        .hits
+        .iter()
+        .all(|h| h.memory.id != added[0].memory_id));
     let history = m.history(&ann, added[0].memory_id).unwrap();
     assert_eq!(history.len(), 2);
     assert!(matches!(&history[1].change, Change::Forgotten { reason } if reason == "user asked"));
@@ -93,22 +121,43 @@ fn update_reindexes_the_new_text() {
     let m = open(Arc::new(MemoryStore::new()));
     let added = add(&m, "ann", &["I work at the bakery"]);
     let ann = UserKey::new("t", "ann").unwrap();
-    let patch = MemoryPatch { text: Some("I work at the hospital".into()), ..Default::default() };
+    let patch = MemoryPatch {
+        text: Some("I work at the hospital".into()),
+        ..Default::default()
+    };
     let updated = m.update(&ann, added[0].memory_id, &patch).unwrap();
     assert_eq!(updated.version, 2);
-    assert_eq!(search(&m, "ann", "hospital").hits[0].memory.id, added[0].memory_id);
-    assert!(search(&m, "ann", "bakery").hits.iter().all(|h| h.breakdown.lexical.is_none()));
+    assert_eq!(
+        search(&m, "ann", "hospital").hits[0].memory.id,
+        added[0].memory_id
+    );
+    assert!(search(&m, "ann", "bakery")
+        .hits
+        .iter()
+        .all(|h| h.breakdown.lexical.is_none()));
 }
 
 #[test]
 fn indexes_rebuild_from_the_store_and_purge_erases() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let first = open(store.clone());
-    add(&first, "ann", &["the red bicycle is in the garage", "dinner at eight"]);
-    let before: Vec<MemoryId> = search(&first, "ann", "bicycle garage").hits.iter().map(|h| h.memory.id).collect();
+    add(
+        &first,
+        "ann",
+        &["the red bicycle is in the garage", "dinner at eight"],
+    );
+    let before: Vec<MemoryId> = search(&first, "ann", "bicycle garage")
+        .hits
+        .iter()
+        .map(|h| h.memory.id)
+        .collect();
     drop(first);
     let second = open(store.clone());
-    let after: Vec<MemoryId> = search(&second, "ann", "bicycle garage").hits.iter().map(|h| h.memory.id).collect();
+    let after: Vec<MemoryId> = search(&second, "ann", "bicycle garage")
+        .hits
+        .iter()
+        .map(|h| h.memory.id)
+        .collect();
     assert_eq!(before, after);
     let report = second.purge(&UserKey::new("t", "ann").unwrap()).unwrap();
     assert_eq!(report.turns, 2);
@@ -121,18 +170,32 @@ fn rounds_follow_user_turns() {
     let mut reply = NewTurn::user(scope("ann"), "hello there");
     reply.role = Role::Assistant;
     let added = m
-        .add_turns(vec![NewTurn::user(scope("ann"), "hi"), reply, NewTurn::user(scope("ann"), "how are you")])
+        .add_turns(vec![
+            NewTurn::user(scope("ann"), "hi"),
+            reply,
+            NewTurn::user(scope("ann"), "how are you"),
+        ])
         .unwrap();
-    assert_eq!(added.iter().map(|a| a.round).collect::<Vec<_>>(), vec![0, 0, 1]);
+    assert_eq!(
+        added.iter().map(|a| a.round).collect::<Vec<_>>(),
+        vec![0, 0, 1]
+    );
 }
 
 #[test]
 fn bad_input_is_rejected_with_clear_errors_and_nothing_written() {
     let m = open(Arc::new(MemoryStore::new()));
-    let err = m.add_turns(vec![NewTurn::user(scope("ann"), "ok"), NewTurn::user(scope("ann"), "  ")]).unwrap_err();
+    let err = m
+        .add_turns(vec![
+            NewTurn::user(scope("ann"), "ok"),
+            NewTurn::user(scope("ann"), "  "),
+        ])
+        .unwrap_err();
     assert!(err.to_string().contains("turn 2"), "{err}");
     let huge = "x".repeat(MAX_TEXT_BYTES + 1);
-    assert!(m.add_turns(vec![NewTurn::user(scope("ann"), huge)]).is_err());
+    assert!(m
+        .add_turns(vec![NewTurn::user(scope("ann"), huge)])
+        .is_err());
     assert!(m.users().unwrap().is_empty());
     let ann = UserKey::new("t", "ann").unwrap();
     assert!(m.search(&SearchRequest::new(ann.clone(), "")).is_err());
@@ -144,7 +207,15 @@ fn bad_input_is_rejected_with_clear_errors_and_nothing_written() {
 #[test]
 fn token_budget_and_filters_apply() {
     let m = open(Arc::new(MemoryStore::new()));
-    add(&m, "ann", &["coffee in the morning", "coffee beans from Kenya are my favourite coffee", "coffee"]);
+    add(
+        &m,
+        "ann",
+        &[
+            "coffee in the morning",
+            "coffee beans from Kenya are my favourite coffee",
+            "coffee",
+        ],
+    );
     let mut request = SearchRequest::new(UserKey::new("t", "ann").unwrap(), "coffee");
     request.token_budget = Some(6);
     let results = m.search(&request).unwrap();
@@ -170,13 +241,25 @@ fn vectors_missing_for_the_current_embedder_are_computed_on_build() {
         }
     }
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let m = Memories::new(store.clone(), Arc::new(Other), Arc::new(SystemClock), RetrievalConfig::default()).unwrap();
+    let m = Memories::new(
+        store.clone(),
+        Arc::new(Other),
+        Arc::new(SystemClock),
+        RetrievalConfig::default(),
+    )
+    .unwrap();
     add(&m, "ann", &["alpha beta", "gamma delta"]);
     let m2 = open(store.clone());
     let stats = m2.warm(&UserKey::new("t", "ann").unwrap()).unwrap();
     assert_eq!(stats.vectors, 2);
     assert_eq!(m2.last_build_stats().embedded_on_build, 2);
-    assert_eq!(store.vectors(&UserKey::new("t", "ann").unwrap(), "test-trigram-64").unwrap().len(), 2);
+    assert_eq!(
+        store
+            .vectors(&UserKey::new("t", "ann").unwrap(), "test-trigram-64")
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 fn hit(tokens: usize, score: f32) -> Hit {
@@ -189,7 +272,12 @@ fn hit(tokens: usize, score: f32) -> Hit {
         at: Moment::default(),
         metadata: Metadata::new(),
     };
-    Hit { memory: Memory::from_turn(&turn), score, tokens, breakdown: ScoreBreakdown::default() }
+    Hit {
+        memory: Memory::from_turn(&turn),
+        score,
+        tokens,
+        breakdown: ScoreBreakdown::default(),
+    }
 }
 
 proptest! {

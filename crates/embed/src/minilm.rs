@@ -28,7 +28,7 @@ pub const MINILM_MAX_TOKENS: usize = 256;
 
 /// Sequences per forward pass. Inputs are length-sorted first, so larger groups add little
 /// padding, and beyond ~32 the matrix products are already efficient on CPU.
-const SUB_BATCH: usize = 16;
+const SUB_BATCH: usize = 32;
 /// Cap on padded tokens per forward pass, bounding the attention buffers
 /// (batch × heads × len² floats) for long inputs: 16 × 256 tokens ≈ 50 MB of scores.
 const MAX_TOKENS_PER_PASS: usize = 16 * MINILM_MAX_TOKENS;

@@ -562,6 +562,34 @@ impl Store for SqliteStore {
         })
     }
 
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let encoded: Vec<(&VectorRow, Vec<u8>)> =
+            rows.iter().map(|v| (v, encode_vector(&v.vector))).collect();
+        self.write_tx("put vectors", |tx| {
+            let mut known = tx
+                .prepare_cached("SELECT 1 FROM memories WHERE id = ?1 AND tenant = ?2 AND user_id = ?3")
+                .map_err(sql_err("put vectors"))?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO vectors (memory_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(sql_err("put vectors"))?;
+            for (row, data) in &encoded {
+                let id = id_bytes(&row.memory_id.0);
+                if !known.exists(params![id, user.tenant, user.user]).map_err(sql_err("put vectors"))? {
+                    return Err(StoreError::InvalidWrite(format!("vector for unknown memory {}", row.memory_id)));
+                }
+                insert
+                    .execute(params![id, row.model, to_sql_count(row.vector.len()), data])
+                    .map_err(sql_err("put vectors"))?;
+            }
+            Ok(())
+        })
+    }
+
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.read(|conn| {
             let sql = format!(

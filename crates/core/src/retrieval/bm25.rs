@@ -46,7 +46,10 @@ pub struct Bm25Index {
 
 impl Bm25Index {
     pub fn new(params: Bm25Params) -> Self {
-        Self { params, ..Default::default() }
+        Self {
+            params,
+            ..Default::default()
+        }
     }
 
     pub fn live_docs(&self) -> usize {
@@ -102,8 +105,12 @@ impl Bm25Index {
 
     /// Remove the document in `slot`, if any.
     pub fn remove(&mut self, slot: u32) {
-        let Some(entry) = self.docs.get_mut(slot as usize) else { return };
-        let Some((distinct, len)) = entry.take() else { return };
+        let Some(entry) = self.docs.get_mut(slot as usize) else {
+            return;
+        };
+        let Some((distinct, len)) = entry.take() else {
+            return;
+        };
         for &id in distinct.iter() {
             let list = &mut self.postings[id as usize];
             list.df = list.df.saturating_sub(1);
@@ -112,7 +119,9 @@ impl Bm25Index {
                 // Compact: drop postings whose slot no longer holds this term.
                 let docs = &self.docs;
                 list.entries.retain(|&(s, _)| {
-                    docs.get(s as usize).and_then(|d| d.as_ref()).is_some_and(|(terms, _)| terms.binary_search(&id).is_ok())
+                    docs.get(s as usize)
+                        .and_then(|d| d.as_ref())
+                        .is_some_and(|(terms, _)| terms.binary_search(&id).is_ok())
                 });
                 list.dead = 0;
             }
@@ -133,7 +142,10 @@ impl Bm25Index {
         if self.live_docs == 0 {
             return Vec::new();
         }
-        let mut ids: Vec<u32> = query_terms.iter().filter_map(|t| self.term_ids.get(t).copied()).collect();
+        let mut ids: Vec<u32> = query_terms
+            .iter()
+            .filter_map(|t| self.term_ids.get(t).copied())
+            .collect();
         ids.sort_unstable();
         ids.dedup();
         let avg_len = (self.total_len as f32 / self.live_docs as f32).max(1.0);
@@ -146,7 +158,9 @@ impl Bm25Index {
             }
             let idf = self.idf(list.df);
             for &(slot, tf) in &list.entries {
-                let Some(Some((terms, len))) = self.docs.get(slot as usize) else { continue };
+                let Some(Some((terms, len))) = self.docs.get(slot as usize) else {
+                    continue;
+                };
                 if list.dead > 0 && terms.binary_search(&id).is_err() {
                     continue;
                 }

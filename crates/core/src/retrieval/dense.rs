@@ -200,7 +200,13 @@ mod tests {
     #[test]
     fn int8_scores_close_to_f32() {
         let vecs: Vec<Vec<f32>> = (0..20)
-            .map(|i| unit(&(0..64).map(|j| ((i * 7 + j * 13) % 17) as f32 - 8.0).collect::<Vec<_>>()))
+            .map(|i| {
+                unit(
+                    &(0..64)
+                        .map(|j| ((i * 7 + j * 13) % 17) as f32 - 8.0)
+                        .collect::<Vec<_>>(),
+                )
+            })
             .collect();
         let mut f = DenseIndex::new(64, Quantization::F32);
         let mut q = DenseIndex::new(64, Quantization::Int8);

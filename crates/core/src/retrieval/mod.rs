@@ -50,7 +50,11 @@ fn half() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Self {
-        Fusion::Rrf { k: default_rrf_k(), lexical_weight: 1.0, dense_weight: 1.0 }
+        Fusion::Rrf {
+            k: default_rrf_k(),
+            lexical_weight: 1.0,
+            dense_weight: 1.0,
+        }
     }
 }
 
@@ -65,7 +69,11 @@ pub enum RetrieverKind {
 }
 
 impl RetrieverKind {
-    pub const ALL: [RetrieverKind; 3] = [RetrieverKind::Bm25, RetrieverKind::Dense, RetrieverKind::Hybrid];
+    pub const ALL: [RetrieverKind; 3] = [
+        RetrieverKind::Bm25,
+        RetrieverKind::Dense,
+        RetrieverKind::Hybrid,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -87,7 +95,9 @@ impl std::str::FromStr for RetrieverKind {
             "bm25" | "lexical" => Ok(RetrieverKind::Bm25),
             "dense" => Ok(RetrieverKind::Dense),
             "hybrid" => Ok(RetrieverKind::Hybrid),
-            other => Err(Error::invalid(format!("unknown retriever '{other}' (expected bm25, dense or hybrid)"))),
+            other => Err(Error::invalid(format!(
+                "unknown retriever '{other}' (expected bm25, dense or hybrid)"
+            ))),
         }
     }
 }
@@ -119,26 +129,41 @@ impl Default for RetrievalConfig {
 impl RetrievalConfig {
     pub fn validate(&self) -> Result<()> {
         if !(1..=100_000).contains(&self.candidates) {
-            return Err(Error::invalid("retrieval.candidates must be between 1 and 100000"));
+            return Err(Error::invalid(
+                "retrieval.candidates must be between 1 and 100000",
+            ));
         }
         if !(1..=10_000).contains(&self.top_k) {
-            return Err(Error::invalid("retrieval.top_k must be between 1 and 10000"));
+            return Err(Error::invalid(
+                "retrieval.top_k must be between 1 and 10000",
+            ));
         }
         let Bm25Params { k1, b } = self.bm25;
-        if !(k1.is_finite() && k1 >= 0.0) || !(0.0..=1.0).contains(&b) {
-            return Err(Error::invalid("retrieval.bm25 needs k1 >= 0 and 0 <= b <= 1"));
+        if !k1.is_finite() || k1 < 0.0 || !(0.0..=1.0).contains(&b) {
+            return Err(Error::invalid(
+                "retrieval.bm25 needs k1 >= 0 and 0 <= b <= 1",
+            ));
         }
         let (l, d) = match self.fusion {
-            Fusion::Rrf { k, lexical_weight, dense_weight } => {
-                if !(k.is_finite() && k > 0.0) {
+            Fusion::Rrf {
+                k,
+                lexical_weight,
+                dense_weight,
+            } => {
+                if !k.is_finite() || k <= 0.0 {
                     return Err(Error::invalid("retrieval.fusion.k must be > 0"));
                 }
                 (lexical_weight, dense_weight)
             }
-            Fusion::Weighted { lexical_weight, dense_weight } => (lexical_weight, dense_weight),
+            Fusion::Weighted {
+                lexical_weight,
+                dense_weight,
+            } => (lexical_weight, dense_weight),
         };
-        if !(l.is_finite() && d.is_finite() && l >= 0.0 && d >= 0.0 && l + d > 0.0) {
-            return Err(Error::invalid("retrieval.fusion weights must be >= 0 and not both 0"));
+        if !l.is_finite() || !d.is_finite() || l < 0.0 || d < 0.0 || l + d <= 0.0 {
+            return Err(Error::invalid(
+                "retrieval.fusion weights must be >= 0 and not both 0",
+            ));
         }
         Ok(())
     }
@@ -202,10 +227,16 @@ pub fn fuse(
 ) -> Vec<(u32, f32, Option<Signal>, Option<Signal>)> {
     let mut by_slot: HashMap<u32, (Option<Signal>, Option<Signal>)> = HashMap::new();
     for (i, &(slot, score)) in lexical.iter().enumerate() {
-        by_slot.entry(slot).or_default().0 = Some(Signal { score, rank: i as u32 + 1 });
+        by_slot.entry(slot).or_default().0 = Some(Signal {
+            score,
+            rank: i as u32 + 1,
+        });
     }
     for (i, &(slot, score)) in dense.iter().enumerate() {
-        by_slot.entry(slot).or_default().1 = Some(Signal { score, rank: i as u32 + 1 });
+        by_slot.entry(slot).or_default().1 = Some(Signal {
+            score,
+            rank: i as u32 + 1,
+        });
     }
     let min_max = |list: &[(u32, f32)]| {
         let lo = list.iter().map(|x| x.1).fold(f32::INFINITY, f32::min);
@@ -219,11 +250,18 @@ pub fn fuse(
         .into_iter()
         .map(|(slot, (l, d))| {
             let fused = match *fusion {
-                Fusion::Rrf { k, lexical_weight, dense_weight } => {
+                Fusion::Rrf {
+                    k,
+                    lexical_weight,
+                    dense_weight,
+                } => {
                     l.map_or(0.0, |s| lexical_weight / (k + s.rank as f32))
                         + d.map_or(0.0, |s| dense_weight / (k + s.rank as f32))
                 }
-                Fusion::Weighted { lexical_weight, dense_weight } => {
+                Fusion::Weighted {
+                    lexical_weight,
+                    dense_weight,
+                } => {
                     l.map_or(0.0, |s| lexical_weight * norm(s.score, l_lo, l_hi))
                         + d.map_or(0.0, |s| dense_weight * norm(s.score, d_lo, d_hi))
                 }
@@ -369,7 +407,9 @@ impl ScopeIndex {
     }
 
     fn accepts(&self, slot: u32, filter: &SearchFilter) -> bool {
-        let Some(s) = self.slots.get(slot as usize) else { return false };
+        let Some(s) = self.slots.get(slot as usize) else {
+            return false;
+        };
         s.live
             && (filter.kinds.is_empty() || filter.kinds.iter().any(|k| k == s.kind))
             && filter.agent.as_ref().is_none_or(|a| *a == s.agent)
@@ -397,7 +437,9 @@ impl ScopeIndex {
         };
         fuse(&config.fusion, &lexical, &dense)
             .into_iter()
-            .filter_map(|(slot, fused, l, d)| self.slots.get(slot as usize).map(|s| (s.id, fused, l, d)))
+            .filter_map(|(slot, fused, l, d)| {
+                self.slots.get(slot as usize).map(|s| (s.id, fused, l, d))
+            })
             .collect()
     }
 }
@@ -414,7 +456,14 @@ mod tests {
         assert_eq!(fused[0].0, 2); // ranks 2 and 1
         assert_eq!(fused[1].0, 1); // ranks 1 and 3
         assert!(fused.iter().all(|f| f.1 > 0.0));
-        let weighted = fuse(&Fusion::Weighted { lexical_weight: 1.0, dense_weight: 0.0 }, &lexical, &dense);
+        let weighted = fuse(
+            &Fusion::Weighted {
+                lexical_weight: 1.0,
+                dense_weight: 0.0,
+            },
+            &lexical,
+            &dense,
+        );
         assert_eq!(weighted[0].0, 1);
     }
 
@@ -430,7 +479,10 @@ mod tests {
     fn config_validation_names_the_problem() {
         let mut c = RetrievalConfig::default();
         assert!(c.validate().is_ok());
-        c.fusion = Fusion::Weighted { lexical_weight: 0.0, dense_weight: 0.0 };
+        c.fusion = Fusion::Weighted {
+            lexical_weight: 0.0,
+            dense_weight: 0.0,
+        };
         assert!(c.validate().unwrap_err().to_string().contains("weights"));
         let parsed: std::result::Result<RetrievalConfig, _> =
             serde_json::from_str(r#"{"fusion":{"method":"rrf","kk":1}}"#);

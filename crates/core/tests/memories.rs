@@ -299,7 +299,7 @@ proptest! {
     ) {
         let lex = top_n(dedup(lex), 100);
         let den = top_n(dedup(den), 100);
-        for fusion in [Fusion::default(), Fusion::Weighted { lexical_weight: 0.3, dense_weight: 0.7 }] {
+        for fusion in [Fusion::rrf(), Fusion::Weighted { lexical_weight: 0.3, dense_weight: 0.7 }] {
             let fused = fuse(&fusion, &lex, &den);
             prop_assert!(fused.windows(2).all(|w| w[0].1 >= w[1].1));
             for (slot, _) in lex.iter().chain(den.iter()) {
@@ -307,7 +307,7 @@ proptest! {
             }
         }
         // RRF: appearing in both lists beats appearing at the same rank in one list only.
-        let fused = fuse(&Fusion::default(), &lex, &den);
+        let fused = fuse(&Fusion::rrf(), &lex, &den);
         for f in &fused {
             if let (Some(l), Some(d)) = (f.2, f.3) {
                 prop_assert!(f.1 > 1.0 / (60.0 + l.rank.min(d.rank) as f32));

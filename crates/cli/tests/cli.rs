@@ -1,0 +1,237 @@
+//! The `mnemos` binary end to end, with the weights-free hash embedder (no model download).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mnemos(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemos"))
+        .arg("--db")
+        .arg(db)
+        .args(["--embedder", "hash"])
+        .args(args)
+        .env_remove("MNEMOS_CONFIG")
+        .env_remove("MNEMOS_DB")
+        .output()
+        .expect("run mnemos")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const GOOD: &str = r#"{"text": "I adopted a grey cat called Pixel.", "speaker": "Lena", "user": "lena"}
+{"text": "My sister Mia is allergic to peanuts.", "user": "lena", "session": "s2"}
+{"text": "我在杭州做后端工程师。", "user": "wei"}
+"#;
+
+#[test]
+fn ingest_search_show_forget_purge() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let file = dir.path().join("turns.jsonl");
+    std::fs::write(&file, GOOD).unwrap();
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ingested 3 turns for 2 user(s)"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = mnemos(
+        &db,
+        &[
+            "search",
+            "what is my cat called",
+            "--user",
+            "lena",
+            "--explain",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.lines().next().unwrap().contains("Pixel"), "{text}");
+    assert!(
+        text.contains("bm25") && text.contains("matched [") && text.contains("dense"),
+        "{text}"
+    );
+
+    let out = mnemos(&db, &["search", "杭州 工程师", "--user", "wei", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hit = &json["hits"][0];
+    assert!(hit["memory"]["text"].as_str().unwrap().contains("杭州"));
+    let id = hit["memory"]["id"].as_str().unwrap().to_string();
+    assert!(hit["breakdown"]["lexical"]["rank"].as_u64().is_some());
+
+    // Isolation: lena cannot see wei's memory by id.
+    let out = mnemos(&db, &["show", &id, "--user", "lena"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("not found"), "{}", stderr(&out));
+
+    let out = mnemos(
+        &db,
+        &["forget", &id, "--user", "wei", "--reason", "user asked"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = mnemos(&db, &["show", &id, "--user", "wei"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("forgotten") && text.contains("user asked") && text.contains("v2"),
+        "{text}"
+    );
+    let out = mnemos(&db, &["search", "杭州 工程师", "--user", "wei", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(json["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["memory"]["id"] != id.as_str()));
+
+    let out = mnemos(&db, &["list", "--user", "lena", "--session", "s2"]);
+    assert!(
+        stdout(&out).contains("peanuts") && !stdout(&out).contains("Pixel"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = mnemos(&db, &["purge", "--user", "lena"]);
+    assert!(!out.status.success(), "purge without --yes must refuse");
+    let out = mnemos(&db, &["purge", "--user", "lena", "--yes"]);
+    assert!(stdout(&out).contains("2 turns"), "{}", stdout(&out));
+    let out = mnemos(&db, &["users"]);
+    assert!(
+        !stdout(&out).contains("lena") && stdout(&out).contains("wei"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn malformed_lines_are_reported_skipped_or_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let file = dir.path().join("bad.jsonl");
+    let mut bytes = b"{\"text\": \"fine line\"}\n{\"text\": 5}\nnot json\n{\"txet\": \"typo\"}\n{\"text\": \"  \"}\n".to_vec();
+    bytes.extend_from_slice(b"{\"text\": \"bad \xff utf8\"}\n{\"text\": \"another fine line\"}\n");
+    std::fs::write(&file, &bytes).unwrap();
+
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap(), "--strict"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    for line in ["line 2", "line 3", "line 4", "line 5", "line 6"] {
+        assert!(err.contains(line), "strict error should name {line}: {err}");
+    }
+    let out = mnemos(&db, &["users"]);
+    assert!(
+        stdout(&out).trim().is_empty(),
+        "strict mode must write nothing: {}",
+        stdout(&out)
+    );
+
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ingested 2 turns"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("skipped 5 malformed line(s)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("line 6") && stderr(&out).contains("UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn bad_arguments_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let out = mnemos(&db, &["show", "not-a-uuid"]);
+    assert!(stderr(&out).contains("not a valid"), "{}", stderr(&out));
+    let out = mnemos(&db, &["search", "   "]);
+    assert!(stderr(&out).contains("query is empty"), "{}", stderr(&out));
+    let out = mnemos(&db, &["search", "x", "--kind", "nonsense"]);
+    assert!(
+        stderr(&out).contains("unknown memory kind"),
+        "{}",
+        stderr(&out)
+    );
+    let out = mnemos(
+        &db,
+        &["ingest", dir.path().join("missing.jsonl").to_str().unwrap()],
+    );
+    assert!(!out.status.success());
+    let config = dir.path().join("bad.toml");
+    std::fs::write(&config, "[retrieval]\ncandidatez = 3\n").unwrap();
+    let out = mnemos(&db, &["--config", config.to_str().unwrap(), "users"]);
+    assert!(stderr(&out).contains("candidates"), "{}", stderr(&out));
+    let not_db = dir.path().join("text.db");
+    std::fs::write(&not_db, "this is not a database").unwrap();
+    let out = mnemos(&not_db, &["users"]);
+    assert!(
+        !out.status.success() && stderr(&out).contains("database"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn demo_runs_with_the_hash_embedder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mnemos(&dir.path().join("unused.db"), &["demo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("ingested 26 turns"), "{text}");
+    assert!(text.contains("Pixel") && text.contains("护士"), "{text}");
+}
+
+#[test]
+fn eval_retrieval_scores_a_small_locomo_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("locomo_small.json");
+    let data = serde_json::json!([{
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I started pottery classes on Tuesdays."},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice! I am learning to play the cello."},
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "My dog Rufus chewed my new shoes."}
+            ]
+        },
+        "qa": [
+            {"question": "What instrument is Bo learning?", "answer": "cello", "evidence": ["D1:2"], "category": 4},
+            {"question": "What is the name of Ann's dog?", "answer": "Rufus", "evidence": ["D1:3"], "category": 4}
+        ]
+    }]);
+    std::fs::write(&file, data.to_string()).unwrap();
+    let out = mnemos(
+        &dir.path().join("x.db"),
+        &[
+            "eval",
+            "retrieval",
+            "--dataset",
+            "locomo",
+            file.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["questions"], 2);
+    let retrievers = report["retrievers"].as_array().unwrap();
+    assert_eq!(retrievers.len(), 3);
+    let bm25 = &retrievers[0];
+    assert_eq!(bm25["retriever"], "bm25");
+    assert_eq!(bm25["scores"]["overall"]["recall"]["1"], 1.0);
+}

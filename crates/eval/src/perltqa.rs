@@ -13,8 +13,11 @@
 //! The `profile:` prefix keeps profile keys apart from record ids; profile questions name the
 //! bare key, which the loader prefixes. Items follow the memory file: profile, relationships,
 //! then each event directly followed by its dialogue sessions. All items are [`Role::User`]
-//! (they are memories of the character, who plays the user); profile, relationship and event
-//! items name the character as speaker. HTML entities are decoded in all text.
+//! (they are memories of the character, who plays the user). Only profile items carry the
+//! character as speaker (their text is "<name>'s <key>: <value>"); relationship and event records
+//! have no speaker, because a speaker name is indexed as part of the memory and would add the
+//! character's name to every record, pulling them above the dialogues that mention it once.
+//! HTML entities are decoded in all text.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -319,7 +322,9 @@ fn load_character(
             Item {
                 label: id,
                 role: Role::User,
-                speaker: Some(speaker.clone()),
+                // Nobody says a relationship record; naming the character as speaker would give
+                // every record the character's name as a matching term (see the module docs).
+                speaker: None,
                 text,
                 time: None,
                 session: "relationship".to_string(),
@@ -383,7 +388,7 @@ fn load_character(
             Item {
                 label: id.clone(),
                 role: Role::User,
-                speaker: Some(speaker.clone()),
+                speaker: None,
                 text,
                 time,
                 session: "event".to_string(),

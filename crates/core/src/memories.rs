@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::{Mutex, RwLock};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use mnemos_text::Analyzer;
@@ -343,10 +344,18 @@ impl Memories {
         let texts: Vec<String> = memories.iter().map(Self::searchable_text).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = self.embedder.embed_all(&refs)?;
-        let terms: Vec<Vec<String>> = texts
-            .iter()
-            .map(|t| self.analyzer.search_terms(t))
-            .collect();
+        // Analysis is independent per turn; bulk ingests use both cores.
+        let terms: Vec<Vec<String>> = if texts.len() >= 64 {
+            texts
+                .par_iter()
+                .map(|t| self.analyzer.search_terms(t))
+                .collect()
+        } else {
+            texts
+                .iter()
+                .map(|t| self.analyzer.search_terms(t))
+                .collect()
+        };
 
         let mut guard = slot.write();
         let Some(index) = guard.as_mut() else {
@@ -386,8 +395,10 @@ impl Memories {
                 vector: v.clone(),
             })
             .collect();
-        self.store.write(batch.clone())?;
-        for ((memory, terms), vector) in batch.memories.iter().zip(&terms).zip(&vectors) {
+        // The index needs the memories after the write consumed the batch (turns are not kept).
+        let written = batch.memories.clone();
+        self.store.write(batch)?;
+        for ((memory, terms), vector) in written.iter().zip(&terms).zip(&vectors) {
             index.upsert(memory, terms, Some(vector));
         }
         index.last_round = last;

@@ -128,7 +128,13 @@ impl Embedder for HashEmbedder {
     /// Sequential on purpose: one text takes microseconds, so threads would cost more than
     /// they save, and callers that want parallelism can embed batches concurrently.
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts.iter().map(|t| self.embed_text(t)).collect())
+        // Independent per text; large batches (bulk ingest) use every core.
+        if texts.len() >= 64 {
+            use rayon::prelude::*;
+            Ok(texts.par_iter().map(|t| self.embed_text(t)).collect())
+        } else {
+            Ok(texts.iter().map(|t| self.embed_text(t)).collect())
+        }
     }
 }
 

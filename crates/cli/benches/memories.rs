@@ -99,7 +99,7 @@ fn bench(c: &mut Criterion) {
     for (name, embedder, max_size) in embedders {
         for size in sizes().into_iter().filter(|s| *s <= max_size) {
             let memories = build(embedder.clone(), &texts, size, dir.path());
-            let mut group = c.benchmark_group(format!("{name}"));
+            let mut group = c.benchmark_group(name);
             group.sample_size(if name == "minilm" { 30 } else { 100 });
             let mut qi = 0usize;
             for retriever in [RetrieverKind::Hybrid, RetrieverKind::Bm25] {

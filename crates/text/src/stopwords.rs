@@ -63,4 +63,6 @@ pub(crate) const CHINESE: &[&str] = &[
     "什么", "怎么", "怎样", "哪", "哪里", "哪儿", "哪个", "谁", "为什么", "多少", "几",
     // Modal verbs.
     "会", "能", "可以", "应该",
+    // Light verbs that carry no topic on their own ("做什么", "弄一下", "搞好").
+    "做", "弄", "搞",
 ];

@@ -29,7 +29,9 @@ pub enum Fusion {
         #[serde(default = "one")]
         dense_weight: f32,
     },
-    /// Convex combination of min-max normalized scores (a missing side counts 0).
+    /// Convex combination of normalized scores (a missing side counts 0): BM25 divided by the
+    /// best BM25 score (min-max would zero the last of two near-equal lexical matches), cosine
+    /// min-max normalized over the dense candidates.
     Weighted {
         #[serde(default = "half")]
         lexical_weight: f32,
@@ -255,7 +257,7 @@ pub fn fuse(
         let hi = list.iter().map(|x| x.1).fold(f32::NEG_INFINITY, f32::max);
         (lo, hi)
     };
-    let (l_lo, l_hi) = min_max(lexical);
+    let (_, l_hi) = min_max(lexical);
     let (d_lo, d_hi) = min_max(dense);
     let norm = |s: f32, lo: f32, hi: f32| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 };
     let mut out: Vec<(u32, f32, Option<Signal>, Option<Signal>)> = by_slot
@@ -274,8 +276,9 @@ pub fn fuse(
                     lexical_weight,
                     dense_weight,
                 } => {
-                    l.map_or(0.0, |s| lexical_weight * norm(s.score, l_lo, l_hi))
-                        + d.map_or(0.0, |s| dense_weight * norm(s.score, d_lo, d_hi))
+                    l.map_or(0.0, |s| {
+                        lexical_weight * if l_hi > 0.0 { s.score / l_hi } else { 1.0 }
+                    }) + d.map_or(0.0, |s| dense_weight * norm(s.score, d_lo, d_hi))
                 }
             };
             (slot, fused, l, d)

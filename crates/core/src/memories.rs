@@ -220,13 +220,15 @@ impl Memories {
                     limit: 5_000,
                 },
             )?;
-            for memory in &page.items {
-                let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
-                let vector = vectors.remove(&memory.id);
-                if vector.is_none() {
-                    missing.push(memory.clone());
+            for memory in page.items {
+                match vectors.remove(&memory.id) {
+                    Some(vector) => {
+                        let terms = self.analyzer.search_terms(&Self::searchable_text(&memory));
+                        index.upsert(&memory, &terms, Some(&vector));
+                    }
+                    // Indexed below, once its vector exists.
+                    None => missing.push(memory),
                 }
-                index.upsert(memory, &terms, vector.as_deref());
             }
             match page.next_offset {
                 Some(next) => offset = next,
@@ -580,35 +582,20 @@ impl Memories {
             .store
             .update(user, id, patch, at)?
             .ok_or_else(|| Error::not_found("memory", id))?;
-        let searchable = Self::searchable_text(&updated);
-        let vector = if patch.text.is_some() {
+        // Only text and metadata (the speaker) feed the index; other edits leave it as it is, and a
+        // forgotten memory is not in it at all.
+        if (patch.text.is_some() || patch.metadata.is_some()) && updated.is_active() {
+            let searchable = Self::searchable_text(&updated);
             let vector = self.embedder.embed_one(&searchable)?;
             let row = VectorRow {
                 memory_id: id,
                 model: self.embedder.id().to_string(),
-                vector: vector.clone(),
+                vector,
             };
-            self.store.put_vectors(user, &[row])?;
-            Some(vector)
-        } else {
-            None
-        };
-        let mut guard = slot.write();
-        if let Some(index) = guard.as_mut() {
-            let had_vector = index.has_vector(id);
+            self.store.put_vectors(user, std::slice::from_ref(&row))?;
             let terms = self.analyzer.search_terms(&searchable);
-            match vector {
-                Some(v) => index.upsert(&updated, &terms, Some(&v)),
-                None if had_vector => {
-                    // Text unchanged: keep the stored vector.
-                    let stored = self.store.vectors(user, self.embedder.id())?;
-                    let v = stored
-                        .into_iter()
-                        .find(|r| r.memory_id == id)
-                        .map(|r| r.vector);
-                    index.upsert(&updated, &terms, v.as_deref());
-                }
-                None => index.upsert(&updated, &terms, None),
+            if let Some(index) = slot.write().as_mut() {
+                index.upsert(&updated, &terms, Some(&row.vector));
             }
         }
         Ok(updated)

@@ -138,6 +138,52 @@ fn update_reindexes_the_new_text() {
 }
 
 #[test]
+fn edits_outside_the_text_keep_the_memory_searchable() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let added = add(
+        &m,
+        "ann",
+        &["the violin lessons start in June", "unrelated note"],
+    );
+    let ann = UserKey::new("t", "ann").unwrap();
+    let metrics = Metrics {
+        importance: Some(0.9),
+        ..Default::default()
+    };
+    m.update(
+        &ann,
+        added[0].memory_id,
+        &MemoryPatch {
+            metrics: Some(metrics),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut request = SearchRequest::new(ann.clone(), "violin lessons");
+    request.retriever = RetrieverKind::Dense;
+    assert_eq!(
+        m.search(&request).unwrap().hits[0].memory.id,
+        added[0].memory_id
+    );
+    // A new speaker is part of the searchable text.
+    let mut metadata = Metadata::new();
+    metadata.insert("speaker".into(), "Zoltan".into());
+    m.update(
+        &ann,
+        added[1].memory_id,
+        &MemoryPatch {
+            metadata: Some(metadata),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        search(&m, "ann", "zoltan").hits[0].memory.id,
+        added[1].memory_id
+    );
+}
+
+#[test]
 fn indexes_rebuild_from_the_store_and_purge_erases() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let first = open(store.clone());

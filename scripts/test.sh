@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
+# As the mnemos binary sets for itself: the MiniLM embedder runs its own per-core workers.
+export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
 cargo run --release -q --bin mnemos -- models fetch
 cargo test --release --workspace

@@ -358,6 +358,13 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn main() -> ExitCode {
+    // The MiniLM embedder parallelises across sentences, one single-threaded worker per core;
+    // candle's own helper threads for element-wise ops would spin against those workers.
+    // Set before any other thread exists (setting the environment is not thread-safe) and
+    // only when the user has not chosen a value.
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+        std::env::set_var("CANDLE_NUM_THREADS", "1");
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

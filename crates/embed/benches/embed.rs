@@ -48,6 +48,11 @@ fn hash(c: &mut Criterion) {
 }
 
 fn minilm(c: &mut Criterion) {
+    // As the mnemos binary does (see MiniLmEmbedder): no spinning candle helper threads
+    // competing with the embedder's workers. Still single-threaded here, so setting is sound.
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+        std::env::set_var("CANDLE_NUM_THREADS", "1");
+    }
     let texts = utterances();
     let loaded = resolve_model_dir(None)
         .map_err(mnemos_core::EmbedError::from)

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use candle_transformers::models::bert::{BertModel, Config};
 use mnemos_core::embed::normalize;
 use mnemos_core::{EmbedError, Embedder};
@@ -37,12 +38,20 @@ const MAX_TOKENS_PER_PASS: usize = 16 * MINILM_MAX_TOKENS;
 /// The all-MiniLM-L6-v2 sentence embedder (384 dimensions, English-centric; Chinese text gets
 /// character-level word pieces, which still embed, if less precisely).
 ///
-/// CPU only. The matrix products run on candle's thread pool, sized by `RAYON_NUM_THREADS`
-/// (default: all cores); set it when other work shares the machine.
+/// CPU only. Batches are spread over one worker per core (`RAYON_NUM_THREADS`, default: all
+/// cores). For throughput set `CANDLE_NUM_THREADS=1` before the first tensor operation (the
+/// `mnemos` binary does): otherwise candle keeps a spinning helper thread per extra core for
+/// element-wise ops, which competes with the workers and halves batch throughput on 2 cores.
 pub struct MiniLmEmbedder {
     model: BertModel,
     tokenizer: Tokenizer,
     device: Device,
+    /// One single-threaded pool per core. A forward pass of a few short sentences is too
+    /// small for candle's intra-op threading to pay (it parallelises the matrix products only,
+    /// and the element-wise ops between them run on one thread), so batches are split into
+    /// groups that run side by side, one per worker, each with single-threaded kernels: the
+    /// matrix kernels split work over the pool they are called from, which here has one thread.
+    workers: Vec<rayon::ThreadPool>,
 }
 
 impl std::fmt::Debug for MiniLmEmbedder {
@@ -101,10 +110,21 @@ impl MiniLmEmbedder {
             .map_err(|e| unavailable("model.safetensors", &e))?;
         let model =
             BertModel::load(vb, &config).map_err(|e| unavailable("model.safetensors", &e))?;
+        let threads = candle_core::utils::get_num_threads().max(1);
+        let workers = (0..threads)
+            .map(|i| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .thread_name(move |_| format!("mnemos-minilm-{i}"))
+                    .build()
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| EmbedError::Unavailable(format!("cannot start MiniLM workers: {e}")))?;
         Ok(MiniLmEmbedder {
             model,
             tokenizer,
             device,
+            workers,
         })
     }
 
@@ -121,6 +141,59 @@ impl MiniLmEmbedder {
             Err(e) => return Err(e.into()),
         };
         Self::load(&dir)
+    }
+
+    /// Run each group's forward pass; results in group order. One group runs on the calling
+    /// thread with candle's own threading (the latency of a single query matters more than
+    /// throughput there); several are spread over the single-threaded workers.
+    fn run_groups(
+        &self,
+        groups: &[&[usize]],
+        encodings: &[tokenizers::Encoding],
+    ) -> Vec<Result<Vec<Vec<f32>>, EmbedError>> {
+        let encs = |group: &[usize]| -> Vec<&tokenizers::Encoding> {
+            group.iter().map(|&i| &encodings[i]).collect()
+        };
+        if groups.len() <= 1 || self.workers.len() <= 1 {
+            return groups.iter().map(|g| self.forward(&encs(g))).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let worker = |pool: &rayon::ThreadPool| {
+            pool.install(|| {
+                let mut done = Vec::new();
+                loop {
+                    // Longest groups first (groups are in ascending length order), so the
+                    // workers finish together instead of one waiting on a long last group.
+                    let taken = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(g) = groups.len().checked_sub(taken + 1) else { break };
+                    let group = groups[g];
+                    done.push((g, self.forward(&encs(group))));
+                }
+                done
+            })
+        };
+        let mut slots: Vec<Option<Result<Vec<Vec<f32>>, EmbedError>>> =
+            (0..groups.len()).map(|_| None).collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .workers
+                .iter()
+                .take(groups.len())
+                .map(|pool| s.spawn(|| worker(pool)))
+                .collect();
+            for handle in handles {
+                // A panicking worker leaves its groups' slots empty; they become errors below.
+                for (g, result) in handle.join().unwrap_or_default() {
+                    slots[g] = Some(result);
+                }
+            }
+        });
+        slots
+            .into_iter()
+            .map(|slot| {
+                slot.unwrap_or_else(|| Err(EmbedError::Failed("MiniLM worker panicked".into())))
+            })
+            .collect()
     }
 
     /// Embed token sequences that are already sorted by length, padding to the longest.
@@ -190,7 +263,7 @@ impl Embedder for MiniLmEmbedder {
 
     /// Larger than one forward pass so that length sorting has room to group similar lengths.
     fn max_batch(&self) -> usize {
-        128
+        256
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -208,32 +281,37 @@ impl Embedder for MiniLmEmbedder {
         // run length-homogeneous groups, then scatter results back to input positions.
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        // Enough groups to keep every worker busy, but no more than SUB_BATCH per group.
+        let group_size = order.len().div_ceil(self.workers.len().max(1)).clamp(1, SUB_BATCH);
+        let mut groups: Vec<&[usize]> = Vec::new();
         let mut start = 0;
         while start < order.len() {
             let mut end = start;
             // Sorted ascending, so the last sequence in a group is its longest.
             while end < order.len()
-                && end - start < SUB_BATCH
+                && end - start < group_size
                 && (end - start + 1) * encodings[order[end]].get_ids().len() <= MAX_TOKENS_PER_PASS
             {
                 end += 1;
             }
             // A single sequence always fits (it is at most MINILM_MAX_TOKENS long).
             let end = end.max(start + 1);
-            let group: Vec<&tokenizers::Encoding> =
-                order[start..end].iter().map(|&i| &encodings[i]).collect();
-            let vectors = self.forward(&group)?;
+            groups.push(&order[start..end]);
+            start = end;
+        }
+        let results = self.run_groups(&groups, &encodings);
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for (group, vectors) in groups.iter().zip(results) {
+            let vectors = vectors?;
             if vectors.len() != group.len() {
                 return Err(EmbedError::Count {
                     expected: group.len(),
                     got: vectors.len(),
                 });
             }
-            for (&i, v) in order[start..end].iter().zip(vectors) {
+            for (&i, v) in group.iter().zip(vectors) {
                 out[i] = v;
             }
-            start = end;
         }
         Ok(out)
     }

@@ -109,6 +109,20 @@ fn matches_reference_batched() {
 }
 
 #[test]
+fn large_batch_spread_over_workers_keeps_input_order() {
+    let r = reference();
+    let e = embedder();
+    // 65 inputs: several length groups, more than one per worker, an odd one out at the end.
+    let idx: Vec<usize> = (0..65).map(|k| (k * 7) % r.sentences.len()).collect();
+    let texts: Vec<&str> = idx.iter().map(|&i| r.sentences[i].as_str()).collect();
+    let got = e.embed_batch(&texts).unwrap();
+    assert_eq!(got.len(), texts.len());
+    for (k, &i) in idx.iter().enumerate() {
+        assert_close("large batch", texts[k], &got[k], &r.vectors[i]);
+    }
+}
+
+#[test]
 fn deterministic_and_thread_safe() {
     let r = reference();
     let e = embedder();

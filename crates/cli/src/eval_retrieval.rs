@@ -2,6 +2,7 @@
 //! every question when its time comes, and score BM25 / dense / hybrid side by side in one run.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -50,6 +51,10 @@ pub struct EvalRetrievalArgs {
     /// Turns per write (1 = every turn its own transaction, as a live chat writes).
     #[arg(long, default_value_t = 1)]
     write_batch: usize,
+    /// Also write one JSON line per question (its text, category, gold labels and each
+    /// retriever's ranked labels) to this file, for looking at individual misses.
+    #[arg(long)]
+    dump: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -152,6 +157,13 @@ fn evaluate(
     let mut ingest_seconds = 0.0;
     let top_k = *KS.iter().max().unwrap_or(&10);
 
+    let mut dump = match &args.dump {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => None,
+    };
     let bar = progress_bar((total_items + total_questions) as u64, "eval");
     for conversation in &dataset.conversations {
         let user = UserKey::new(config.tenant.clone(), conversation.id.clone())?;
@@ -203,6 +215,7 @@ fn evaluate(
             let Some(question) = pending.next() else {
                 break;
             };
+            let mut dumped = serde_json::Map::new();
             for (i, retriever) in retrievers.iter().enumerate() {
                 let mut request = SearchRequest::new(user.clone(), question.text.clone());
                 request.top_k = Some(top_k);
@@ -219,11 +232,27 @@ fn evaluate(
                     }
                 }
                 scores[i].add_query(&question.category, &ranked, &question.gold);
+                if dump.is_some() {
+                    dumped.insert(retriever.name().to_string(), serde_json::json!(ranked));
+                }
+            }
+            if let Some(out) = dump.as_mut() {
+                let line = serde_json::json!({
+                    "conversation": conversation.id,
+                    "question": question.text,
+                    "category": question.category,
+                    "gold": question.gold,
+                    "ranked": dumped,
+                });
+                writeln!(out, "{line}")?;
             }
             bar.inc(1);
         }
     }
     bar.finish_and_clear();
+    if let Some(mut out) = dump {
+        out.flush()?;
+    }
 
     Ok(EvalReport {
         dataset: dataset.name.clone(),

@@ -20,7 +20,7 @@ use crate::model::{
     Scope, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::retrieval::{
-    select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind, ScopeIndex,
+    embedding_windows, select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind, ScopeIndex,
     ScoreBreakdown, SearchFilter,
 };
 use crate::store::{MemoryFilter, Page, Paged, PurgeReport, Store, VectorRow, WriteBatch};
@@ -181,6 +181,26 @@ impl Memories {
         }
     }
 
+    /// How many vectors `searchable` gets (see [`embedding_windows`]).
+    fn window_count(&self, searchable: &str) -> usize {
+        embedding_windows(self.analyzer, searchable, self.config.window_tokens).len()
+    }
+
+    /// Vectors of each searchable text: its windows' vectors concatenated (one embedder call for
+    /// all of them, so batching and length sorting see every window).
+    fn embed_texts(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let windows: Vec<Vec<&str>> = texts
+            .iter()
+            .map(|t| embedding_windows(self.analyzer, t, self.config.window_tokens))
+            .collect();
+        let flat: Vec<&str> = windows.iter().flatten().copied().collect();
+        let mut vectors = self.embedder.embed_all(&flat)?.into_iter();
+        Ok(windows
+            .iter()
+            .map(|w| vectors.by_ref().take(w.len()).flatten().collect())
+            .collect())
+    }
+
     fn slot(&self, user: &UserKey) -> ScopeSlot {
         self.indexes.lock().entry(user.clone()).or_default().clone()
     }
@@ -206,7 +226,6 @@ impl Memories {
             .store
             .vectors(user, &model)?
             .into_iter()
-            .filter(|row| row.vector.len() == self.embedder.dimension())
             .map(|row| (row.memory_id, row.vector))
             .collect();
         let mut missing: Vec<Memory> = Vec::new();
@@ -221,13 +240,17 @@ impl Memories {
                 },
             )?;
             for memory in page.items {
+                let searchable = Self::searchable_text(&memory);
+                // A stored vector fits if it holds as many windows as the current window size
+                // gives this text; otherwise (other embedder, other window setting) it is redone.
+                let expected = self.window_count(&searchable) * self.embedder.dimension();
                 match vectors.remove(&memory.id) {
-                    Some(vector) => {
-                        let terms = self.analyzer.search_terms(&Self::searchable_text(&memory));
+                    Some(vector) if vector.len() == expected => {
+                        let terms = self.analyzer.search_terms(&searchable);
                         index.upsert(&memory, &terms, Some(&vector));
                     }
                     // Indexed below, once its vector exists.
-                    None => missing.push(memory),
+                    _ => missing.push(memory),
                 }
             }
             match page.next_offset {
@@ -238,8 +261,7 @@ impl Memories {
         // Memories written under another embedder get vectors now, persisted so this is paid once.
         for chunk in missing.chunks(256) {
             let texts: Vec<String> = chunk.iter().map(Self::searchable_text).collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let embedded = self.embedder.embed_all(&refs)?;
+            let embedded = self.embed_texts(&texts)?;
             let rows: Vec<VectorRow> = chunk
                 .iter()
                 .zip(embedded)
@@ -344,8 +366,7 @@ impl Memories {
         }
         // Embedding is the slow part: do it before taking the user's write lock.
         let texts: Vec<String> = memories.iter().map(Self::searchable_text).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = self.embedder.embed_all(&refs)?;
+        let vectors = self.embed_texts(&texts)?;
         // Analysis is independent per turn; bulk ingests use both cores.
         let terms: Vec<Vec<String>> = if texts.len() >= 64 {
             texts
@@ -586,7 +607,10 @@ impl Memories {
         // forgotten memory is not in it at all.
         if (patch.text.is_some() || patch.metadata.is_some()) && updated.is_active() {
             let searchable = Self::searchable_text(&updated);
-            let vector = self.embedder.embed_one(&searchable)?;
+            let vector = self
+                .embed_texts(std::slice::from_ref(&searchable))?
+                .pop()
+                .ok_or_else(|| Error::invalid("the embedder returned no vector"))?;
             let row = VectorRow {
                 memory_id: id,
                 model: self.embedder.id().to_string(),

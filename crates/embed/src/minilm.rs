@@ -32,8 +32,9 @@ pub const MINILM_MAX_TOKENS: usize = 256;
 /// activations of a larger group presumably stop fitting in L2 cache), and not slower than 8.
 const SUB_BATCH: usize = 16;
 /// Cap on padded tokens per forward pass, bounding the attention buffers
-/// (batch × heads × len² floats) for long inputs: 16 × 256 tokens ≈ 50 MB of scores.
-const MAX_TOKENS_PER_PASS: usize = 16 * MINILM_MAX_TOKENS;
+/// (batch × heads × len² floats) for long inputs: 8 × 256 tokens ≈ 25 MB of scores per pass,
+/// with one pass in flight per worker.
+const MAX_TOKENS_PER_PASS: usize = 8 * MINILM_MAX_TOKENS;
 
 /// The all-MiniLM-L6-v2 sentence embedder (384 dimensions, English-centric; Chinese text gets
 /// character-level word pieces, which still embed, if less precisely).

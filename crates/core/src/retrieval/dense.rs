@@ -69,15 +69,67 @@ fn quantize(v: &[f32], out: &mut [i8]) -> f32 {
 }
 
 /// Vectors of one user in one embedding space, addressed by slot.
+///
+/// A slot holds one or more vectors: the whole text's first, then (for long texts) one per
+/// window of it. A slot's score is its best vector's, so a question about one passage of a long
+/// memory is not lost to the model's truncation or to averaging over the rest.
 #[derive(Clone)]
 pub struct DenseIndex {
     dim: usize,
     quantization: Quantization,
+    /// First vector of every slot, slot-indexed (the common, single-vector case scans this).
     f32_data: Vec<f32>,
     i8_data: Vec<i8>,
     scales: Vec<f32>,
     present: Vec<bool>,
     count: usize,
+    /// Further window vectors of long texts, with the slot each belongs to.
+    extra: Rows,
+}
+
+/// Vectors in insertion order with their owning slot (the extra windows of long texts).
+#[derive(Clone, Default)]
+struct Rows {
+    owner: Vec<u32>,
+    f32_data: Vec<f32>,
+    i8_data: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl Rows {
+    fn remove_owner(&mut self, slot: u32, dim: usize, quantization: Quantization) {
+        if !self.owner.contains(&slot) {
+            return;
+        }
+        let keep: Vec<bool> = self.owner.iter().map(|&o| o != slot).collect();
+        let mut row = 0;
+        self.owner.retain(|_| {
+            row += 1;
+            keep[row - 1]
+        });
+        match quantization {
+            Quantization::F32 => retain_rows(&mut self.f32_data, dim, &keep),
+            Quantization::Int8 => {
+                retain_rows(&mut self.i8_data, dim, &keep);
+                let mut row = 0;
+                self.scales.retain(|_| {
+                    row += 1;
+                    keep[row - 1]
+                });
+            }
+        }
+    }
+}
+
+fn retain_rows<T: Copy>(data: &mut Vec<T>, dim: usize, keep: &[bool]) {
+    let mut write = 0;
+    for (row, &k) in keep.iter().enumerate() {
+        if k {
+            data.copy_within(row * dim..(row + 1) * dim, write * dim);
+            write += 1;
+        }
+    }
+    data.truncate(write * dim);
 }
 
 impl DenseIndex {
@@ -90,6 +142,7 @@ impl DenseIndex {
             scales: Vec::new(),
             present: Vec::new(),
             count: 0,
+            extra: Rows::default(),
         }
     }
 
@@ -123,22 +176,37 @@ impl DenseIndex {
         }
     }
 
-    /// Store `vector` (already unit-length) in `slot`. Vectors of the wrong dimension are ignored
-    /// and reported as `false`; callers check dimensions before they get here.
-    pub fn insert(&mut self, slot: u32, vector: &[f32]) -> bool {
-        if vector.len() != self.dim {
+    /// Store `vectors` (one or more unit-length vectors of the index's dimension, concatenated)
+    /// in `slot`, replacing what it held. Input that is empty or not a whole number of vectors
+    /// is ignored and reported as `false`; callers check dimensions before they get here.
+    pub fn insert(&mut self, slot: u32, vectors: &[f32]) -> bool {
+        if vectors.is_empty() || !vectors.len().is_multiple_of(self.dim) {
             return false;
         }
+        let (first, rest) = vectors.split_at(self.dim);
         let s = slot as usize;
         self.grow(s);
         let range = s * self.dim..(s + 1) * self.dim;
         match self.quantization {
-            Quantization::F32 => self.f32_data[range].copy_from_slice(vector),
-            Quantization::Int8 => self.scales[s] = quantize(vector, &mut self.i8_data[range]),
+            Quantization::F32 => self.f32_data[range].copy_from_slice(first),
+            Quantization::Int8 => self.scales[s] = quantize(first, &mut self.i8_data[range]),
         }
         if !self.present[s] {
             self.present[s] = true;
             self.count += 1;
+        }
+        self.extra.remove_owner(slot, self.dim, self.quantization);
+        for window in rest.chunks_exact(self.dim) {
+            self.extra.owner.push(slot);
+            match self.quantization {
+                Quantization::F32 => self.extra.f32_data.extend_from_slice(window),
+                Quantization::Int8 => {
+                    let start = self.extra.i8_data.len();
+                    self.extra.i8_data.resize(start + self.dim, 0);
+                    let scale = quantize(window, &mut self.extra.i8_data[start..]);
+                    self.extra.scales.push(scale);
+                }
+            }
         }
         true
     }
@@ -148,16 +216,25 @@ impl DenseIndex {
             if *p {
                 *p = false;
                 self.count -= 1;
+                self.extra.remove_owner(slot, self.dim, self.quantization);
             }
         }
     }
 
-    /// Cosine similarity of `query` with every present, accepted slot. Unsorted.
+    /// Vectors held beyond the first of each slot (windows of long texts).
+    pub fn extra_vectors(&self) -> usize {
+        self.extra.owner.len()
+    }
+
+    /// Cosine similarity of `query` with every present, accepted slot (its best vector's).
+    /// Unsorted.
     pub fn score(&self, query: &[f32], accept: &dyn Fn(u32) -> bool) -> Vec<(u32, f32)> {
         if query.len() != self.dim || self.count == 0 {
             return Vec::new();
         }
         let mut out = Vec::with_capacity(self.count);
+        let mut q8 = Vec::new();
+        let mut q_scale = 0.0;
         match self.quantization {
             Quantization::F32 => {
                 for (s, row) in self.f32_data.chunks_exact(self.dim).enumerate() {
@@ -167,13 +244,34 @@ impl DenseIndex {
                 }
             }
             Quantization::Int8 => {
-                let mut q = vec![0i8; self.dim];
-                let q_scale = quantize(query, &mut q);
+                q8 = vec![0i8; self.dim];
+                q_scale = quantize(query, &mut q8);
                 for (s, row) in self.i8_data.chunks_exact(self.dim).enumerate() {
                     if self.present[s] && accept(s as u32) {
-                        out.push((s as u32, dot_i8(&q, row) as f32 * q_scale * self.scales[s]));
+                        out.push((s as u32, dot_i8(&q8, row) as f32 * q_scale * self.scales[s]));
                     }
                 }
+            }
+        }
+        if self.extra.owner.is_empty() {
+            return out;
+        }
+        // `out` is in slot order, so an owner's entry is found by binary search.
+        for (row, &owner) in self.extra.owner.iter().enumerate() {
+            let Ok(at) = out.binary_search_by_key(&owner, |&(s, _)| s) else {
+                continue; // not accepted
+            };
+            let range = row * self.dim..(row + 1) * self.dim;
+            let score = match self.quantization {
+                Quantization::F32 => dot(query, &self.extra.f32_data[range]),
+                Quantization::Int8 => {
+                    dot_i8(&q8, &self.extra.i8_data[range]) as f32
+                        * q_scale
+                        * self.extra.scales[row]
+                }
+            };
+            if score > out[at].1 {
+                out[at].1 = score;
             }
         }
         out
@@ -223,6 +321,36 @@ mod tests {
             assert!((x.1 - y.1).abs() < 0.02, "{x:?} vs {y:?}");
         }
         assert!((a[3].1 - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn a_slot_scores_as_its_best_window_in_both_quantizations() {
+        for quantization in [Quantization::F32, Quantization::Int8] {
+            let mut f = DenseIndex::new(4, quantization);
+            // Slot 1: whole text points along x, a window along y.
+            assert!(f.insert(1, &[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]));
+            assert!(f.insert(2, &[0.6, 0.8, 0.0, 0.0]));
+            assert!(!f.insert(3, &[1.0, 0.0, 0.0, 0.0, 1.0]));
+            assert_eq!(f.extra_vectors(), 1);
+            let mut hits = f.score(&[0.0, 1.0, 0.0, 0.0], &|_| true);
+            hits.sort_by_key(|h| h.0);
+            assert_eq!(hits.len(), 2);
+            assert!((hits[0].1 - 1.0).abs() < 0.02, "{quantization:?} {hits:?}");
+            assert!((hits[1].1 - 0.8).abs() < 0.02);
+            // Not accepted: its windows do not appear either.
+            let hits = f.score(&[0.0, 1.0, 0.0, 0.0], &|s| s != 1);
+            assert_eq!(hits.len(), 1);
+            // Replacing the slot drops its old windows; removing it drops the new ones.
+            assert!(f.insert(1, &[1.0, 0.0, 0.0, 0.0]));
+            assert_eq!(f.extra_vectors(), 0);
+            assert!(f.insert(2, &[0.6, 0.8, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]));
+            assert_eq!(f.extra_vectors(), 2);
+            let hits = f.score(&[0.0, 0.0, 0.0, 1.0], &|_| true);
+            assert!(hits.iter().any(|h| h.0 == 2 && (h.1 - 1.0).abs() < 0.02));
+            f.remove(2);
+            assert_eq!(f.extra_vectors(), 0);
+            assert_eq!(f.len(), 1);
+        }
     }
 
     #[test]

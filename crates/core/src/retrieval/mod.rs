@@ -126,6 +126,11 @@ pub struct RetrievalConfig {
     pub bm25: Bm25Params,
     pub quantization: Quantization,
     pub top_k: usize,
+    /// Texts longer than this many tokens also get one vector per window of about this size
+    /// (whole sentences), and score as their best vector: embedding models truncate long input
+    /// (MiniLM at 256 word pieces) and a single vector blurs a long text's details. 0 turns
+    /// windows off.
+    pub window_tokens: usize,
 }
 
 impl Default for RetrievalConfig {
@@ -136,8 +141,49 @@ impl Default for RetrievalConfig {
             bm25: Bm25Params::default(),
             quantization: Quantization::F32,
             top_k: 10,
+            window_tokens: DEFAULT_WINDOW_TOKENS,
         }
     }
+}
+
+/// Default [`RetrievalConfig::window_tokens`].
+pub const DEFAULT_WINDOW_TOKENS: usize = 64;
+
+/// The texts to embed for one memory's text: the whole text, then, when it is longer than
+/// `window_tokens`, consecutive runs of whole sentences of at most about `window_tokens` tokens
+/// each (a single longer sentence is its own window). Windows are slices of `text`.
+pub fn embedding_windows<'t>(
+    analyzer: &mnemos_text::Analyzer,
+    text: &'t str,
+    window_tokens: usize,
+) -> Vec<&'t str> {
+    let mut out = vec![text];
+    if window_tokens == 0 || analyzer.count_tokens(text) <= window_tokens {
+        return out;
+    }
+    let offset = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
+    let mut start: Option<usize> = None;
+    let mut end = 0;
+    let mut tokens = 0;
+    for sentence in mnemos_text::sentences(text) {
+        let n = analyzer.count_tokens(sentence);
+        if let Some(s) = start {
+            if tokens + n > window_tokens {
+                out.push(&text[s..end]);
+                start = None;
+                tokens = 0;
+            }
+        }
+        if start.is_none() {
+            start = Some(offset(sentence));
+        }
+        end = offset(sentence) + sentence.len();
+        tokens += n;
+    }
+    if let Some(s) = start {
+        out.push(&text[s..end]);
+    }
+    out
 }
 
 impl RetrievalConfig {
@@ -150,6 +196,11 @@ impl RetrievalConfig {
         if !(1..=10_000).contains(&self.top_k) {
             return Err(Error::invalid(
                 "retrieval.top_k must be between 1 and 10000",
+            ));
+        }
+        if self.window_tokens > 100_000 {
+            return Err(Error::invalid(
+                "retrieval.window_tokens must be at most 100000 (0 = no windows)",
             ));
         }
         let Bm25Params { k1, b } = self.bm25;
@@ -462,6 +513,34 @@ impl ScopeIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_texts_get_one_vector_and_long_ones_windows_of_whole_sentences() {
+        let analyzer = mnemos_text::Analyzer::shared();
+        let short = "I adopted a grey cat named Pixel.";
+        assert_eq!(embedding_windows(analyzer, short, 64), vec![short]);
+        let long: String = (0..30)
+            .map(|i| format!("Sentence number {i} talks about topic {i} at some length. "))
+            .collect();
+        let long = long.trim_end();
+        let windows = embedding_windows(analyzer, long, 40);
+        assert_eq!(windows[0], long, "the whole text comes first");
+        assert!(windows.len() > 3);
+        // Windows cover the text in order, start and end on sentence boundaries, respect the
+        // budget, and together hold every sentence exactly once.
+        let joined = windows[1..].join(" ");
+        assert_eq!(joined, long);
+        for w in &windows[1..] {
+            assert!(w.starts_with("Sentence") && w.ends_with('.'), "{w:?}");
+            assert!(analyzer.count_tokens(w) <= 40, "{w:?}");
+        }
+        assert_eq!(embedding_windows(analyzer, long, 0), vec![long], "0 = off");
+        // A single sentence over the budget is its own window; Chinese splits at 。
+        let zh = "我们周末去了长城，天气很好，人也不多，大家都玩得很开心。".repeat(6);
+        let windows = embedding_windows(analyzer, &zh, 20);
+        assert!(windows.len() >= 3, "{windows:?}");
+        assert_eq!(windows[1..].concat(), zh);
+    }
 
     #[test]
     fn rrf_prefers_items_both_lists_agree_on() {

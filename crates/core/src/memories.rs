@@ -194,10 +194,20 @@ impl Memories {
             .map(|t| embedding_windows(self.analyzer, t, self.config.window_tokens))
             .collect();
         let flat: Vec<&str> = windows.iter().flatten().copied().collect();
-        let mut vectors = self.embedder.embed_all(&flat)?.into_iter();
+        let vectors = self.embedder.embed_all(&flat)?;
+        if flat.len() == texts.len() {
+            return Ok(vectors); // no long texts: one vector each, nothing to regroup
+        }
+        let mut vectors = vectors.into_iter();
         Ok(windows
             .iter()
-            .map(|w| vectors.by_ref().take(w.len()).flatten().collect())
+            .map(|w| {
+                let mut joined = Vec::with_capacity(w.len() * self.embedder.dimension());
+                for v in vectors.by_ref().take(w.len()) {
+                    joined.extend_from_slice(&v);
+                }
+                joined
+            })
             .collect())
     }
 

@@ -13,8 +13,8 @@ use crate::model::{
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 
 /// The dense vectors of one memory in one embedder's space: one vector of the embedder's
-/// dimension for the whole text, followed by one per window for long texts, concatenated
-/// (`vector.len()` is a multiple of the dimension; see `retrieval::embedding_windows`).
+/// dimension, or for a long text one per window of it, concatenated (`vector.len()` is a
+/// multiple of the dimension; see `retrieval::embedding_windows`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VectorRow {
     pub memory_id: MemoryId,

@@ -70,8 +70,7 @@ fn quantize(v: &[f32], out: &mut [i8]) -> f32 {
 
 /// Vectors of one user in one embedding space, addressed by slot.
 ///
-/// A slot holds one or more vectors: the whole text's first, then (for long texts) one per
-/// window of it. A slot's score is its best vector's, so a question about one passage of a long
+/// A slot holds one vector, or for a long text one per window of it. A slot's score is its best vector's, so a question about one passage of a long
 /// memory is not lost to the model's truncation or to averaging over the rest.
 #[derive(Clone)]
 pub struct DenseIndex {
@@ -327,7 +326,7 @@ mod tests {
     fn a_slot_scores_as_its_best_window_in_both_quantizations() {
         for quantization in [Quantization::F32, Quantization::Int8] {
             let mut f = DenseIndex::new(4, quantization);
-            // Slot 1: whole text points along x, a window along y.
+            // Slot 1: one window points along x, another along y.
             assert!(f.insert(1, &[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]));
             assert!(f.insert(2, &[0.6, 0.8, 0.0, 0.0]));
             assert!(!f.insert(3, &[1.0, 0.0, 0.0, 0.0, 1.0]));

@@ -126,10 +126,10 @@ pub struct RetrievalConfig {
     pub bm25: Bm25Params,
     pub quantization: Quantization,
     pub top_k: usize,
-    /// Texts longer than this many tokens also get one vector per window of about this size
-    /// (whole sentences), and score as their best vector: embedding models truncate long input
-    /// (MiniLM at 256 word pieces) and a single vector blurs a long text's details. 0 turns
-    /// windows off.
+    /// Texts longer than this many tokens get one vector per window of about this size (whole
+    /// sentences) instead of one for the whole text, and score as their best window: embedding
+    /// models truncate long input (MiniLM at 256 word pieces) and a single vector blurs a long
+    /// text's details. 0 turns windows off.
     pub window_tokens: usize,
 }
 
@@ -149,18 +149,22 @@ impl Default for RetrievalConfig {
 /// Default [`RetrievalConfig::window_tokens`].
 pub const DEFAULT_WINDOW_TOKENS: usize = 64;
 
-/// The texts to embed for one memory's text: the whole text, then, when it is longer than
+/// The texts to embed for one memory's text: the text itself, or, when it is longer than
 /// `window_tokens`, consecutive runs of whole sentences of at most about `window_tokens` tokens
 /// each (a single longer sentence is its own window). Windows are slices of `text`.
+///
+/// A whole-text vector beside the windows was measured too: LoCoMo dev hybrid R@10 0.691 vs
+/// 0.685 without, for ~25% more embedding work on ingest and twice the PerLTQA ingest time at
+/// equal PerLTQA recall; windows alone are the default.
 pub fn embedding_windows<'t>(
     analyzer: &mnemos_text::Analyzer,
     text: &'t str,
     window_tokens: usize,
 ) -> Vec<&'t str> {
-    let mut out = vec![text];
     if window_tokens == 0 || analyzer.count_tokens(text) <= window_tokens {
-        return out;
+        return vec![text];
     }
+    let mut out = Vec::new();
     let offset = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
     let mut start: Option<usize> = None;
     let mut end = 0;
@@ -524,13 +528,12 @@ mod tests {
             .collect();
         let long = long.trim_end();
         let windows = embedding_windows(analyzer, long, 40);
-        assert_eq!(windows[0], long, "the whole text comes first");
         assert!(windows.len() > 3);
         // Windows cover the text in order, start and end on sentence boundaries, respect the
         // budget, and together hold every sentence exactly once.
-        let joined = windows[1..].join(" ");
+        let joined = windows.join(" ");
         assert_eq!(joined, long);
-        for w in &windows[1..] {
+        for w in &windows {
             assert!(w.starts_with("Sentence") && w.ends_with('.'), "{w:?}");
             assert!(analyzer.count_tokens(w) <= 40, "{w:?}");
         }
@@ -539,7 +542,7 @@ mod tests {
         let zh = "我们周末去了长城，天气很好，人也不多，大家都玩得很开心。".repeat(6);
         let windows = embedding_windows(analyzer, &zh, 20);
         assert!(windows.len() >= 3, "{windows:?}");
-        assert_eq!(windows[1..].concat(), zh);
+        assert_eq!(windows.concat(), zh);
     }
 
     #[test]

@@ -1,0 +1,1 @@
+//! The LLM memory model: every memory task through an OpenAI-compatible chat-completions endpoint.

@@ -1,0 +1,1 @@
+//! Interpolated Kneser-Ney n-gram language model over analyzer tokens.

@@ -1,0 +1,1 @@
+//! Test support: a scripted OpenAI-compatible loopback server with injected faults.

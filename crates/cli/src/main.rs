@@ -5,6 +5,7 @@ mod config;
 mod demo;
 mod eval_retrieval;
 mod ingest;
+mod model_try;
 mod open;
 mod output;
 
@@ -82,6 +83,11 @@ enum Command {
     Purge(PurgeArgs),
     /// List the users that have data.
     Users,
+    /// Run one memory task (summarize, persona_snapshot, conflicts, …) on your own text.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
     /// Manage the local embedding model.
     Models {
         #[command(subcommand)]
@@ -102,6 +108,12 @@ enum ModelsCommand {
     Fetch,
     /// Print where the model is looked for and whether it is present.
     Status,
+}
+
+#[derive(Subcommand)]
+enum ModelCommand {
+    /// Run one task and print its typed output.
+    Try(model_try::ModelTryArgs),
 }
 
 #[derive(Subcommand)]
@@ -350,6 +362,9 @@ fn run(cli: Cli) -> Result<()> {
                 ModelsCommand::Status => open::model_status(&config),
             }
         }
+        Command::Model { command } => match command {
+            ModelCommand::Try(args) => model_try::run(&global.config()?, args),
+        },
         Command::Demo(args) => demo::run(&global, args),
         Command::Eval { command } => match command {
             EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),

@@ -279,14 +279,19 @@ impl ChatClient {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(&key.0);
         }
-        let response = request.send().map_err(|e| self.transport_failure(&e, started))?;
+        let response = request
+            .send()
+            .map_err(|e| self.transport_failure(&e, started))?;
         let status = response.status();
         if status.is_success() {
             return self.read_reply(response, started, stats);
         }
         let retry_after = retry_after(&response);
         let text = response.text().unwrap_or_default();
-        let snippet: String = error_message(&text).chars().take(MAX_ERROR_SNIPPET).collect();
+        let snippet: String = error_message(&text)
+            .chars()
+            .take(MAX_ERROR_SNIPPET)
+            .collect();
         let error = ModelError::Unavailable(self.redact(format!(
             "{} answered HTTP {}: {snippet}",
             self.endpoint,
@@ -312,11 +317,13 @@ impl ChatClient {
             ),
             _ => String::new(),
         };
-        Err(Failure::Fatal(ModelError::Unavailable(self.redact(format!(
-            "{} answered HTTP {}: {snippet}{hint}",
-            self.endpoint,
-            status.as_u16()
-        )))))
+        Err(Failure::Fatal(ModelError::Unavailable(self.redact(
+            format!(
+                "{} answered HTTP {}: {snippet}{hint}",
+                self.endpoint,
+                status.as_u16()
+            ),
+        ))))
     }
 
     fn transport_failure(&self, e: &reqwest::Error, started: Instant) -> Failure {
@@ -366,7 +373,8 @@ impl ChatClient {
                 .and_then(Value::as_u64)
                 .unwrap_or(0)
         };
-        let (prompt_tokens, completion_tokens) = (tokens("prompt_tokens"), tokens("completion_tokens"));
+        let (prompt_tokens, completion_tokens) =
+            (tokens("prompt_tokens"), tokens("completion_tokens"));
         stats.prompt_tokens += prompt_tokens;
         stats.completion_tokens += completion_tokens;
         let choice = value

@@ -170,7 +170,11 @@ impl LlmConfig {
             .strip_prefix("http://")
             .or_else(|| url.strip_prefix("https://"));
         match rest {
-            None => return bad(format!("base_url '{url}' must start with http:// or https://")),
+            None => {
+                return bad(format!(
+                    "base_url '{url}' must start with http:// or https://"
+                ))
+            }
             Some(rest) if rest.split('/').next().is_none_or(|host| host.is_empty()) => {
                 return bad(format!("base_url '{url}' has no host"))
             }
@@ -257,7 +261,10 @@ mod tests {
             ("ollama", "http://localhost:11434/v1/chat/completions"),
             ("vllm", "http://localhost:8000/v1/chat/completions"),
             ("llama.cpp", "http://localhost:8080/v1/chat/completions"),
-            ("LM Studio".replace(' ', "_").as_str(), "http://localhost:1234/v1/chat/completions"),
+            (
+                "LM Studio".replace(' ', "_").as_str(),
+                "http://localhost:1234/v1/chat/completions",
+            ),
         ] {
             let c = LlmConfig::preset(name, "m").unwrap();
             c.validate().unwrap();
@@ -291,8 +298,9 @@ mod tests {
         assert_eq!(c.max_concurrency, 4);
         let text = toml::to_string(&c).unwrap();
         assert_eq!(LlmConfig::from_toml(&text).unwrap(), c);
-        let err = LlmConfig::from_toml("base_url = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk\"\n")
-            .unwrap_err();
+        let err =
+            LlmConfig::from_toml("base_url = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk\"\n")
+                .unwrap_err();
         assert!(err.to_string().contains("api_key"), "{err}");
         assert!(LlmConfig::from_toml("model = \"m\"\n").is_err());
     }
@@ -300,7 +308,8 @@ mod tests {
     #[test]
     fn validate_names_the_bad_field() {
         let ok = LlmConfig::ollama("m");
-        let cases: Vec<(fn(&mut LlmConfig), &str)> = vec![
+        type Breaker = fn(&mut LlmConfig);
+        let cases: Vec<(Breaker, &str)> = vec![
             (|c| c.base_url = "localhost:11434".into(), "base_url"),
             (|c| c.base_url = "http:///v1".into(), "host"),
             (|c| c.model = " ".into(), "model"),

@@ -94,7 +94,12 @@ impl LlmModel {
             .body(&prompts::render(task), self.client.json_mode_active())
     }
 
-    fn call(&self, task: &Task, started: Instant, stats: &mut CallStats) -> ModelResult<TaskOutput> {
+    fn call(
+        &self,
+        task: &Task,
+        started: Instant,
+        stats: &mut CallStats,
+    ) -> ModelResult<TaskOutput> {
         task.validate()?;
         let budget = Duration::from_millis(self.client.config().call_budget_ms());
         let deadline = started + budget;
@@ -163,7 +168,10 @@ mod tests {
         let mut c = LlmConfig::ollama("qwen2.5");
         c.api_key_env = Some("MNEMOS_LLM_UNIT_TEST_KEY_THAT_IS_NEVER_SET".into());
         let err = LlmModel::new(c).unwrap_err().to_string();
-        assert!(err.contains("MNEMOS_LLM_UNIT_TEST_KEY_THAT_IS_NEVER_SET"), "{err}");
+        assert!(
+            err.contains("MNEMOS_LLM_UNIT_TEST_KEY_THAT_IS_NEVER_SET"),
+            "{err}"
+        );
         let model = LlmModel::new(LlmConfig::ollama("qwen2.5")).unwrap();
         assert_eq!(model.id(), "llm:qwen2.5");
         assert!(model.json_mode_active());
@@ -185,7 +193,9 @@ mod tests {
         c.temperature = 0.2;
         c.max_tokens = 256;
         let model = LlmModel::new(c.clone()).unwrap();
-        let body = model.request_body(&Task::Arousal { text: "太棒了！".into() });
+        let body = model.request_body(&Task::Arousal {
+            text: "太棒了！".into(),
+        });
         assert_eq!(body["model"], "Qwen/Qwen2.5-7B-Instruct");
         assert_eq!(body["max_tokens"], 256);
         assert!((body["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);

@@ -127,12 +127,14 @@ fn as_bool(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if x == 1.0 => Some(true),
-            Some(x) if x == 0.0 => Some(false),
+            Some(1.0) => Some(true),
+            Some(0.0) => Some(false),
             _ => None,
         },
         Value::String(s) => match s.trim().to_lowercase().as_str() {
-            "true" | "yes" | "y" | "1" | "是" | "对" | "有" | "能" | "会" | "可以" => Some(true),
+            "true" | "yes" | "y" | "1" | "是" | "对" | "有" | "能" | "会" | "可以" => {
+                Some(true)
+            }
             "false" | "no" | "n" | "0" | "否" | "不" | "不是" | "没有" | "不能" | "不会" => {
                 Some(false)
             }
@@ -200,7 +202,9 @@ pub fn parse_output(task: &Task, content: &str) -> Result<TaskOutput, String> {
             persona(&obj, window, schema).map(TaskOutput::Persona)
         }
         Task::Categorize { session } => categories(&obj, session).map(TaskOutput::Categories),
-        Task::Conflicts { .. } => flag(&obj, &["conflict", "conflicts", "contradiction"]).map(TaskOutput::Flag),
+        Task::Conflicts { .. } => {
+            flag(&obj, &["conflict", "conflicts", "contradiction"]).map(TaskOutput::Flag)
+        }
         Task::Merge { .. } => text(&obj, &["text", "merged"]).map(TaskOutput::Text),
         Task::Compress { text: original } => {
             let short = text(&obj, &["text", "compressed"])?;
@@ -237,8 +241,8 @@ pub fn parse_output(task: &Task, content: &str) -> Result<TaskOutput, String> {
 }
 
 fn choice(obj: &Map<String, Value>, options: &[String]) -> Result<usize, String> {
-    let raw = field(obj, &["choice", "option", "index"])
-        .ok_or("the field \"choice\" is missing")?;
+    let raw =
+        field(obj, &["choice", "option", "index"]).ok_or("the field \"choice\" is missing")?;
     if let Some(i) = as_index(raw) {
         return if i < options.len() {
             Ok(i)
@@ -270,8 +274,14 @@ fn persona(
     let mut seen = HashSet::new();
     let mut unknown = Vec::new();
     for item in items {
-        let Some(entry) = item.as_object() else { continue };
-        let key = entry.get("key").and_then(Value::as_str).unwrap_or("").trim();
+        let Some(entry) = item.as_object() else {
+            continue;
+        };
+        let key = entry
+            .get("key")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
         let value = match entry.get("value") {
             Some(Value::String(s)) => s.trim().to_string(),
             Some(Value::Number(n)) => n.to_string(),
@@ -322,7 +332,12 @@ fn categories(obj: &Map<String, Value>, session: &[Line]) -> Result<Vec<Category
             let mut lines: Vec<usize> = entry
                 .get("lines")
                 .and_then(Value::as_array)
-                .map(|v| v.iter().filter_map(as_index).filter(|i| *i < session.len()).collect())
+                .map(|v| {
+                    v.iter()
+                        .filter_map(as_index)
+                        .filter(|i| *i < session.len())
+                        .collect()
+                })
                 .unwrap_or_default();
             lines.sort_unstable();
             lines.dedup();
@@ -348,10 +363,9 @@ pub fn fit_budget(text: &str, budget: usize) -> String {
     }
     let mut kept = String::new();
     for sentence in sentences(text) {
+        // Sentences come trimmed: English ones need a space between them, Chinese ones not.
         let candidate = if kept.is_empty() {
             sentence.to_string()
-        } else if sentence.starts_with(char::is_whitespace) || kept.ends_with(char::is_whitespace) {
-            format!("{kept}{sentence}")
         } else if mnemos_text::has_cjk(sentence) {
             format!("{kept}{sentence}")
         } else {
@@ -480,9 +494,18 @@ mod tests {
             options: vec!["北京".into(), "上海".into(), "广州".into()],
             memories: vec![],
         };
-        assert_eq!(parse_output(&task, r#"{"choice": 2}"#), Ok(TaskOutput::Choice(2)));
-        assert_eq!(parse_output(&task, r#"{"choice": "1"}"#), Ok(TaskOutput::Choice(1)));
-        assert_eq!(parse_output(&task, r#"{"choice": "上海"}"#), Ok(TaskOutput::Choice(1)));
+        assert_eq!(
+            parse_output(&task, r#"{"choice": 2}"#),
+            Ok(TaskOutput::Choice(2))
+        );
+        assert_eq!(
+            parse_output(&task, r#"{"choice": "1"}"#),
+            Ok(TaskOutput::Choice(1))
+        );
+        assert_eq!(
+            parse_output(&task, r#"{"choice": "上海"}"#),
+            Ok(TaskOutput::Choice(1))
+        );
         let err = parse_output(&task, r#"{"choice": 3}"#).unwrap_err();
         assert!(err.contains("0 to 2"), "{err}");
         assert!(parse_output(&task, r#"{"choice": -1}"#).is_err());
@@ -518,8 +541,8 @@ mod tests {
             parse_output(&task, r#"{"values": []}"#),
             Ok(TaskOutput::Persona(vec![]))
         );
-        let err = parse_output(&task, r#"{"values": [{"key": "mood", "value": "开心"}]}"#)
-            .unwrap_err();
+        let err =
+            parse_output(&task, r#"{"values": [{"key": "mood", "value": "开心"}]}"#).unwrap_err();
         assert!(err.contains("mood"));
     }
 
@@ -530,8 +553,12 @@ mod tests {
             level: 1,
             token_budget: 8,
         };
-        assert!(parse_output(&task, r#"{"summary": "  "}"#).unwrap_err().contains("empty"));
-        assert!(parse_output(&task, r#"{"summary": 5}"#).unwrap_err().contains("not a string"));
+        assert!(parse_output(&task, r#"{"summary": "  "}"#)
+            .unwrap_err()
+            .contains("empty"));
+        assert!(parse_output(&task, r#"{"summary": 5}"#)
+            .unwrap_err()
+            .contains("not a string"));
         assert!(parse_output(&task, "").is_err());
         let long = "Alice moved to Paris in May. She started a new job at a bank there. \
                     Her sister visited in June and they went hiking.";
@@ -553,7 +580,10 @@ mod tests {
         );
         // An "compression" longer than the input keeps the input.
         assert_eq!(
-            parse_output(&compress, r#"{"text": "我明天上午十点要去医院复查，医生说要空腹。"}"#),
+            parse_output(
+                &compress,
+                r#"{"text": "我明天上午十点要去医院复查，医生说要空腹。"}"#
+            ),
             Ok(TaskOutput::Text("我明天上午十点要去医院复查。".into()))
         );
     }

@@ -179,7 +179,11 @@ fn plain_lines(lines: &[Line]) -> String {
     if lines.is_empty() {
         return "(none)".into();
     }
-    lines.iter().map(Line::render).collect::<Vec<_>>().join("\n")
+    lines
+        .iter()
+        .map(Line::render)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn numbered(items: &[String]) -> String {
@@ -302,7 +306,12 @@ const MAX_QUOTED_CHARS: usize = 4000;
 
 /// The conversation of a repair request: the original messages, the unusable answer, and a
 /// request to answer again with valid JSON only.
-pub fn repair(task: &Task, messages: &[ChatMessage], bad_answer: &str, problem: &str) -> Vec<ChatMessage> {
+pub fn repair(
+    task: &Task,
+    messages: &[ChatMessage],
+    bad_answer: &str,
+    problem: &str,
+) -> Vec<ChatMessage> {
     let quoted: String = bad_answer.chars().take(MAX_QUOTED_CHARS).collect();
     let mut out = messages.to_vec();
     out.push(ChatMessage::assistant(quoted));
@@ -339,7 +348,9 @@ mod tests {
         let zh = Task::Compress {
             text: "我下周三要去上海出差，住在外滩附近。".into(),
         };
-        assert!(render(&zh)[1].content.contains("write the text values in Chinese"));
+        assert!(render(&zh)[1]
+            .content
+            .contains("write the text values in Chinese"));
         let en = Task::Answer {
             query: "Where is she going?".into(),
             memories: vec!["她下周去上海。".into()],
@@ -354,7 +365,9 @@ mod tests {
 
     #[test]
     fn repair_quotes_the_bad_answer_within_bounds() {
-        let task = Task::Arousal { text: "哇！".into() };
+        let task = Task::Arousal {
+            text: "哇！".into(),
+        };
         let messages = render(&task);
         let long = "x".repeat(10_000);
         let r = repair(&task, &messages, &long, "no JSON object found");

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use mnemos_llm::prompts;
 
 fn snapshot_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("snapshots")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("snapshots")
 }
 
 /// Compare `actual` with the pinned file `name`; write it instead when regenerating.
@@ -45,7 +47,8 @@ fn assert_snapshot(name: &str, actual: &str) -> Result<(), String> {
 }
 
 fn render(task: &mnemos_core::Task) -> String {
-    let mut text = serde_json::to_string_pretty(&prompts::render(task)).expect("messages serialize");
+    let mut text =
+        serde_json::to_string_pretty(&prompts::render(task)).expect("messages serialize");
     text.push('\n');
     text
 }

@@ -792,7 +792,10 @@ mod tests {
             Step::malformed_json(),
         ]);
         let r = post(server.addr(), "/v1/chat/completions", &chat("x")).unwrap();
-        assert!(r.starts_with("HTTP/1.1 429") && r.contains("Retry-After: 2"), "{r}");
+        assert!(
+            r.starts_with("HTTP/1.1 429") && r.contains("Retry-After: 2"),
+            "{r}"
+        );
         let r = post(server.addr(), "/v1/chat/completions", &chat("x")).unwrap();
         assert!(r.starts_with("HTTP/1.1 503"));
         let r = post(server.addr(), "/v1/chat/completions", &chat("x")).unwrap_or_default();
@@ -823,7 +826,12 @@ mod tests {
         server.set_fallback(Step::reply("{\"ok\": true}").with_usage(12, 3));
         let mut with_format: Value = serde_json::from_str(&chat("x")).unwrap();
         with_format["response_format"] = json!({"type": "json_object"});
-        let r = post(server.addr(), "/v1/chat/completions", &with_format.to_string()).unwrap();
+        let r = post(
+            server.addr(),
+            "/v1/chat/completions",
+            &with_format.to_string(),
+        )
+        .unwrap();
         assert!(r.starts_with("HTTP/1.1 400") && r.contains("response_format"));
         let r = post(server.addr(), "/v1/chat/completions", &chat("x")).unwrap();
         assert!(r.contains("\"prompt_tokens\":12") && r.contains("\"completion_tokens\":3"));

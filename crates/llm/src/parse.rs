@@ -18,6 +18,9 @@ pub const SURPRISE_PERPLEXITY_CAP: f32 = 160.0;
 /// as 1.02 or -0.01); anything further is another scale and is rejected.
 const RANGE_SLACK: f64 = 0.05;
 
+/// Most `{` positions tried as the start of an object: bounds the scan on brace-heavy garbage.
+const MAX_OBJECT_STARTS: usize = 64;
+
 /// Map a 1–10 surprise rating to a perplexity-like score: `160^((r − 1) / 9)`, so 1 → 1
 /// (fully expected), 5.5 → ≈12.6, 10 → 160 (LUFY's perplexity cap). Ratings are clamped to
 /// 1..=10 first. Geometric, because perplexity grows multiplicatively with surprise.
@@ -42,7 +45,12 @@ pub fn extract_json_object(text: &str) -> Option<Map<String, Value>> {
         return Some(map);
     }
     let mut from = 0;
+    let mut tried = 0;
     while let Some(offset) = unfenced.get(from..).and_then(|rest| rest.find('{')) {
+        tried += 1;
+        if tried > MAX_OBJECT_STARTS {
+            break;
+        }
         let start = from + offset;
         if let Some(end) = balanced_end(&unfenced, start) {
             if let Some(Ok(Value::Object(map))) =
@@ -424,6 +432,11 @@ mod tests {
         assert!(extract_json_object("{\"cut\": \"mid").is_none());
         assert!(extract_json_object("[1, 2]").is_none());
         assert!(extract_json_object("}}}{{{").is_none());
+        // Brace-heavy garbage ends quickly instead of scanning quadratically.
+        let garbage = "{".repeat(200_000);
+        let started = std::time::Instant::now();
+        assert!(extract_json_object(&garbage).is_none());
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]

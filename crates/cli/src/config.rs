@@ -20,6 +20,9 @@ pub struct Config {
     pub sync_full: bool,
     pub embedder: EmbedderConfig,
     pub retrieval: RetrievalConfig,
+    /// An OpenAI-compatible endpoint for the memory tasks (`[llm]`, see docs/llm.md). Absent:
+    /// the offline model does every task.
+    pub llm: Option<mnemos_llm::LlmConfig>,
 }
 
 impl Default for Config {
@@ -30,6 +33,7 @@ impl Default for Config {
             sync_full: false,
             embedder: EmbedderConfig::default(),
             retrieval: RetrievalConfig::default(),
+            llm: None,
         }
     }
 }
@@ -97,6 +101,9 @@ impl Config {
         self.retrieval
             .validate()
             .context("invalid [retrieval] config")?;
+        if let Some(llm) = &self.llm {
+            llm.validate().context("invalid [llm] config")?;
+        }
         Ok(())
     }
 }

@@ -44,6 +44,48 @@ pub struct ModelTryArgs {
     /// Print the output and usage as JSON.
     #[arg(long)]
     json: bool,
+    /// Run the task through an OpenAI-compatible endpoint instead of the offline model: its base
+    /// URL (e.g. http://localhost:11434/v1), or `config` for the config file's `[llm]` table.
+    #[arg(long)]
+    llm: Option<String>,
+    /// Model name for `--llm URL`.
+    #[arg(long = "llm-model")]
+    llm_model: Option<String>,
+    /// Environment variable holding the API key for `--llm URL`.
+    #[arg(long = "api-key-env")]
+    api_key_env: Option<String>,
+}
+
+/// The LLM configuration `--llm` asks for, if any.
+fn llm_config(config: &Config, args: &ModelTryArgs) -> Result<Option<mnemos_llm::LlmConfig>> {
+    let Some(target) = args.llm.as_deref() else {
+        if args.llm_model.is_some() || args.api_key_env.is_some() {
+            bail!("--llm-model and --api-key-env need --llm URL");
+        }
+        return Ok(None);
+    };
+    let mut llm = if target == "config" {
+        config
+            .llm
+            .clone()
+            .context("--llm config: the config file has no [llm] table (see docs/llm.md)")?
+    } else {
+        let model = args
+            .llm_model
+            .clone()
+            .context("--llm URL needs --llm-model NAME (the model as the server knows it)")?;
+        mnemos_llm::LlmConfig::new(target, model)
+    };
+    if target == "config" {
+        if let Some(model) = &args.llm_model {
+            llm.model = model.clone();
+        }
+    }
+    if let Some(var) = &args.api_key_env {
+        llm.api_key_env = Some(var.clone());
+    }
+    llm.validate().context("invalid LLM settings")?;
+    Ok(Some(llm))
 }
 
 /// "Name: text" → a line spoken by Name (role user); otherwise an unnamed user line.
@@ -239,11 +281,17 @@ fn print_output(output: &TaskOutput) {
 pub fn run(config: &Config, args: ModelTryArgs) -> Result<()> {
     let task = build_task(&args)?;
     let embedder = open::embedder(config)?;
-    let offline = mnemos_offline::OfflineModel::new(Arc::clone(&embedder));
-    for note in offline.degradations() {
-        eprintln!("note: {note}");
-    }
-    let model: &dyn MemoryModel = &offline;
+    let model: Box<dyn MemoryModel> = match llm_config(config, &args)? {
+        Some(llm) => Box::new(mnemos_llm::LlmModel::new(llm).context("cannot set up the LLM")?),
+        None => {
+            let offline = mnemos_offline::OfflineModel::new(Arc::clone(&embedder));
+            for note in offline.degradations() {
+                eprintln!("note: {note}");
+            }
+            Box::new(offline)
+        }
+    };
+    let model: &dyn MemoryModel = model.as_ref();
     let started = Instant::now();
     let output = model
         .run(&task)
@@ -285,6 +333,9 @@ mod tests {
             budget: 80,
             level: 1,
             json: false,
+            llm: None,
+            llm_model: None,
+            api_key_env: None,
         }
     }
 

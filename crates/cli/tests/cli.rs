@@ -235,3 +235,39 @@ fn eval_retrieval_scores_a_small_locomo_file() {
     assert_eq!(bm25["retriever"], "bm25");
     assert_eq!(bm25["scores"]["overall"]["recall"]["1"], 1.0);
 }
+
+#[test]
+fn model_try_runs_a_task_offline_and_through_an_llm_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    // Unknown tasks list the valid ones.
+    let out = mnemos(&db, &["model", "try", "sumarize", "x"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("persona_snapshot"), "{}", stderr(&out));
+
+    // The same task through a loopback OpenAI-compatible server.
+    let server = mnemos_testkit::ScriptedLlm::start().unwrap();
+    server.set_default(
+        "classify_query",
+        mnemos_testkit::Step::reply_json(&serde_json::json!({"p_semantic": 0.9})),
+    );
+    let url = server.base_url();
+    let out = mnemos(
+        &db,
+        &[
+            "model", "try", "classify_query", "How old is Mia?", "--llm", &url, "--llm-model",
+            "tiny", "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["model"], "llm:tiny");
+    assert!((report["output"]["value"]["semantic"].as_f64().unwrap() - 0.9).abs() < 1e-6);
+    assert_eq!(report["usage"]["tasks"]["classify_query"]["calls"], 1);
+    assert_eq!(server.requests_for("classify_query").len(), 1);
+
+    // --llm URL without a model name is a clear error, before any request.
+    let out = mnemos(&db, &["model", "try", "arousal", "wow", "--llm", &url]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--llm-model"), "{}", stderr(&out));
+}

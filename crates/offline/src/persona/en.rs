@@ -71,12 +71,25 @@ impl<'a> Clause<'a> {
             }
             let surface = text.get(start..end).unwrap_or("");
             let lower = surface.to_lowercase().replace('’', "'");
-            for norm in expand(&lower) {
+            let parts = expand(&lower);
+            // A contraction "X'm" / "X's" / "Xn't" splits at its apostrophe, so that a value
+            // can start or end between the halves ("daughter's" → "daughter").
+            let split = (parts.len() == 2)
+                .then(|| surface.rfind(['\'', '’']))
+                .flatten()
+                .map(|i| if parts.get(1).is_some_and(|p| p == "not") && i > 0 { i - 1 } else { i })
+                .filter(|&i| i > 0);
+            for (n, norm) in parts.into_iter().enumerate() {
+                let (s, e) = match (split, n) {
+                    (Some(i), 0) => (start, start + i),
+                    (Some(i), _) => (start + i, end),
+                    (None, _) => (start, end),
+                };
                 toks.push(Tok {
                     norm,
-                    start,
-                    end,
-                    cap: c.is_uppercase(),
+                    start: s,
+                    end: e,
+                    cap: n == 0 && c.is_uppercase(),
                     word: true,
                 });
             }
@@ -334,6 +347,11 @@ impl Extractor<'_, '_> {
         } else {
             self.push(concept, text);
         }
+    }
+
+    /// Whether a value speaks of the listener ("another painting of yours").
+    fn mentions_listener(&self, span: Span) -> bool {
+        (span.from..span.to).any(|i| self.c.is_any(i, &["you", "your", "yours", "ya", "u", "ur", "yourself"]))
     }
 
     fn starts_deictic(&self, span: Span) -> bool {
@@ -722,11 +740,28 @@ impl Extractor<'_, '_> {
         if c.norm(e) == "to" || c.norm(e) == "been" {
             return;
         }
+        // Only determiners, numbers and a few adjectives may stand before the head noun
+        // ("a dog", "two kids", "a little sister"), not "known these friends" or "from friends".
+        const BEFORE_HEAD: &[&str] = &[
+            "a", "an", "two", "three", "four", "five", "six", "one", "no", "some", "many", "lots",
+            "of", "several", "couple", "twin", "little", "big", "older", "younger", "new", "baby",
+            "pet", "rescue", "cute", "adorable", "beautiful", "lovely", "amazing", "wonderful",
+            "great", "best", "close", "good", "old", "young", "teenage", "grown", "small",
+            "elderly", "loving", "supportive", "black", "white", "brown", "orange", "golden",
+            "tabby", "fluffy", "sweet", "awesome", "own", "very", "really", "super", "pretty",
+        ];
         let mut i = e;
         let limit = (e + 5).min(c.len());
         while i < limit && c.is_word(i) {
             let w = c.norm(i);
-            if EN_PETS.contains(&w) && !c.is_any(i + 1, &["food", "store", "shop", "sitter", "hair"]) {
+            let head = EN_PETS.contains(&w) || EN_FAMILY.contains(&w) || EN_RELATIONS.contains(&w);
+            if !head && !BEFORE_HEAD.contains(&w) {
+                return;
+            }
+            if head && c.is_any(i + 1, &["'s", "'"]) {
+                return;
+            }
+            if EN_PETS.contains(&w) && pet_follows_ok(c, i) {
                 let mut end = i + 1;
                 if c.norm(end) == "pig" {
                     end += 1;
@@ -762,7 +797,7 @@ impl Extractor<'_, '_> {
     /// Push a like/dislike, extended over a list that continues in the next clauses
     /// ("I love hiking, swimming and reading").
     fn push_list(&mut self, concept: Concept, span: Span) {
-        if self.starts_deictic(span) {
+        if self.starts_deictic(span) || self.mentions_listener(span) {
             return;
         }
         let mut value = self.c.span_text(span).to_string();
@@ -979,7 +1014,7 @@ impl Extractor<'_, '_> {
             return;
         }
         if let Some(span) = c.value(e, &[]) {
-            if !self.starts_deictic(span) {
+            if !self.starts_deictic(span) && !self.mentions_listener(span) {
                 self.push_span(Concept::Plans, span);
             }
         }
@@ -992,7 +1027,10 @@ impl Extractor<'_, '_> {
         let Some(f) = first else { return };
         for pattern in [&["going", "to"][..], &["planning", "to|on"][..], &["hoping", "to"][..]] {
             if let Some(e) = c.seq(f, pattern) {
-                self.plan_value(e, true);
+                // "Gonna be a great night": a forecast, not the speaker's plan.
+                if c.norm(e) != "be" {
+                    self.plan_value(e, true);
+                }
                 return;
             }
         }
@@ -1147,12 +1185,13 @@ impl Extractor<'_, '_> {
             Concept::Family
         } else if EN_RELATIONS.contains(&w) {
             Concept::Relationships
-        } else if EN_PETS.contains(&w) && !c.is_any(i + 1, &["food", "sitter", "store"]) {
+        } else if EN_PETS.contains(&w) && pet_follows_ok(c, i) {
             Concept::Pets
         } else {
             return;
         };
         let head_from = if c.is_any(p + 1, &["best", "ex", "late", "step", "older", "younger", "little", "big", "oldest", "youngest", "eldest", "twin"]) { p + 1 } else { i };
+        let i = if w == "guinea" && c.norm(i + 1) == "pig" { i + 1 } else { i };
         let mut end = i + 1;
         if c.norm(end) == "best" {
             end += 1;
@@ -1166,10 +1205,18 @@ impl Extractor<'_, '_> {
         if concept != Concept::Pets && self.clause_initial(p) && c.is_any(end, &["is", "'s", "are", "was", "lives", "works", "has", "loves", "likes", "just", "got", "moved", "studies", "recently", "always", "will", "turned"]) {
             // A statement about the person: keep it whole ("sister lives in Boston").
             if let Some(span) = c.value(end, &[]) {
-                let text = c.text_of(head_from, span.to);
-                self.push(concept, text);
-                return;
+                if span.to >= end + 2 {
+                    let text = c.text_of(head_from, span.to);
+                    self.push(concept, text);
+                    return;
+                }
             }
+        }
+        let words_in_clause = c.toks.iter().filter(|t| t.word).count();
+        // "my family" alone says nothing; "Thanks, my friend!" is an address, not a fact.
+        let vocative = concept != Concept::Pets && self.clause_initial(p) && end >= words_in_clause && end == i + 1;
+        if vocative || (end == i + 1 && matches!(w, "family" | "folks")) {
+            return;
         }
         let text = c.text_of(head_from, end);
         self.push(concept, text);
@@ -1218,6 +1265,25 @@ impl Extractor<'_, '_> {
             }
         }
     }
+}
+
+/// Whether the animal word at `i` is a pet being talked about, not a modifier of another noun
+/// ("my horse painting", "dog food"): it must end the phrase or be followed by a name or a verb.
+fn pet_follows_ok(c: &Clause, i: usize) -> bool {
+    let i = if c.norm(i) == "guinea" && c.norm(i + 1) == "pig" { i + 1 } else { i };
+    let next = i + 1;
+    !c.is_word(next)
+        || (c.is_cap(next) && c.norm(next) != "i")
+        || c.is_any(
+            next,
+            &[
+                "is", "'s", "was", "has", "loves", "likes", "named", "called", "and", "just",
+                "got", "who", "that", "gets", "needs", "died", "passed", "ran", "sleeps",
+                "follows", "always", "never", "too", "are", "were", "have", "had", "love", "like",
+                "of", "at", "in", "from", "for", "with", "to", "when", "because", "but", "so",
+                "or", "sleep", "ate", "eats", "keeps", "will", "can", "does", "did",
+            ],
+        )
 }
 
 /// A list that continues a like over the next clauses: "…, swimming and reading".

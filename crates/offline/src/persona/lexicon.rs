@@ -152,7 +152,7 @@ pub(super) const EN_FILLERS: &[&str] = &[
 /// Words before "I" that make the clause hypothetical or reported, not a statement.
 pub(super) const EN_HYPOTHETICAL: &[&str] = &[
     "if", "unless", "whether", "wish", "suppose", "imagine", "pretend", "hope", "wonder",
-    "maybe", "perhaps", "think", "guess", "bet", "dreamed", "dreamt", "whenever",
+    "maybe", "perhaps", "think", "guess", "bet", "dreamed", "dreamt", "whenever", "when", "once",
 ];
 
 /// Frequency words that mark a habit.

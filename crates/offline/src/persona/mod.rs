@@ -351,6 +351,16 @@ fn is_question(clause: &str) -> bool {
     if end.ends_with(['?', '？', '吗', '么']) {
         return true;
     }
+    // Chinese alternative questions: "我是男生还是女生".
+    if let Some(is_at) = clause.find('是') {
+        if clause
+            .get(is_at + '是'.len_utf8()..)
+            .and_then(|r| r.find("还是"))
+            .is_some_and(|i| i > 0)
+        {
+            return true;
+        }
+    }
     // Chinese A-not-A: 是不是, 有没有, 喜不喜欢.
     let chars: Vec<char> = clause.chars().collect();
     if chars

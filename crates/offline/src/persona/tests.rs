@@ -97,6 +97,14 @@ const ENGLISH: &[(&str, &[(&str, &str)])] = &[
     ("I'm Chinese.", &[]),
     ("I'm not a nurse.", &[]),
     ("I used to love opera.", &[]),
+    // Shapes seen in LoCoMo that must not fire (or fire narrowly).
+    ("And yup, I do- Oscar, my guinea pig.", &[("pets", "guinea pig")]),
+    ("Here's a photo of my horse painting I did recently.", &[]),
+    ("I've known these friends for 4 years.", &[]),
+    ("I'd love to see another painting of yours!", &[]),
+    ("We celebrated my daughter's birthday.", &[("family", "daughter")]),
+    ("Gonna be a great night featuring LGBTQ artists.", &[]),
+    ("Thanks, my friend!", &[]),
 ];
 
 const CHINESE: &[(&str, &[(&str, &str)])] = &[
@@ -149,6 +157,12 @@ const CHINESE: &[(&str, &[(&str, &str)])] = &[
     ("我叫了外卖", &[]),
     ("我当然知道", &[]),
     ("我在想你", &[]),
+    // Shapes seen in ZH-4O that must not fire.
+    ("你不知道 一直说我是男生", &[]),
+    ("我是男生还是女生", &[]),
+    ("晚安，我的朋友。", &[]),
+    ("我喜欢这样的你", &[]),
+    ("我以后会注意的", &[]),
 ];
 
 #[test]

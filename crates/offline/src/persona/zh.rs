@@ -36,6 +36,18 @@ pub(super) fn extract(clause: &str, following: &[&str], inherits_subject: bool, 
             }
             continue;
         }
+        // "一直说我是男生", "你以为我是老师": someone else's claim about the speaker.
+        if ["说", "以为", "觉得", "认为", "当成", "当作", "把", "说过"].iter().any(|w| before.trim_end().ends_with(w)) {
+            continue;
+        }
+        // "晚安，我的朋友": a form of address, not a fact.
+        let addressed = after.trim_start_matches('的');
+        let only_person = [ZH_RELATIONS, ZH_FAMILY].iter().any(|words| {
+            strip_longest(addressed, words).is_some_and(|(_, r)| r.chars().all(|c| ZH_TRAILING.contains(&c) || !c.is_alphanumeric()))
+        });
+        if before.trim().is_empty() && only_person && after.starts_with('的') {
+            continue;
+        }
         x.reading(before, after);
     }
 }
@@ -109,6 +121,11 @@ fn value(s: &str, max: usize) -> &str {
     v.trim_end_matches(|c: char| ZH_TRAILING.contains(&c) && c != '的')
 }
 
+/// Values that point at the situation instead of naming something ("这样", "那个").
+fn has_deictic(s: &str) -> bool {
+    ["这样", "那样", "这么", "那么", "这个", "那个", "这些", "那些"].iter().any(|w| s.contains(w))
+}
+
 fn is_pronoun_start(s: &str) -> bool {
     starts_any(s, ZH_PRONOUNS)
 }
@@ -133,7 +150,12 @@ fn is_job(word: &str) -> bool {
     if ZH_JOBS.contains(&word) {
         return true;
     }
-    if word.chars().count() < 2 || ZH_NOT_JOBS.iter().any(|w| word.ends_with(w)) {
+    let n = word.chars().count();
+    if !(2..=5).contains(&n) || ZH_NOT_JOBS.iter().any(|w| word.ends_with(w)) {
+        return false;
+    }
+    // Function words never sit inside an occupation ("男生还是女生").
+    if word.contains(['是', '的', '还', '和', '或', '了', '不', '在', '也', '跟', '我', '你']) {
         return false;
     }
     // Whole words only: the part before the suffix must itself be Chinese text.
@@ -269,7 +291,7 @@ impl Extractor<'_, '_> {
         }
         if strip_longest(before.trim(), ZH_FUTURE).is_some() {
             let vp = after.trim_start_matches(['也', '还', '都', '就']);
-            if starts_any(vp, &["要", "会", "想", "准备", "打算", "将", "得"]) {
+            if starts_any(vp, &["要", "想", "准备", "打算", "计划", "去"]) && !has_deictic(vp) {
                 let v = value(vp, MAX_VALUE_CHARS);
                 if v.chars().count() > 1 {
                     self.push(Concept::Plans, &format!("{}{}", before.trim(), v));
@@ -358,9 +380,14 @@ impl Extractor<'_, '_> {
             if word.chars().count() == 1 && rest.chars().next().is_some_and(|c| "们人".contains(c)) {
                 return false;
             }
-            if at_start {
+            // A statement about the person ("妈妈是医生") is kept whole; otherwise the word.
+            const PREDICATES: &[&str] = &[
+                "是", "在", "很", "叫", "住", "也是", "都是", "特别", "非常", "比较", "喜欢", "有",
+                "今年", "已经", "每天", "经常", "一直", "做", "当", "开", "养", "刚", "去年", "最近",
+            ];
+            if at_start && starts_any(rest, PREDICATES) {
                 let v = value(poss, MAX_VALUE_CHARS);
-                self.push(concept, if v.len() > word.len() { v } else { word });
+                self.push(concept, if v.len() > word.len() + 3 { v } else { word });
             } else {
                 self.push(concept, word);
             }
@@ -408,7 +435,7 @@ impl Extractor<'_, '_> {
         if let Some((_, tail)) = strip_longest(rest, ZH_FUTURE) {
             if !mods.negated {
                 let tail = tail.trim_start_matches(['也', '还', '都', '就']);
-                if starts_any(tail, &["要", "会", "想", "准备", "打算", "将", "得", "去"]) {
+                if starts_any(tail, &["要", "想", "准备", "打算", "计划", "去"]) && !has_deictic(tail) {
                     let v = value(rest, MAX_VALUE_CHARS);
                     if v.chars().count() > 3 {
                         self.push(Concept::Plans, v);
@@ -772,7 +799,7 @@ impl Extractor<'_, '_> {
             }
             let tail = tail.trim_start_matches(['上', '了']);
             let v = value(tail, MAX_VALUE_CHARS);
-            if v.is_empty() || is_pronoun_start(v) {
+            if v.is_empty() || is_pronoun_start(v) || v.contains(['你', '您']) || has_deictic(v) {
                 return true;
             }
             let concept = if mods.negated { Concept::Dislikes } else { Concept::Likes };
@@ -820,7 +847,7 @@ impl Extractor<'_, '_> {
         if let Some((verb, tail)) = strip_longest(rest, PLAN) {
             let tail = tail.trim_start_matches(['着', '在']);
             let v = value(if verb == "要去" { rest.get("要".len()..).unwrap_or(tail) } else { tail }, MAX_VALUE_CHARS);
-            if v.chars().count() >= 2 && !is_pronoun_start(v) && !starts_any(v, &["好", "了", "一下", "怎么"]) {
+            if v.chars().count() >= 2 && !is_pronoun_start(v) && !has_deictic(v) && !starts_any(v, &["好", "了", "一下", "怎么"]) {
                 self.push(Concept::Plans, v);
             }
             return true;

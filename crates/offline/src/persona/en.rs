@@ -77,7 +77,13 @@ impl<'a> Clause<'a> {
             let split = (parts.len() == 2)
                 .then(|| surface.rfind(['\'', '’']))
                 .flatten()
-                .map(|i| if parts.get(1).is_some_and(|p| p == "not") && i > 0 { i - 1 } else { i })
+                .map(|i| {
+                    if parts.get(1).is_some_and(|p| p == "not") && i > 0 {
+                        i - 1
+                    } else {
+                        i
+                    }
+                })
                 .filter(|&i| i > 0);
             for (n, norm) in parts.into_iter().enumerate() {
                 let (s, e) = match (split, n) {
@@ -122,8 +128,10 @@ impl<'a> Clause<'a> {
         if to <= from {
             return "";
         }
-        let (Some(a), Some(b)) = (self.toks.get(from), to.checked_sub(1).and_then(|t| self.toks.get(t)))
-        else {
+        let (Some(a), Some(b)) = (
+            self.toks.get(from),
+            to.checked_sub(1).and_then(|t| self.toks.get(t)),
+        ) else {
             return "";
         };
         if b.end < a.start {
@@ -171,8 +179,13 @@ impl<'a> Clause<'a> {
             let w = self.norm(to);
             let next = self.norm(to + 1);
             // "St. Mary's", "9/11": a dot or slash inside a name does not end the value.
-            let inner_mark = matches!(w, "." | "/") && to > from && self.is_word(to + 1)
-                && self.toks.get(to + 1).is_some_and(|t| t.cap || t.norm.bytes().all(|b| b.is_ascii_digit()));
+            let inner_mark = matches!(w, "." | "/")
+                && to > from
+                && self.is_word(to + 1)
+                && self
+                    .toks
+                    .get(to + 1)
+                    .is_some_and(|t| t.cap || t.norm.bytes().all(|b| b.is_ascii_digit()));
             let cut = (!self.is_word(to) && !inner_mark)
                 || EN_CUT_WORDS.contains(&w)
                 || stops.contains(&w)
@@ -239,13 +252,22 @@ fn expand(word: &str) -> Vec<String> {
 /// Whether an English clause opens like a question ("do you …", "what do you …").
 pub(super) fn opens_question(clause: &str) -> bool {
     const AUX: &[&str] = &[
-        "do", "does", "did", "are", "is", "am", "can", "could", "would", "will", "should",
-        "have", "has", "shall", "may", "were", "was",
+        "do", "does", "did", "are", "is", "am", "can", "could", "would", "will", "should", "have",
+        "has", "shall", "may", "were", "was",
     ];
-    const WH: &[&str] = &["what", "where", "who", "why", "how", "when", "which", "whose"];
-    const PRONOUNS: &[&str] = &["you", "i", "we", "he", "she", "they", "it", "u", "ya", "there", "this", "that", "your", "my"];
+    const WH: &[&str] = &[
+        "what", "where", "who", "why", "how", "when", "which", "whose",
+    ];
+    const PRONOUNS: &[&str] = &[
+        "you", "i", "we", "he", "she", "they", "it", "u", "ya", "there", "this", "that", "your",
+        "my",
+    ];
     let c = Clause::new(clause);
-    let first = if c.is_any(0, &["so", "and", "but", "well", "oh", "hey", "also"]) { 1 } else { 0 };
+    let first = if c.is_any(0, &["so", "and", "but", "well", "oh", "hey", "also"]) {
+        1
+    } else {
+        0
+    };
     (c.is_any(first, AUX) && c.is_any(first + 1, PRONOUNS))
         || (c.is_any(first, WH) && (c.is_any(first + 1, AUX) || c.norm(first + 1) == "'s"))
 }
@@ -253,7 +275,10 @@ pub(super) fn opens_question(clause: &str) -> bool {
 /// Whether an English clause states a condition ("if I …", "unless …").
 pub(super) fn opens_conditional(clause: &str) -> bool {
     let c = Clause::new(clause);
-    c.is_any(0, &["if", "unless", "whether", "suppose", "supposing", "imagine"])
+    c.is_any(
+        0,
+        &["if", "unless", "whether", "suppose", "supposing", "imagine"],
+    )
 }
 
 /// Every fact of one clause. `following` are the sentence's later clauses (for lists).
@@ -296,31 +321,111 @@ struct Extractor<'a, 'b> {
 
 /// Value starts that point at the listener or at the situation, not at a preference.
 const DEICTIC: &[&str] = &[
-    "you", "it", "that", "this", "them", "him", "her", "those", "these", "how", "what", "when",
-    "your", "yours", "ya", "u", "seeing", "hearing", "everything", "everyone", "ur", "where",
-    "why", "who", "being", "the way",
+    "you",
+    "it",
+    "that",
+    "this",
+    "them",
+    "him",
+    "her",
+    "those",
+    "these",
+    "how",
+    "what",
+    "when",
+    "your",
+    "yours",
+    "ya",
+    "u",
+    "seeing",
+    "hearing",
+    "everything",
+    "everyone",
+    "ur",
+    "where",
+    "why",
+    "who",
+    "being",
+    "the way",
 ];
 
 /// Words in front of a job noun that say nothing about the job.
 const EN_JOB_NOISE: &[&str] = &[
-    "good", "great", "bad", "terrible", "proud", "happy", "busy", "tired", "lucky", "real",
-    "big", "little", "full", "full-time", "huge",
+    "good",
+    "great",
+    "bad",
+    "terrible",
+    "proud",
+    "happy",
+    "busy",
+    "tired",
+    "lucky",
+    "real",
+    "big",
+    "little",
+    "full",
+    "full-time",
+    "huge",
 ];
 
 /// Nationalities and faiths: capitalized after "I'm" but not names.
 const EN_NOT_NAMES: &[&str] = &[
-    "american", "chinese", "british", "english", "french", "german", "japanese", "korean",
-    "indian", "canadian", "australian", "mexican", "spanish", "italian", "russian",
-    "brazilian", "irish", "scottish", "dutch", "swedish", "asian", "european", "african",
-    "latina", "latino", "jewish", "muslim", "christian", "catholic", "buddhist", "hindu",
-    "sorry", "ok", "okay", "good", "fine", "here", "back", "home", "done", "so", "not", "sure",
-    "glad", "happy", "excited", "lol", "haha", "god", "afraid",
+    "american",
+    "chinese",
+    "british",
+    "english",
+    "french",
+    "german",
+    "japanese",
+    "korean",
+    "indian",
+    "canadian",
+    "australian",
+    "mexican",
+    "spanish",
+    "italian",
+    "russian",
+    "brazilian",
+    "irish",
+    "scottish",
+    "dutch",
+    "swedish",
+    "asian",
+    "european",
+    "african",
+    "latina",
+    "latino",
+    "jewish",
+    "muslim",
+    "christian",
+    "catholic",
+    "buddhist",
+    "hindu",
+    "sorry",
+    "ok",
+    "okay",
+    "good",
+    "fine",
+    "here",
+    "back",
+    "home",
+    "done",
+    "so",
+    "not",
+    "sure",
+    "glad",
+    "happy",
+    "excited",
+    "lol",
+    "haha",
+    "god",
+    "afraid",
 ];
 
 /// Size words dropped from "I'm a huge X fan".
 const EN_SIZE: &[&str] = &[
-    "big", "huge", "massive", "total", "real", "true", "hopeless", "great", "die-hard",
-    "diehard", "avid", "crazy", "major",
+    "big", "huge", "massive", "total", "real", "true", "hopeless", "great", "die-hard", "diehard",
+    "avid", "crazy", "major",
 ];
 
 impl Extractor<'_, '_> {
@@ -351,7 +456,10 @@ impl Extractor<'_, '_> {
 
     /// Whether a value speaks of the listener ("another painting of yours").
     fn mentions_listener(&self, span: Span) -> bool {
-        (span.from..span.to).any(|i| self.c.is_any(i, &["you", "your", "yours", "ya", "u", "ur", "yourself"]))
+        (span.from..span.to).any(|i| {
+            self.c
+                .is_any(i, &["you", "your", "yours", "ya", "u", "ur", "yourself"])
+        })
     }
 
     fn starts_deictic(&self, span: Span) -> bool {
@@ -364,8 +472,8 @@ impl Extractor<'_, '_> {
     /// Whether token `p` opens the clause (only interjections before it).
     fn clause_initial(&self, p: usize) -> bool {
         const INTERJECTIONS: &[&str] = &[
-            "oh", "well", "yeah", "yes", "so", "and", "but", "also", "actually", "honestly",
-            "hey", "hi", "hello", "anyway", "btw", "plus", "wow", "haha", "lol", "ah", "um", "uh",
+            "oh", "well", "yeah", "yes", "so", "and", "but", "also", "actually", "honestly", "hey",
+            "hi", "hello", "anyway", "btw", "plus", "wow", "haha", "lol", "ah", "um", "uh",
         ];
         (0..p).all(|i| self.c.is_any(i, INTERJECTIONS) || !self.c.is_word(i))
     }
@@ -394,7 +502,12 @@ impl Extractor<'_, '_> {
         let c = self.c;
         let present: &[&[&str]] = &[
             &["i", "live|reside", "in|at|near|on|outside"],
-            &["i", "am", "living|based|staying|settled", "in|at|near|on|outside"],
+            &[
+                "i",
+                "am",
+                "living|based|staying|settled",
+                "in|at|near|on|outside",
+            ],
             &["i", "have", "been", "living|based", "in|at|near|on"],
             &["i", "have", "lived", "in|at|near|on"],
             &["i", "am|come", "from"],
@@ -480,8 +593,13 @@ impl Extractor<'_, '_> {
                     if self.starts_deictic(span) {
                         return;
                     }
-                    let place = c.is_any(span.from, &["a", "an", "the", "this"]) || c.is_cap(span.from);
-                    let concept = if place { Concept::Workplace } else { Concept::Job };
+                    let place =
+                        c.is_any(span.from, &["a", "an", "the", "this"]) || c.is_cap(span.from);
+                    let concept = if place {
+                        Concept::Workplace
+                    } else {
+                        Concept::Job
+                    };
                     self.push_dated(concept, span, *past);
                 }
                 return;
@@ -489,9 +607,23 @@ impl Extractor<'_, '_> {
         }
         if c.seq(p, &["i", "work", "from", "home"]).is_some() {
             let home = c.seq(p, &["i", "work", "from"]).unwrap_or(p);
-            self.push_span(Concept::Workplace, Span { from: home, to: home + 1, to_end: false });
+            self.push_span(
+                Concept::Workplace,
+                Span {
+                    from: home,
+                    to: home + 1,
+                    to_end: false,
+                },
+            );
         }
-        if let Some(e) = c.seq(p, &["i", "am", "retired|unemployed|self-employed|jobless|freelancing"]) {
+        if let Some(e) = c.seq(
+            p,
+            &[
+                "i",
+                "am",
+                "retired|unemployed|self-employed|jobless|freelancing",
+            ],
+        ) {
             self.push(Concept::Job, c.text_of(e - 1, e));
         }
     }
@@ -499,10 +631,18 @@ impl Extractor<'_, '_> {
     /// "at/in/for <place>" right after a job phrase.
     fn workplace_after(&mut self, at: usize, past: bool) {
         let c = self.c;
-        const DURATION: &[&str] = &["years", "year", "months", "month", "weeks", "week", "days", "while", "decade", "decades", "ages", "long", "now", "life", "living", "fun", "free", "money", "example", "instance"];
+        const DURATION: &[&str] = &[
+            "years", "year", "months", "month", "weeks", "week", "days", "while", "decade",
+            "decades", "ages", "long", "now", "life", "living", "fun", "free", "money", "example",
+            "instance",
+        ];
         if c.is_any(at, &["at", "in", "for", "with"]) {
-            if let Some(span) = c.value(at + 1, &["as", "for", "since", "now", "and", "but", "where"]) {
-                let duration = (span.from..span.to).any(|i| c.is_any(i, DURATION) || number(c.norm(i)).is_some());
+            if let Some(span) = c.value(
+                at + 1,
+                &["as", "for", "since", "now", "and", "but", "where"],
+            ) {
+                let duration = (span.from..span.to)
+                    .any(|i| c.is_any(i, DURATION) || number(c.norm(i)).is_some());
                 if !self.starts_deictic(span) && !duration {
                     self.push_dated(Concept::Workplace, span, past);
                 }
@@ -524,7 +664,12 @@ impl Extractor<'_, '_> {
                     self.workplace_after(e, false);
                     return;
                 }
-                if c.is_any(e, &["for", "to", "with", "hard", "right", "now", "a", "the", "all", "so", "it"]) {
+                if c.is_any(
+                    e,
+                    &[
+                        "for", "to", "with", "hard", "right", "now", "a", "the", "all", "so", "it",
+                    ],
+                ) {
                     return;
                 }
                 if let Some(span) = c.value(e, &["at", "in", "for", "since", "and", "with"]) {
@@ -540,7 +685,18 @@ impl Extractor<'_, '_> {
             if let Some(e) = c.seq(p, pattern) {
                 if let Some(span) = c.value(e, &["for", "and", "but", "since", "every"]) {
                     let schoolish = (span.from..span.to).any(|i| {
-                        c.is_any(i, &["school", "university", "college", "academy", "uni", "high", "institute"])
+                        c.is_any(
+                            i,
+                            &[
+                                "school",
+                                "university",
+                                "college",
+                                "academy",
+                                "uni",
+                                "high",
+                                "institute",
+                            ],
+                        )
                     });
                     if schoolish {
                         self.push_span(Concept::Workplace, span);
@@ -555,22 +711,64 @@ impl Extractor<'_, '_> {
     fn be(&mut self, p: usize) {
         let c = self.c;
         // Age: "I'm 28", "I'm 28 years old", "I just turned 30", "I'm in my thirties".
-        for pattern in [&["i", "am"][..], &["i", "turned"][..], &["i", "have", "turned"][..]] {
+        for pattern in [
+            &["i", "am"][..],
+            &["i", "turned"][..],
+            &["i", "have", "turned"][..],
+        ] {
             if let Some(e) = c.seq(p, pattern) {
                 if let Some(age) = number(c.norm(e)) {
                     let after = c.norm(e + 1);
-                    let bare_ok = matches!(after, "" | "years" | "year" | "yrs" | "yo" | "y" | "now" | "this" | "and" | "but" | "already" | "today" | "soon" | "next" | "lol")
-                        || !c.is_word(e + 1);
+                    let bare_ok = matches!(
+                        after,
+                        "" | "years"
+                            | "year"
+                            | "yrs"
+                            | "yo"
+                            | "y"
+                            | "now"
+                            | "this"
+                            | "and"
+                            | "but"
+                            | "already"
+                            | "today"
+                            | "soon"
+                            | "next"
+                            | "lol"
+                    ) || !c.is_word(e + 1);
                     if (1..=120).contains(&age) && bare_ok {
                         self.push(Concept::Age, c.text_of(e, e + 1));
                     }
-                } else if c.is_any(e + 1, &["years", "year"]) && c.norm(e + 2) == "old" && is_number_word(c.norm(e)) {
+                } else if c.is_any(e + 1, &["years", "year"])
+                    && c.norm(e + 2) == "old"
+                    && is_number_word(c.norm(e))
+                {
                     self.push(Concept::Age, c.text_of(e, e + 1));
                 }
             }
         }
         if let Some(e) = c.seq(p, &["i", "am", "in", "my"]) {
-            if c.is_any(e, &["teens", "twenties", "thirties", "forties", "fifties", "sixties", "seventies", "eighties", "nineties", "20s", "30s", "40s", "50s", "60s", "70s", "80s"]) {
+            if c.is_any(
+                e,
+                &[
+                    "teens",
+                    "twenties",
+                    "thirties",
+                    "forties",
+                    "fifties",
+                    "sixties",
+                    "seventies",
+                    "eighties",
+                    "nineties",
+                    "20s",
+                    "30s",
+                    "40s",
+                    "50s",
+                    "60s",
+                    "70s",
+                    "80s",
+                ],
+            ) {
                 self.push(Concept::Age, c.text_of(e - 2, e + 1));
             }
         }
@@ -579,26 +777,52 @@ impl Extractor<'_, '_> {
             if c.is_any(e, EN_RELATION_STATES) {
                 let span = c
                     .value(e, &["for", "since", "and", "but", "now"])
-                    .unwrap_or(Span { from: e, to: e + 1, to_end: false });
+                    .unwrap_or(Span {
+                        from: e,
+                        to: e + 1,
+                        to_end: false,
+                    });
                 let keep = if c.is_any(e + 1, &["to", "with"]) || c.norm(e) == "dating" {
                     span
                 } else {
-                    Span { from: e, to: e + 1, to_end: false }
+                    Span {
+                        from: e,
+                        to: e + 1,
+                        to_end: false,
+                    }
                 };
                 self.push_span(Concept::Relationships, keep);
-            } else if let Some(e2) = c.seq(e, &["in", "a", "?long-distance|serious|happy", "relationship"]) {
-                let span = c.value(e2, &["for", "since", "and", "but"]).map_or(e2, |s| {
-                    if c.is_any(e2, &["with"]) { s.to } else { e2 }
-                });
+            } else if let Some(e2) = c.seq(
+                e,
+                &["in", "a", "?long-distance|serious|happy", "relationship"],
+            ) {
+                let span = c
+                    .value(e2, &["for", "since", "and", "but"])
+                    .map_or(e2, |s| if c.is_any(e2, &["with"]) { s.to } else { e2 });
                 self.push(Concept::Relationships, c.text_of(e, span));
             }
             // Bare diets: "I'm vegetarian".
-            if c.is_any(e, &["vegetarian", "vegan", "pescatarian", "teetotal", "sober"]) && !c.is_word(e + 1) {
+            if c.is_any(
+                e,
+                &["vegetarian", "vegan", "pescatarian", "teetotal", "sober"],
+            ) && !c.is_word(e + 1)
+            {
                 self.push(Concept::Habits, c.text_of(e, e + 1));
             }
             // Bare gender words: "I'm female", "I'm nonbinary".
-            if c.is_any(e, &["male", "female", "nonbinary", "non-binary", "transgender", "trans", "genderfluid", "agender"])
-                && !c.is_word(e + 1)
+            if c.is_any(
+                e,
+                &[
+                    "male",
+                    "female",
+                    "nonbinary",
+                    "non-binary",
+                    "transgender",
+                    "trans",
+                    "genderfluid",
+                    "agender",
+                ],
+            ) && !c.is_word(e + 1)
             {
                 self.push(Concept::Gender, c.text_of(e, e + 1));
             }
@@ -619,7 +843,11 @@ impl Extractor<'_, '_> {
             }
         }
         // Traits without an article: "I'm shy", "I'm a bit shy", "I'm not very patient".
-        for pattern in [&["i", "am"][..], &["i", "consider", "myself"][..], &["i", "tend", "to", "be"][..]] {
+        for pattern in [
+            &["i", "am"][..],
+            &["i", "consider", "myself"][..],
+            &["i", "tend", "to", "be"][..],
+        ] {
             if let Some(e) = c.seq(p, pattern) {
                 self.trait_at(e);
                 break;
@@ -630,8 +858,24 @@ impl Extractor<'_, '_> {
     /// A trait phrase at `e`: optional "not", hedges and intensifiers, then a trait word.
     fn trait_at(&mut self, e: usize) {
         let c = self.c;
-        const HEDGES: &[&str] = &["bit", "little", "kind", "kinda", "sort", "sorta", "somewhat", "slightly", "of", "a", "fairly", "rather"];
-        const INTENSIFIERS: &[&str] = &["very", "really", "so", "pretty", "quite", "super", "extremely", "too", "incredibly", "such", "totally", "naturally"];
+        const HEDGES: &[&str] = &[
+            "bit", "little", "kind", "kinda", "sort", "sorta", "somewhat", "slightly", "of", "a",
+            "fairly", "rather",
+        ];
+        const INTENSIFIERS: &[&str] = &[
+            "very",
+            "really",
+            "so",
+            "pretty",
+            "quite",
+            "super",
+            "extremely",
+            "too",
+            "incredibly",
+            "such",
+            "totally",
+            "naturally",
+        ];
         let mut i = e;
         let mut keep_from: Option<usize> = None;
         while i < c.len() && i < e + 5 {
@@ -645,7 +889,11 @@ impl Extractor<'_, '_> {
         if c.is_any(i, EN_TRAITS) {
             let from = keep_from.unwrap_or(i);
             // "a bit" alone is not a phrase start when the hedge is just the article.
-            let from = if c.norm(from) == "a" && !c.is_any(from + 1, &["bit", "little"]) { i } else { from };
+            let from = if c.norm(from) == "a" && !c.is_any(from + 1, &["bit", "little"]) {
+                i
+            } else {
+                from
+            };
             self.push(Concept::Personality, c.text_of(from, i + 1));
         }
     }
@@ -660,7 +908,11 @@ impl Extractor<'_, '_> {
                 let digits = c.norm(i).split('-').next().unwrap_or("").to_string();
                 self.push(Concept::Age, digits);
                 i += 1;
-            } else if c.is_any(i + 1, &["year"]) && c.norm(i + 2) == "old" && (1..=120).contains(&age) && !past {
+            } else if c.is_any(i + 1, &["year"])
+                && c.norm(i + 2) == "old"
+                && (1..=120).contains(&age)
+                && !past
+            {
                 self.push(Concept::Age, c.text_of(i, i + 1));
                 i += 3;
             }
@@ -668,14 +920,27 @@ impl Extractor<'_, '_> {
         let np_start = i;
         let limit = (np_start + 5).min(c.len());
         while i < limit {
-            if !c.is_word(i) || c.is_any(i, &["at", "in", "for", "with", "from", "who", "that", "and", "but", "because", "since", "when", "so"]) {
+            if !c.is_word(i)
+                || c.is_any(
+                    i,
+                    &[
+                        "at", "in", "for", "with", "from", "who", "that", "and", "but", "because",
+                        "since", "when", "so",
+                    ],
+                )
+            {
                 return;
             }
             let w = c.norm(i);
             let two = format!("{w} {}", c.norm(i + 1));
             if !past {
-                if EN_GENDER.contains(&w) && !EN_JOBS.contains(&c.norm(i + 1)) && !c.is_any(i + 1, EN_GENDER) {
-                    let from = (np_start..=i).find(|&j| c.is_any(j, EN_GENDER)).unwrap_or(i);
+                if EN_GENDER.contains(&w)
+                    && !EN_JOBS.contains(&c.norm(i + 1))
+                    && !c.is_any(i + 1, EN_GENDER)
+                {
+                    let from = (np_start..=i)
+                        .find(|&j| c.is_any(j, EN_GENDER))
+                        .unwrap_or(i);
                     self.push(Concept::Gender, c.text_of(from, i + 1));
                     return;
                 }
@@ -695,13 +960,53 @@ impl Extractor<'_, '_> {
                     self.push(Concept::Personality, c.text_of(i, i + 1));
                     return;
                 }
-                if c.is_any(i, &["mom", "mother", "mum", "dad", "father", "parent", "grandmother", "grandfather", "grandma", "grandpa", "stepmom", "stepdad", "wife", "husband", "aunt", "uncle"]) {
-                    let end = if c.norm(i + 1) == "of" && c.is_word(i + 2) { i + 3 } else { i + 1 };
+                if c.is_any(
+                    i,
+                    &[
+                        "mom",
+                        "mother",
+                        "mum",
+                        "dad",
+                        "father",
+                        "parent",
+                        "grandmother",
+                        "grandfather",
+                        "grandma",
+                        "grandpa",
+                        "stepmom",
+                        "stepdad",
+                        "wife",
+                        "husband",
+                        "aunt",
+                        "uncle",
+                    ],
+                ) {
+                    let end = if c.norm(i + 1) == "of" && c.is_word(i + 2) {
+                        i + 3
+                    } else {
+                        i + 1
+                    };
                     self.push(Concept::Family, c.text_of(np_start, end));
                     return;
                 }
                 let pet_person = c.norm(i) == "person" && i > np_start && c.is_any(i - 1, EN_PETS);
-                if (pet_person || c.is_any(i, &["lover", "fan", "enthusiast", "buff", "addict", "junkie", "fanatic", "nerd", "geek"])) && i > np_start {
+                if (pet_person
+                    || c.is_any(
+                        i,
+                        &[
+                            "lover",
+                            "fan",
+                            "enthusiast",
+                            "buff",
+                            "addict",
+                            "junkie",
+                            "fanatic",
+                            "nerd",
+                            "geek",
+                        ],
+                    ))
+                    && i > np_start
+                {
                     let first = (np_start..i).find(|&j| !c.is_any(j, EN_SIZE)).unwrap_or(i);
                     if first < i {
                         self.push(Concept::Likes, c.text_of(first, i));
@@ -715,9 +1020,15 @@ impl Extractor<'_, '_> {
                     return;
                 }
             }
-            if is_job(w) && !(c.norm(i + 1) == "of") {
-                let first = (np_start..=i).find(|&j| !c.is_any(j, EN_JOB_NOISE)).unwrap_or(i);
-                let span = Span { from: first, to: i + 1, to_end: false };
+            if is_job(w) && c.norm(i + 1) != "of" {
+                let first = (np_start..=i)
+                    .find(|&j| !c.is_any(j, EN_JOB_NOISE))
+                    .unwrap_or(i);
+                let span = Span {
+                    from: first,
+                    to: i + 1,
+                    to_end: false,
+                };
                 self.push_dated(Concept::Job, span, past);
                 self.workplace_after(i + 1, past);
                 return;
@@ -743,12 +1054,62 @@ impl Extractor<'_, '_> {
         // Only determiners, numbers and a few adjectives may stand before the head noun
         // ("a dog", "two kids", "a little sister"), not "known these friends" or "from friends".
         const BEFORE_HEAD: &[&str] = &[
-            "a", "an", "two", "three", "four", "five", "six", "one", "no", "some", "many", "lots",
-            "of", "several", "couple", "twin", "little", "big", "older", "younger", "new", "baby",
-            "pet", "rescue", "cute", "adorable", "beautiful", "lovely", "amazing", "wonderful",
-            "great", "best", "close", "good", "old", "young", "teenage", "grown", "small",
-            "elderly", "loving", "supportive", "black", "white", "brown", "orange", "golden",
-            "tabby", "fluffy", "sweet", "awesome", "own", "very", "really", "super", "pretty",
+            "a",
+            "an",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "one",
+            "no",
+            "some",
+            "many",
+            "lots",
+            "of",
+            "several",
+            "couple",
+            "twin",
+            "little",
+            "big",
+            "older",
+            "younger",
+            "new",
+            "baby",
+            "pet",
+            "rescue",
+            "cute",
+            "adorable",
+            "beautiful",
+            "lovely",
+            "amazing",
+            "wonderful",
+            "great",
+            "best",
+            "close",
+            "good",
+            "old",
+            "young",
+            "teenage",
+            "grown",
+            "small",
+            "elderly",
+            "loving",
+            "supportive",
+            "black",
+            "white",
+            "brown",
+            "orange",
+            "golden",
+            "tabby",
+            "fluffy",
+            "sweet",
+            "awesome",
+            "own",
+            "very",
+            "really",
+            "super",
+            "pretty",
         ];
         let mut i = e;
         let limit = (e + 5).min(c.len());
@@ -782,7 +1143,11 @@ impl Extractor<'_, '_> {
                 while c.is_cap(end) && end < i + 3 {
                     end += 1;
                 }
-                let concept = if kin { Concept::Family } else { Concept::Relationships };
+                let concept = if kin {
+                    Concept::Family
+                } else {
+                    Concept::Relationships
+                };
                 self.push(concept, c.text_of(e, end));
                 return;
             }
@@ -871,7 +1236,14 @@ impl Extractor<'_, '_> {
         }
         if c.is_any(j, EN_FREQUENCY) {
             let next = j + 1;
-            let feeling = c.is_any(next, EN_NOT_ROUTINE) || c.is_any(next, &["loved", "liked", "enjoyed", "hated", "been", "will", "would", "can", "could", "say", "tell", "said", "the"]);
+            let feeling = c.is_any(next, EN_NOT_ROUTINE)
+                || c.is_any(
+                    next,
+                    &[
+                        "loved", "liked", "enjoyed", "hated", "been", "will", "would", "can",
+                        "could", "say", "tell", "said", "the",
+                    ],
+                );
             if !feeling {
                 if let Some(span) = c.value(j, &[]) {
                     if span.to - span.from >= 2 {
@@ -899,10 +1271,38 @@ impl Extractor<'_, '_> {
         // "I've been painting for years".
         if let Some(e) = c.seq(p, &["i", "have", "been"]) {
             let w = c.norm(e);
-            const NOT_HOBBY: &[&str] = &["living", "working", "thinking", "feeling", "going", "trying", "wondering", "meaning", "looking", "getting", "dealing", "having", "waiting", "studying", "dating", "struggling", "planning", "hoping"];
+            const NOT_HOBBY: &[&str] = &[
+                "living",
+                "working",
+                "thinking",
+                "feeling",
+                "going",
+                "trying",
+                "wondering",
+                "meaning",
+                "looking",
+                "getting",
+                "dealing",
+                "having",
+                "waiting",
+                "studying",
+                "dating",
+                "struggling",
+                "planning",
+                "hoping",
+            ];
             if w.ends_with("ing") && !NOT_HOBBY.contains(&w) {
-                let has_duration = (e..(e + 8).min(c.len())).any(|i| c.is_any(i, &["for", "since"]))
-                    && (e..(e + 10).min(c.len())).any(|i| c.is_any(i, &["years", "months", "since", "decade", "decades", "ages", "long", "while"]));
+                let has_duration = (e..(e + 8).min(c.len()))
+                    .any(|i| c.is_any(i, &["for", "since"]))
+                    && (e..(e + 10).min(c.len())).any(|i| {
+                        c.is_any(
+                            i,
+                            &[
+                                "years", "months", "since", "decade", "decades", "ages", "long",
+                                "while",
+                            ],
+                        )
+                    });
                 if has_duration {
                     self.push(Concept::Habits, c.text_of(e, e + 1));
                 }
@@ -915,9 +1315,23 @@ impl Extractor<'_, '_> {
         let c = self.c;
         let mut period: Option<(usize, usize)> = None;
         for i in 0..c.len() {
-            if c.is_any(i, &["every", "each"]) && c.is_any(i + 1, EN_PERIODS) {
-                period = Some((i, i + 2));
-            } else if c.is_any(i, &["on"]) && c.is_any(i + 1, &["weekends", "weekdays", "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays"]) {
+            let every = c.is_any(i, &["every", "each"]) && c.is_any(i + 1, EN_PERIODS);
+            let on_days = c.is_any(i, &["on"])
+                && c.is_any(
+                    i + 1,
+                    &[
+                        "weekends",
+                        "weekdays",
+                        "mondays",
+                        "tuesdays",
+                        "wednesdays",
+                        "thursdays",
+                        "fridays",
+                        "saturdays",
+                        "sundays",
+                    ],
+                );
+            if every || on_days {
                 period = Some((i, i + 2));
             } else if c.is_any(i, &["once", "twice", "three", "four", "two", "several"])
                 && c.is_any(i + 1, &["a", "per", "times"])
@@ -944,7 +1358,15 @@ impl Extractor<'_, '_> {
         while c.is_any(v, EN_FILLERS) || c.is_any(v, &["will", "would", "try", "to", "like"]) {
             v += 1;
         }
-        if c.is_any(v, EN_NOT_ROUTINE) || c.is_any(v, &["went", "did", "saw", "met", "got", "made", "had", "was", "'s", "need", "needed", "should"]) {
+        if c.is_any(v, EN_NOT_ROUTINE)
+            || c.is_any(
+                v,
+                &[
+                    "went", "did", "saw", "met", "got", "made", "had", "was", "'s", "need",
+                    "needed", "should",
+                ],
+            )
+        {
             return;
         }
         if f0 > v {
@@ -968,7 +1390,12 @@ impl Extractor<'_, '_> {
     fn plans(&mut self, p: usize) {
         let c = self.c;
         let patterns: &[&[&str]] = &[
-            &["i", "am", "planning|hoping|aiming|intending|preparing|trying|going|about|determined", "to"],
+            &[
+                "i",
+                "am",
+                "planning|hoping|aiming|intending|preparing|trying|going|about|determined",
+                "to",
+            ],
             &["i", "plan|hope|intend|aim|want|decided", "to"],
             &["i", "have", "decided|planned", "to"],
             &["i", "would", "like|love", "to"],
@@ -994,7 +1421,10 @@ impl Extractor<'_, '_> {
                 return;
             }
         }
-        for pattern in [&["i", "am", "moving|applying|relocating", "to|for"][..], &["i", "will", "be", "moving", "to"][..]] {
+        for pattern in [
+            &["i", "am", "moving|applying|relocating", "to|for"][..],
+            &["i", "will", "be", "moving", "to"][..],
+        ] {
             if let Some(e) = c.seq(p, pattern) {
                 let verb = e - 2;
                 if let Some(span) = c.value(e, &["for", "with", "because", "and"]) {
@@ -1023,9 +1453,15 @@ impl Extractor<'_, '_> {
     /// Clause-initial plans without a subject ("Gonna continue my edu …").
     fn subjectless_plans(&mut self) {
         let c = self.c;
-        let first = (0..c.len()).find(|&i| c.is_word(i) && !c.is_any(i, &["so", "and", "but", "oh", "well", "yeah", "also"]));
+        let first = (0..c.len()).find(|&i| {
+            c.is_word(i) && !c.is_any(i, &["so", "and", "but", "oh", "well", "yeah", "also"])
+        });
         let Some(f) = first else { return };
-        for pattern in [&["going", "to"][..], &["planning", "to|on"][..], &["hoping", "to"][..]] {
+        for pattern in [
+            &["going", "to"][..],
+            &["planning", "to|on"][..],
+            &["hoping", "to"][..],
+        ] {
             if let Some(e) = c.seq(f, pattern) {
                 // "Gonna be a great night": a forecast, not the speaker's plan.
                 if c.norm(e) != "be" {
@@ -1038,7 +1474,17 @@ impl Extractor<'_, '_> {
 
     fn personality_phrases(&mut self, p: usize) {
         let c = self.c;
-        if let Some(e) = c.seq(p, &["i", "am", "the|a", "kind|type|sort", "of", "person|guy|girl"]) {
+        if let Some(e) = c.seq(
+            p,
+            &[
+                "i",
+                "am",
+                "the|a",
+                "kind|type|sort",
+                "of",
+                "person|guy|girl",
+            ],
+        ) {
             if c.is_any(e, &["who", "that"]) {
                 if let Some(span) = c.value(e + 1, &[]) {
                     self.push(Concept::Personality, c.text_of(e - 3, span.to));
@@ -1059,7 +1505,8 @@ impl Extractor<'_, '_> {
         if let Some(e) = c.seq(p, &["i", "am"]) {
             let w = c.norm(e);
             let next = c.norm(e + 1);
-            let ends = !c.is_word(e + 1) || matches!(next, "and" | "from" | "by" | "btw" | "here" | "nice" | "i");
+            let ends = !c.is_word(e + 1)
+                || matches!(next, "and" | "from" | "by" | "btw" | "here" | "nice" | "i");
             let next_cap_ok = c.is_cap(e + 1) && c.is_word(e + 1);
             if c.is_cap(e)
                 && w != "i"
@@ -1081,7 +1528,11 @@ impl Extractor<'_, '_> {
     /// One or two name words at `e` (capitalized, or anything when `any_case`).
     fn name_at(&mut self, e: usize, any_case: bool) {
         let c = self.c;
-        if !c.is_word(e) || (!any_case && !c.is_cap(e)) || c.is_any(e, DEICTIC) || c.is_any(e, &["a", "an", "the", "not"]) {
+        if !c.is_word(e)
+            || (!any_case && !c.is_cap(e))
+            || c.is_any(e, DEICTIC)
+            || c.is_any(e, &["a", "an", "the", "not"])
+        {
             return;
         }
         let mut end = e + 1;
@@ -1098,9 +1549,25 @@ impl Extractor<'_, '_> {
         }
         let callers_ok = p == 0
             || self.clause_initial(p)
-            || c.is_any(p - 1, &["can", "just", "please", "everyone", "people", "friends", "they", "everybody", "all"]);
+            || c.is_any(
+                p - 1,
+                &[
+                    "can",
+                    "just",
+                    "please",
+                    "everyone",
+                    "people",
+                    "friends",
+                    "they",
+                    "everybody",
+                    "all",
+                ],
+            );
         if callers_ok {
-            self.name_at(p + 2, c.is_any(p.saturating_sub(1), &["can", "just", "please"]));
+            self.name_at(
+                p + 2,
+                c.is_any(p.saturating_sub(1), &["can", "just", "please"]),
+            );
         }
     }
 
@@ -1118,7 +1585,11 @@ impl Extractor<'_, '_> {
             }
             return;
         }
-        for pattern in [&["my", "job|profession|occupation", "is|'s", "?a|an"][..], &["my", "job", "as", "?a|an"][..], &["my", "major", "is|'s"][..]] {
+        for pattern in [
+            &["my", "job|profession|occupation", "is|'s", "?a|an"][..],
+            &["my", "job", "as", "?a|an"][..],
+            &["my", "major", "is|'s"][..],
+        ] {
             if let Some(e) = c.seq(p, pattern) {
                 if let Some(span) = c.value(e, &["at", "in", "for", "since", "and"]) {
                     if !self.starts_deictic(span) {
@@ -1129,7 +1600,10 @@ impl Extractor<'_, '_> {
                 return;
             }
         }
-        for pattern in [&["my", "hometown|home", "is|'s"][..], &["my", "home", "town", "is|'s"][..]] {
+        for pattern in [
+            &["my", "hometown|home", "is|'s"][..],
+            &["my", "home", "town", "is|'s"][..],
+        ] {
             if let Some(e) = c.seq(p, pattern) {
                 if let Some(span) = c.value(e, &["and", "but", "where"]) {
                     if !self.starts_deictic(span) {
@@ -1139,7 +1613,12 @@ impl Extractor<'_, '_> {
                 return;
             }
         }
-        for pattern in [&["my", "hobbies|hobby|passion|passions|interests", "are|is|'s|include|includes"][..]] {
+        for pattern in [&[
+            "my",
+            "hobbies|hobby|passion|passions|interests",
+            "are|is|'s|include|includes",
+        ][..]]
+        {
             if let Some(e) = c.seq(p, pattern) {
                 if let Some(span) = c.value(e, &[]) {
                     self.push_likes(span);
@@ -1172,9 +1651,33 @@ impl Extractor<'_, '_> {
     fn my_people_and_pets(&mut self, p: usize) {
         let c = self.c;
         const ADJ: &[&str] = &[
-            "little", "big", "older", "younger", "oldest", "youngest", "eldest", "twin", "baby",
-            "best", "new", "late", "dear", "beloved", "two", "three", "four", "old", "step",
-            "lovely", "sweet", "amazing", "wonderful", "adorable", "cute", "sick", "elderly",
+            "little",
+            "big",
+            "older",
+            "younger",
+            "oldest",
+            "youngest",
+            "eldest",
+            "twin",
+            "baby",
+            "best",
+            "new",
+            "late",
+            "dear",
+            "beloved",
+            "two",
+            "three",
+            "four",
+            "old",
+            "step",
+            "lovely",
+            "sweet",
+            "amazing",
+            "wonderful",
+            "adorable",
+            "cute",
+            "sick",
+            "elderly",
         ];
         let mut i = p + 1;
         while c.is_any(i, ADJ) && i < p + 4 {
@@ -1190,8 +1693,22 @@ impl Extractor<'_, '_> {
         } else {
             return;
         };
-        let head_from = if c.is_any(p + 1, &["best", "ex", "late", "step", "older", "younger", "little", "big", "oldest", "youngest", "eldest", "twin"]) { p + 1 } else { i };
-        let i = if w == "guinea" && c.norm(i + 1) == "pig" { i + 1 } else { i };
+        let head_from = if c.is_any(
+            p + 1,
+            &[
+                "best", "ex", "late", "step", "older", "younger", "little", "big", "oldest",
+                "youngest", "eldest", "twin",
+            ],
+        ) {
+            p + 1
+        } else {
+            i
+        };
+        let i = if w == "guinea" && c.norm(i + 1) == "pig" {
+            i + 1
+        } else {
+            i
+        };
         let mut end = i + 1;
         if c.norm(end) == "best" {
             end += 1;
@@ -1202,7 +1719,16 @@ impl Extractor<'_, '_> {
         while c.is_cap(end) && c.is_word(end) && !c.is_any(end, &["i"]) && end < i + 4 {
             end += 1;
         }
-        if concept != Concept::Pets && self.clause_initial(p) && c.is_any(end, &["is", "'s", "are", "was", "lives", "works", "has", "loves", "likes", "just", "got", "moved", "studies", "recently", "always", "will", "turned"]) {
+        if concept != Concept::Pets
+            && self.clause_initial(p)
+            && c.is_any(
+                end,
+                &[
+                    "is", "'s", "are", "was", "lives", "works", "has", "loves", "likes", "just",
+                    "got", "moved", "studies", "recently", "always", "will", "turned",
+                ],
+            )
+        {
             // A statement about the person: keep it whole ("sister lives in Boston").
             if let Some(span) = c.value(end, &[]) {
                 if span.to >= end + 2 {
@@ -1214,7 +1740,10 @@ impl Extractor<'_, '_> {
         }
         let words_in_clause = c.toks.iter().filter(|t| t.word).count();
         // "my family" alone says nothing; "Thanks, my friend!" is an address, not a fact.
-        let vocative = concept != Concept::Pets && self.clause_initial(p) && end >= words_in_clause && end == i + 1;
+        let vocative = concept != Concept::Pets
+            && self.clause_initial(p)
+            && end >= words_in_clause
+            && end == i + 1;
         if vocative || (end == i + 1 && matches!(w, "family" | "folks")) {
             return;
         }
@@ -1254,12 +1783,26 @@ impl Extractor<'_, '_> {
         while end > 0 && !c.is_word(end - 1) {
             end -= 1;
         }
-        if end >= 4 && c.is_any(end - 1, &["favorite", "favorites"]) && c.norm(end - 2) == "my" && c.is_any(end - 3, &["is", "'s", "are"]) {
+        if end >= 4
+            && c.is_any(end - 1, &["favorite", "favorites"])
+            && c.norm(end - 2) == "my"
+            && c.is_any(end - 3, &["is", "'s", "are"])
+        {
             let subject_end = end - 3;
-            let from = (0..subject_end).find(|&i| c.is_word(i) && !c.is_any(i, &["oh", "well", "yeah", "and", "but", "so"])).unwrap_or(subject_end);
+            let from = (0..subject_end)
+                .find(|&i| {
+                    c.is_word(i) && !c.is_any(i, &["oh", "well", "yeah", "and", "but", "so"])
+                })
+                .unwrap_or(subject_end);
             if from < subject_end && subject_end - from <= 6 {
-                let span = Span { from, to: subject_end, to_end: false };
-                if !self.starts_deictic(span) && !c.is_any(from, &["she", "he", "they", "we", "which"]) {
+                let span = Span {
+                    from,
+                    to: subject_end,
+                    to_end: false,
+                };
+                if !self.starts_deictic(span)
+                    && !c.is_any(from, &["she", "he", "they", "we", "which"])
+                {
                     self.push_span(Concept::Likes, span);
                 }
             }
@@ -1270,7 +1813,11 @@ impl Extractor<'_, '_> {
 /// Whether the animal word at `i` is a pet being talked about, not a modifier of another noun
 /// ("my horse painting", "dog food"): it must end the phrase or be followed by a name or a verb.
 fn pet_follows_ok(c: &Clause, i: usize) -> bool {
-    let i = if c.norm(i) == "guinea" && c.norm(i + 1) == "pig" { i + 1 } else { i };
+    let i = if c.norm(i) == "guinea" && c.norm(i + 1) == "pig" {
+        i + 1
+    } else {
+        i
+    };
     let next = i + 1;
     !c.is_word(next)
         || (c.is_cap(next) && c.norm(next) != "i")
@@ -1292,7 +1839,10 @@ fn list_tail(following: &[&str]) -> Option<String> {
     for clause in following.iter().take(6) {
         let c = Clause::new(clause);
         let words = c.toks.iter().filter(|t| t.word).count();
-        let has_subject = c.toks.iter().any(|t| EN_SUBJECTS.contains(&t.norm.as_str()) || t.norm == "my");
+        let has_subject = c
+            .toks
+            .iter()
+            .any(|t| EN_SUBJECTS.contains(&t.norm.as_str()) || t.norm == "my");
         if words == 0 || words > 5 || has_subject || clause.ends_with('?') {
             return None;
         }
@@ -1315,8 +1865,30 @@ fn number(word: &str) -> Option<u32> {
 }
 
 fn is_number_word(word: &str) -> bool {
-    const TENS: &[&str] = &["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
-    const ONES: &[&str] = &["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"];
+    const TENS: &[&str] = &[
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    const ONES: &[&str] = &[
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
     let mut parts = word.split('-');
     let first = parts.next().unwrap_or("");
     let second = parts.next();

@@ -68,61 +68,144 @@ pub enum Concept {
 /// Words (EN lower case, ZH) that name each concept, tried against a key's name and then its
 /// description. Order matters: earlier concepts win when a description mentions several.
 const CONCEPT_WORDS: &[(Concept, &[&str])] = &[
-    (Concept::Name, &["name", "nickname", "called", "名字", "姓名", "称呼", "昵称"]),
-    (Concept::Age, &["age", "years old", "birthday", "年龄", "岁数", "年纪"]),
+    (
+        Concept::Name,
+        &["name", "nickname", "called", "名字", "姓名", "称呼", "昵称"],
+    ),
+    (
+        Concept::Age,
+        &["age", "years old", "birthday", "年龄", "岁数", "年纪"],
+    ),
     (Concept::Gender, &["gender", "sex", "性别"]),
     (
         Concept::Workplace,
         &[
-            "workplace", "employer", "company", "school", "university", "where the person works",
-            "works or studies", "单位", "公司", "学校", "工作地点",
+            "workplace",
+            "employer",
+            "company",
+            "school",
+            "university",
+            "where the person works",
+            "works or studies",
+            "单位",
+            "公司",
+            "学校",
+            "工作地点",
         ],
     ),
     (
         Concept::Job,
         &[
-            "job", "occupation", "profession", "career", "work", "field of study", "major",
-            "职业", "工作", "专业",
+            "job",
+            "occupation",
+            "profession",
+            "career",
+            "work",
+            "field of study",
+            "major",
+            "职业",
+            "工作",
+            "专业",
         ],
     ),
     (
         Concept::Location,
         &[
-            "location", "city", "hometown", "home town", "residence", "address", "lives",
-            "country", "where the person", "住址", "所在地", "城市", "家乡", "居住", "住在",
+            "location",
+            "city",
+            "hometown",
+            "home town",
+            "residence",
+            "address",
+            "lives",
+            "country",
+            "where the person",
+            "住址",
+            "所在地",
+            "城市",
+            "家乡",
+            "居住",
+            "住在",
         ],
     ),
     (Concept::Pets, &["pet", "animal", "宠物"]),
     (
         Concept::Dislikes,
-        &["dislike", "hate", "aversion", "avoid", "讨厌", "不喜欢", "厌恶"],
+        &[
+            "dislike",
+            "hate",
+            "aversion",
+            "avoid",
+            "讨厌",
+            "不喜欢",
+            "厌恶",
+        ],
     ),
     (
         Concept::Likes,
         &[
-            "like", "hobby", "hobbies", "interest", "preference", "favorite", "favourite",
-            "enjoy", "love", "喜欢", "爱好", "兴趣", "偏好",
+            "like",
+            "hobby",
+            "hobbies",
+            "interest",
+            "preference",
+            "favorite",
+            "favourite",
+            "enjoy",
+            "love",
+            "喜欢",
+            "爱好",
+            "兴趣",
+            "偏好",
         ],
     ),
     (Concept::Habits, &["habit", "routine", "习惯", "日常"]),
     (
         Concept::Plans,
-        &["plan", "goal", "intention", "wish", "dream", "计划", "打算", "目标", "梦想"],
+        &[
+            "plan",
+            "goal",
+            "intention",
+            "wish",
+            "dream",
+            "计划",
+            "打算",
+            "目标",
+            "梦想",
+        ],
     ),
     (
         Concept::Family,
-        &["family", "relative", "parent", "sibling", "children", "家人", "家庭", "亲人"],
+        &[
+            "family", "relative", "parent", "sibling", "children", "家人", "家庭", "亲人",
+        ],
     ),
     (
         Concept::Relationships,
         &[
-            "relationship", "friend", "partner", "colleague", "social", "romance", "关系",
-            "朋友", "恋人", "社交",
+            "relationship",
+            "friend",
+            "partner",
+            "colleague",
+            "social",
+            "romance",
+            "关系",
+            "朋友",
+            "恋人",
+            "社交",
         ],
     ),
     (
         Concept::Personality,
-        &["personality", "trait", "character", "temperament", "性格", "个性", "脾气"],
+        &[
+            "personality",
+            "trait",
+            "character",
+            "temperament",
+            "性格",
+            "个性",
+            "脾气",
+        ],
     ),
 ];
 
@@ -179,11 +262,16 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
     while let Some(rel) = text.get(from..).and_then(|t| t.find(word)) {
         let at = from + rel;
         let end = at + word.len();
-        let before_ok = text[..at]
-            .chars()
-            .next_back()
+        let before_ok = text
+            .get(..at)
+            .and_then(|b| b.chars().next_back())
             .is_none_or(|c| !c.is_alphanumeric());
-        let tail: String = text[end..].chars().take_while(|c| c.is_alphanumeric()).collect();
+        let tail: String = text
+            .get(end..)
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_alphanumeric())
+            .collect();
         if before_ok && matches!(tail.as_str(), "" | "s" | "es" | "d" | "ies") {
             return Some(at);
         }
@@ -374,13 +462,18 @@ fn is_question(clause: &str) -> bool {
 
 /// Clauses that state a condition or a wish rather than a fact.
 fn is_conditional(clause: &str) -> bool {
-    const ZH: &[&str] = &["如果", "要是", "假如", "假设", "万一", "以为", "好像", "除非"];
+    const ZH: &[&str] = &[
+        "如果", "要是", "假如", "假设", "万一", "以为", "好像", "除非",
+    ];
     ZH.iter().any(|w| clause.starts_with(w)) || en::opens_conditional(clause)
 }
 
 /// Emoji and other symbols that are neither letters, digits nor punctuation we read.
 fn is_symbol(c: char) -> bool {
-    !c.is_alphanumeric() && !c.is_ascii() && !mnemos_text::is_cjk(c) && !"，。？！；：、".contains(c)
+    !c.is_alphanumeric()
+        && !c.is_ascii()
+        && !mnemos_text::is_cjk(c)
+        && !"，。？！；：、".contains(c)
 }
 
 /// Final clean-up of a value: no surrounding spaces, punctuation, symbols or particles.
@@ -391,7 +484,8 @@ fn tidy(value: &str) -> String {
             || is_symbol(c)
             || "，。？！；：、".contains(c)
     });
-    let trimmed = trimmed.trim_end_matches(|c: char| lexicon::ZH_TRAILING.contains(&c) && c != '的');
+    let trimmed =
+        trimmed.trim_end_matches(|c: char| lexicon::ZH_TRAILING.contains(&c) && c != '的');
     let trimmed = trimmed.trim_end_matches(|c: char| {
         c.is_whitespace() || c.is_ascii_punctuation() || "，。？！；：、".contains(c)
     });

@@ -23,10 +23,13 @@ fn snapshot_of(window: &[Line], schema: &PersonaSchema) -> Vec<(String, String, 
 }
 
 fn user_says(text: &str) -> Vec<(String, String)> {
-    snapshot_of(&[Line::new(Role::User, None, text)], &PersonaSchema::default_keys())
-        .into_iter()
-        .map(|(k, v, _)| (k, v))
-        .collect()
+    snapshot_of(
+        &[Line::new(Role::User, None, text)],
+        &PersonaSchema::default_keys(),
+    )
+    .into_iter()
+    .map(|(k, v, _)| (k, v))
+    .collect()
 }
 
 /// Runs a table of (sentence, expected (key, value) pairs in output order) and reports every
@@ -43,48 +46,128 @@ fn check_table(table: &[(&str, &[(&str, &str)])]) {
             failures.push(format!("{text:?}\n   want {want:?}\n    got {got:?}"));
         }
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 const ENGLISH: &[(&str, &[(&str, &str)])] = &[
     ("Hi, I'm Caroline.", &[("name", "Caroline")]),
-    ("My name is Tom Baker and I'm 28 years old.", &[("name", "Tom Baker"), ("age", "28")]),
+    (
+        "My name is Tom Baker and I'm 28 years old.",
+        &[("name", "Tom Baker"), ("age", "28")],
+    ),
     ("You can call me Max.", &[("name", "Max")]),
     ("I just turned 30!", &[("age", "30")]),
-    ("I'm a 45-year-old accountant.", &[("age", "45"), ("job", "accountant")]),
-    ("I'm a transgender woman.", &[("gender", "transgender woman")]),
-    ("As a transgender woman, I know how hard it is.", &[("gender", "transgender woman")]),
-    ("I'm a nurse at St. Mary's hospital.", &[("job", "nurse"), ("workplace", "St. Mary's hospital")]),
-    ("I work as a software engineer at Google.", &[("job", "software engineer"), ("workplace", "Google")]),
+    (
+        "I'm a 45-year-old accountant.",
+        &[("age", "45"), ("job", "accountant")],
+    ),
+    (
+        "I'm a transgender woman.",
+        &[("gender", "transgender woman")],
+    ),
+    (
+        "As a transgender woman, I know how hard it is.",
+        &[("gender", "transgender woman")],
+    ),
+    (
+        "I'm a nurse at St. Mary's hospital.",
+        &[("job", "nurse"), ("workplace", "St. Mary's hospital")],
+    ),
+    (
+        "I work as a software engineer at Google.",
+        &[("job", "software engineer"), ("workplace", "Google")],
+    ),
     ("I work in marketing.", &[("job", "marketing")]),
-    ("I'm studying computer science at MIT.", &[("job", "computer science"), ("workplace", "MIT")]),
-    ("I was a teacher for 20 years.", &[("job", "formerly teacher")]),
+    (
+        "I'm studying computer science at MIT.",
+        &[("job", "computer science"), ("workplace", "MIT")],
+    ),
+    (
+        "I was a teacher for 20 years.",
+        &[("job", "formerly teacher")],
+    ),
     ("I live in Boston now.", &[("location", "Boston")]),
-    ("I used to live in Paris.", &[("location", "formerly Paris")]),
-    ("I grew up in a small town near Denver.", &[("location", "a small town near Denver")]),
+    (
+        "I used to live in Paris.",
+        &[("location", "formerly Paris")],
+    ),
+    (
+        "I grew up in a small town near Denver.",
+        &[("location", "a small town near Denver")],
+    ),
     ("I have a dog named Max.", &[("pets", "a dog named Max")]),
-    ("My sister lives in Chicago.", &[("family", "sister lives in Chicago")]),
-    ("I took my kids to the museum yesterday.", &[("family", "kids")]),
+    (
+        "My sister lives in Chicago.",
+        &[("family", "sister lives in Chicago")],
+    ),
+    (
+        "I took my kids to the museum yesterday.",
+        &[("family", "kids")],
+    ),
     ("I have two kids.", &[("family", "two kids")]),
-    ("My boyfriend Jake is a chef.", &[("relationships", "boyfriend Jake is a chef")]),
-    ("I'm married to Sam.", &[("relationships", "married to Sam")]),
-    ("I love hiking in the mountains.", &[("likes", "hiking in the mountains")]),
-    ("I really love hiking, swimming and reading.", &[("likes", "hiking, swimming and reading")]),
-    ("My favorite food is sushi.", &[("likes", "favorite food is sushi")]),
+    (
+        "My boyfriend Jake is a chef.",
+        &[("relationships", "boyfriend Jake is a chef")],
+    ),
+    (
+        "I'm married to Sam.",
+        &[("relationships", "married to Sam")],
+    ),
+    (
+        "I love hiking in the mountains.",
+        &[("likes", "hiking in the mountains")],
+    ),
+    (
+        "I really love hiking, swimming and reading.",
+        &[("likes", "hiking, swimming and reading")],
+    ),
+    (
+        "My favorite food is sushi.",
+        &[("likes", "favorite food is sushi")],
+    ),
     ("Jazz is my favorite.", &[("likes", "Jazz")]),
-    ("I'm a big fan of Taylor Swift.", &[("likes", "Taylor Swift")]),
+    (
+        "I'm a big fan of Taylor Swift.",
+        &[("likes", "Taylor Swift")],
+    ),
     ("I don't like coffee.", &[("dislikes", "coffee")]),
     ("I can't stand loud music.", &[("dislikes", "loud music")]),
-    ("I usually go jogging before work.", &[("habits", "usually go jogging before work")]),
-    ("Every Sunday I call my mom.", &[("family", "mom"), ("habits", "call my mom every Sunday")]),
+    (
+        "I usually go jogging before work.",
+        &[("habits", "usually go jogging before work")],
+    ),
+    (
+        "Every Sunday I call my mom.",
+        &[("family", "mom"), ("habits", "call my mom every Sunday")],
+    ),
     ("I'm a vegetarian.", &[("habits", "vegetarian")]),
     ("I don't drink.", &[("habits", "don't drink")]),
-    ("I'm planning to visit Japan next spring.", &[("plans", "visit Japan next spring")]),
-    ("I'd love to support those with similar issues.", &[("plans", "support those with similar issues")]),
-    ("Gonna continue my edu and check out career options, which is pretty exciting!", &[("plans", "continue my edu and check out career options")]),
-    ("I'm thinking about getting a cat.", &[("plans", "getting a cat")]),
+    (
+        "I'm planning to visit Japan next spring.",
+        &[("plans", "visit Japan next spring")],
+    ),
+    (
+        "I'd love to support those with similar issues.",
+        &[("plans", "support those with similar issues")],
+    ),
+    (
+        "Gonna continue my edu and check out career options, which is pretty exciting!",
+        &[("plans", "continue my edu and check out career options")],
+    ),
+    (
+        "I'm thinking about getting a cat.",
+        &[("plans", "getting a cat")],
+    ),
     ("I'm a bit shy.", &[("personality", "a bit shy")]),
-    ("I'm not very patient.", &[("personality", "not very patient")]),
+    (
+        "I'm not very patient.",
+        &[("personality", "not very patient")],
+    ),
     ("I'm an introvert.", &[("personality", "introvert")]),
     // Questions, hypotheticals, compliments and talk about the talk give nothing.
     ("Do you like jazz?", &[]),
@@ -98,11 +181,17 @@ const ENGLISH: &[(&str, &[(&str, &str)])] = &[
     ("I'm not a nurse.", &[]),
     ("I used to love opera.", &[]),
     // Shapes seen in LoCoMo that must not fire (or fire narrowly).
-    ("And yup, I do- Oscar, my guinea pig.", &[("pets", "guinea pig")]),
+    (
+        "And yup, I do- Oscar, my guinea pig.",
+        &[("pets", "guinea pig")],
+    ),
     ("Here's a photo of my horse painting I did recently.", &[]),
     ("I've known these friends for 4 years.", &[]),
     ("I'd love to see another painting of yours!", &[]),
-    ("We celebrated my daughter's birthday.", &[("family", "daughter")]),
+    (
+        "We celebrated my daughter's birthday.",
+        &[("family", "daughter")],
+    ),
     ("Gonna be a great night featuring LGBTQ artists.", &[]),
     ("Thanks, my friend!", &[]),
 ];
@@ -116,7 +205,10 @@ const CHINESE: &[(&str, &[(&str, &str)])] = &[
     ("我是个男生", &[("gender", "男生")]),
     ("我是一名护士", &[("job", "护士")]),
     ("我在医院当护士", &[("job", "护士"), ("workplace", "医院")]),
-    ("我是北京大学的学生", &[("job", "学生"), ("workplace", "北京大学")]),
+    (
+        "我是北京大学的学生",
+        &[("job", "学生"), ("workplace", "北京大学")],
+    ),
     ("我在腾讯工作", &[("workplace", "腾讯")]),
     ("我是干销售的", &[("job", "销售")]),
     ("我学的是计算机", &[("job", "计算机")]),
@@ -186,7 +278,11 @@ fn every_default_key_is_produced_by_some_sentence() {
         }
     }
     for key in PersonaSchema::default_keys().keys {
-        assert!(produced.contains(&key.name), "no sentence fills '{}'", key.name);
+        assert!(
+            produced.contains(&key.name),
+            "no sentence fills '{}'",
+            key.name
+        );
     }
 }
 
@@ -222,9 +318,17 @@ fn mixed_odd_and_empty_input_never_fails() {
 #[test]
 fn only_user_lines_and_named_speakers_count() {
     let window = vec![
-        Line::new(Role::Assistant, None, "I'm an AI assistant and I love helping."),
+        Line::new(
+            Role::Assistant,
+            None,
+            "I'm an AI assistant and I love helping.",
+        ),
         Line::new(Role::User, Some("Ann"), "I'm a nurse."),
-        Line::new(Role::Assistant, Some("白羽岚"), "(微笑)我是你的老师，我喜欢看书。"),
+        Line::new(
+            Role::Assistant,
+            Some("白羽岚"),
+            "(微笑)我是你的老师，我喜欢看书。",
+        ),
         Line::new(Role::Other, None, "I'm a pilot."),
         Line::new(Role::Other, Some("Bob"), "I live in Oslo."),
     ];
@@ -244,7 +348,11 @@ fn only_user_lines_and_named_speakers_count() {
 fn output_is_ordered_by_line_then_schema_keys_and_deduplicated() {
     let window = vec![
         Line::new(Role::User, None, "I love jazz. I'm a nurse."),
-        Line::new(Role::User, None, "I'm a nurse, and I love jazz. I have a cat."),
+        Line::new(
+            Role::User,
+            None,
+            "I'm a nurse, and I love jazz. I have a cat.",
+        ),
         Line::new(Role::User, None, "我喜欢爬山。我是老师。"),
     ];
     let got = snapshot_of(&window, &PersonaSchema::default_keys());
@@ -282,9 +390,11 @@ fn custom_schemas_get_only_their_keys_mapped_by_name_or_description() {
             PersonaKey::new("shoe_size", KeyKind::Replace, "EU shoe size"),
         ],
     };
-    let window = vec![
-        Line::new(Role::User, None, "I'm a nurse and I love hiking. I live in Oslo. I have a dog."),
-    ];
+    let window = vec![Line::new(
+        Role::User,
+        None,
+        "I'm a nurse and I love hiking. I live in Oslo. I have a dog.",
+    )];
     let got = snapshot_of(&window, &schema);
     assert_eq!(
         got,
@@ -296,7 +406,11 @@ fn custom_schemas_get_only_their_keys_mapped_by_name_or_description() {
         ]
     );
     let unknown = PersonaSchema {
-        keys: vec![PersonaKey::new("shoe_size", KeyKind::Replace, "EU shoe size")],
+        keys: vec![PersonaKey::new(
+            "shoe_size",
+            KeyKind::Replace,
+            "EU shoe size",
+        )],
     };
     assert!(snapshot_of(&window, &unknown).is_empty());
 }
@@ -312,8 +426,15 @@ fn concepts_come_from_key_names_then_descriptions() {
     assert_eq!(of("hometown", ""), Some(Concept::Location));
     assert_eq!(of("爱好", ""), Some(Concept::Likes));
     assert_eq!(of("x1", "the person's occupation"), Some(Concept::Job));
-    assert_eq!(of("x2", "things the person dislikes"), Some(Concept::Dislikes));
-    assert_eq!(of("manager_notes", ""), None, "'age' inside 'manager' is not a word");
+    assert_eq!(
+        of("x2", "things the person dislikes"),
+        Some(Concept::Dislikes)
+    );
+    assert_eq!(
+        of("manager_notes", ""),
+        None,
+        "'age' inside 'manager' is not a word"
+    );
     assert_eq!(of("shoe_size", "EU shoe size"), None);
     // Every default key maps to itself.
     for key in PersonaSchema::default_keys().keys {
@@ -328,7 +449,10 @@ fn the_offline_model_runs_the_task_and_validates_it() {
     let values = model
         .persona_snapshot(&window, &PersonaSchema::default_keys())
         .unwrap();
-    let pairs: Vec<(&str, &str)> = values.iter().map(|v| (v.key.as_str(), v.value.as_str())).collect();
+    let pairs: Vec<(&str, &str)> = values
+        .iter()
+        .map(|v| (v.key.as_str(), v.value.as_str()))
+        .collect();
     assert_eq!(pairs, [("name", "小明"), ("location", "杭州")]);
     let blank = vec![Line::new(Role::User, None, "  ")];
     assert!(matches!(
@@ -386,14 +510,26 @@ fn measure(name: &str, lines: &[Line]) {
             if shown < 40 {
                 let line = v.line.and_then(|i| window.get(i));
                 let who = line.and_then(|l| l.speaker.clone()).unwrap_or_default();
-                let text: String = line.map(|l| l.text.chars().take(70).collect()).unwrap_or_default();
-                println!("  [{:>4}] {who}: {:<14} = {:<32} <- {text}", w * 10 + v.line.unwrap_or(0), v.key, v.value);
+                let text: String = line
+                    .map(|l| l.text.chars().take(70).collect())
+                    .unwrap_or_default();
+                println!(
+                    "  [{:>4}] {who}: {:<14} = {:<32} <- {text}",
+                    w * 10 + v.line.unwrap_or(0),
+                    v.key,
+                    v.value
+                );
                 shown += 1;
             }
         }
     }
     micros.sort_by(f64::total_cmp);
-    let pct = |p: f64| micros.get(((micros.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let pct = |p: f64| {
+        micros
+            .get(((micros.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     println!("  values per key: {per_key:?}");
     println!(
         "  {} windows; latency per window of 10 lines: p50 {:.1} µs, p95 {:.1} µs, max {:.1} µs",
@@ -426,8 +562,16 @@ fn measure_on_locomo_and_zh4o() -> anyhow::Result<()> {
             };
             for turn in session {
                 let speaker = turn["speaker"].as_str().unwrap_or("");
-                let role = if speaker == speaker_a { Role::User } else { Role::Other };
-                lines.push(Line::new(role, Some(speaker), turn["text"].as_str().unwrap_or("")));
+                let role = if speaker == speaker_a {
+                    Role::User
+                } else {
+                    Role::Other
+                };
+                lines.push(Line::new(
+                    role,
+                    Some(speaker),
+                    turn["text"].as_str().unwrap_or(""),
+                ));
             }
         }
         measure(&format!("LoCoMo {}", all[0]["sample_id"]), &lines);
@@ -450,7 +594,10 @@ fn measure_on_locomo_and_zh4o() -> anyhow::Result<()> {
                 let speaker = m["sender_name"].as_str();
                 lines.push(Line::new(role, speaker, m["text"].as_str().unwrap_or("")));
             }
-            measure(&format!("ZH-4O dialogue 3 ({})", dialogue["role_meta"]), &lines);
+            measure(
+                &format!("ZH-4O dialogue 3 ({})", dialogue["role_meta"]),
+                &lines,
+            );
         }
     } else {
         println!("{} missing: ZH-4O skipped", zh_path.display());

@@ -12,11 +12,19 @@ const MAX_VALUE_CHARS: usize = 16;
 
 /// Every fact of one clause. `following` are the sentence's later clauses; `inherits_subject`
 /// says the previous clause of the sentence opened with "我".
-pub(super) fn extract(clause: &str, following: &[&str], inherits_subject: bool, out: &mut Vec<Fact>) {
+pub(super) fn extract(
+    clause: &str,
+    following: &[&str],
+    inherits_subject: bool,
+    out: &mut Vec<Fact>,
+) {
     let mut x = Extractor { following, out };
     if !clause.contains('我') {
         // "我叫小明，今年28岁": a clause without a subject continues the previous "我" clause.
-        if inherits_subject && !starts_any(clause, &["叫", "名叫", "名字"]) && !clause.contains(['你', '他', '她', '它']) {
+        if inherits_subject
+            && !starts_any(clause, &["叫", "名叫", "名字"])
+            && !clause.contains(['你', '他', '她', '它'])
+        {
             x.reading("", clause);
         }
         return;
@@ -30,20 +38,37 @@ pub(super) fn extract(clause: &str, following: &[&str], inherits_subject: bool, 
         // "叫我小明" / "大家都叫我小明": a name given to the speaker.
         if before.ends_with('叫') {
             let b = before.trim();
-            const CALLERS: &[&str] = &["可以", "都", "大家", "朋友", "直接", "就", "们", "请", "家里人", "同学"];
+            const CALLERS: &[&str] = &[
+                "可以",
+                "都",
+                "大家",
+                "朋友",
+                "直接",
+                "就",
+                "们",
+                "请",
+                "家里人",
+                "同学",
+            ];
             if b == "叫" || CALLERS.iter().any(|w| b.contains(w)) {
                 x.name(after);
             }
             continue;
         }
         // "一直说我是男生", "你以为我是老师": someone else's claim about the speaker.
-        if ["说", "以为", "觉得", "认为", "当成", "当作", "把", "说过"].iter().any(|w| before.trim_end().ends_with(w)) {
+        if ["说", "以为", "觉得", "认为", "当成", "当作", "把", "说过"]
+            .iter()
+            .any(|w| before.trim_end().ends_with(w))
+        {
             continue;
         }
         // "晚安，我的朋友": a form of address, not a fact.
         let addressed = after.trim_start_matches('的');
         let only_person = [ZH_RELATIONS, ZH_FAMILY].iter().any(|words| {
-            strip_longest(addressed, words).is_some_and(|(_, r)| r.chars().all(|c| ZH_TRAILING.contains(&c) || !c.is_alphanumeric()))
+            strip_longest(addressed, words).is_some_and(|(_, r)| {
+                r.chars()
+                    .all(|c| ZH_TRAILING.contains(&c) || !c.is_alphanumeric())
+            })
         });
         if before.trim().is_empty() && only_person && after.starts_with('的') {
             continue;
@@ -123,7 +148,11 @@ fn value(s: &str, max: usize) -> &str {
 
 /// Values that point at the situation instead of naming something ("这样", "那个").
 fn has_deictic(s: &str) -> bool {
-    ["这样", "那样", "这么", "那么", "这个", "那个", "这些", "那些"].iter().any(|w| s.contains(w))
+    [
+        "这样", "那样", "这么", "那么", "这个", "那个", "这些", "那些",
+    ]
+    .iter()
+    .any(|w| s.contains(w))
 }
 
 fn is_pronoun_start(s: &str) -> bool {
@@ -135,7 +164,9 @@ fn job_prefix(np: &str) -> Option<&str> {
     let mut best = None;
     for (i, c) in np.char_indices() {
         let end = i + c.len_utf8();
-        let Some(prefix) = np.get(..end) else { continue };
+        let Some(prefix) = np.get(..end) else {
+            continue;
+        };
         if prefix.chars().count() > 8 {
             break;
         }
@@ -155,7 +186,9 @@ fn is_job(word: &str) -> bool {
         return false;
     }
     // Function words never sit inside an occupation ("男生还是女生").
-    if word.contains(['是', '的', '还', '和', '或', '了', '不', '在', '也', '跟', '我', '你']) {
+    if word.contains([
+        '是', '的', '还', '和', '或', '了', '不', '在', '也', '跟', '我', '你',
+    ]) {
         return false;
     }
     // Whole words only: the part before the suffix must itself be Chinese text.
@@ -167,7 +200,12 @@ fn trait_at(s: &str) -> Option<&'static str> {
     let (word, rest) = strip_longest(s, ZH_TRAITS)?;
     if word.chars().count() == 1 {
         let next = rest.chars().next();
-        if !next.is_none_or(|c| matches!(c, '了' | '的' | '啊' | '得' | '呀' | '啦' | '嘛' | '吧' | '哦') || !c.is_alphanumeric()) {
+        if !next.is_none_or(|c| {
+            matches!(
+                c,
+                '了' | '的' | '啊' | '得' | '呀' | '啦' | '嘛' | '吧' | '哦'
+            ) || !c.is_alphanumeric()
+        }) {
             return None;
         }
     }
@@ -188,7 +226,9 @@ fn strip_count(s: &str) -> &str {
         Some(end) => {
             let rest = s.get(end..).unwrap_or(s);
             match rest.chars().next() {
-                Some(m) if "个只条头匹位名枚".contains(m) => rest.get(m.len_utf8()..).unwrap_or(rest),
+                Some(m) if "个只条头匹位名枚".contains(m) => {
+                    rest.get(m.len_utf8()..).unwrap_or(rest)
+                }
                 _ => s,
             }
         }
@@ -200,7 +240,11 @@ fn strip_count(s: &str) -> &str {
 fn age_at(s: &str) -> Option<&str> {
     let n_end = s
         .char_indices()
-        .take_while(|(_, c)| c.is_ascii_digit() || ('０'..='９').contains(c) || "零一二两三四五六七八九十百".contains(*c))
+        .take_while(|(_, c)| {
+            c.is_ascii_digit()
+                || ('０'..='９').contains(c)
+                || "零一二两三四五六七八九十百".contains(*c)
+        })
         .last()
         .map(|(i, c)| i + c.len_utf8())?;
     let rest = s.get(n_end..)?;
@@ -218,10 +262,16 @@ fn place_of_person(np: &str) -> Option<&str> {
     ];
     let place = np.strip_suffix('人')?;
     let n = place.chars().count();
-    if !(2..=5).contains(&n) || NOT_PLACES.contains(&place) || !place.chars().all(mnemos_text::is_cjk) {
+    if !(2..=5).contains(&n)
+        || NOT_PLACES.contains(&place)
+        || !place.chars().all(mnemos_text::is_cjk)
+    {
         return None;
     }
-    if place.contains('的') || trait_at(place).is_some() || ZH_INTENSIFIERS.iter().any(|w| place.starts_with(w)) {
+    if place.contains('的')
+        || trait_at(place).is_some()
+        || ZH_INTENSIFIERS.iter().any(|w| place.starts_with(w))
+    {
         return None;
     }
     Some(place)
@@ -230,8 +280,29 @@ fn place_of_person(np: &str) -> Option<&str> {
 /// Nouns before 的 that name an institution ("北京大学的学生").
 fn is_institution(owner: &str) -> bool {
     const SUFFIXES: &[&str] = &[
-        "大学", "学院", "学校", "中学", "小学", "医院", "公司", "银行", "集团", "工厂", "店", "局",
-        "部", "所", "院", "馆", "厂", "中心", "科技", "研究所", "团队", "餐厅", "酒店",
+        "大学",
+        "学院",
+        "学校",
+        "中学",
+        "小学",
+        "医院",
+        "公司",
+        "银行",
+        "集团",
+        "工厂",
+        "店",
+        "局",
+        "部",
+        "所",
+        "院",
+        "馆",
+        "厂",
+        "中心",
+        "科技",
+        "研究所",
+        "团队",
+        "餐厅",
+        "酒店",
     ];
     SUFFIXES.iter().any(|s| owner.ends_with(s))
         || (!owner.is_empty() && owner.chars().all(|c| c.is_ascii_alphanumeric() || c == ' '))
@@ -259,7 +330,10 @@ impl Extractor<'_, '_> {
 
     fn name(&mut self, s: &str) {
         let s = s.strip_prefix("做").unwrap_or(s);
-        if s.is_empty() || is_pronoun_start(s) || starts_any(s, &["了", "过", "醒", "住", "来", "去", "着"]) {
+        if s.is_empty()
+            || is_pronoun_start(s)
+            || starts_any(s, &["了", "过", "醒", "住", "来", "去", "着"])
+        {
             return;
         }
         let mut v = value(s, 8);
@@ -279,19 +353,29 @@ impl Extractor<'_, '_> {
     fn reading(&mut self, before: &str, after: &str) {
         let at_start = {
             let b = before.trim();
-            b.is_empty() || ["嗯", "哦", "啊", "对", "其实", "是的", "好", "嗯嗯", "哈哈", "对了", "诶", "那", "而", "但", "可是", "不过", "所以"].contains(&b)
+            b.is_empty()
+                || [
+                    "嗯", "哦", "啊", "对", "其实", "是的", "好", "嗯嗯", "哈哈", "对了", "诶",
+                    "那", "而", "但", "可是", "不过", "所以",
+                ]
+                .contains(&b)
         };
         // Habits and plans whose time word opens the clause: "每天早上我都跑步", "明年我要去日本".
         if let Some((freq, _)) = strip_longest(before.trim(), ZH_FREQUENCY) {
             if let Some(vp) = self.verb_phrase(after) {
-                let lead = if before.trim().chars().count() <= 8 { before.trim() } else { freq };
+                let lead = if before.trim().chars().count() <= 8 {
+                    before.trim()
+                } else {
+                    freq
+                };
                 self.push(Concept::Habits, &format!("{lead}{vp}"));
                 return;
             }
         }
         if strip_longest(before.trim(), ZH_FUTURE).is_some() {
             let vp = after.trim_start_matches(['也', '还', '都', '就']);
-            if starts_any(vp, &["要", "想", "准备", "打算", "计划", "去"]) && !has_deictic(vp) {
+            if starts_any(vp, &["要", "想", "准备", "打算", "计划", "去"]) && !has_deictic(vp)
+            {
                 let v = value(vp, MAX_VALUE_CHARS);
                 if v.chars().count() > 1 {
                     self.push(Concept::Plans, &format!("{}{}", before.trim(), v));
@@ -303,7 +387,7 @@ impl Extractor<'_, '_> {
             return;
         }
         let (mods, rest) = skip_modifiers(after);
-        self.verbs(rest, &mods, at_start);
+        self.verbs(rest, &mods);
     }
 
     /// "我(的)…": names, jobs, hobbies, family, friends and pets introduced by "my".
@@ -314,9 +398,26 @@ impl Extractor<'_, '_> {
             (&["名字叫", "名字是"], Concept::Name),
             (&["工作是", "职业是"], Concept::Job),
             (&["专业是"], Concept::Job),
-            (&["爱好是", "兴趣是", "兴趣爱好是", "爱好有"], Concept::Likes),
-            (&["梦想是", "目标是", "计划是", "愿望是", "打算是"], Concept::Plans),
-            (&["家乡是", "家乡在", "老家在", "老家是", "家在", "家住在", "家住"], Concept::Location),
+            (
+                &["爱好是", "兴趣是", "兴趣爱好是", "爱好有"],
+                Concept::Likes,
+            ),
+            (
+                &["梦想是", "目标是", "计划是", "愿望是", "打算是"],
+                Concept::Plans,
+            ),
+            (
+                &[
+                    "家乡是",
+                    "家乡在",
+                    "老家在",
+                    "老家是",
+                    "家在",
+                    "家住在",
+                    "家住",
+                ],
+                Concept::Location,
+            ),
         ];
         for (words, concept) in fields {
             if let Some((_, rest)) = strip_longest(poss, words) {
@@ -342,7 +443,10 @@ impl Extractor<'_, '_> {
             }
         }
         if let Some(rest) = poss.strip_prefix("性格") {
-            let rest = trim_words(rest, &["很", "挺", "是", "比较", "非常", "特别", "有点", "有些"]);
+            let rest = trim_words(
+                rest,
+                &["很", "挺", "是", "比较", "非常", "特别", "有点", "有些"],
+            );
             if let Some(t) = trait_at(rest) {
                 self.push(Concept::Personality, t);
             }
@@ -350,7 +454,10 @@ impl Extractor<'_, '_> {
         }
         // "我家有一只猫", "我家的狗叫旺财".
         if let Some(rest) = poss.strip_prefix('家') {
-            let rest = rest.trim_start_matches(['的', '里']).trim_start_matches(['有', '养']).trim_start_matches('了');
+            let rest = rest
+                .trim_start_matches(['的', '里'])
+                .trim_start_matches(['有', '养'])
+                .trim_start_matches('了');
             let np = strip_count(rest);
             if strip_longest(np, ZH_PETS).is_some() {
                 self.pet(rest);
@@ -359,10 +466,14 @@ impl Extractor<'_, '_> {
         }
         if let Some((animal, rest)) = strip_longest(poss, ZH_PETS) {
             if animal.chars().count() > 1 || after.starts_with('的') {
-                let named = rest.strip_prefix("叫").or_else(|| rest.strip_prefix("名叫"));
+                let named = rest
+                    .strip_prefix("叫")
+                    .or_else(|| rest.strip_prefix("名叫"));
                 match named {
                     Some(name) if !value(name, 8).is_empty() => {
-                        let end = poss.len() - rest.len() + (rest.len() - name.len()) + value(name, 8).len();
+                        let end = poss.len() - rest.len()
+                            + (rest.len() - name.len())
+                            + value(name, 8).len();
                         self.push(Concept::Pets, poss.get(..end).unwrap_or(animal));
                     }
                     _ => self.push(Concept::Pets, animal),
@@ -377,13 +488,15 @@ impl Extractor<'_, '_> {
             .max_by_key(|(w, _, _)| w.len());
         if let Some((word, rest, concept)) = person {
             // "我爱人" is family; "我爱人类" is not a person at all.
-            if word.chars().count() == 1 && rest.chars().next().is_some_and(|c| "们人".contains(c)) {
+            if word.chars().count() == 1 && rest.chars().next().is_some_and(|c| "们人".contains(c))
+            {
                 return false;
             }
             // A statement about the person ("妈妈是医生") is kept whole; otherwise the word.
             const PREDICATES: &[&str] = &[
                 "是", "在", "很", "叫", "住", "也是", "都是", "特别", "非常", "比较", "喜欢", "有",
-                "今年", "已经", "每天", "经常", "一直", "做", "当", "开", "养", "刚", "去年", "最近",
+                "今年", "已经", "每天", "经常", "一直", "做", "当", "开", "养", "刚", "去年",
+                "最近",
             ];
             if at_start && starts_any(rest, PREDICATES) {
                 let v = value(poss, MAX_VALUE_CHARS);
@@ -400,14 +513,20 @@ impl Extractor<'_, '_> {
     fn verb_phrase<'s>(&self, after: &'s str) -> Option<&'s str> {
         let vp = after.trim_start_matches(['也', '还', '都', '就', '会', '要']);
         let v = value(vp, MAX_VALUE_CHARS);
-        (v.chars().count() >= 2 && !is_pronoun_start(v) && !starts_any(v, &["是", "觉得", "想", "喜欢", "很"]))
-            .then_some(v)
+        (v.chars().count() >= 2
+            && !is_pronoun_start(v)
+            && !starts_any(v, &["是", "觉得", "想", "喜欢", "很"]))
+        .then_some(v)
     }
 
     fn push_list(&mut self, concept: Concept, v: &str, rest: &str) {
         let mut v = v.to_string();
         // The value reached the clause end: a list may go on in the next clauses.
-        if value(rest, usize::MAX).len() == rest.trim_end_matches(|c: char| ZH_TRAILING.contains(&c) || !c.is_alphanumeric()).len() {
+        if value(rest, usize::MAX).len()
+            == rest
+                .trim_end_matches(|c: char| ZH_TRAILING.contains(&c) || !c.is_alphanumeric())
+                .len()
+        {
             if let Some(tail) = list_tail(self.following) {
                 v.push('，');
                 v.push_str(&tail);
@@ -416,26 +535,32 @@ impl Extractor<'_, '_> {
         self.push(concept, &v);
     }
 
-    fn verbs(&mut self, rest: &str, mods: &Mods, at_start: bool) {
+    fn verbs(&mut self, rest: &str, mods: &Mods) {
         // Habits: "我每天跑步", "我习惯早起", "我从不喝酒".
         if let Some((freq, tail)) = strip_longest(rest, ZH_FREQUENCY) {
             if !mods.negated && !rest.starts_with("一般般") {
                 let tail = tail.trim_start_matches(['都', '会', '也']);
                 if !starts_any(tail, &["喜欢", "爱", "讨厌", "觉得", "想"]) {
-                    let v = if freq.starts_with("习惯") { value(tail, MAX_VALUE_CHARS) } else { value(rest, MAX_VALUE_CHARS) };
+                    let v = if freq.starts_with("习惯") {
+                        value(tail, MAX_VALUE_CHARS)
+                    } else {
+                        value(rest, MAX_VALUE_CHARS)
+                    };
                     if v.chars().count() >= 2 && !is_pronoun_start(tail) {
                         self.push(Concept::Habits, v);
                     }
                     return;
                 }
-                return self.verbs(tail, mods, at_start);
+                return self.verbs(tail, mods);
             }
         }
         // Plans with a time word: "我明年要去日本".
         if let Some((_, tail)) = strip_longest(rest, ZH_FUTURE) {
             if !mods.negated {
                 let tail = tail.trim_start_matches(['也', '还', '都', '就']);
-                if starts_any(tail, &["要", "想", "准备", "打算", "计划", "去"]) && !has_deictic(tail) {
+                if starts_any(tail, &["要", "想", "准备", "打算", "计划", "去"])
+                    && !has_deictic(tail)
+                {
                     let v = value(rest, MAX_VALUE_CHARS);
                     if v.chars().count() > 3 {
                         self.push(Concept::Plans, v);
@@ -457,7 +582,11 @@ impl Extractor<'_, '_> {
             return;
         }
         if let Some(tail) = rest.strip_prefix('是') {
-            if !starts_any(tail, &["不是", "的", "说", "在", "因为", "为了", "想", "觉得"]) && !mods.negated {
+            if !starts_any(
+                tail,
+                &["不是", "的", "说", "在", "因为", "为了", "想", "觉得"],
+            ) && !mods.negated
+            {
                 self.copula(tail, mods);
             }
             return;
@@ -481,18 +610,21 @@ impl Extractor<'_, '_> {
             let from = mods.kept_from.unwrap_or(rest);
             let end = from.len() - rest.len() + t.len();
             self.push(Concept::Personality, from.get(..end).unwrap_or(t));
-            return;
         }
-        let _ = at_start;
     }
 
     /// "我是…": gender, age cohort, personality, job, workplace, hometown, role to the listener.
     fn copula(&mut self, tail: &str, mods: &Mods) {
         let np_full = strip_count(tail);
         // "我是你的老师": who the speaker is to the listener.
-        if let Some(after_you) = np_full.strip_prefix('你').or_else(|| np_full.strip_prefix('您')) {
+        if let Some(after_you) = np_full
+            .strip_prefix('你')
+            .or_else(|| np_full.strip_prefix('您'))
+        {
             let head = after_you.trim_start_matches('的');
-            let known = strip_longest(head, ZH_RELATIONS).is_some() || strip_longest(head, ZH_FAMILY).is_some() || job_prefix(head).is_some();
+            let known = strip_longest(head, ZH_RELATIONS).is_some()
+                || strip_longest(head, ZH_FAMILY).is_some()
+                || job_prefix(head).is_some();
             if known {
                 self.push(Concept::Relationships, value(np_full, MAX_VALUE_CHARS));
             }
@@ -500,8 +632,15 @@ impl Extractor<'_, '_> {
         }
         // "我是90后".
         let digits: String = np_full.chars().take_while(char::is_ascii_digit).collect();
-        if (digits.len() == 2 || digits.len() == 4) && np_full.get(digits.len()..).is_some_and(|r| r.starts_with('后')) {
-            self.push(Concept::Age, np_full.get(..digits.len() + '后'.len_utf8()).unwrap_or(""));
+        if (digits.len() == 2 || digits.len() == 4)
+            && np_full
+                .get(digits.len()..)
+                .is_some_and(|r| r.starts_with('后'))
+        {
+            self.push(
+                Concept::Age,
+                np_full.get(..digits.len() + '后'.len_utf8()).unwrap_or(""),
+            );
             return;
         }
         let np = value(np_full, MAX_VALUE_CHARS);
@@ -517,15 +656,37 @@ impl Extractor<'_, '_> {
             }
         }
         let ascii_word: String = np.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
-        if ascii_word.len() == 4 && ascii_word.chars().nth(1).is_some_and(|c| "NSns".contains(c)) && "IEie".contains(ascii_word.chars().next().unwrap_or(' ')) || matches!(np, "i人" | "e人" | "I人" | "E人") {
-            self.push(Concept::Personality, if ascii_word.len() == 4 { ascii_word.as_str() } else { np });
+        if ascii_word.len() == 4
+            && ascii_word
+                .chars()
+                .nth(1)
+                .is_some_and(|c| "NSns".contains(c))
+            && "IEie".contains(ascii_word.chars().next().unwrap_or(' '))
+            || matches!(np, "i人" | "e人" | "I人" | "E人")
+        {
+            self.push(
+                Concept::Personality,
+                if ascii_word.len() == 4 {
+                    ascii_word.as_str()
+                } else {
+                    np
+                },
+            );
             return;
         }
         // "一个很内向的人", "社恐": a trait anywhere in a short phrase.
-        let trait_in = np.char_indices().find_map(|(i, _)| np.get(i..).and_then(trait_at).map(|t| (i, t)));
+        let trait_in = np
+            .char_indices()
+            .find_map(|(i, _)| np.get(i..).and_then(trait_at).map(|t| (i, t)));
         if let Some((i, t)) = trait_in {
-            if !mods.past && (np.ends_with('人') || np.get(i..).is_some_and(|r| r.len() == t.len()) || np.ends_with("的人")) {
-                let hedge_from = np.get(..i).and_then(|h| ZH_HEDGES.iter().filter_map(|w| h.find(w)).min());
+            if !mods.past
+                && (np.ends_with('人')
+                    || np.get(i..).is_some_and(|r| r.len() == t.len())
+                    || np.ends_with("的人"))
+            {
+                let hedge_from = np
+                    .get(..i)
+                    .and_then(|h| ZH_HEDGES.iter().filter_map(|w| h.find(w)).min());
                 let from = hedge_from.unwrap_or(i);
                 self.push(Concept::Personality, np.get(from..i + t.len()).unwrap_or(t));
                 return;
@@ -569,7 +730,10 @@ impl Extractor<'_, '_> {
         }
         // ASCII occupations inside Chinese: "我是一名software engineer".
         let ascii: &str = {
-            let end = np_full.char_indices().find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == ' ' || *c == '-')).map_or(np_full.len(), |(i, _)| i);
+            let end = np_full
+                .char_indices()
+                .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == ' ' || *c == '-'))
+                .map_or(np_full.len(), |(i, _)| i);
             np_full.get(..end).unwrap_or("").trim()
         };
         if let Some(last) = ascii.split_whitespace().last() {
@@ -585,8 +749,30 @@ impl Extractor<'_, '_> {
 
     /// "我住在北京", "我来自上海", "我搬到了深圳", "我以前住在北京" (past: `以前在北京`).
     fn location(&mut self, rest: &str, mods: &Mods) -> bool {
-        const CURRENT: &[&str] = &["住在", "生活在", "定居在", "定居于", "搬到了", "搬到", "搬去了", "搬去", "搬家到", "家住在", "家住", "住"];
-        const ORIGIN: &[&str] = &["来自", "出生在", "出生于", "生于", "老家在", "老家是", "家乡在", "家乡是"];
+        const CURRENT: &[&str] = &[
+            "住在",
+            "生活在",
+            "定居在",
+            "定居于",
+            "搬到了",
+            "搬到",
+            "搬去了",
+            "搬去",
+            "搬家到",
+            "家住在",
+            "家住",
+            "住",
+        ];
+        const ORIGIN: &[&str] = &[
+            "来自",
+            "出生在",
+            "出生于",
+            "生于",
+            "老家在",
+            "老家是",
+            "家乡在",
+            "家乡是",
+        ];
         if let Some((_, tail)) = strip_longest(rest, ORIGIN) {
             let v = value(tail, 12);
             if !mods.negated && !v.is_empty() && !is_pronoun_start(v) {
@@ -595,12 +781,25 @@ impl Extractor<'_, '_> {
             return true;
         }
         if let Some((verb, tail)) = strip_longest(rest, CURRENT) {
-            if verb == "住" && starts_any(tail, &["了", "院", "宿", "手", "口", "嘴", "下", "着"]) {
+            if verb == "住" && starts_any(tail, &["了", "院", "宿", "手", "口", "嘴", "下", "着"])
+            {
                 return false;
             }
             let tail = tail.trim_start_matches('在');
             let mut v = value(tail, 12);
-            for stop in ["附近的", "工作", "上班", "读书", "上学", "已经", "好几年", "很久", "多年", "快", "有"] {
+            for stop in [
+                "附近的",
+                "工作",
+                "上班",
+                "读书",
+                "上学",
+                "已经",
+                "好几年",
+                "很久",
+                "多年",
+                "快",
+                "有",
+            ] {
                 if let Some(i) = v.find(stop) {
                     if i > 0 {
                         v = v.get(..i).unwrap_or(v);
@@ -617,8 +816,28 @@ impl Extractor<'_, '_> {
 
     /// "我在腾讯工作", "我在医院当护士", "我在北京大学读书", "我在上海生活".
     fn work_place(&mut self, rest: &str, mods: &Mods) -> bool {
-        let Some(tail) = rest.strip_prefix('在') else { return false };
-        const WORK: &[&str] = &["工作", "上班", "实习", "任职", "打工", "教书", "上学", "读书", "念书", "读大学", "读研", "读博", "读高中", "读初中", "当", "做", "担任"];
+        let Some(tail) = rest.strip_prefix('在') else {
+            return false;
+        };
+        const WORK: &[&str] = &[
+            "工作",
+            "上班",
+            "实习",
+            "任职",
+            "打工",
+            "教书",
+            "上学",
+            "读书",
+            "念书",
+            "读大学",
+            "读研",
+            "读博",
+            "读高中",
+            "读初中",
+            "当",
+            "做",
+            "担任",
+        ];
         const LIVE: &[&str] = &["生活", "长大", "定居", "住"];
         let window = take_chars(tail, 14);
         let mut best: Option<(usize, &str, bool)> = None;
@@ -631,10 +850,19 @@ impl Extractor<'_, '_> {
                 }
             }
         }
-        let Some((i, verb, work)) = best else { return false };
+        let Some((i, verb, work)) = best else {
+            return false;
+        };
         let place = window.get(..i).unwrap_or("");
-        const NOT_PLACES: &[&str] = &["我", "你", "想", "看", "玩", "等", "听", "说", "找", "换", "考虑", "准备", "打算", "学习", "给", "为了", "努力", "忙"];
-        if place.is_empty() || NOT_PLACES.iter().any(|w| place.contains(w)) || place.chars().count() > 12 || mods.negated {
+        const NOT_PLACES: &[&str] = &[
+            "我", "你", "想", "看", "玩", "等", "听", "说", "找", "换", "考虑", "准备", "打算",
+            "学习", "给", "为了", "努力", "忙",
+        ];
+        if place.is_empty()
+            || NOT_PLACES.iter().any(|w| place.contains(w))
+            || place.chars().count() > 12
+            || mods.negated
+        {
             return true;
         }
         let after_verb = tail.get(i + verb.len()..).unwrap_or("");
@@ -648,7 +876,11 @@ impl Extractor<'_, '_> {
         }
         if matches!(verb, "当" | "做" | "担任") {
             let np = strip_count(after_verb.trim_start_matches('了'));
-            let job = if verb == "担任" { Some(value(np, 10)) } else { job_prefix(value(np, 10)) };
+            let job = if verb == "担任" {
+                Some(value(np, 10))
+            } else {
+                job_prefix(value(np, 10))
+            };
             match job {
                 Some(job) if !job.is_empty() => {
                     self.push_dated(Concept::Workplace, "在", place, mods.past);
@@ -668,10 +900,34 @@ impl Extractor<'_, '_> {
             return false;
         }
         if let Some(tail) = rest.strip_prefix('当').or_else(|| rest.strip_prefix('做')) {
-            if starts_any(tail, &["然", "时", "初", "成", "做", "作", "真", "饭", "梦", "事", "完", "好", "到", "过", "的", "了什么", "什么"]) {
+            if starts_any(
+                tail,
+                &[
+                    "然",
+                    "时",
+                    "初",
+                    "成",
+                    "做",
+                    "作",
+                    "真",
+                    "饭",
+                    "梦",
+                    "事",
+                    "完",
+                    "好",
+                    "到",
+                    "过",
+                    "的",
+                    "了什么",
+                    "什么",
+                ],
+            ) {
                 return false;
             }
-            let np = strip_count(tail.trim_start_matches('了').trim_start_matches(['一', '个', '名']));
+            let np = strip_count(
+                tail.trim_start_matches('了')
+                    .trim_start_matches(['一', '个', '名']),
+            );
             if let Some(job) = job_prefix(value(np, 10)) {
                 self.push_dated(Concept::Job, "是", job, mods.past);
                 return true;
@@ -680,7 +936,10 @@ impl Extractor<'_, '_> {
         }
         if let Some(tail) = rest.strip_prefix("从事") {
             let v = value(tail, 12);
-            let v = v.strip_suffix("工作").or_else(|| v.strip_suffix("行业")).unwrap_or(v);
+            let v = v
+                .strip_suffix("工作")
+                .or_else(|| v.strip_suffix("行业"))
+                .unwrap_or(v);
             self.push_dated(Concept::Job, "是", v, mods.past);
             return true;
         }
@@ -704,7 +963,10 @@ impl Extractor<'_, '_> {
                 return true;
             }
         }
-        if let Some(tail) = rest.strip_prefix('读').or_else(|| rest.strip_prefix("在读")) {
+        if let Some(tail) = rest
+            .strip_prefix('读')
+            .or_else(|| rest.strip_prefix("在读"))
+        {
             let v = value(tail, 12);
             if let Some(field) = v.strip_suffix("专业") {
                 if !field.is_empty() {
@@ -718,7 +980,8 @@ impl Extractor<'_, '_> {
 
     /// "我养了一只猫", "我有一个妹妹", "我有男朋友".
     fn have(&mut self, rest: &str, mods: &Mods) -> bool {
-        let Some((verb, tail)) = strip_longest(rest, &["养了", "养着", "养", "有了", "有"]) else {
+        let Some((verb, tail)) = strip_longest(rest, &["养了", "养着", "养", "有了", "有"])
+        else {
             return false;
         };
         if mods.negated || mods.past {
@@ -762,8 +1025,11 @@ impl Extractor<'_, '_> {
         let mut text = v.to_string();
         if !v.contains('叫') {
             if let Some(next) = self.following.first() {
-                let n = next.trim_start_matches(['它', '他', '她']).trim_start_matches('的');
-                if let Some((_, name_part)) = strip_longest(n, &["名字叫", "名字是", "名叫", "叫"]) {
+                let n = next
+                    .trim_start_matches(['它', '他', '她'])
+                    .trim_start_matches('的');
+                if let Some((_, name_part)) = strip_longest(n, &["名字叫", "名字是", "名叫", "叫"])
+                {
                     let name_part = name_part.trim_start();
                     let name = value(name_part, 8);
                     if !name.is_empty() {
@@ -783,8 +1049,38 @@ impl Extractor<'_, '_> {
 
     /// "我喜欢爬山", "我最喜欢的颜色是蓝色", "我不喜欢咖啡", "我讨厌下雨", "我对摄影很感兴趣".
     fn likes(&mut self, rest: &str, mods: &Mods) -> bool {
-        const LIKE: &[&str] = &["喜欢", "热爱", "喜爱", "钟爱", "偏爱", "迷上了", "迷上", "爱上了", "爱上", "酷爱", "痴迷于", "痴迷", "沉迷于", "沉迷", "爱好", "享受", "爱"];
-        const DISLIKE: &[&str] = &["讨厌死了", "讨厌", "厌恶", "受不了", "反感", "嫌弃", "害怕", "最怕", "怕", "恨", "烦"];
+        const LIKE: &[&str] = &[
+            "喜欢",
+            "热爱",
+            "喜爱",
+            "钟爱",
+            "偏爱",
+            "迷上了",
+            "迷上",
+            "爱上了",
+            "爱上",
+            "酷爱",
+            "痴迷于",
+            "痴迷",
+            "沉迷于",
+            "沉迷",
+            "爱好",
+            "享受",
+            "爱",
+        ];
+        const DISLIKE: &[&str] = &[
+            "讨厌死了",
+            "讨厌",
+            "厌恶",
+            "受不了",
+            "反感",
+            "嫌弃",
+            "害怕",
+            "最怕",
+            "怕",
+            "恨",
+            "烦",
+        ];
         if let Some((_, tail)) = strip_longest(rest, LIKE) {
             if tail.starts_with('的') {
                 // "我最喜欢的颜色是蓝色": keep the phrase from 最 (or from the verb).
@@ -802,7 +1098,11 @@ impl Extractor<'_, '_> {
             if v.is_empty() || is_pronoun_start(v) || v.contains(['你', '您']) || has_deictic(v) {
                 return true;
             }
-            let concept = if mods.negated { Concept::Dislikes } else { Concept::Likes };
+            let concept = if mods.negated {
+                Concept::Dislikes
+            } else {
+                Concept::Likes
+            };
             if mods.past && !mods.negated {
                 return true;
             }
@@ -811,23 +1111,44 @@ impl Extractor<'_, '_> {
         }
         if let Some((_, tail)) = strip_longest(rest, DISLIKE) {
             let v = value(tail, MAX_VALUE_CHARS);
-            if !mods.negated && !mods.past && !v.is_empty() && !is_pronoun_start(v) && !starts_any(v, &["的是", "了", "死", "不得", "透"]) {
+            if !mods.negated
+                && !mods.past
+                && !v.is_empty()
+                && !is_pronoun_start(v)
+                && !starts_any(v, &["的是", "了", "死", "不得", "透"])
+            {
                 self.push_list(Concept::Dislikes, v, tail);
             }
             return true;
         }
         if let Some(tail) = rest.strip_prefix('对') {
-            const INTEREST: &[(&str, bool)] = &[("不感兴趣", false), ("没兴趣", false), ("没有兴趣", false), ("不太感兴趣", false), ("感兴趣", true), ("有兴趣", true)];
+            const INTEREST: &[(&str, bool)] = &[
+                ("不感兴趣", false),
+                ("没兴趣", false),
+                ("没有兴趣", false),
+                ("不太感兴趣", false),
+                ("感兴趣", true),
+                ("有兴趣", true),
+            ];
             let window = take_chars(tail, 16);
             for (marker, positive) in INTEREST {
                 if let Some(i) = window.find(marker) {
                     let thing = window.get(..i).unwrap_or("");
                     let mut thing = thing;
-                    while let Some(w) = ["很", "非常", "特别", "比较", "挺", "超", "也", "都", "一直", "还", "十分"].iter().find(|w| thing.ends_with(**w)) {
+                    while let Some(w) = [
+                        "很", "非常", "特别", "比较", "挺", "超", "也", "都", "一直", "还", "十分",
+                    ]
+                    .iter()
+                    .find(|w| thing.ends_with(**w))
+                    {
                         thing = thing.get(..thing.len() - w.len()).unwrap_or("");
                     }
                     if !thing.is_empty() && !is_pronoun_start(thing) && !mods.past {
-                        let concept = if *positive && !mods.negated { Concept::Likes } else { Concept::Dislikes };
+                        let concept = if *positive && !mods.negated {
+                            Concept::Likes
+                        } else {
+                            Concept::Dislikes
+                        };
                         self.push(concept, thing);
                     }
                     return true;
@@ -839,15 +1160,42 @@ impl Extractor<'_, '_> {
 
     /// "我打算去日本", "我计划学日语", "我想当医生", "我希望明年考上研究生".
     fn plans(&mut self, rest: &str, mods: &Mods) -> bool {
-        const PLAN: &[&str] = &["打算", "计划", "准备", "决定", "想要", "希望", "梦想", "立志", "正在考虑", "考虑", "将要", "要去"];
-        const WANT_VERBS: &[&str] = &["去", "学", "当", "成为", "考", "买", "换", "搬", "找", "做", "开", "养", "回", "出国", "旅游", "旅行", "辞职", "结婚", "参加", "报", "读", "写", "减肥", "创业", "存钱"];
+        const PLAN: &[&str] = &[
+            "打算",
+            "计划",
+            "准备",
+            "决定",
+            "想要",
+            "希望",
+            "梦想",
+            "立志",
+            "正在考虑",
+            "考虑",
+            "将要",
+            "要去",
+        ];
+        const WANT_VERBS: &[&str] = &[
+            "去", "学", "当", "成为", "考", "买", "换", "搬", "找", "做", "开", "养", "回", "出国",
+            "旅游", "旅行", "辞职", "结婚", "参加", "报", "读", "写", "减肥", "创业", "存钱",
+        ];
         if mods.negated {
             return false;
         }
         if let Some((verb, tail)) = strip_longest(rest, PLAN) {
             let tail = tail.trim_start_matches(['着', '在']);
-            let v = value(if verb == "要去" { rest.get("要".len()..).unwrap_or(tail) } else { tail }, MAX_VALUE_CHARS);
-            if v.chars().count() >= 2 && !is_pronoun_start(v) && !has_deictic(v) && !starts_any(v, &["好", "了", "一下", "怎么"]) {
+            let v = value(
+                if verb == "要去" {
+                    rest.get("要".len()..).unwrap_or(tail)
+                } else {
+                    tail
+                },
+                MAX_VALUE_CHARS,
+            );
+            if v.chars().count() >= 2
+                && !is_pronoun_start(v)
+                && !has_deictic(v)
+                && !starts_any(v, &["好", "了", "一下", "怎么"])
+            {
                 self.push(Concept::Plans, v);
             }
             return true;
@@ -877,27 +1225,24 @@ fn skip_modifiers(s: &str) -> (Mods<'_>, &str) {
         if let Some((_, r)) = strip_longest(rest, ZH_PAST) {
             mods.past = true;
             rest = r;
-        } else if let Some((w, r)) = strip_longest(rest, ZH_NEGATIONS) {
-            // "不是" is a copula's negation only when followed by more than 是.
+        } else if let Some((_, r)) = strip_longest(rest, ZH_NEGATIONS) {
             mods.negated = true;
             mods.kept_from.get_or_insert(rest);
-            let _ = w;
             rest = r;
         } else if let Some((_, r)) = strip_longest(rest, ZH_HEDGES) {
             mods.kept_from.get_or_insert(rest);
             rest = r;
         } else if let Some((w, r)) = strip_longest(rest, ZH_INTENSIFIERS) {
             // "好奇" and "好几" are words, not "好" + something.
-            if w == "好" && starts_any(r, &["奇", "几", "多", "像", "的", "了", "吧", "啊"]) {
+            if w == "好" && starts_any(r, &["奇", "几", "多", "像", "的", "了", "吧", "啊"])
+            {
                 break;
             }
             if w == "最" {
                 mods.most_from.get_or_insert(rest);
             }
             rest = r;
-        } else if let Some((w, r)) = strip_longest(rest, ZH_FILLERS) {
-            // "正在" keeps its 在 for "我正在北京工作"; "还是" / "就是" keep their 是.
-            let _ = w;
+        } else if let Some((_, r)) = strip_longest(rest, ZH_FILLERS) {
             rest = r;
         } else {
             break;
@@ -911,7 +1256,11 @@ fn list_tail(following: &[&str]) -> Option<String> {
     let mut parts = Vec::new();
     for clause in following.iter().take(6) {
         let n = clause.chars().count();
-        if n == 0 || n > 8 || clause.contains(['我', '你', '他', '她', '它']) || clause.ends_with(['？', '?', '吗']) {
+        if n == 0
+            || n > 8
+            || clause.contains(['我', '你', '他', '她', '它'])
+            || clause.ends_with(['？', '?', '吗'])
+        {
             return None;
         }
         parts.push(value(clause, 8).to_string());

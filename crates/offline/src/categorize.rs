@@ -1,19 +1,23 @@
 //! Session topics by clustering plus keyword labels (M⁴ categorize), EN + ZH.
 //!
-//! 1. Every non-blank line is embedded (its text, without the speaker, so that topics rather
-//!    than speakers group). Sessions longer than [`MAX_UNITS`] lines are clustered in blocks of
-//!    consecutive lines.
+//! 1. Every non-blank line is split into sentences (its speaker label set apart) and the
+//!    sentences are embedded once; a line's vector is the mean of its sentences' vectors, weighted
+//!    by how much content each has, so that topics rather than speakers or greetings group. The
+//!    same sentence vectors then feed the topic summaries. Sessions longer than [`MAX_UNITS`]
+//!    lines are clustered in blocks of consecutive lines.
 //! 2. Each vector is smoothed with its neighbours (weight [`NEIGHBOR_WEIGHT`]): a dialogue's topic
 //!    runs over several turns, and short replies ("Wow, nice!") belong to what they answer.
 //! 3. Average-linkage agglomerative clustering on cosine builds one hierarchy; every cut with
-//!    k = 2..=[`MAX_TOPICS`] clusters (and at most half as many clusters as lines) is scored by
-//!    its silhouette, and the best cut is kept when its silhouette reaches [`MIN_SILHOUETTE`];
-//!    otherwise the session is one topic. Sessions with fewer than [`MIN_LINES_TO_SPLIT`] lines
-//!    are one topic. Ties go to the earlier pair / the smaller k, so the output is deterministic.
-//! 4. A topic's label is its top 1–3 terms by TF-IDF within the session (lines as documents,
-//!    stopwords and numbers skipped, words shown as written), a term joining the first when it
-//!    scores at least [`LABEL_RELATIVE_SCORE`] of it; its summary is the extractive summary of
-//!    its lines within [`SUMMARY_TOKENS`] tokens. Topics are ordered by their first line.
+//!    k = 2..=[`MAX_TOPICS`] clusters whose clusters all have at least [`MIN_TOPIC_LINES`] lines
+//!    is scored by its silhouette, and the best cut is kept when its silhouette reaches
+//!    [`MIN_SILHOUETTE`]; otherwise the session is one topic. Sessions with fewer than
+//!    [`MIN_LINES_TO_SPLIT`] lines are one topic. Ties go to the earlier pair / the smaller k, so
+//!    the output is deterministic.
+//! 4. A topic's label is its top 1–3 terms by TF-IDF within the session (lines as documents;
+//!    stopwords, chat fillers, speaker names, numbers and quantities skipped; words shown as
+//!    written), a term joining the first when it scores at least [`LABEL_RELATIVE_SCORE`] of it;
+//!    its summary is the extractive summary of its lines within [`SUMMARY_TOKENS`] tokens.
+//!    Topics are ordered by their first line.
 
 use std::collections::HashMap;
 
@@ -23,11 +27,13 @@ use mnemos_core::{ModelError, ModelResult};
 use mnemos_text::TokenKind;
 
 use crate::conflict::cjk_quantity;
-use crate::summarize::{centroid, embed, is_chinese, summarize};
+use crate::summarize::{centroid, is_chinese, is_filler, Prepared};
 use crate::Ctx;
 
+/// Fewest lines (clustering units) a topic may have.
+pub const MIN_TOPIC_LINES: usize = 3;
 /// Sessions shorter than this are one topic.
-pub const MIN_LINES_TO_SPLIT: usize = 4;
+pub const MIN_LINES_TO_SPLIT: usize = 2 * MIN_TOPIC_LINES;
 /// Most topics one session is split into.
 pub const MAX_TOPICS: usize = 6;
 /// Silhouette a split needs to beat "one topic".
@@ -54,10 +60,20 @@ pub fn categorize(ctx: &Ctx, session: &[Line]) -> ModelResult<Vec<CategorySummar
     if lines.is_empty() {
         return Err(ModelError::invalid("categorize: the session has no text"));
     }
+    let rendered: Vec<String> = lines
+        .iter()
+        .filter_map(|&i| session.get(i).map(Line::render))
+        .collect();
+    let prepared = Prepared::new(ctx, &rendered)?;
     let groups = if lines.len() < MIN_LINES_TO_SPLIT {
-        vec![lines.clone()]
+        vec![(0..lines.len()).collect()]
     } else {
-        cluster_lines(ctx, session, &lines)?
+        let vectors: Vec<Vec<f32>> = prepared
+            .text_vectors(ctx.analyzer, rendered.len())
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| vec![0.0; ctx.embedder.dimension()]))
+            .collect();
+        cluster(&vectors)
     };
     let chinese = is_chinese(
         &lines
@@ -69,11 +85,8 @@ pub fn categorize(ctx: &Ctx, session: &[Line]) -> ModelResult<Vec<CategorySummar
     let labeler = Labeler::new(ctx, session, &lines);
     let mut out = Vec::with_capacity(groups.len());
     for members in groups {
-        let rendered: Vec<String> = members
-            .iter()
-            .filter_map(|&i| session.get(i).map(Line::render))
-            .collect();
-        let summary = summarize(ctx, &rendered, 1, SUMMARY_TOKENS)?;
+        let summary = prepared.summarize_sources(ctx, &members, SUMMARY_TOKENS)?;
+        let members: Vec<usize> = members.iter().filter_map(|&k| lines.get(k).copied()).collect();
         out.push(CategorySummary {
             category: labeler.label(&members, chinese),
             summary,
@@ -83,17 +96,12 @@ pub fn categorize(ctx: &Ctx, session: &[Line]) -> ModelResult<Vec<CategorySummar
     Ok(out)
 }
 
-/// Cluster the non-blank lines `lines` of `session`; returns groups of line indexes, each
-/// sorted, ordered by first line.
-fn cluster_lines(ctx: &Ctx, session: &[Line], lines: &[usize]) -> ModelResult<Vec<Vec<usize>>> {
-    let texts: Vec<&str> = lines
-        .iter()
-        .filter_map(|&i| session.get(i).map(|l| l.text.as_str()))
-        .collect();
-    let vectors = embed(ctx, &texts)?;
+/// Cluster line vectors; returns groups of positions, each sorted, ordered by first position.
+fn cluster(vectors: &[Vec<f32>]) -> Vec<Vec<usize>> {
+    let n = vectors.len();
     // Blocks of consecutive lines when the session is long.
-    let block = lines.len().div_ceil(MAX_UNITS).max(1);
-    let units: Vec<Vec<usize>> = (0..lines.len())
+    let block = n.div_ceil(MAX_UNITS).max(1);
+    let units: Vec<Vec<usize>> = (0..n)
         .collect::<Vec<_>>()
         .chunks(block)
         .map(<[usize]>::to_vec)
@@ -103,16 +111,17 @@ fn cluster_lines(ctx: &Ctx, session: &[Line], lines: &[usize]) -> ModelResult<Ve
         .map(|u| {
             let members: Vec<Vec<f32>> =
                 u.iter().filter_map(|&i| vectors.get(i).cloned()).collect();
-            centroid(&members).unwrap_or_else(|| vec![0.0; ctx.embedder.dimension()])
+            let dim = members.first().map_or(0, Vec::len);
+            centroid(&members).unwrap_or_else(|| vec![0.0; dim])
         })
         .collect();
     let smoothed = smooth(&unit_vectors);
     let assignment = best_cut(&smoothed);
     let k = assignment.iter().copied().max().map_or(1, |m| m + 1);
     let mut groups: Vec<Vec<usize>> = vec![Vec::new(); k];
-    for (unit, &cluster) in units.iter().zip(&assignment) {
-        if let Some(group) = groups.get_mut(cluster) {
-            group.extend(unit.iter().filter_map(|&i| lines.get(i).copied()));
+    for (unit, &c) in units.iter().zip(&assignment) {
+        if let Some(group) = groups.get_mut(c) {
+            group.extend(unit.iter().copied());
         }
     }
     groups.retain(|g| !g.is_empty());
@@ -120,7 +129,7 @@ fn cluster_lines(ctx: &Ctx, session: &[Line], lines: &[usize]) -> ModelResult<Ve
         g.sort_unstable();
     }
     groups.sort_by_key(|g| g.first().copied());
-    Ok(groups)
+    groups
 }
 
 /// Each vector plus `NEIGHBOR_WEIGHT` times its neighbours, normalized.
@@ -148,7 +157,7 @@ fn smooth(vectors: &[Vec<f32>]) -> Vec<Vec<f32>> {
 /// zeros when no cut is good enough.
 fn best_cut(vectors: &[Vec<f32>]) -> Vec<usize> {
     let n = vectors.len();
-    let max_k = MAX_TOPICS.min(n / 2);
+    let max_k = MAX_TOPICS.min(n / MIN_TOPIC_LINES);
     if max_k < 2 {
         return vec![0; n];
     }
@@ -158,7 +167,13 @@ fn best_cut(vectors: &[Vec<f32>]) -> Vec<usize> {
         .collect();
     let mut best: Option<(f32, Vec<usize>)> = None;
     for (k, assignment) in hierarchy_cuts(&sim, max_k) {
-        if k < 2 {
+        let mut sizes = vec![0usize; k];
+        for &c in &assignment {
+            if let Some(x) = sizes.get_mut(c) {
+                *x += 1;
+            }
+        }
+        if k < 2 || sizes.iter().any(|&s| s < MIN_TOPIC_LINES) {
             continue;
         }
         let s = silhouette(&sim, &assignment, k);
@@ -316,6 +331,11 @@ impl Labeler {
         let mut forms: HashMap<String, HashMap<String, usize>> = HashMap::new();
         let mut first: HashMap<String, usize> = HashMap::new();
         let mut position = 0usize;
+        let names: std::collections::HashSet<String> = lines
+            .iter()
+            .filter_map(|&i| session.get(i)?.speaker.as_deref())
+            .flat_map(|s| ctx.analyzer.terms(s))
+            .collect();
         for &i in lines {
             let Some(line) = session.get(i) else {
                 continue;
@@ -325,7 +345,10 @@ impl Labeler {
                 let useful = matches!(token.kind, TokenKind::Word | TokenKind::Cjk)
                     && !ctx.analyzer.is_stopword(&token.term)
                     && cjk_quantity(&token.term).is_none()
-                    && token.term.chars().count() > usize::from(token.term.is_ascii());
+                    && !is_filler(&token.term)
+                    && !names.contains(&token.term)
+                    // One-letter and two-letter English words are rarely topics ("tv" aside).
+                    && token.term.chars().count() > if token.term.is_ascii() { 2 } else { 0 };
                 if !useful {
                     continue;
                 }

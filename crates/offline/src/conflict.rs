@@ -7,7 +7,7 @@
 //! - **negation**: opposite polarity (odd vs even count of cues such as not / n't / never /
 //!   stopped, 不 / 没 / 没有 / 别 / 不再 / 再也不, or an antonym of "like" such as hate / 讨厌)
 //!   over nearly the same content terms (overlap coefficient ≥ [`NEGATION_OVERLAP`], Jaccard
-//!   ≥ [`NEGATION_JACCARD`]);
+//!   ≥ [`NEGATION_JACCARD`], or a high cosine, below);
 //! - **numbers**: the same content terms around the values (overlap ≥ [`NUMBER_OVERLAP`]) and
 //!   each side has a value the other lacks ("2 cats" vs "3 cats", "两只猫" vs "三只猫");
 //! - **different value for a single-valued key**: both use the same key word of a single-valued
@@ -17,9 +17,12 @@
 //!
 //! "Same subject" means: the person of the pronouns and the content words before the anchor
 //! (the key, the copula, the cue or the first value) agree, or one side leaves the subject out.
-//! Statements whose embeddings are far apart (cosine < [`MIN_RELATED_COSINE`]) and share few
-//! terms are unrelated and never conflict; paraphrases and identical statements have no
-//! disagreement and do not either.
+//! The embedding decides the one case the words leave open: a negation whose content terms are
+//! contained in the other statement's but make up less than [`NEGATION_JACCARD`] of the union
+//! ("I don't drink coffee" vs "I drink a big cup of coffee every morning") conflicts only when
+//! the two statements' cosine is at least [`NEGATION_COSINE`]. Unrelated statements share too
+//! few words for any rule, and paraphrases or identical statements have no disagreement, so
+//! neither conflicts.
 
 use std::collections::BTreeSet;
 
@@ -36,10 +39,8 @@ pub const NEGATION_OVERLAP: f32 = 0.67;
 pub const NEGATION_JACCARD: f32 = 0.5;
 /// Overlap coefficient of the non-value content terms needed for a number conflict.
 pub const NUMBER_OVERLAP: f32 = 0.6;
-/// Term overlap coefficient that makes two statements related on its own.
-pub const RELATED_OVERLAP: f32 = 0.5;
-/// Below this cosine two statements with little term overlap are unrelated.
-pub const MIN_RELATED_COSINE: f32 = 0.2;
+/// Cosine at which a negation with a lower Jaccard similarity still conflicts.
+pub const NEGATION_COSINE: f32 = 0.55;
 
 /// Whether `new` contradicts `previous` (see the module documentation).
 pub fn conflicts(ctx: &Ctx, previous: &str, new: &str) -> ModelResult<bool> {
@@ -48,16 +49,17 @@ pub fn conflicts(ctx: &Ctx, previous: &str, new: &str) -> ModelResult<bool> {
     if a.tokens.is_empty() || b.tokens.is_empty() {
         return Ok(false);
     }
-    let frame = key_frame(&a, &b) || copula_frame(&a, &b);
-    let overlap = overlap_coefficient(&a.content(), &b.content());
-    let related = frame || overlap >= RELATED_OVERLAP || {
-        let v = embed(ctx, &[previous, new])?;
-        matches!(v.as_slice(), [x, y] if dot(x, y) >= MIN_RELATED_COSINE)
-    };
-    if !related {
-        return Ok(false);
+    if number_conflict(&a, &b) || key_frame(&a, &b) || copula_frame(&a, &b) {
+        return Ok(true);
     }
-    Ok(negation_conflict(&a, &b) || number_conflict(&a, &b) || frame)
+    Ok(match negation(&a, &b) {
+        Negation::None => false,
+        Negation::Clear => true,
+        Negation::Borderline => {
+            let v = embed(ctx, &[previous, new])?;
+            matches!(v.as_slice(), [x, y] if dot(x, y) >= NEGATION_COSINE)
+        }
+    })
 }
 
 /// One text holding the newer statement and a record of the older one, in the input's language.
@@ -244,21 +246,30 @@ fn both_differ<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> bool {
     a.difference(b).next().is_some() && b.difference(a).next().is_some()
 }
 
-fn negation_conflict(a: &Statement, b: &Statement) -> bool {
+/// How strongly two statements look like one negating the other.
+enum Negation {
+    None,
+    /// Opposite polarity over nearly the same words.
+    Clear,
+    /// Opposite polarity, one side's words inside the other's, but many extra words.
+    Borderline,
+}
+
+fn negation(a: &Statement, b: &Statement) -> Negation {
     if a.negated() == b.negated() {
-        return false;
+        return Negation::None;
     }
     let (ca, cb) = (a.content(), b.content());
     if ca.is_empty()
+        || cb.is_empty()
         || overlap_coefficient(&ca, &cb) < NEGATION_OVERLAP
-        || jaccard(&ca, &cb) < NEGATION_JACCARD
         || both_differ(&a.values(), &b.values())
     {
-        return false;
+        return Negation::None;
     }
     let (neg, pos) = if a.negated() { (a, b) } else { (b, a) };
     let Some(cue) = neg.position(|t| t.kind == Kind::Cue) else {
-        return false;
+        return Negation::None;
     };
     // Anchor the positive statement at the first content word the negation applies to.
     let target = neg
@@ -271,7 +282,14 @@ fn negation_conflict(a: &Statement, b: &Statement) -> bool {
         .and_then(|w| pos.position(|t| t.kind == Kind::Content && t.term == w))
         .or_else(|| pos.position(|t| t.kind == Kind::Content));
     // The subject is what comes before the cue in one and before the negated word in the other.
-    pos_at.is_some_and(|p| subject_before(neg, cue, pos, p))
+    if !pos_at.is_some_and(|p| subject_before(neg, cue, pos, p)) {
+        return Negation::None;
+    }
+    if jaccard(&ca, &cb) >= NEGATION_JACCARD {
+        Negation::Clear
+    } else {
+        Negation::Borderline
+    }
 }
 
 fn number_conflict(a: &Statement, b: &Statement) -> bool {
@@ -619,6 +637,12 @@ mod tests {
             ("I don't like coffee.", "My sister likes tea.", false),
             ("I live in Paris.", "I reside in Paris.", false),
             ("We went hiking on Sunday.", "The museum opens at 9.", false),
+            // Negation inside a much longer, different statement: the embedding says no.
+            (
+                "I don't like coffee.",
+                "I like the coffee shops in Rome and the old bridges with my friends.",
+                false,
+            ),
         ]);
     }
 

@@ -44,56 +44,107 @@ pub fn summarize(
     _level: u8,
     token_budget: usize,
 ) -> ModelResult<String> {
-    if token_budget == 0 {
-        return Err(ModelError::bad_output(
-            "summarize",
-            "a budget of zero tokens leaves no room for any text",
-        ));
-    }
-    let doc = Document::parse(texts);
-    if doc.sentences.is_empty() {
-        return Err(ModelError::bad_output(
-            "summarize",
-            "the texts contain no sentence",
-        ));
-    }
-    let (relevance, chosen) = if doc.sentences.len() == 1 {
-        // Nothing to rank.
-        let fits = ctx.analyzer.count_tokens(&doc.render(&[0])) <= token_budget;
-        (vec![1.0], if fits { vec![0] } else { Vec::new() })
-    } else {
+    let prepared = Prepared::new(ctx, texts)?;
+    let all: Vec<usize> = (0..texts.len()).collect();
+    prepared.summarize_sources(ctx, &all, token_budget)
+}
+
+/// Texts split into sentences and embedded once, so that several summaries over subsets of
+/// them (one per topic of a session) share the embedding work.
+pub(crate) struct Prepared<'a> {
+    doc: Document<'a>,
+    vectors: Vec<Vec<f32>>,
+}
+
+impl<'a> Prepared<'a> {
+    pub(crate) fn new(ctx: &Ctx, texts: &'a [String]) -> ModelResult<Self> {
+        let doc = Document::parse(texts);
         let plain: Vec<&str> = doc.sentences.iter().map(|s| s.text).collect();
         let vectors = embed(ctx, &plain)?;
-        let relevance = relevance_scores(ctx.analyzer, &plain, &vectors);
-        let chosen = select_mmr(ctx.analyzer, &doc, &vectors, &relevance, token_budget);
-        (relevance, chosen)
-    };
-    if !chosen.is_empty() {
-        return Ok(doc.render(&chosen));
+        Ok(Prepared { doc, vectors })
     }
 
-    // Not one sentence fits: cut the most central one.
-    let best = argmax(&relevance).unwrap_or(0);
-    let cut = truncate_to_tokens(ctx.analyzer, &doc.render(&[best]), token_budget);
-    if cut.trim().is_empty() {
-        Err(ModelError::bad_output(
-            "summarize",
-            format!("nothing fits in {token_budget} tokens"),
-        ))
-    } else {
-        Ok(cut)
+    /// Unit-length mean of the sentence vectors of each text (`None` for a text without
+    /// sentences or whose vectors cancel out), weighted like the summary's centroid.
+    pub(crate) fn text_vectors(&self, analyzer: &Analyzer, texts: usize) -> Vec<Option<Vec<f32>>> {
+        let weights = self.doc.content_weights(analyzer);
+        let mut members: Vec<(Vec<Vec<f32>>, Vec<f32>)> = vec![(Vec::new(), Vec::new()); texts];
+        for ((sentence, v), w) in self.doc.sentences.iter().zip(&self.vectors).zip(&weights) {
+            if let Some(m) = self.doc.source_of(sentence).and_then(|t| members.get_mut(t)) {
+                m.0.push(v.clone());
+                m.1.push(*w);
+            }
+        }
+        members
+            .into_iter()
+            .map(|(vectors, w)| weighted_centroid(&vectors, &w).or_else(|| centroid(&vectors)))
+            .collect()
+    }
+
+    /// Summary of the sentences that come from the texts `sources` (indexes into the texts).
+    pub(crate) fn summarize_sources(
+        &self,
+        ctx: &Ctx,
+        sources: &[usize],
+        token_budget: usize,
+    ) -> ModelResult<String> {
+        if token_budget == 0 {
+            return Err(ModelError::bad_output(
+                "summarize",
+                "a budget of zero tokens leaves no room for any text",
+            ));
+        }
+        let wanted: HashSet<usize> = sources.iter().copied().collect();
+        let (sentences, vectors): (Vec<Sentence>, Vec<Vec<f32>>) = self
+            .doc
+            .sentences
+            .iter()
+            .zip(&self.vectors)
+            .filter(|(s, _)| self.doc.source_of(s).is_some_and(|t| wanted.contains(&t)))
+            .map(|(s, v)| (s.clone(), v.clone()))
+            .unzip();
+        let doc = Document {
+            sentences,
+            units: self.doc.units.clone(),
+        };
+        if doc.sentences.is_empty() {
+            return Err(ModelError::bad_output(
+                "summarize",
+                "the texts contain no sentence",
+            ));
+        }
+        let relevance = relevance_scores(ctx.analyzer, &doc, &vectors);
+        let chosen = select_mmr(ctx.analyzer, &doc, &vectors, &relevance, token_budget);
+        if !chosen.is_empty() {
+            return Ok(doc.render(&chosen));
+        }
+        // Not one sentence fits: cut the most central one.
+        let best = argmax(&relevance).unwrap_or(0);
+        let cut = truncate_to_tokens(ctx.analyzer, &doc.render(&[best]), token_budget);
+        if cut.trim().is_empty() {
+            Err(ModelError::bad_output(
+                "summarize",
+                format!("nothing fits in {token_budget} tokens"),
+            ))
+        } else {
+            Ok(cut)
+        }
     }
 }
 
 /// One sentence of the input and the speaker turn (line) it belongs to.
+#[derive(Clone)]
 struct Sentence<'a> {
     text: &'a str,
     unit: usize,
 }
 
 /// A line of the input, with its speaker label when it has one ("Caroline:").
+#[derive(Clone)]
 struct Unit<'a> {
     label: Option<&'a str>,
+    /// Index of the input text it comes from.
+    source: usize,
 }
 
 struct Document<'a> {
@@ -105,7 +156,7 @@ impl<'a> Document<'a> {
     fn parse(texts: &'a [String]) -> Self {
         let mut sentences = Vec::new();
         let mut units = Vec::new();
-        for text in texts {
+        for (source, text) in texts.iter().enumerate() {
             for line in text.lines() {
                 let (label, body) = split_speaker(line);
                 let pieces = mnemos_text::sentences(body);
@@ -113,11 +164,45 @@ impl<'a> Document<'a> {
                     continue;
                 }
                 let unit = units.len();
-                units.push(Unit { label });
+                units.push(Unit { label, source });
                 sentences.extend(pieces.into_iter().map(|text| Sentence { text, unit }));
             }
         }
         Document { sentences, units }
+    }
+
+    fn source_of(&self, sentence: &Sentence) -> Option<usize> {
+        self.units.get(sentence.unit).map(|u| u.source)
+    }
+
+    /// Content terms of every sentence: analyzer terms without chat fillers ("wow", "哈哈")
+    /// and without the speakers' names (vocatives say nothing about the topic).
+    fn content_terms(&self, analyzer: &Analyzer) -> Vec<HashSet<String>> {
+        let names: HashSet<String> = self
+            .units
+            .iter()
+            .filter_map(|u| u.label)
+            .flat_map(|l| analyzer.terms(l.trim_end_matches([':', '：'])))
+            .collect();
+        self.sentences
+            .iter()
+            .map(|s| {
+                analyzer
+                    .terms(s.text)
+                    .into_iter()
+                    .filter(|t| !is_filler(t) && !names.contains(t))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// How much content each sentence has: 1 with [`SALIENCE_FULL_TERMS`] content terms or
+    /// more, proportionally less below ("Wow, Caroline!" has none).
+    fn content_weights(&self, analyzer: &Analyzer) -> Vec<f32> {
+        self.content_terms(analyzer)
+            .iter()
+            .map(|t| content_weight(t.len()))
+            .collect()
     }
 
     /// The chosen sentences (indexes into `sentences`) in original order: sentences of one line
@@ -221,13 +306,18 @@ fn normalized_key(text: &str) -> String {
         .collect()
 }
 
-/// Centroid cosine plus lexical salience for every sentence.
-fn relevance_scores(analyzer: &Analyzer, sentences: &[&str], vectors: &[Vec<f32>]) -> Vec<f32> {
-    let centroid = centroid(vectors);
-    let terms: Vec<HashSet<String>> = sentences
-        .iter()
-        .map(|s| analyzer.terms(s).into_iter().collect())
-        .collect();
+fn content_weight(terms: usize) -> f32 {
+    terms.min(SALIENCE_FULL_TERMS) as f32 / SALIENCE_FULL_TERMS as f32
+}
+
+/// `content weight × (cosine to the weighted centroid + SALIENCE_WEIGHT × salience)` for every
+/// sentence, where salience is the mean document frequency (relative to the most frequent
+/// term) of the sentence's content terms. The centroid itself is weighted by content, so that
+/// greetings and back-channel replies do not define what a dialogue is about.
+fn relevance_scores(analyzer: &Analyzer, doc: &Document, vectors: &[Vec<f32>]) -> Vec<f32> {
+    let terms = doc.content_terms(analyzer);
+    let weights: Vec<f32> = terms.iter().map(|t| content_weight(t.len())).collect();
+    let centroid = weighted_centroid(vectors, &weights).or_else(|| centroid(vectors));
     let mut df: HashMap<&str, usize> = HashMap::new();
     for set in &terms {
         for t in set {
@@ -238,21 +328,57 @@ fn relevance_scores(analyzer: &Analyzer, sentences: &[&str], vectors: &[Vec<f32>
     vectors
         .iter()
         .zip(&terms)
-        .map(|(v, set)| {
-            let central = centroid.as_ref().map_or(0.0, |c| dot(v, c));
+        .zip(&weights)
+        .map(|((v, set), &weight)| {
+            let central = centroid.as_ref().map_or(0.0, |c| dot(v, c)).max(0.0);
             let salience = if set.is_empty() {
                 0.0
             } else {
-                let mean = set
-                    .iter()
+                set.iter()
                     .map(|t| df.get(t.as_str()).copied().unwrap_or(0) as f32 / max_df)
                     .sum::<f32>()
-                    / set.len() as f32;
-                mean * (set.len().min(SALIENCE_FULL_TERMS) as f32 / SALIENCE_FULL_TERMS as f32)
+                    / set.len() as f32
             };
-            central + SALIENCE_WEIGHT * salience
+            weight * (central + SALIENCE_WEIGHT * salience)
         })
         .collect()
+}
+
+/// Unit-length weighted mean of the vectors, or `None` when nothing has weight.
+fn weighted_centroid(vectors: &[Vec<f32>], weights: &[f32]) -> Option<Vec<f32>> {
+    let dim = vectors.first()?.len();
+    let mut c = vec![0.0f32; dim];
+    for (v, &w) in vectors.iter().zip(weights) {
+        for (a, b) in c.iter_mut().zip(v) {
+            *a += w * b;
+        }
+    }
+    let norm = c.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm <= f32::EPSILON || !norm.is_finite() {
+        return None;
+    }
+    c.iter_mut().for_each(|x| *x /= norm);
+    Some(c)
+}
+
+/// Chat fillers: words that are frequent in dialogue but name no topic (English Snowball
+/// stems and Chinese words). Used for summary salience and topic labels.
+pub(crate) fn is_filler(term: &str) -> bool {
+    const FILLERS: &[&str] = &[
+        "hey", "hi", "hello", "wow", "yeah", "yes", "yep", "ok", "okay", "thank", "cool",
+        "great", "good", "nice", "awesom", "realli", "total", "gonna", "wanna", "got", "get",
+        "go", "see", "know", "think", "lol", "oh", "um", "sure", "glad", "sound", "look", "way",
+        "thing", "lot", "much", "well", "sorri", "bye", "talk", "soon", "right", "pretti", "amaz",
+        "agre", "definit", "absolut", "mean", "kinda", "stuff", "said", "say", "tell", "told",
+        "also", "even", "make", "want", "need", "keep", "let", "anyth", "someth", "everyth",
+        "thing", "wonder", "love", "happi", "excit", "fun", "hope", "guess", "feel",
+        "哈哈哈", "嗯嗯", "好的", "谢谢", "真的", "觉得", "知道", "好吧", "是的", "对", "好",
+        "不错", "可能", "现在", "时候", "感觉", "一样", "东西", "事情", "特别", "一起", "还有",
+        "然后", "就是", "这种", "那种", "有点", "一点", "厉害", "太好了", "加油", "没事",
+        "一定", "当然", "确实", "其实", "看看", "听说", "说", "想", "呵呵", "嘿嘿", "嘻嘻",
+        "哦哦", "对啊", "是啊", "开心", "希望",
+    ];
+    FILLERS.contains(&term)
 }
 
 /// Unit-length mean of the vectors, or `None` when they cancel out (or there are none).
@@ -635,5 +761,174 @@ pub(crate) mod tests {
                 }
             }
         });
+    }
+}
+
+/// Latency of every task of this module family on real LoCoMo dialogue; run with
+/// `cargo test --release -p mnemos-offline --lib latency_on_locomo -- --ignored --nocapture`.
+#[cfg(test)]
+mod latency {
+    use std::time::{Duration, Instant};
+
+    use mnemos_core::memory_model::Line;
+    use mnemos_core::{Embedder, Role};
+    use mnemos_embed::{HashEmbedder, MiniLmEmbedder};
+
+    use super::tests::{locomo_path, locomo_sessions};
+    use crate::{categorize, conflict, relevance, Ctx};
+
+    fn p50(mut v: Vec<Duration>) -> Duration {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or_default()
+    }
+
+    fn qa() -> Vec<(String, String, String)> {
+        let Some(path) = locomo_path() else {
+            return Vec::new();
+        };
+        let raw = std::fs::read_to_string(path).unwrap_or_default();
+        let data: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
+        let items = data[0]["qa"].as_array().cloned().unwrap_or_default();
+        items
+            .iter()
+            .filter_map(|q| {
+                let answer = match &q["answer"] {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) => n.to_string(),
+                    _ => return None,
+                };
+                let evidence = q["evidence"].as_array()?.first()?.as_str()?.to_string();
+                Some((q["question"].as_str()?.to_string(), answer, evidence))
+            })
+            .collect()
+    }
+
+    #[test]
+    #[ignore]
+    fn latency_on_locomo() {
+        let Some(sessions) = locomo_sessions() else {
+            println!("skipped: LoCoMo dev file not found");
+            return;
+        };
+        let minilm = mnemos_embed::resolve_model_dir(None)
+            .ok()
+            .and_then(|dir| MiniLmEmbedder::load(&dir).ok());
+        let hash = HashEmbedder::default();
+        let embedder: &dyn Embedder = match &minilm {
+            Some(m) => m,
+            None => &hash,
+        };
+        println!("embedder: {}", embedder.id());
+        let ctx = Ctx {
+            analyzer: mnemos_text::Analyzer::shared(),
+            embedder,
+        };
+        let sessions: Vec<Vec<Line>> = sessions
+            .iter()
+            .take(10)
+            .map(|s| {
+                s.iter()
+                    .map(|(who, text)| Line::new(Role::User, Some(who), text.clone()))
+                    .collect()
+            })
+            .collect();
+
+        let mut times = Vec::new();
+        for (i, s) in sessions.iter().enumerate() {
+            let text: Vec<String> = vec![s.iter().map(Line::render).collect::<Vec<_>>().join("\n")];
+            let t = Instant::now();
+            let out = super::summarize(&ctx, &text, 1, 120).unwrap();
+            times.push(t.elapsed());
+            if i == 0 {
+                println!("--- summary of session 1 ({} lines):\n{out}", s.len());
+            }
+        }
+        println!("summarize (session, 120 tokens): p50 {:?}", p50(times));
+
+        let mut times = Vec::new();
+        for (i, s) in sessions.iter().enumerate() {
+            let t = Instant::now();
+            let cats = categorize::categorize(&ctx, s).unwrap();
+            times.push(t.elapsed());
+            if i == 0 {
+                for c in &cats {
+                    println!("--- [{}] lines {:?}\n{}", c.category, c.lines, c.summary);
+                }
+            }
+        }
+        println!("categorize (session): p50 {:?}", p50(times));
+
+        let lines: Vec<&Line> = sessions.iter().flatten().collect();
+        let (mut ct, mut mt, mut flagged) = (Vec::new(), Vec::new(), 0);
+        for pair in lines.windows(2).take(200) {
+            let (a, b) = (&pair[0].text, &pair[1].text);
+            let t = Instant::now();
+            flagged += usize::from(conflict::conflicts(&ctx, a, b).unwrap());
+            ct.push(t.elapsed());
+            let t = Instant::now();
+            conflict::merge(&ctx, a, b).unwrap();
+            mt.push(t.elapsed());
+        }
+        println!(
+            "conflicts (adjacent lines): p50 {:?} ({flagged}/{} flagged); merge: p50 {:?}",
+            p50(ct),
+            lines.windows(2).take(200).count(),
+            p50(mt)
+        );
+
+        // Memories: the evidence turn and its 9 neighbours; options: the answer and 3 others.
+        let all_qa = qa();
+        let by_id = |id: &str| -> Option<(usize, usize)> {
+            let (d, n) = id.trim_start_matches('D').split_once(':')?;
+            Some((d.parse::<usize>().ok()? - 1, n.trim().parse::<usize>().ok()? - 1))
+        };
+        let (mut st, mut ht, mut at, mut cht) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut correct, mut asked, mut enough) = (0, 0, 0);
+        for (k, (question, answer, evidence)) in all_qa.iter().enumerate().take(60) {
+            let Some((si, li)) = by_id(evidence) else {
+                continue;
+            };
+            let Some(session) = sessions.get(si) else {
+                continue;
+            };
+            let lo = li.saturating_sub(5);
+            let memories: Vec<String> =
+                session.iter().skip(lo).take(10).map(Line::render).collect();
+            if memories.is_empty() {
+                continue;
+            }
+            let t = Instant::now();
+            enough += usize::from(relevance::sufficient(&ctx, question, &memories).unwrap());
+            st.push(t.elapsed());
+            let t = Instant::now();
+            relevance::helps(&ctx, question, &memories[1..], &memories[0]).unwrap();
+            ht.push(t.elapsed());
+            let t = Instant::now();
+            let reply = relevance::answer(&ctx, question, &memories).unwrap();
+            at.push(t.elapsed());
+            if k < 3 {
+                println!("--- Q: {question}\n    gold: {answer}\n    answer: {reply}");
+            }
+            let mut options: Vec<String> = (1..=3)
+                .map(|d| all_qa[(k + d * 7) % all_qa.len()].1.clone())
+                .collect();
+            let gold = k % 4;
+            options.insert(gold, answer.clone());
+            let t = Instant::now();
+            let pick = relevance::choose(&ctx, question, &options, &memories).unwrap();
+            cht.push(t.elapsed());
+            asked += 1;
+            correct += usize::from(pick == gold);
+        }
+        println!(
+            "sufficient: p50 {:?} ({enough}/{asked} sufficient); helps: p50 {:?}; answer: p50 {:?}",
+            p50(st),
+            p50(ht),
+            p50(at)
+        );
+        println!(
+            "choose (4 options, 10 memories): p50 {:?}; accuracy {correct}/{asked}",
+            p50(cht)
+        );
     }
 }

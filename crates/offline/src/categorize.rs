@@ -86,7 +86,10 @@ pub fn categorize(ctx: &Ctx, session: &[Line]) -> ModelResult<Vec<CategorySummar
     let mut out = Vec::with_capacity(groups.len());
     for members in groups {
         let summary = prepared.summarize_sources(ctx, &members, SUMMARY_TOKENS)?;
-        let members: Vec<usize> = members.iter().filter_map(|&k| lines.get(k).copied()).collect();
+        let members: Vec<usize> = members
+            .iter()
+            .filter_map(|&k| lines.get(k).copied())
+            .collect();
         out.push(CategorySummary {
             category: labeler.label(&members, chinese),
             summary,
@@ -210,7 +213,11 @@ fn hierarchy_cuts(sim: &[Vec<f32>], max_k: usize) -> Vec<(usize, Vec<usize>)> {
                 if !alive.get(b).copied().unwrap_or(false) {
                     continue;
                 }
-                let s = link.get(a).and_then(|r| r.get(b)).copied().unwrap_or(f32::MIN);
+                let s = link
+                    .get(a)
+                    .and_then(|r| r.get(b))
+                    .copied()
+                    .unwrap_or(f32::MIN);
                 if pair.is_none_or(|(_, _, best)| s > best) {
                     pair = Some((a, b, s));
                 }
@@ -302,7 +309,10 @@ fn silhouette(sim: &[Vec<f32>], assignment: &[usize], k: usize) -> f32 {
             / (sizes.get(own).copied().unwrap_or(1) - 1).max(1) as f32;
         let b = (0..k)
             .filter(|&c| c != own && sizes.get(c).copied().unwrap_or(0) > 0)
-            .map(|c| dist.get(c).copied().unwrap_or(0.0) / sizes.get(c).copied().unwrap_or(1).max(1) as f32)
+            .map(|c| {
+                dist.get(c).copied().unwrap_or(0.0)
+                    / sizes.get(c).copied().unwrap_or(1).max(1) as f32
+            })
             .fold(f32::INFINITY, f32::min);
         if b.is_finite() {
             let denom = a.max(b);
@@ -448,7 +458,11 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, (speaker, text))| {
-                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+                let role = if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                };
                 Line::new(role, Some(speaker), *text)
             })
             .collect()
@@ -456,14 +470,35 @@ mod tests {
 
     fn en_session() -> Vec<Line> {
         session(&[
-            ("Anna", "I booked a trip to Japan, the flight to Tokyo leaves in May."),
-            ("Ben", "A trip to Japan sounds great! How long is the flight to Tokyo?"),
-            ("Anna", "The flight to Tokyo is twelve hours, then a train trip to Kyoto."),
+            (
+                "Anna",
+                "I booked a trip to Japan, the flight to Tokyo leaves in May.",
+            ),
+            (
+                "Ben",
+                "A trip to Japan sounds great! How long is the flight to Tokyo?",
+            ),
+            (
+                "Anna",
+                "The flight to Tokyo is twelve hours, then a train trip to Kyoto.",
+            ),
             ("Ben", "Kyoto by train is lovely, enjoy the trip to Japan."),
-            ("Anna", "Work has been stressful, my manager wants the report by Friday."),
-            ("Ben", "Is your manager still asking for the weekly report at work?"),
-            ("Anna", "Yes, my manager and the report deadline make work hard."),
-            ("Ben", "Maybe talk to your manager about the report workload at work."),
+            (
+                "Anna",
+                "Work has been stressful, my manager wants the report by Friday.",
+            ),
+            (
+                "Ben",
+                "Is your manager still asking for the weekly report at work?",
+            ),
+            (
+                "Anna",
+                "Yes, my manager and the report deadline make work hard.",
+            ),
+            (
+                "Ben",
+                "Maybe talk to your manager about the report workload at work.",
+            ),
         ])
     }
 
@@ -506,7 +541,10 @@ mod tests {
     #[test]
     fn short_sessions_are_one_topic_and_output_is_deterministic() {
         with_ctx(|ctx| {
-            let lines = session(&[("A", "I adopted a puppy."), ("B", "What is the puppy's name?")]);
+            let lines = session(&[
+                ("A", "I adopted a puppy."),
+                ("B", "What is the puppy's name?"),
+            ]);
             let cats = categorize(ctx, &lines).unwrap();
             assert_eq!(cats.len(), 1);
             assert_eq!(cats[0].lines, vec![0, 1]);
@@ -528,7 +566,13 @@ mod tests {
             assert!(categorize(ctx, &[]).is_err());
             let blank = session(&[("A", "  "), ("B", "")]);
             assert!(categorize(ctx, &blank).is_err());
-            let odd = session(&[("A", "🙂"), ("B", "   "), ("A", "?!"), ("B", "ok"), ("A", "…")]);
+            let odd = session(&[
+                ("A", "🙂"),
+                ("B", "   "),
+                ("A", "?!"),
+                ("B", "ok"),
+                ("A", "…"),
+            ]);
             let cats = categorize(ctx, &odd).unwrap();
             let covered: Vec<usize> = cats.iter().flat_map(|c| c.lines.clone()).collect();
             assert_eq!(covered.len(), 4);

@@ -13,7 +13,8 @@
 //! - **different value for a single-valued key**: both use the same key word of a single-valued
 //!   attribute (live, work, name, 住, 叫, 工作…) or the same copula frame ("my favorite color
 //!   is", "I'm a", "我是"), with the same subject before it, and each side has content the
-//!   other lacks ("Paris" vs "Berlin").
+//!   other lacks ("Paris" vs "Berlin") in the clause after the key, a short value (at most
+//!   [`MAX_KEY_VALUE_TERMS`] / [`MAX_COPULA_VALUE_TERMS`] content terms).
 //!
 //! "Same subject" means: the person of the pronouns and the content words before the anchor
 //! (the key, the copula, the cue or the first value) agree, or one side leaves the subject out.
@@ -39,6 +40,11 @@ pub const NEGATION_OVERLAP: f32 = 0.67;
 pub const NEGATION_JACCARD: f32 = 0.5;
 /// Overlap coefficient of the non-value content terms needed for a number conflict.
 pub const NUMBER_OVERLAP: f32 = 0.6;
+/// Most content terms in the value after a single-valued key ("in Paris with my wife": 2).
+pub const MAX_KEY_VALUE_TERMS: usize = 4;
+/// Most content terms in a copula's complement ("a nurse": 1); longer ones are descriptions
+/// ("I'm excited to see where pottery takes me"), not values.
+pub const MAX_COPULA_VALUE_TERMS: usize = 3;
 /// Cosine at which a negation with a lower Jaccard similarity still conflicts.
 pub const NEGATION_COSINE: f32 = 0.55;
 
@@ -147,6 +153,8 @@ enum Kind {
 struct Tok {
     term: String,
     kind: Kind,
+    /// Index of the clause (text between , . ; ! ? and their Chinese forms) it is in.
+    clause: usize,
 }
 
 struct Statement {
@@ -156,8 +164,18 @@ struct Statement {
 impl Statement {
     fn parse(analyzer: &Analyzer, text: &str) -> Self {
         let mut tokens = Vec::new();
+        let (mut clause, mut last_end) = (0, 0);
         for t in analyzer.tokens(text) {
+            let gap = text.get(last_end..t.start).unwrap_or("");
+            if gap.contains(CLAUSE_BREAKS) {
+                clause += 1;
+            }
+            last_end = last_end.max(t.end);
+            let first_new = tokens.len();
             classify(analyzer, t.term, t.kind, &mut tokens);
+            for tok in tokens.iter_mut().skip(first_new) {
+                tok.clause = clause;
+            }
         }
         Statement { tokens }
     }
@@ -335,7 +353,7 @@ fn key_frame(a: &Statement, b: &Statement) -> bool {
         if !same_subject(a, i, b, j) {
             continue;
         }
-        if both_differ(&tail(a, i), &tail(b, j)) {
+        if different_values(&tail(a, i), &tail(b, j), MAX_KEY_VALUE_TERMS) {
             return true;
         }
     }
@@ -360,18 +378,30 @@ fn copula_frame(a: &Statement, b: &Statement) -> bool {
     if (pa.is_empty() && ta.is_empty()) || (pb.is_empty() && tb.is_empty()) {
         return false;
     }
-    both_differ(&tail(a, i), &tail(b, j))
+    different_values(&tail(a, i), &tail(b, j), MAX_COPULA_VALUE_TERMS)
 }
 
-/// Content terms and values after token `at`: what a key or copula says.
+/// Content terms and values after token `at` in its clause: what a key or copula says.
 fn tail(s: &Statement, at: usize) -> BTreeSet<&str> {
+    let clause = s.tokens.get(at).map_or(0, |t| t.clause);
     s.tokens
         .iter()
         .skip(at + 1)
+        .take_while(|t| t.clause == clause)
         .filter(|t| matches!(t.kind, Kind::Content | Kind::Value))
         .map(|t| t.term.as_str())
         .collect()
 }
+
+/// Both tails differ and each is short enough to be a value rather than a new statement.
+fn different_values(a: &BTreeSet<&str>, b: &BTreeSet<&str>, max_terms: usize) -> bool {
+    a.len() <= max_terms && b.len() <= max_terms && both_differ(a, b)
+}
+
+/// Characters that end a clause.
+const CLAUSE_BREAKS: &[char] = &[
+    ',', '.', ';', '!', '?', '，', '。', '；', '！', '？', '、', '\n',
+];
 
 /// Classify one analyzer token, pushing one or two tokens ("不喜欢" → cue + "喜欢").
 fn classify(analyzer: &Analyzer, term: String, kind: TokenKind, out: &mut Vec<Tok>) {
@@ -379,14 +409,12 @@ fn classify(analyzer: &Analyzer, term: String, kind: TokenKind, out: &mut Vec<To
         out.push(Tok {
             term: term.to_string(),
             kind,
+            clause: 0,
         })
     };
     match kind {
         TokenKind::Number => {
-            let value = term
-                .parse::<f64>()
-                .map(|v| v.to_string())
-                .unwrap_or(term);
+            let value = term.parse::<f64>().map(|v| v.to_string()).unwrap_or(term);
             push(out, &value, Kind::Value);
             return;
         }
@@ -414,9 +442,7 @@ fn classify(analyzer: &Analyzer, term: String, kind: TokenKind, out: &mut Vec<To
         classify(analyzer, rest.to_string(), TokenKind::Cjk, out);
     } else if let Some(value) = cjk_quantity(t) {
         push(out, &value.to_string(), Kind::Value);
-    } else if ADVERBS.contains(&t) {
-        push(out, t, Kind::Other);
-    } else if analyzer.is_stopword(t) {
+    } else if ADVERBS.contains(&t) || analyzer.is_stopword(t) {
         push(out, t, Kind::Other);
     } else {
         push(out, t, Kind::Content);
@@ -426,12 +452,13 @@ fn classify(analyzer: &Analyzer, term: String, kind: TokenKind, out: &mut Vec<To
 fn pronoun(t: &str) -> Option<Person> {
     use Person::*;
     Some(match t {
-        "i" | "me" | "my" | "mine" | "myself" | "i've" | "i'd" | "i'll" | "ive" | "我"
-        | "我的" => First,
+        "i" | "me" | "my" | "mine" | "myself" | "i've" | "i'd" | "i'll" | "ive" | "我" | "我的" => {
+            First
+        }
         "we" | "us" | "our" | "ours" | "ourselves" | "we've" | "we'd" | "we'll" | "我们"
         | "咱们" | "咱" => FirstPlural,
-        "you" | "your" | "yours" | "yourself" | "you've" | "you'd" | "you'll" | "youve"
-        | "你" | "您" | "你们" => Second,
+        "you" | "your" | "yours" | "yourself" | "you've" | "you'd" | "you'll" | "youve" | "你"
+        | "您" | "你们" => Second,
         "he" | "him" | "his" | "himself" | "he'd" | "he'll" | "他" => ThirdMale,
         "she" | "her" | "hers" | "herself" | "she'd" | "she'll" | "她" => ThirdFemale,
         "they" | "them" | "their" | "theirs" | "they've" | "they'd" | "they'll" | "他们"
@@ -456,12 +483,61 @@ fn copula(t: &str) -> Option<Option<Person>> {
 }
 
 const NEGATION_CUES: &[&str] = &[
-    "not", "no", "never", "nor", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't",
-    "weren't", "won't", "wouldn't", "can't", "cannot", "couldn't", "haven't", "hasn't", "hadn't",
-    "shouldn't", "mustn't", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent",
-    "cant", "havent", "hasnt", "stop", "quit", "不", "没", "没有", "别", "不再", "再也不",
-    "未", "从不", "从没", "从未", "从来不", "从来没有", "绝不", "并不", "并没有", "不要",
-    "不会", "不想", "不能", "戒", "戒掉", "不是",
+    "not",
+    "no",
+    "never",
+    "nor",
+    "don't",
+    "doesn't",
+    "didn't",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "weren't",
+    "won't",
+    "wouldn't",
+    "can't",
+    "cannot",
+    "couldn't",
+    "haven't",
+    "hasn't",
+    "hadn't",
+    "shouldn't",
+    "mustn't",
+    "dont",
+    "doesnt",
+    "didnt",
+    "isnt",
+    "arent",
+    "wasnt",
+    "werent",
+    "cant",
+    "havent",
+    "hasnt",
+    "stop",
+    "quit",
+    "不",
+    "没",
+    "没有",
+    "别",
+    "不再",
+    "再也不",
+    "未",
+    "从不",
+    "从没",
+    "从未",
+    "从来不",
+    "从来没有",
+    "绝不",
+    "并不",
+    "并没有",
+    "不要",
+    "不会",
+    "不想",
+    "不能",
+    "戒",
+    "戒掉",
+    "不是",
 ];
 
 /// Words meaning "like" (Snowball stems and Chinese), folded onto one term.
@@ -485,18 +561,38 @@ const LIKE_ANTONYMS: &[(&str, &str)] = &[
 
 /// Temporal and degree adverbs that neither change a statement's subject nor its value.
 const ADVERBS: &[&str] = &[
-    "current", "still", "also", "realli", "actual", "recent", "usual", "alway", "often",
-    "sometim", "anymor", "longer", "again", "today", "lately", "现在", "目前", "最近", "一直",
-    "每天", "天天", "今天", "昨天", "明天", "今年", "去年", "明年", "平常", "每周",
-    "已经", "其实", "真的", "还是", "平时", "经常", "总是", "常常", "依然", "仍然", "再也",
-    "了",
+    "current", "still", "also", "realli", "actual", "recent", "usual", "alway", "often", "sometim",
+    "anymor", "longer", "again", "today", "lately", "现在", "目前", "最近", "一直", "每天", "天天",
+    "今天", "昨天", "明天", "今年", "去年", "明年", "平常", "每周", "已经", "其实", "真的", "还是",
+    "平时", "经常", "总是", "常常", "依然", "仍然", "再也", "了",
 ];
 
 /// Words starting with a negation character that are not negations.
 const NOT_NEGATIONS: &[&str] = &[
-    "不错", "不过", "不同", "不但", "不仅", "不少", "不久", "不断", "不管", "不如", "不然",
-    "不得不", "不好意思", "不用谢", "没错", "没事", "别人", "别的", "别处", "别墅", "未来",
-    "未必", "不禁", "不止",
+    "不错",
+    "不过",
+    "不同",
+    "不但",
+    "不仅",
+    "不少",
+    "不久",
+    "不断",
+    "不管",
+    "不如",
+    "不然",
+    "不得不",
+    "不好意思",
+    "不用谢",
+    "没错",
+    "没事",
+    "别人",
+    "别的",
+    "别处",
+    "别墅",
+    "未来",
+    "未必",
+    "不禁",
+    "不止",
 ];
 
 /// "不喜欢" → Some("喜欢"): a jieba word made of a negation character and another word.
@@ -504,7 +600,19 @@ fn negated_cjk_word(t: &str) -> Option<&str> {
     if NOT_NEGATIONS.contains(&t) {
         return None;
     }
-    for prefix in ["再也不", "从来不", "从来没有", "不再", "没有", "从不", "从没", "不", "没", "别", "未"] {
+    for prefix in [
+        "再也不",
+        "从来不",
+        "从来没有",
+        "不再",
+        "没有",
+        "从不",
+        "从没",
+        "不",
+        "没",
+        "别",
+        "未",
+    ] {
         if let Some(rest) = t.strip_prefix(prefix) {
             if !rest.is_empty() && rest.chars().all(mnemos_text::is_cjk) {
                 return Some(rest);
@@ -516,9 +624,9 @@ fn negated_cjk_word(t: &str) -> Option<&str> {
 
 /// Measure words that make a leading Chinese numeral a quantity ("两只" = 2).
 const MEASURE_WORDS: &[char] = &[
-    '个', '只', '条', '本', '次', '年', '岁', '天', '位', '件', '张', '台', '辆', '家', '口',
-    '元', '块', '斤', '米', '周', '月', '头', '匹', '棵', '套', '间', '层', '篇', '首', '部',
-    '双', '对', '名', '所', '份',
+    '个', '只', '条', '本', '次', '年', '岁', '天', '位', '件', '张', '台', '辆', '家', '口', '元',
+    '块', '斤', '米', '周', '月', '头', '匹', '棵', '套', '间', '层', '篇', '首', '部', '双', '对',
+    '名', '所', '份',
 ];
 
 /// Value of a Chinese numeral + measure word ("三只" → 3, "二十岁" → 20, "两个" → 2).
@@ -587,11 +695,50 @@ fn parse_cjk_number(s: &str) -> Option<u64> {
 /// Key words of attributes a person has one value of at a time (Snowball stems for English).
 fn is_single_valued_key(term: &str) -> bool {
     const KEYS: &[&str] = &[
-        "live", "move", "reloc", "work", "job", "name", "call", "age", "born", "marri",
-        "studi", "major", "favorit", "hometown", "occup", "profess", "birthday", "salari",
-        "address", "phone", "drive", "住", "住在", "搬到", "搬去", "搬家", "工作", "上班",
-        "叫", "名字", "岁", "来自", "老家", "家乡", "职业", "专业", "最", "最喜欢", "生日",
-        "结婚", "就读", "开车", "住址", "电话",
+        "live",
+        "move",
+        "reloc",
+        "work",
+        "job",
+        "name",
+        "call",
+        "age",
+        "born",
+        "marri",
+        "studi",
+        "major",
+        "favorit",
+        "hometown",
+        "occup",
+        "profess",
+        "birthday",
+        "salari",
+        "address",
+        "phone",
+        "drive",
+        "住",
+        "住在",
+        "搬到",
+        "搬去",
+        "搬家",
+        "工作",
+        "上班",
+        "叫",
+        "名字",
+        "岁",
+        "来自",
+        "老家",
+        "家乡",
+        "职业",
+        "专业",
+        "最",
+        "最喜欢",
+        "生日",
+        "结婚",
+        "就读",
+        "开车",
+        "住址",
+        "电话",
     ];
     KEYS.contains(&term)
 }
@@ -619,8 +766,16 @@ mod tests {
             ("My name is Anna.", "My name is Maria.", true),
             ("I'm a nurse.", "I am a teacher.", true),
             ("I work at Google.", "I currently work at Microsoft.", true),
-            ("I drink coffee every morning.", "I stopped drinking coffee.", true),
-            ("My favorite color is blue.", "My favorite color is green.", true),
+            (
+                "I drink coffee every morning.",
+                "I stopped drinking coffee.",
+                true,
+            ),
+            (
+                "My favorite color is blue.",
+                "My favorite color is green.",
+                true,
+            ),
             ("I am 30 years old.", "I am 31 years old.", true),
         ]);
     }
@@ -636,6 +791,11 @@ mod tests {
             ("I live in Paris.", "My brother lives in Berlin.", false),
             ("I don't like coffee.", "My sister likes tea.", false),
             ("I live in Paris.", "I reside in Paris.", false),
+            (
+                "Thanks! I'm excited to see where pottery takes me.",
+                "Thanks! I'm really lucky to have my family; they bring so much joy.",
+                false,
+            ),
             ("We went hiking on Sunday.", "The museum opens at 9.", false),
             // Negation inside a much longer, different statement: the embedding says no.
             (

@@ -92,7 +92,11 @@ pub fn helps(ctx: &Ctx, query: &str, memories: &[String], candidate: &str) -> Mo
     let (Some(q), Some(c)) = (vectors.first(), vectors.get(1)) else {
         return Ok(false);
     };
-    if vectors.iter().skip(2).any(|m| dot(c, m) >= NEAR_DUPLICATE_COSINE) {
+    if vectors
+        .iter()
+        .skip(2)
+        .any(|m| dot(c, m) >= NEAR_DUPLICATE_COSINE)
+    {
         return Ok(false);
     }
     let wanted = distinct_terms(ctx.analyzer, query);
@@ -129,8 +133,8 @@ pub fn answer(ctx: &Ctx, query: &str, memories: &[String]) -> ModelResult<String
         let lexical = index.support(i, &wanted);
         let cosine = dot(q, v);
         if lexical >= ANSWER_MIN_LEXICAL || cosine >= ANSWER_MIN_COSINE {
-            let score = ANSWER_LEXICAL_WEIGHT * lexical
-                + (1.0 - ANSWER_LEXICAL_WEIGHT) * cosine.max(0.0);
+            let score =
+                ANSWER_LEXICAL_WEIGHT * lexical + (1.0 - ANSWER_LEXICAL_WEIGHT) * cosine.max(0.0);
             scored.push((i, score));
         }
     }
@@ -379,14 +383,23 @@ mod tests {
             let a = answer(ctx, "What is the name of Caroline's dog?", &en).unwrap();
             assert!(a.contains("Oscar"), "{a}");
             assert!(ctx.analyzer.count_tokens(&a) <= ANSWER_MAX_TOKENS);
-            assert_eq!(answer(ctx, "Who won the chess tournament?", &en).unwrap(), UNKNOWN_EN);
-            assert_eq!(answer(ctx, "What car does he drive?", &[]).unwrap(), UNKNOWN_EN);
+            assert_eq!(
+                answer(ctx, "Who won the chess tournament?", &en).unwrap(),
+                UNKNOWN_EN
+            );
+            assert_eq!(
+                answer(ctx, "What car does he drive?", &[]).unwrap(),
+                UNKNOWN_EN
+            );
             let zh = zh_memories();
             let a = answer(ctx, "小明的专业是什么？", &zh).unwrap();
             assert!(a.contains("计算机"), "{a}");
             assert_eq!(answer(ctx, "谁赢了象棋比赛？", &zh).unwrap(), UNKNOWN_ZH);
             assert_eq!(answer(ctx, "谁赢了象棋比赛？", &[]).unwrap(), UNKNOWN_ZH);
-            let long = vec![format!("Oscar the dog {}", "runs and barks loudly ".repeat(40))];
+            let long = vec![format!(
+                "Oscar the dog {}",
+                "runs and barks loudly ".repeat(40)
+            )];
             let a = answer(ctx, "What does Oscar the dog do?", &long).unwrap();
             assert!(ctx.analyzer.count_tokens(&a) <= ANSWER_MAX_TOKENS, "{a}");
         });
@@ -402,10 +415,16 @@ mod tests {
                 1
             );
             let options = strings(&["a nurse", "a teacher", "a counselor at a youth center"]);
-            assert_eq!(choose(ctx, "What does Caroline do?", &options, &en).unwrap(), 2);
+            assert_eq!(
+                choose(ctx, "What does Caroline do?", &options, &en).unwrap(),
+                2
+            );
             let zh = zh_memories();
             let options = strings(&["杭州", "上海", "北京"]);
-            assert_eq!(choose(ctx, "小明在哪个城市读书？", &options, &zh).unwrap(), 2);
+            assert_eq!(
+                choose(ctx, "小明在哪个城市读书？", &options, &zh).unwrap(),
+                2
+            );
             let options = strings(&["豆豆", "年糕", "咪咪"]);
             assert_eq!(choose(ctx, "小明的猫叫什么？", &options, &zh).unwrap(), 1);
             // Nothing to go on: the first option; identical options tie to the lower index.

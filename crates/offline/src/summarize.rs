@@ -70,7 +70,11 @@ impl<'a> Prepared<'a> {
         let weights = self.doc.content_weights(analyzer);
         let mut members: Vec<(Vec<Vec<f32>>, Vec<f32>)> = vec![(Vec::new(), Vec::new()); texts];
         for ((sentence, v), w) in self.doc.sentences.iter().zip(&self.vectors).zip(&weights) {
-            if let Some(m) = self.doc.source_of(sentence).and_then(|t| members.get_mut(t)) {
+            if let Some(m) = self
+                .doc
+                .source_of(sentence)
+                .and_then(|t| members.get_mut(t))
+            {
                 m.0.push(v.clone());
                 m.1.push(*w);
             }
@@ -266,9 +270,9 @@ fn split_speaker(line: &str) -> (Option<&str>, &str) {
         && !body.is_empty()
         && name.chars().count() <= MAX_LABEL_CHARS
         && name.split_whitespace().count() <= MAX_LABEL_WORDS
-        && name
-            .chars()
-            .all(|c| c.is_alphabetic() || c == ' ' || c == '.' || c == '-' || c == '_' || c == '\'');
+        && name.chars().all(|c| {
+            c.is_alphabetic() || c == ' ' || c == '.' || c == '-' || c == '_' || c == '\''
+        });
     if plausible {
         (Some(&line[..colon + c.len_utf8()]), body)
     } else {
@@ -295,7 +299,11 @@ fn push_joined(out: &mut String, next: &str) {
 }
 
 fn is_cjk_or_punct(c: char) -> bool {
-    is_cjk(c) || matches!(c, '。' | '！' | '？' | '；' | '，' | '、' | '：' | '”' | '」' | '）')
+    is_cjk(c)
+        || matches!(
+            c,
+            '。' | '！' | '？' | '；' | '，' | '、' | '：' | '”' | '」' | '）'
+        )
 }
 
 /// Lowercased words only: two sentences with the same key say the same thing.
@@ -365,18 +373,127 @@ fn weighted_centroid(vectors: &[Vec<f32>], weights: &[f32]) -> Option<Vec<f32>> 
 /// stems and Chinese words). Used for summary salience and topic labels.
 pub(crate) fn is_filler(term: &str) -> bool {
     const FILLERS: &[&str] = &[
-        "hey", "hi", "hello", "wow", "yeah", "yes", "yep", "ok", "okay", "thank", "cool",
-        "great", "good", "nice", "awesom", "realli", "total", "gonna", "wanna", "got", "get",
-        "go", "see", "know", "think", "lol", "oh", "um", "sure", "glad", "sound", "look", "way",
-        "thing", "lot", "much", "well", "sorri", "bye", "talk", "soon", "right", "pretti", "amaz",
-        "agre", "definit", "absolut", "mean", "kinda", "stuff", "said", "say", "tell", "told",
-        "also", "even", "make", "want", "need", "keep", "let", "anyth", "someth", "everyth",
-        "thing", "wonder", "love", "happi", "excit", "fun", "hope", "guess", "feel",
-        "哈哈哈", "嗯嗯", "好的", "谢谢", "真的", "觉得", "知道", "好吧", "是的", "对", "好",
-        "不错", "可能", "现在", "时候", "感觉", "一样", "东西", "事情", "特别", "一起", "还有",
-        "然后", "就是", "这种", "那种", "有点", "一点", "厉害", "太好了", "加油", "没事",
-        "一定", "当然", "确实", "其实", "看看", "听说", "说", "想", "呵呵", "嘿嘿", "嘻嘻",
-        "哦哦", "对啊", "是啊", "开心", "希望",
+        "hey",
+        "hi",
+        "hello",
+        "wow",
+        "yeah",
+        "yes",
+        "yep",
+        "ok",
+        "okay",
+        "thank",
+        "cool",
+        "great",
+        "good",
+        "nice",
+        "awesom",
+        "realli",
+        "total",
+        "gonna",
+        "wanna",
+        "got",
+        "get",
+        "go",
+        "see",
+        "know",
+        "think",
+        "lol",
+        "oh",
+        "um",
+        "sure",
+        "glad",
+        "sound",
+        "look",
+        "way",
+        "thing",
+        "lot",
+        "much",
+        "well",
+        "sorri",
+        "bye",
+        "talk",
+        "soon",
+        "right",
+        "pretti",
+        "amaz",
+        "agre",
+        "definit",
+        "absolut",
+        "mean",
+        "kinda",
+        "stuff",
+        "said",
+        "say",
+        "tell",
+        "told",
+        "also",
+        "even",
+        "make",
+        "want",
+        "need",
+        "keep",
+        "let",
+        "anyth",
+        "someth",
+        "everyth",
+        "thing",
+        "wonder",
+        "love",
+        "happi",
+        "excit",
+        "fun",
+        "hope",
+        "guess",
+        "feel",
+        "哈哈哈",
+        "嗯嗯",
+        "好的",
+        "谢谢",
+        "真的",
+        "觉得",
+        "知道",
+        "好吧",
+        "是的",
+        "对",
+        "好",
+        "不错",
+        "可能",
+        "现在",
+        "时候",
+        "感觉",
+        "一样",
+        "东西",
+        "事情",
+        "特别",
+        "一起",
+        "还有",
+        "然后",
+        "就是",
+        "这种",
+        "那种",
+        "有点",
+        "一点",
+        "厉害",
+        "太好了",
+        "加油",
+        "没事",
+        "一定",
+        "当然",
+        "确实",
+        "其实",
+        "看看",
+        "听说",
+        "说",
+        "想",
+        "呵呵",
+        "嘿嘿",
+        "嘻嘻",
+        "哦哦",
+        "对啊",
+        "是啊",
+        "开心",
+        "希望",
     ];
     FILLERS.contains(&term)
 }
@@ -513,10 +630,7 @@ pub(crate) fn truncate_to_tokens(analyzer: &Analyzer, text: &str, budget: usize)
     ends.dedup();
     let mut cut = last_fitting(&ends, &fits);
     if cut.is_none() {
-        let chars: Vec<usize> = text
-            .char_indices()
-            .map(|(i, c)| i + c.len_utf8())
-            .collect();
+        let chars: Vec<usize> = text.char_indices().map(|(i, c)| i + c.len_utf8()).collect();
         cut = last_fitting(&chars, &fits);
     }
     match cut.and_then(|end| text.get(..end)) {
@@ -646,7 +760,9 @@ pub(crate) mod tests {
             assert!(!out.is_empty());
             assert!(ctx.analyzer.count_tokens(&out) <= 8, "{out}");
             assert!(out.starts_with("The quick"), "{out}");
-            let zh = "我们今天早上一起去了城市另一边的那家非常有名的老字号餐馆吃了很多好吃的点心和面条".to_string();
+            let zh =
+                "我们今天早上一起去了城市另一边的那家非常有名的老字号餐馆吃了很多好吃的点心和面条"
+                    .to_string();
             let out = summarize(ctx, std::slice::from_ref(&zh), 1, 8).unwrap();
             assert!(ctx.analyzer.count_tokens(&out) <= 8, "{out}");
             assert!(out.starts_with("我们"), "{out}");
@@ -752,7 +868,7 @@ pub(crate) mod tests {
                     .map(|(s, t)| format!("{s}: {t}"))
                     .collect::<Vec<_>>()
                     .join("\n");
-                let out = summarize(ctx, &[text.clone()], 1, 80).unwrap();
+                let out = summarize(ctx, std::slice::from_ref(&text), 1, 80).unwrap();
                 assert!(ctx.analyzer.count_tokens(&out) <= 80);
                 assert!(out.lines().count() >= 2, "{out}");
                 for line in out.lines() {
@@ -801,6 +917,62 @@ mod latency {
                 Some((q["question"].as_str()?.to_string(), answer, evidence))
             })
             .collect()
+    }
+
+    /// Summaries and topics of 30-message windows of the first ZH-4O dialogue, when present.
+    fn chinese_dialogue(ctx: &Ctx) {
+        use std::io::BufRead;
+        let Some(path) = locomo_path()
+            .and_then(|p| Some(p.parent()?.parent()?.join("zh4o/ZH-4O_dataset.jsonl")))
+        else {
+            return;
+        };
+        let Ok(file) = std::fs::File::open(&path) else {
+            println!("ZH-4O not found at {}", path.display());
+            return;
+        };
+        let Some(Ok(first)) = std::io::BufReader::new(file).lines().next() else {
+            return;
+        };
+        let data: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
+        let messages: Vec<Line> = data["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|m| {
+                Some(Line::new(
+                    Role::User,
+                    Some(m["sender_name"].as_str()?),
+                    m["text"].as_str()?.to_string(),
+                ))
+            })
+            .collect();
+        let (mut st, mut ct) = (Vec::new(), Vec::new());
+        for (w, window) in messages.chunks(30).take(8).enumerate() {
+            let text = vec![window
+                .iter()
+                .map(Line::render)
+                .collect::<Vec<_>>()
+                .join("\n")];
+            let t = Instant::now();
+            let summary = super::summarize(ctx, &text, 1, 120).unwrap();
+            st.push(t.elapsed());
+            let t = Instant::now();
+            let cats = categorize::categorize(ctx, window).unwrap();
+            ct.push(t.elapsed());
+            if w == 1 {
+                println!("--- ZH summary (30 messages):\n{summary}");
+                for c in &cats {
+                    println!("--- [{}] lines {:?}\n{}", c.category, c.lines, c.summary);
+                }
+            }
+        }
+        println!(
+            "ZH-4O 30-message windows: summarize p50 {:?}, categorize p50 {:?}",
+            p50(st),
+            p50(ct)
+        );
     }
 
     #[test]
@@ -876,11 +1048,35 @@ mod latency {
             p50(mt)
         );
 
+        // Precision check: same-speaker line pairs across the conversation.
+        let (mut flagged, mut pairs, mut shown) = (0, 0, 0);
+        for (i, a) in lines.iter().enumerate().step_by(3) {
+            for b in lines.iter().skip(i + 1).step_by(7).take(40) {
+                if a.speaker != b.speaker {
+                    continue;
+                }
+                pairs += 1;
+                if conflict::conflicts(&ctx, &a.text, &b.text).unwrap() {
+                    flagged += 1;
+                    if shown < 8 {
+                        shown += 1;
+                        println!("    conflict: {} | {}", a.text, b.text);
+                    }
+                }
+            }
+        }
+        println!("conflicts on same-speaker pairs: {flagged}/{pairs} flagged");
+
+        chinese_dialogue(&ctx);
+
         // Memories: the evidence turn and its 9 neighbours; options: the answer and 3 others.
         let all_qa = qa();
         let by_id = |id: &str| -> Option<(usize, usize)> {
             let (d, n) = id.trim_start_matches('D').split_once(':')?;
-            Some((d.parse::<usize>().ok()? - 1, n.trim().parse::<usize>().ok()? - 1))
+            Some((
+                d.parse::<usize>().ok()? - 1,
+                n.trim().parse::<usize>().ok()? - 1,
+            ))
         };
         let (mut st, mut ht, mut at, mut cht) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut correct, mut asked, mut enough) = (0, 0, 0);

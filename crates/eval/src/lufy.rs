@@ -290,7 +290,10 @@ mod tests {
 
     #[test]
     fn auc_by_ranks_with_ties() {
-        assert_eq!(roc_auc(&[0.1, 0.4, 0.35, 0.8], &[false, false, true, true]), Some(0.75));
+        assert_eq!(
+            roc_auc(&[0.1, 0.4, 0.35, 0.8], &[false, false, true, true]),
+            Some(0.75)
+        );
         assert_eq!(roc_auc(&[1.0, 2.0], &[false, true]), Some(1.0));
         assert_eq!(roc_auc(&[1.0, 2.0], &[true, false]), Some(0.0));
         // All tied: chance.
@@ -310,9 +313,18 @@ mod tests {
             utterance: "x".into(),
             important: votes.iter().map(|(a, v)| (a.to_string(), *v)).collect(),
         };
-        assert_eq!(turn(&[("a", true), ("b", true), ("c", false)]).majority_important(3), Some(true));
-        assert_eq!(turn(&[("a", true), ("b", false), ("c", false)]).majority_important(3), Some(false));
-        assert_eq!(turn(&[("a", false), ("b", false)]).majority_important(3), Some(false));
+        assert_eq!(
+            turn(&[("a", true), ("b", true), ("c", false)]).majority_important(3),
+            Some(true)
+        );
+        assert_eq!(
+            turn(&[("a", true), ("b", false), ("c", false)]).majority_important(3),
+            Some(false)
+        );
+        assert_eq!(
+            turn(&[("a", false), ("b", false)]).majority_important(3),
+            Some(false)
+        );
         assert_eq!(turn(&[("a", false)]).majority_important(3), None);
         assert_eq!(turn(&[("a", true)]).majority_important(3), None);
     }
@@ -343,7 +355,11 @@ mod tests {
         assert_eq!(session.label(&session.turns[1]), Some(true));
         assert_eq!(session.turns[2].utterance, "");
         assert_eq!(session.label(&session.turns[3]), Some(false));
-        let locations: Vec<&str> = dataset.defects.iter().map(|d| d.location.as_str()).collect();
+        let locations: Vec<&str> = dataset
+            .defects
+            .iter()
+            .map(|d| d.location.as_str())
+            .collect();
         assert_eq!(
             locations,
             [
@@ -354,7 +370,11 @@ mod tests {
                 "sessions[2]",
             ]
         );
-        assert!(dataset.defects[1].problem.contains("utterance"), "{}", dataset.defects[1]);
+        assert!(
+            dataset.defects[1].problem.contains("utterance"),
+            "{}",
+            dataset.defects[1]
+        );
         assert!(load_lufy(Path::new("/nonexistent/lufy.json")).is_err());
     }
 

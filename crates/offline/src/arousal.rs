@@ -104,7 +104,7 @@ fn parse_weight_line(line: &str) -> Option<(&str, f32)> {
 }
 
 fn by_length_desc<T>(entries: &mut [(String, T)]) {
-    entries.sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()));
+    entries.sort_by_key(|e| std::cmp::Reverse(e.0.chars().count()));
 }
 
 fn lexicon() -> &'static Lexicon {
@@ -182,7 +182,8 @@ pub fn arousal(ctx: &Ctx, text: &str) -> ModelResult<f32> {
 pub fn arousal_evidence(analyzer: &Analyzer, text: &str) -> f32 {
     let lexicon = lexicon();
     let units = token_units(analyzer, text);
-    let mut words = english_word_evidence(lexicon, text, &units) + chinese_word_evidence(lexicon, text);
+    let mut words =
+        english_word_evidence(lexicon, text, &units) + chinese_word_evidence(lexicon, text);
     let n = units.len() as f32;
     if n > UNDAMPED_TOKENS {
         words /= (n / UNDAMPED_TOKENS).sqrt();
@@ -216,7 +217,9 @@ fn english_word_evidence(lexicon: &Lexicon, text: &str, units: &[TokenUnit]) -> 
         let Some(surface) = text.get(unit.start..unit.end) else {
             continue;
         };
-        let surface = surface.to_lowercase().replace(['\u{2019}', '\u{02BC}'], "'");
+        let surface = surface
+            .to_lowercase()
+            .replace(['\u{2019}', '\u{02BC}'], "'");
         if let Some(&factor) = lexicon.en_intensifiers.get(&surface) {
             intensity = Some((factor, i + EN_INTENSIFIER_REACH));
             sum += INTENSIFIER_BONUS;
@@ -230,7 +233,9 @@ fn english_word_evidence(lexicon: &Lexicon, text: &str, units: &[TokenUnit]) -> 
             continue;
         };
         let negated = negated_until.is_some_and(|end| i <= end);
-        let factor = intensity.filter(|&(_, end)| i <= end).map_or(1.0, |(f, _)| f);
+        let factor = intensity
+            .filter(|&(_, end)| i <= end)
+            .map_or(1.0, |(f, _)| f);
         sum += modified(weight, factor, negated);
     }
     sum
@@ -269,7 +274,10 @@ fn chinese_word_evidence(lexicon: &Lexicon, text: &str) -> f32 {
         };
         let before = chars_before(text, pos, ZH_INTENSIFIER_CHARS);
         let near = chars_before(text, pos, ZH_NEGATOR_CHARS);
-        let negated = lexicon.zh_negators.iter().any(|n| near.contains(n.as_str()));
+        let negated = lexicon
+            .zh_negators
+            .iter()
+            .any(|n| near.contains(n.as_str()));
         let mut factor = lexicon
             .zh_intensifiers
             .iter()
@@ -442,7 +450,13 @@ mod tests {
 
     #[test]
     fn weird_input_stays_in_range() {
-        for text in ["", " ", "!!!!!!!!!!!!!!!!!!!!!!!!", "\u{0}\u{FFFF}", "🎉".repeat(500).as_str()] {
+        for text in [
+            "",
+            " ",
+            "!!!!!!!!!!!!!!!!!!!!!!!!",
+            "\u{0}\u{FFFF}",
+            "🎉".repeat(500).as_str(),
+        ] {
             let s = score(text);
             assert!((0.0..=1.0).contains(&s), "{text:?} {s}");
         }

@@ -25,8 +25,7 @@ use mnemos_core::{EmbedderExt, ModelError, ModelResult};
 use mnemos_text::{is_cjk, sentences, Analyzer, TokenKind};
 
 use crate::ngram::{
-    background_prob, mixed_prob, token_units, KneserNey, TokenUnit, OPEN_VOCABULARY,
-    UNLISTED_PRIOR,
+    background_prob, mixed_prob, token_units, KneserNey, TokenUnit, OPEN_VOCABULARY, UNLISTED_PRIOR,
 };
 use crate::Ctx;
 
@@ -77,16 +76,98 @@ pub struct ClassifiedUnit {
 
 /// Openers that are capitalized only because they start a sentence.
 const COMMON_OPENERS: &[&str] = &[
-    "yesterday", "tomorrow", "tonight", "sounds", "cool", "nice", "awesome", "great", "sorry",
-    "actually", "honestly", "anyway", "definitely", "probably", "absolutely", "exactly",
-    "interesting", "perfect", "last", "next", "every", "recently", "usually", "sometimes",
-    "however", "unfortunately", "luckily", "hopefully", "basically", "lately", "besides",
-    "haha", "lol", "hmm", "wow", "yep", "nope", "nah", "yup", "totally", "cool", "fine",
-    "glad", "happy", "love", "thank", "thanks", "let's", "let", "look", "listen", "guess",
-    "sure", "true", "agreed", "indeed", "wait", "hey", "hi", "hello", "bye", "goodbye",
-    "good", "bad", "not", "no", "yes", "yeah", "well", "so", "and", "but", "or", "because",
-    "since", "after", "before", "during", "while", "although", "though", "once", "recently",
-    "currently", "right", "maybe", "perhaps", "also", "really", "just", "only", "even",
+    "yesterday",
+    "tomorrow",
+    "tonight",
+    "sounds",
+    "cool",
+    "nice",
+    "awesome",
+    "great",
+    "sorry",
+    "actually",
+    "honestly",
+    "anyway",
+    "definitely",
+    "probably",
+    "absolutely",
+    "exactly",
+    "interesting",
+    "perfect",
+    "last",
+    "next",
+    "every",
+    "recently",
+    "usually",
+    "sometimes",
+    "however",
+    "unfortunately",
+    "luckily",
+    "hopefully",
+    "basically",
+    "lately",
+    "besides",
+    "haha",
+    "lol",
+    "hmm",
+    "wow",
+    "yep",
+    "nope",
+    "nah",
+    "yup",
+    "totally",
+    "cool",
+    "fine",
+    "glad",
+    "happy",
+    "love",
+    "thank",
+    "thanks",
+    "let's",
+    "let",
+    "look",
+    "listen",
+    "guess",
+    "sure",
+    "true",
+    "agreed",
+    "indeed",
+    "wait",
+    "hey",
+    "hi",
+    "hello",
+    "bye",
+    "goodbye",
+    "good",
+    "bad",
+    "not",
+    "no",
+    "yes",
+    "yeah",
+    "well",
+    "so",
+    "and",
+    "but",
+    "or",
+    "because",
+    "since",
+    "after",
+    "before",
+    "during",
+    "while",
+    "although",
+    "though",
+    "once",
+    "recently",
+    "currently",
+    "right",
+    "maybe",
+    "perhaps",
+    "also",
+    "really",
+    "just",
+    "only",
+    "even",
 ];
 
 const ZH_ENTITIES: &str = include_str!("lexicon/zh_entities.txt");
@@ -209,8 +290,7 @@ fn sentence_indexes(text: &str, units: &[TokenUnit]) -> Vec<usize> {
     let mut out = Vec::with_capacity(units.len());
     let mut sentence = 0;
     for unit in units {
-        while ends.get(sentence).is_some_and(|&end| unit.start >= end)
-            && sentence + 1 < ends.len()
+        while ends.get(sentence).is_some_and(|&end| unit.start >= end) && sentence + 1 < ends.len()
         {
             sentence += 1;
         }
@@ -231,7 +311,9 @@ fn english_entity(analyzer: &Analyzer, unit: &TokenUnit, surface: &str, first: b
     }
     let lower = surface.to_lowercase();
     let shouted = surface.chars().filter(|c| c.is_alphabetic()).count() >= 2
-        && surface.chars().all(|c| !c.is_alphabetic() || c.is_uppercase());
+        && surface
+            .chars()
+            .all(|c| !c.is_alphabetic() || c.is_uppercase());
     if shouted {
         // An acronym at sentence start is still an entity; a shouted common word is not.
         return !analyzer.is_stopword(&lower) && background_prob(&unit.term) <= UNLISTED_PRIOR;
@@ -281,7 +363,8 @@ fn chinese_entity(surface: &str, next: Option<&str>) -> bool {
     let first = chars.first().map(char::to_string).unwrap_or_default();
     let second = chars.get(1).map(char::to_string).unwrap_or_default();
     if n == 2 && (first == "老" || first == "小") {
-        return lists.surnames.contains(&second) || (first == "小" && lists.given.contains(&second));
+        return lists.surnames.contains(&second)
+            || (first == "小" && lists.given.contains(&second));
     }
     let two: String = chars.iter().take(2).collect();
     let surname = lists.surnames.contains(&first) || lists.surnames.contains(&two);
@@ -413,14 +496,18 @@ fn push_gap(out: &mut String, gap: &str, next: &ClassifiedUnit, text: &str) {
 fn push_join(out: &mut String, text: &str, next: &ClassifiedUnit) {
     let before = out.chars().next_back();
     let after = text.get(next.unit.start..).and_then(|s| s.chars().next());
-    let cjk_join = before.is_some_and(|c| is_cjk(c) || is_cjk_punct(c)) || after.is_some_and(is_cjk);
+    let cjk_join =
+        before.is_some_and(|c| is_cjk(c) || is_cjk_punct(c)) || after.is_some_and(is_cjk);
     if !cjk_join && !out.is_empty() && !out.ends_with(' ') {
         out.push(' ');
     }
 }
 
 fn is_cjk_punct(c: char) -> bool {
-    matches!(c, '。' | '，' | '！' | '？' | '；' | '：' | '、' | '」' | '』' | '）')
+    matches!(
+        c,
+        '。' | '，' | '！' | '？' | '；' | '：' | '、' | '」' | '』' | '）'
+    )
 }
 
 /// The text after the last unit of `sentence` up to the next unit (its closing punctuation).
@@ -540,7 +627,10 @@ mod tests {
             }
             assert!(in_order(ctx, EN, &short), "{short}");
             assert!(!short.contains("  "));
-            assert!(recoverable(ctx, EN, &short).expect("recoverable"), "{short}");
+            assert!(
+                recoverable(ctx, EN, &short).expect("recoverable"),
+                "{short}"
+            );
         });
     }
 
@@ -567,7 +657,12 @@ mod tests {
             let units = classify_units(a, text);
             let info = self_information(&units);
             for (u, i) in units.iter().zip(&info) {
-                println!("{:>8.2} {:?} {}", i, u.salience, &text[u.unit.start..u.unit.end]);
+                println!(
+                    "{:>8.2} {:?} {}",
+                    i,
+                    u.salience,
+                    &text[u.unit.start..u.unit.end]
+                );
             }
         }
     }
@@ -622,7 +717,12 @@ mod tests {
     #[test]
     fn short_texts_are_unchanged() {
         with_ctx(|ctx| {
-            for text in ["I like tea.", "我喜欢喝茶。", "  ", "Meet me at 5 pm on Friday ok"] {
+            for text in [
+                "I like tea.",
+                "我喜欢喝茶。",
+                "  ",
+                "Meet me at 5 pm on Friday ok",
+            ] {
                 assert_eq!(compress(ctx, text).expect("compress"), text);
             }
         });
@@ -633,7 +733,10 @@ mod tests {
         with_ctx(|ctx| {
             let text = "the cat sat on the mat and the cat sat on the mat and the zebra danced";
             let short = compress(ctx, text).expect("compress");
-            assert!(short.contains("zebra") && short.contains("danced"), "{short}");
+            assert!(
+                short.contains("zebra") && short.contains("danced"),
+                "{short}"
+            );
         });
     }
 
@@ -643,10 +746,15 @@ mod tests {
             let original = "Caroline paid 3,500 dollars for the surgery in Boston last May.";
             assert!(!recoverable(ctx, original, "Caroline paid dollars surgery Boston").unwrap());
             assert!(!recoverable(ctx, original, "paid 3,500 dollars surgery").unwrap());
-            assert!(!recoverable(ctx, original, "the weather was nice 3,500 Caroline Boston")
-                .unwrap());
-            assert!(recoverable(ctx, original, "Caroline paid 3,500 dollars surgery Boston May")
-                .unwrap());
+            assert!(
+                !recoverable(ctx, original, "the weather was nice 3,500 Caroline Boston").unwrap()
+            );
+            assert!(recoverable(
+                ctx,
+                original,
+                "Caroline paid 3,500 dollars surgery Boston May"
+            )
+            .unwrap());
             assert!(recoverable(ctx, "王小明花了三千块。", "王小明花了三千块。").unwrap());
             assert!(!recoverable(ctx, "王小明在北京花了三千块。", "北京花了块").unwrap());
         });
@@ -662,13 +770,25 @@ mod tests {
                 .filter_map(|u| text.get(u.unit.start..u.unit.end).map(str::to_string))
                 .collect()
         };
-        assert_eq!(entities("Yesterday I met Melanie at Starbucks."), ["Melanie", "Starbucks"]);
-        assert_eq!(entities("Caroline went home. Thanks for asking."), ["Caroline"]);
+        assert_eq!(
+            entities("Yesterday I met Melanie at Starbucks."),
+            ["Melanie", "Starbucks"]
+        );
+        assert_eq!(
+            entities("Caroline went home. Thanks for asking."),
+            ["Caroline"]
+        );
         let zh = entities("我很高兴，周末和老王去了上海，见了李老师。");
         assert!(zh.contains(&"老王".to_string()), "{zh:?}");
         assert!(zh.contains(&"上海".to_string()), "{zh:?}");
-        assert!(zh.contains(&"李".to_string()) || zh.contains(&"李老师".to_string()), "{zh:?}");
-        assert!(!zh.contains(&"高兴".to_string()) && !zh.contains(&"周末".to_string()), "{zh:?}");
+        assert!(
+            zh.contains(&"李".to_string()) || zh.contains(&"李老师".to_string()),
+            "{zh:?}"
+        );
+        assert!(
+            !zh.contains(&"高兴".to_string()) && !zh.contains(&"周末".to_string()),
+            "{zh:?}"
+        );
         assert!(is_chinese_number("三岁") && is_chinese_number("二十") && !is_chinese_number("一"));
         assert!(!is_chinese_number("一起") && !is_chinese_number("喜欢"));
         for line in ZH_ENTITIES.lines() {

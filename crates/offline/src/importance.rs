@@ -87,7 +87,7 @@ fn topics() -> &'static TopicLexicon {
             .filter_map(parse_topic_line)
             .map(|(w, x)| (w.to_string(), x))
             .collect();
-        zh.sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()));
+        zh.sort_by_key(|e| std::cmp::Reverse(e.0.chars().count()));
         TopicLexicon { en, zh }
     })
 }
@@ -174,7 +174,10 @@ pub fn importance_features(
     let novelty = if distinct.is_empty() {
         0.0
     } else {
-        let new = distinct.iter().filter(|t| !known.contains(t.as_str())).count();
+        let new = distinct
+            .iter()
+            .filter(|t| !known.contains(t.as_str()))
+            .count();
         let share = new as f64 / distinct.len() as f64;
         share * (distinct.len() as f64).min(NOVELTY_FULL_AT) / NOVELTY_FULL_AT
     };
@@ -258,7 +261,10 @@ mod tests {
         let ok = rate("", &[user("ok")]);
         assert!(cancer >= 7, "{cancer}");
         assert_eq!(ok, 1);
-        let name = rate("", &[user("Hello, I am Alexander, 23 years old, from Japan.")]);
+        let name = rate(
+            "",
+            &[user("Hello, I am Alexander, 23 years old, from Japan.")],
+        );
         let small_talk = rate("", &[user("That sounds nice.")]);
         assert!(name > small_talk, "{name} vs {small_talk}");
     }
@@ -274,7 +280,9 @@ mod tests {
 
     #[test]
     fn repeated_information_is_less_important() {
-        let line = [user("I started a new job as a nurse at St Mary's Hospital.")];
+        let line = [user(
+            "I started a new job as a nurse at St Mary's Hospital.",
+        )];
         let fresh = importance_features(Analyzer::shared(), "", &line);
         let known = importance_features(
             Analyzer::shared(),
@@ -287,7 +295,11 @@ mod tests {
 
     #[test]
     fn only_user_lines_count_when_present() {
-        let bot = Line::new(Role::Assistant, None, "Did you visit Paris, London and Rome in 2019?");
+        let bot = Line::new(
+            Role::Assistant,
+            None,
+            "Did you visit Paris, London and Rome in 2019?",
+        );
         let with_bot = rate("", &[bot.clone(), user("yes")]);
         assert!(with_bot <= 2, "{with_bot}");
         // Without a user line the assistant's text is what there is.
@@ -299,7 +311,8 @@ mod tests {
         assert_eq!(importance_from_raw(f64::NAN), 1);
         assert_eq!(importance_from_raw(-3.0), 1);
         assert_eq!(importance_from_raw(1e9), 10);
-        let huge = "My mother Anna in Paris had surgery on 3 May 2021 and 4 June 2022. ".repeat(200);
+        let huge =
+            "My mother Anna in Paris had surgery on 3 May 2021 and 4 June 2022. ".repeat(200);
         let r = rate("", &[user(&huge)]);
         assert!((1..=10).contains(&r));
         assert!(rate("", &[user("")]) >= 1);

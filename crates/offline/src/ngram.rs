@@ -571,7 +571,10 @@ mod tests {
         assert!(model.prob(&h, "green") > model.prob(&h, "coffee"));
         assert!(model.prob(&h, "coffee") > model.prob(&h, "pizza"));
         assert!(model.prob(&h, "pizza") > 0.0);
-        assert!(model.perplexity(&toks("i like green tea")) < model.perplexity(&toks("tea green like i")));
+        assert!(
+            model.perplexity(&toks("i like green tea"))
+                < model.perplexity(&toks("tea green like i"))
+        );
     }
 
     #[test]
@@ -622,7 +625,10 @@ mod tests {
         assert!(open.prob::<&str>(&[], "zebra") < 1e-4);
         // The <unk> class holds the whole backoff mass in the open model.
         let open_unk = open.prob::<&str>(&[], UNK);
-        assert!(open_unk > classic.prob::<&str>(&[], UNK) && open_unk < 1.0, "{open_unk}");
+        assert!(
+            open_unk > classic.prob::<&str>(&[], UNK) && open_unk < 1.0,
+            "{open_unk}"
+        );
         // Online scoring: the repeated word is cheaper the second time, within one line.
         let lp = scored.observe_scored_after::<&str, &str>(&[], &["x", "y", "x"], |p, _| p);
         assert_eq!(lp.len(), 4);

@@ -78,8 +78,14 @@ mod tests {
             user("I cooked pasta with tomato sauce and fresh basil."),
             bot("Pasta with tomato sauce sounds delicious! Do you make the sauce yourself?"),
         ];
-        let on_topic = score(&context, "Yes, I make the tomato sauce myself with fresh basil.");
-        let off_topic = score(&context, "My cousin bought a motorcycle in Osaka yesterday.");
+        let on_topic = score(
+            &context,
+            "Yes, I make the tomato sauce myself with fresh basil.",
+        );
+        let off_topic = score(
+            &context,
+            "My cousin bought a motorcycle in Osaka yesterday.",
+        );
         assert!(on_topic >= 1.0 && on_topic.is_finite());
         assert!(off_topic > on_topic, "{off_topic} vs {on_topic}");
     }
@@ -122,6 +128,9 @@ mod tests {
         let after_question = score(&context, "twenty three");
         context.push(bot("nice weather today"));
         let after_other = score(&context, "twenty three");
-        assert!(after_question < after_other, "{after_question} vs {after_other}");
+        assert!(
+            after_question < after_other,
+            "{after_question} vs {after_other}"
+        );
     }
 }

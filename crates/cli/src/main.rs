@@ -3,6 +3,7 @@
 
 mod config;
 mod demo;
+mod eval_lufy;
 mod eval_retrieval;
 mod ingest;
 mod model_try;
@@ -120,6 +121,8 @@ enum ModelCommand {
 enum EvalCommand {
     /// Recall@{1,5,10}, MRR, nDCG@10 and latency of BM25 / dense / hybrid retrieval.
     Retrieval(eval_retrieval::EvalRetrievalArgs),
+    /// ROC AUC of the offline arousal, surprise and importance scores against LUFY's labels.
+    Lufy(eval_lufy::EvalLufyArgs),
 }
 
 #[derive(Args)]
@@ -368,6 +371,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo(args) => demo::run(&global, args),
         Command::Eval { command } => match command {
             EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),
+            EvalCommand::Lufy(args) => eval_lufy::run(args),
         },
     }
 }

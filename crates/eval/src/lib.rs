@@ -10,6 +10,7 @@ pub mod format;
 mod json;
 pub mod jsonl;
 pub mod locomo;
+pub mod lufy;
 pub mod memdaily;
 pub mod metrics;
 pub mod perltqa;

@@ -1,0 +1,412 @@
+//! LUFY loader (`lufy_sessions.json`) and the ROC AUC used to score importance signals on it.
+//!
+//! The file is a list of sessions `{system, user, session, turns: [{idx, speaker, utterance,
+//! important: {annotator: 0|1}}], qa}`. A turn is the user's when its speaker is the session's
+//! `user`; every other turn is the chatbot's ([`Role::Assistant`]). Annotations are kept for
+//! user turns only (the study annotated user utterances; stray labels on bot turns are ignored).
+//!
+//! Defects follow the other loaders: a session that is not an object or has no `turns` array
+//! is skipped; a turn that cannot be read is skipped; a null utterance (7 bot turns of the
+//! published file) becomes an empty turn; an annotation value other than 0/1 is dropped. Each is recorded with its location (`sessions[3] (LUFY/Alexander/1) turns[5]`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mnemos_core::Role;
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{Defect, DefectAction};
+use crate::error::DatasetError;
+use crate::json::{read_json_file, Node};
+
+/// Annotators that must mark a turn important for the majority label ("at least 2 of 3").
+pub const MAJORITY: usize = 2;
+
+/// The loaded study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LufyDataset {
+    pub sessions: Vec<LufySession>,
+    pub defects: Vec<Defect>,
+}
+
+/// One session of one user with one chatbot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LufySession {
+    /// "LUFY", "MemoryBank" or "Naive RAG".
+    pub system: String,
+    pub user: String,
+    pub session: u64,
+    /// The session's `annotators` list, else every annotator named in its labels.
+    pub annotators: Vec<String>,
+    /// In conversation order.
+    pub turns: Vec<LufyTurn>,
+}
+
+impl LufySession {
+    /// "LUFY/Alexander/1".
+    pub fn id(&self) -> String {
+        format!("{}/{}/{}", self.system, self.user, self.session)
+    }
+
+    /// The majority label of a turn of this session (see [`LufyTurn::majority_important`]).
+    pub fn label(&self, turn: &LufyTurn) -> Option<bool> {
+        turn.majority_important(self.annotators.len())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LufyTurn {
+    pub idx: i64,
+    pub speaker: String,
+    pub role: Role,
+    pub utterance: String,
+    /// Annotator → marked important (user turns only; empty for bot turns).
+    pub important: BTreeMap<String, bool>,
+}
+
+impl LufyTurn {
+    /// `Some(true)` when at least [`MAJORITY`] annotators marked the turn important,
+    /// `Some(false)` when at least `annotators − MAJORITY + 1` did not (so it cannot reach the
+    /// majority), `None` while too few annotations decide it (user turns only).
+    pub fn majority_important(&self, annotators: usize) -> Option<bool> {
+        if self.role != Role::User {
+            return None;
+        }
+        let yes = self.important.values().filter(|v| **v).count();
+        let no = self.important.len() - yes;
+        if yes >= MAJORITY {
+            Some(true)
+        } else if no + MAJORITY > annotators.max(MAJORITY) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawTurn {
+    idx: serde_json::Value,
+    speaker: String,
+    /// Required, but null in a few bot turns of the published file.
+    utterance: Option<String>,
+    #[serde(default)]
+    important: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+pub fn load_lufy(path: &Path) -> Result<LufyDataset, DatasetError> {
+    let root = read_json_file(path)?;
+    let sessions = root.as_array().ok_or_else(|| {
+        DatasetError::structure(
+            path,
+            "top level",
+            format!("expected an array of sessions, found {}", root.kind()),
+        )
+    })?;
+    let mut dataset = LufyDataset {
+        sessions: Vec::new(),
+        defects: Vec::new(),
+    };
+    for (index, node) in sessions.iter().enumerate() {
+        if let Some(session) = load_session(&mut dataset.defects, index, node) {
+            dataset.sessions.push(session);
+        }
+    }
+    Ok(dataset)
+}
+
+fn defect(defects: &mut Vec<Defect>, location: String, problem: String, action: DefectAction) {
+    defects.push(Defect {
+        location,
+        problem,
+        action,
+    });
+}
+
+fn load_session(defects: &mut Vec<Defect>, index: usize, node: &Node) -> Option<LufySession> {
+    let mut location = format!("sessions[{index}]");
+    if node.as_object().is_none() {
+        defect(
+            defects,
+            location,
+            format!("expected a session object, found {}", node.kind()),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    }
+    let text = |key: &str| node.get(key).and_then(Node::scalar_text);
+    let (Some(system), Some(user)) = (text("system"), text("user")) else {
+        defect(
+            defects,
+            location,
+            "session without `system` or `user`".into(),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    };
+    let session = text("session").and_then(|s| s.parse::<u64>().ok());
+    let Some(session) = session else {
+        defect(
+            defects,
+            location,
+            "session without a numeric `session`".into(),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    };
+    location = format!("{location} ({system}/{user}/{session})");
+    let Some(turn_nodes) = node.get("turns").and_then(Node::as_array) else {
+        defect(
+            defects,
+            location,
+            "missing or non-array `turns`".into(),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    };
+    let mut turns = Vec::with_capacity(turn_nodes.len());
+    for (turn_index, turn_node) in turn_nodes.iter().enumerate() {
+        let turn_location = format!("{location} turns[{turn_index}]");
+        if turn_node.as_object().is_some() && turn_node.get("utterance").is_none() {
+            defect(
+                defects,
+                turn_location,
+                "missing field `utterance`".into(),
+                DefectAction::SkippedRecord,
+            );
+            continue;
+        }
+        let raw: RawTurn = match turn_node.parse() {
+            Ok(raw) => raw,
+            Err(problem) => {
+                defect(defects, turn_location, problem, DefectAction::SkippedRecord);
+                continue;
+            }
+        };
+        let Some(idx) = raw.idx.as_i64() else {
+            defect(
+                defects,
+                turn_location,
+                format!("`idx` is not an integer: {}", raw.idx),
+                DefectAction::SkippedRecord,
+            );
+            continue;
+        };
+        let utterance = raw.utterance.unwrap_or_else(|| {
+            defect(
+                defects,
+                turn_location.clone(),
+                "utterance is null; kept as an empty turn".into(),
+                DefectAction::Kept,
+            );
+            String::new()
+        });
+        let role = if raw.speaker == user {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        let mut important = BTreeMap::new();
+        if role == Role::User {
+            for (annotator, value) in raw.important.unwrap_or_default() {
+                match value.as_u64() {
+                    Some(0) => {
+                        important.insert(annotator, false);
+                    }
+                    Some(1) => {
+                        important.insert(annotator, true);
+                    }
+                    _ => defect(
+                        defects,
+                        format!("{turn_location} important.{annotator}"),
+                        format!("expected 0 or 1, found {value}; annotation dropped"),
+                        DefectAction::Kept,
+                    ),
+                }
+            }
+        }
+        turns.push(LufyTurn {
+            idx,
+            speaker: raw.speaker,
+            role,
+            utterance,
+            important,
+        });
+    }
+    let mut annotators: Vec<String> = node
+        .get("annotators")
+        .and_then(Node::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(Node::scalar_text)
+        .collect();
+    if annotators.is_empty() {
+        let named: std::collections::BTreeSet<&String> =
+            turns.iter().flat_map(|t| t.important.keys()).collect();
+        annotators = named.into_iter().cloned().collect();
+    }
+    Some(LufySession {
+        system,
+        user,
+        session,
+        annotators,
+        turns,
+    })
+}
+
+/// Area under the ROC curve of `scores` against `labels` (true = positive), by the rank
+/// statistic (Mann–Whitney U): tied scores share their average rank, so a tie between a
+/// positive and a negative counts one half. `None` without both classes or with a non-finite
+/// score.
+pub fn roc_auc(scores: &[f64], labels: &[bool]) -> Option<f64> {
+    if scores.len() != labels.len() || scores.iter().any(|s| !s.is_finite()) {
+        return None;
+    }
+    let positives = labels.iter().filter(|l| **l).count();
+    let negatives = labels.len() - positives;
+    if positives == 0 || negatives == 0 {
+        return None;
+    }
+    let mut pairs: Vec<(f64, bool)> = scores.iter().copied().zip(labels.iter().copied()).collect();
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut rank_sum_positive = 0.0;
+    let mut before = 0usize;
+    for group in pairs.chunk_by(|a, b| a.0 == b.0) {
+        // 1-based ranks before+1 ..= before+len share their mean.
+        let mean_rank = (2 * before + 1 + group.len()) as f64 / 2.0;
+        let tied_positives = group.iter().filter(|(_, label)| *label).count();
+        rank_sum_positive += mean_rank * tied_positives as f64;
+        before += group.len();
+    }
+    let p = positives as f64;
+    let u = rank_sum_positive - p * (p + 1.0) / 2.0;
+    Some(u / (p * negatives as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn auc_by_ranks_with_ties() {
+        assert_eq!(
+            roc_auc(&[0.1, 0.4, 0.35, 0.8], &[false, false, true, true]),
+            Some(0.75)
+        );
+        assert_eq!(roc_auc(&[1.0, 2.0], &[false, true]), Some(1.0));
+        assert_eq!(roc_auc(&[1.0, 2.0], &[true, false]), Some(0.0));
+        // All tied: chance.
+        assert_eq!(roc_auc(&[3.0; 4], &[true, false, true, false]), Some(0.5));
+        // One positive tied with one of two negatives: (1 + 0.5) / 2.
+        assert_eq!(roc_auc(&[1.0, 1.0, 0.0], &[true, false, false]), Some(0.75));
+        assert_eq!(roc_auc(&[1.0], &[true]), None);
+        assert_eq!(roc_auc(&[f64::NAN, 1.0], &[true, false]), None);
+    }
+
+    #[test]
+    fn majority_label() {
+        let turn = |votes: &[(&str, bool)]| LufyTurn {
+            idx: 1,
+            speaker: "u".into(),
+            role: Role::User,
+            utterance: "x".into(),
+            important: votes.iter().map(|(a, v)| (a.to_string(), *v)).collect(),
+        };
+        assert_eq!(
+            turn(&[("a", true), ("b", true), ("c", false)]).majority_important(3),
+            Some(true)
+        );
+        assert_eq!(
+            turn(&[("a", true), ("b", false), ("c", false)]).majority_important(3),
+            Some(false)
+        );
+        assert_eq!(
+            turn(&[("a", false), ("b", false)]).majority_important(3),
+            Some(false)
+        );
+        assert_eq!(turn(&[("a", false)]).majority_important(3), None);
+        assert_eq!(turn(&[("a", true)]).majority_important(3), None);
+    }
+
+    #[test]
+    fn malformed_records_are_reported_with_their_location() {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        let json = r#"[
+          {"system": "LUFY", "user": "Ann", "session": 1, "turns": [
+            {"idx": 0, "speaker": "Bot", "utterance": "Hi Ann!", "important": {}},
+            {"idx": 1, "speaker": "Ann", "utterance": "I moved to Kyoto.",
+             "important": {"A0": 1, "A1": 1, "A2": "yes"}},
+            {"idx": 2, "speaker": "Bot"},
+            {"idx": 2, "speaker": "Bot", "utterance": null},
+            {"idx": 3, "speaker": "Ann", "utterance": "ok", "important": {"A0": 0, "A1": 0, "A2": 0}}
+          ]},
+          {"system": "LUFY", "user": "Bob"},
+          42
+        ]"#;
+        file.write_all(json.as_bytes()).expect("write");
+        let dataset = load_lufy(file.path()).expect("load");
+        assert_eq!(dataset.sessions.len(), 1);
+        let session = &dataset.sessions[0];
+        assert_eq!(session.id(), "LUFY/Ann/1");
+        assert_eq!(session.turns.len(), 4);
+        assert_eq!(session.turns[0].role, Role::Assistant);
+        assert_eq!(session.annotators, ["A0", "A1", "A2"]);
+        assert_eq!(session.label(&session.turns[1]), Some(true));
+        assert_eq!(session.turns[2].utterance, "");
+        assert_eq!(session.label(&session.turns[3]), Some(false));
+        let locations: Vec<&str> = dataset
+            .defects
+            .iter()
+            .map(|d| d.location.as_str())
+            .collect();
+        assert_eq!(
+            locations,
+            [
+                "sessions[0] (LUFY/Ann/1) turns[1] important.A2",
+                "sessions[0] (LUFY/Ann/1) turns[2]",
+                "sessions[0] (LUFY/Ann/1) turns[3]",
+                "sessions[1]",
+                "sessions[2]",
+            ]
+        );
+        assert!(
+            dataset.defects[1].problem.contains("utterance"),
+            "{}",
+            dataset.defects[1]
+        );
+        assert!(load_lufy(Path::new("/nonexistent/lufy.json")).is_err());
+    }
+
+    #[test]
+    fn loads_the_real_file_when_present() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/lufy/lufy_sessions.json");
+        if !path.exists() {
+            eprintln!("skipping: {} not found", path.display());
+            return;
+        }
+        let dataset = load_lufy(&path).expect("load LUFY");
+        assert_eq!(dataset.sessions.len(), 204);
+        // The published file has 7 bot turns with a null utterance; nothing else is odd.
+        assert_eq!(dataset.defects.len(), 7, "{:?}", dataset.defects);
+        assert!(dataset
+            .defects
+            .iter()
+            .all(|d| d.action == DefectAction::Kept && d.problem.contains("null")));
+        assert!(dataset.sessions.iter().all(|s| s.annotators.len() == 3));
+        let users: usize = dataset
+            .sessions
+            .iter()
+            .flat_map(|s| &s.turns)
+            .filter(|t| t.role == Role::User)
+            .count();
+        assert_eq!(users, 6470);
+        let labelled: usize = dataset
+            .sessions
+            .iter()
+            .map(|s| s.turns.iter().filter(|t| s.label(t).is_some()).count())
+            .sum();
+        assert_eq!(labelled, users);
+    }
+}

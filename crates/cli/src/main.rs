@@ -3,10 +3,12 @@
 
 mod config;
 mod demo;
+mod eval_classifier;
 mod eval_retrieval;
 mod ingest;
 mod open;
 mod output;
+mod train;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -94,6 +96,17 @@ enum Command {
         #[command(subcommand)]
         command: EvalCommand,
     },
+    /// Train the offline model's learned parts.
+    Train {
+        #[command(subcommand)]
+        command: TrainCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TrainCommand {
+    /// Fit the semantic/episodic query classifier and write its weights file.
+    Classifier(train::TrainClassifierArgs),
 }
 
 #[derive(Subcommand)]
@@ -108,6 +121,8 @@ enum ModelsCommand {
 enum EvalCommand {
     /// Recall@{1,5,10}, MRR, nDCG@10 and latency of BM25 / dense / hybrid retrieval.
     Retrieval(eval_retrieval::EvalRetrievalArgs),
+    /// Accuracy, per-class F1 and latency of the semantic/episodic query classifier.
+    Classifier(eval_classifier::EvalClassifierArgs),
 }
 
 #[derive(Args)]
@@ -353,6 +368,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo(args) => demo::run(&global, args),
         Command::Eval { command } => match command {
             EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),
+            EvalCommand::Classifier(args) => eval_classifier::run(&global.config()?, args),
+        },
+        Command::Train { command } => match command {
+            TrainCommand::Classifier(args) => train::run(&global.config()?, args),
         },
     }
 }

@@ -116,7 +116,10 @@ pub fn run(config: &Config, args: EvalClassifierArgs) -> Result<()> {
     }
     let questions: usize = confusion.iter().flatten().sum();
     if questions == 0 {
-        bail!("{} has no questions with a memory type", args.path.display());
+        bail!(
+            "{} has no questions with a memory type",
+            args.path.display()
+        );
     }
     let semantic = class_scores(&confusion, 0);
     let episodic = class_scores(&confusion, 1);
@@ -154,7 +157,10 @@ fn print_report(r: &ClassifierReport) {
         println!("note: {notice}");
     }
     println!("accuracy {:.4}   macro F1 {:.4}", r.accuracy, r.macro_f1);
-    println!("{:<10} {:>9} {:>7} {:>7} {:>8}", "class", "precision", "recall", "F1", "support");
+    println!(
+        "{:<10} {:>9} {:>7} {:>7} {:>8}",
+        "class", "precision", "recall", "F1", "support"
+    );
     for (name, s) in [("semantic", r.semantic), ("episodic", r.episodic)] {
         println!(
             "{name:<10} {:>9.4} {:>7.4} {:>7.4} {:>8}",

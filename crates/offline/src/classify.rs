@@ -29,7 +29,10 @@ const SHIPPED_WEIGHTS: [(&str, &str); 3] = [
         "minilm-l6-v2",
         include_str!("../data/classifier-minilm-l6-v2.json"),
     ),
-    ("hash-v1-384", include_str!("../data/classifier-hash-v1-384.json")),
+    (
+        "hash-v1-384",
+        include_str!("../data/classifier-hash-v1-384.json"),
+    ),
     (
         LEXICAL_ONLY_ID,
         include_str!("../data/classifier-lexical.json"),
@@ -94,9 +97,8 @@ pub fn parse_question_set(jsonl: &str) -> ModelResult<Vec<LabelledQuery>> {
         if line.is_empty() {
             continue;
         }
-        let query: LabelledQuery = serde_json::from_str(line).map_err(|e| {
-            ModelError::invalid(format!("question set line {}: {e}", index + 1))
-        })?;
+        let query: LabelledQuery = serde_json::from_str(line)
+            .map_err(|e| ModelError::invalid(format!("question set line {}: {e}", index + 1)))?;
         if query.text.trim().is_empty() {
             return Err(ModelError::invalid(format!(
                 "question set line {}: empty text",
@@ -134,6 +136,7 @@ struct Cue {
     zh: &'static [&'static str],
 }
 
+#[rustfmt::skip]
 const CUES: &[Cue] = &[
     Cue {
         name: "wh_who",
@@ -145,7 +148,9 @@ const CUES: &[Cue] = &[
         name: "wh_what",
         en_words: &["what", "which"],
         en_phrases: &[],
-        zh: &["什么", "哪个", "哪些", "哪家", "哪所", "哪种", "哪首", "哪条", "哪一"],
+        zh: &[
+            "什么", "哪个", "哪些", "哪家", "哪所", "哪种", "哪首", "哪条", "哪一",
+        ],
     },
     Cue {
         name: "wh_when",
@@ -176,10 +181,10 @@ const CUES: &[Cue] = &[
         en_words: &[
             "did", "didn't", "went", "said", "told", "met", "saw", "took", "made", "had", "was",
             "were", "bought", "felt", "ate", "came", "gave", "got", "left", "found", "thought",
-            "brought", "began", "spent", "won", "lost", "chose", "drove", "flew", "ran", "wrote",
-            "sent", "kept", "heard", "taught", "caught", "forgot", "became", "broke", "sang",
-            "swam", "fell", "held", "led", "paid", "sold", "stood", "woke", "wore", "built",
-            "knew", "threw", "hid", "rode", "shook", "spoke", "stole", "understood",
+            "brought", "began", "spent", "won", "lost", "chose", "drove", "flew", "ran",
+            "wrote", "sent", "kept", "heard", "taught", "caught", "forgot", "became", "broke",
+            "sang", "swam", "fell", "held", "led", "paid", "sold", "stood", "woke", "wore",
+            "built", "knew", "threw", "hid", "rode", "shook", "spoke", "stole", "understood",
         ],
         en_phrases: &[],
         zh: &["了", "过的", "过什么"],
@@ -187,18 +192,18 @@ const CUES: &[Cue] = &[
     Cue {
         name: "conversation",
         en_words: &[
-            "say", "says", "said", "tell", "tells", "told", "talk", "talked", "talks", "discuss",
-            "discussed", "discussion", "mention", "mentioned", "ask", "asked", "reply", "replied",
-            "answer", "answered", "suggest", "suggested", "suggestion", "chat", "chatted",
-            "conversation", "promise", "promised", "explain", "explained", "advise", "advised",
-            "advice", "recommend", "recommended", "agree", "agreed", "argue", "argued", "announce",
-            "announced", "share", "shared", "respond", "responded", "call", "called", "phone",
-            "text", "texted", "apologize", "apologized",
+            "say", "says", "said", "tell", "tells", "told", "talk", "talked", "talks",
+            "discuss", "discussed", "discussion", "mention", "mentioned", "ask", "asked",
+            "reply", "replied", "answer", "answered", "suggest", "suggested", "suggestion",
+            "chat", "chatted", "conversation", "promise", "promised", "explain", "explained",
+            "advise", "advised", "advice", "recommend", "recommended", "agree", "agreed",
+            "argue", "argued", "announce", "announced", "share", "shared", "respond",
+            "responded", "call", "called", "phone", "text", "texted", "apologize", "apologized",
         ],
         en_phrases: &[],
         zh: &[
-            "说", "聊", "谈", "讨论", "提到", "告诉", "问", "回答", "建议", "对话", "答应",
-            "解释", "推荐", "同意", "宣布", "分享", "电话", "商量", "道歉", "吵架", "争吵",
+            "说", "聊", "谈", "讨论", "提到", "告诉", "问", "回答", "建议", "对话", "答应", "解释",
+            "推荐", "同意", "宣布", "分享", "电话", "商量", "道歉", "吵架", "争吵",
         ],
     },
     Cue {
@@ -206,17 +211,16 @@ const CUES: &[Cue] = &[
         en_words: &[
             "yesterday", "today", "tonight", "tomorrow", "last", "ago", "during", "after",
             "before", "then", "morning", "afternoon", "evening", "night", "weekend", "week",
-            "month", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-            "january", "february", "march", "april", "may", "june", "july", "august",
+            "month", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+            "sunday", "january", "february", "march", "april", "may", "june", "july", "august",
             "september", "october", "november", "december", "spring", "summer", "autumn",
             "winter", "recently", "first", "while", "once", "eve",
         ],
         en_phrases: &["that day", "that time"],
         zh: &[
-            "昨天", "前天", "今天", "明天", "上周", "下周", "上个月", "下个月", "去年", "明年",
-            "那天", "当时", "之后", "以后", "之前", "期间", "周末", "早上", "上午", "下午",
-            "晚上", "昨晚", "暑假", "寒假", "春节", "除夕", "第一次", "星期", "周一", "周二",
-            "周三", "周四", "周五", "周六", "周日", "那次", "时候",
+            "昨天", "前天", "今天", "明天", "上周", "下周", "上个月", "下个月", "去年", "明年", "那天", "当时", "之后",
+            "以后", "之前", "期间", "周末", "早上", "上午", "下午", "晚上", "昨晚", "暑假", "寒假", "春节", "除夕", "第一次",
+            "星期", "周一", "周二", "周三", "周四", "周五", "周六", "周日", "那次", "时候",
         ],
     },
     Cue {
@@ -231,10 +235,9 @@ const CUES: &[Cue] = &[
         ],
         en_phrases: &[],
         zh: &[
-            "旅行", "旅游", "聚会", "派对", "会议", "会上", "活动", "比赛", "婚礼", "典礼",
-            "演唱会", "音乐会", "假期", "面试", "考试", "晚饭", "晚餐", "午饭", "野餐", "节日",
-            "庆祝", "展览", "航班", "消息", "实验", "汇报", "演讲", "约会", "事故", "团圆",
-            "徒步", "爬山", "出游", "春游", "派对", "发生",
+            "旅行", "旅游", "聚会", "派对", "会议", "会上", "活动", "比赛", "婚礼", "典礼", "演唱会", "音乐会", "假期",
+            "面试", "考试", "晚饭", "晚餐", "午饭", "野餐", "节日", "庆祝", "展览", "航班", "消息", "实验", "汇报", "演讲",
+            "约会", "事故", "团圆", "徒步", "爬山", "出游", "春游", "派对", "发生",
         ],
     },
     Cue {
@@ -246,8 +249,8 @@ const CUES: &[Cue] = &[
         ],
         en_phrases: &[],
         zh: &[
-            "感觉", "感受", "心情", "情绪", "反应", "开心", "高兴", "激动", "紧张", "难过",
-            "伤心", "担心", "生气", "惊讶", "失望", "哭",
+            "感觉", "感受", "心情", "情绪", "反应", "开心", "高兴", "激动", "紧张", "难过", "伤心",
+            "担心", "生气", "惊讶", "失望", "哭",
         ],
     },
     Cue {
@@ -258,7 +261,9 @@ const CUES: &[Cue] = &[
             "decision",
         ],
         en_phrases: &[],
-        zh: &["打算", "计划", "准备", "要去", "将要", "想要", "还在", "决定"],
+        zh: &[
+            "打算", "计划", "准备", "要去", "将要", "想要", "还在", "决定",
+        ],
     },
     Cue {
         name: "profile",
@@ -274,16 +279,19 @@ const CUES: &[Cue] = &[
             "single", "address", "live", "lives", "based", "skill", "skills", "good", "known",
             "specialize", "specializes", "strengths", "values", "pets", "health", "blood",
             "sign", "routine", "experience", "awards", "profile", "field", "goals", "dream",
+            "admire", "admires", "idol", "achievements", "accomplishment", "accomplishments",
+            "honors", "certifications", "employer", "employs", "employed",
         ],
-        en_phrases: &["for a living", "grow up", "grew up", "free time"],
+        en_phrases: &[
+            "for a living", "grow up", "grew up", "free time", "role model", "look up to",
+        ],
         zh: &[
-            "名字", "姓名", "叫什么", "全名", "昵称", "外号", "称呼", "年龄", "多大", "岁",
-            "生日", "出生", "性别", "男生", "女生", "男性", "女性", "职业", "工作", "职位",
-            "职务", "职称", "单位", "部门", "国籍", "哪国", "哪里人", "家乡", "籍贯", "身高",
-            "体重", "外貌", "长相", "长什么样", "头发", "性格", "为人", "什么样的人", "爱好",
-            "兴趣", "喜欢", "学历", "毕业", "专业", "大学", "语言", "母语", "宗教", "婚姻",
-            "结婚", "住在", "住址", "技能", "擅长", "专长", "宠物", "健康", "血型", "星座",
-            "作息", "经验", "奖项", "价值观", "目标", "梦想", "基本情况", "介绍", "平时",
+            "名字", "姓名", "叫什么", "全名", "昵称", "外号", "称呼", "年龄", "多大", "岁", "生日", "出生", "性别", "男生",
+            "女生", "男性", "女性", "职业", "工作", "职位", "职务", "职称", "单位", "部门", "国籍", "哪国", "哪里人", "家乡",
+            "籍贯", "身高", "体重", "外貌", "长相", "长什么样", "头发", "性格", "为人", "什么样的人", "爱好", "兴趣", "喜欢",
+            "学历", "毕业", "专业", "大学", "语言", "母语", "宗教", "婚姻", "结婚", "住在", "住址", "技能", "擅长", "专长",
+            "宠物", "健康", "血型", "星座", "作息", "经验", "奖项", "价值观", "目标", "梦想", "基本情况", "介绍", "榜样",
+            "敬佩", "崇拜", "偶像", "成就", "荣誉", "证书", "雇主",
         ],
     },
     Cue {
@@ -301,15 +309,26 @@ const CUES: &[Cue] = &[
             "confidant", "rival", "godfather", "godmother", "stepmother", "stepfather", "twin",
             "twins", "ex", "law",
         ],
-        en_phrases: &["know each other", "in common", "in relation to", "relationship with"],
+        en_phrases: &[
+            "know each other", "in common", "in relation to", "relationship with",
+        ],
         zh: &[
-            "姐姐", "妹妹", "哥哥", "弟弟", "姐妹", "兄弟", "母亲", "妈妈", "父亲", "爸爸",
-            "父母", "儿子", "女儿", "孩子", "妻子", "老婆", "丈夫", "老公", "朋友", "闺蜜",
-            "发小", "同事", "上司", "老板", "领导", "导师", "老师", "学生", "同学", "室友",
-            "邻居", "表姐", "表妹", "表哥", "表弟", "叔叔", "阿姨", "舅舅", "姑姑", "奶奶",
-            "爷爷", "外婆", "外公", "姥姥", "亲戚", "关系", "认识", "家人", "恋人", "队友",
-            "合伙人", "对手", "教父", "继父", "继母", "前妻", "前夫", "姐夫", "嫂子", "未婚",
-            "双胞胎", "助理", "什么人",
+            "姐姐", "妹妹", "哥哥", "弟弟", "姐妹", "兄弟", "母亲", "妈妈", "父亲", "爸爸", "父母", "儿子", "女儿", "孩子",
+            "妻子", "老婆", "丈夫", "老公", "朋友", "闺蜜", "发小", "同事", "上司", "老板", "领导", "导师", "老师", "学生",
+            "同学", "室友", "邻居", "表姐", "表妹", "表哥", "表弟", "叔叔", "阿姨", "舅舅", "姑姑", "奶奶", "爷爷", "外婆",
+            "外公", "姥姥", "亲戚", "关系", "认识", "家人", "恋人", "队友", "合伙人", "对手", "教父", "继父", "继母", "前妻",
+            "前夫", "姐夫", "嫂子", "未婚", "双胞胎", "助理", "什么人",
+        ],
+    },
+    Cue {
+        name: "habitual",
+        en_words: &[
+            "usually", "often", "always", "generally", "typically", "normally", "regularly",
+            "tend", "tends", "habit", "habits", "every", "daily", "ever", "since",
+        ],
+        en_phrases: &["how often", "each other"],
+        zh: &[
+            "通常", "经常", "常常", "总是", "一般", "平时", "习惯", "每天", "每周", "多久一次", "多少年",
         ],
     },
     Cue {
@@ -321,12 +340,14 @@ const CUES: &[Cue] = &[
 ];
 
 /// Words ending in "ed" that are not past-tense event verbs in these questions.
+#[rustfmt::skip]
 const NOT_PAST_ED: &[&str] = &[
     "need", "red", "bed", "named", "married", "related", "connected", "interested", "based",
     "aged", "skilled", "talented", "retired", "acquainted", "educated", "called", "used",
 ];
 
 /// Words ending in "ing" that are not progressive verbs.
+#[rustfmt::skip]
 const NOT_PROGRESSIVE: &[&str] = &[
     "thing", "things", "something", "anything", "everything", "nothing", "morning", "evening",
     "during", "king", "sing", "spring", "ring", "wedding", "building", "meeting", "living",
@@ -410,7 +431,11 @@ pub fn lexical_features(text: &str) -> Vec<f64> {
             .iter()
             .map(|p| count_phrase(&padded, p))
             .sum::<usize>();
-        count += cue.zh.iter().map(|z| lower.matches(z).count()).sum::<usize>();
+        count += cue
+            .zh
+            .iter()
+            .map(|z| lower.matches(z).count())
+            .sum::<usize>();
         // Years ("in 2019") are temporal cues too.
         if cue.name == "temporal" {
             count += words
@@ -434,10 +459,7 @@ pub fn lexical_features(text: &str) -> Vec<f64> {
     let starts_past = ["did", "was", "were", "had", "has", "have"].contains(&first);
     let starts_present = ["is", "are", "does", "do", "can", "could"].contains(&first);
     let cjk_chars = lower.chars().filter(|c| is_cjk_char(*c)).count();
-    let latin_words = words
-        .iter()
-        .filter(|w| !w.chars().any(is_cjk_char))
-        .count();
+    let latin_words = words.iter().filter(|w| !w.chars().any(is_cjk_char)).count();
     // A Chinese character carries about half an English word.
     let length = latin_words as f64 + cjk_chars as f64 / 2.0;
 
@@ -580,10 +602,14 @@ impl LogisticModel {
             .chain(std::iter::once(&self.bias))
             .all(|v| v.is_finite());
         if !finite {
-            return Err(ModelError::invalid("query classifier: non-finite parameter"));
+            return Err(ModelError::invalid(
+                "query classifier: non-finite parameter",
+            ));
         }
         if self.stds.iter().any(|s| *s <= 0.0) {
-            return Err(ModelError::invalid("query classifier: a feature std is not positive"));
+            return Err(ModelError::invalid(
+                "query classifier: a feature std is not positive",
+            ));
         }
         Ok(())
     }
@@ -680,8 +706,14 @@ pub fn train_logistic(
         return Err(ModelError::invalid("a feature value is not finite"));
     }
     let embedding_l2 = options.embedding_l2.unwrap_or(options.l2);
-    if !(options.l2.is_finite() && options.l2 >= 0.0 && embedding_l2.is_finite() && embedding_l2 >= 0.0) {
-        return Err(ModelError::invalid("the L2 penalties must be finite and ≥ 0"));
+    if !(options.l2.is_finite()
+        && options.l2 >= 0.0
+        && embedding_l2.is_finite()
+        && embedding_l2 >= 0.0)
+    {
+        return Err(ModelError::invalid(
+            "the L2 penalties must be finite and ≥ 0",
+        ));
     }
     if embedding_dim > width {
         return Err(ModelError::invalid(format!(
@@ -689,7 +721,13 @@ pub fn train_logistic(
         )));
     }
     let penalties: Vec<f64> = (0..width)
-        .map(|i| if i < embedding_dim { embedding_l2 } else { options.l2 })
+        .map(|i| {
+            if i < embedding_dim {
+                embedding_l2
+            } else {
+                options.l2
+            }
+        })
         .collect();
     let (means, stds) = standardization(rows, width);
     let x: Vec<Vec<f64>> = rows
@@ -744,12 +782,15 @@ fn lbfgs(x: &[Vec<f64>], y: &[f64], penalties: &[f64], options: &TrainOptions) -
         }
         for ((s, yv), (alpha, rho)) in s_history.iter().zip(&y_history).zip(alphas.iter().rev()) {
             let beta = rho * dot(yv, &q);
-            q.iter_mut().zip(s).for_each(|(qi, si)| *qi += si * (alpha - beta));
+            q.iter_mut()
+                .zip(s)
+                .for_each(|(qi, si)| *qi += si * (alpha - beta));
         }
         let mut direction: Vec<f64> = q.iter().map(|v| -v).collect();
         let mut slope = dot(&direction, &gradient);
-        if !(slope < 0.0) {
-            // Not a descent direction (numerical trouble): restart from steepest descent.
+        // Not a descent direction (numerical trouble, NaN included): restart from steepest
+        // descent.
+        if slope.is_nan() || slope >= 0.0 {
             s_history.clear();
             y_history.clear();
             direction = gradient.iter().map(|g| -g).collect();
@@ -768,8 +809,7 @@ fn lbfgs(x: &[Vec<f64>], y: &[f64], penalties: &[f64], options: &TrainOptions) -
                 .zip(&direction)
                 .map(|(p, d)| p + step * d)
                 .collect();
-            let candidate_loss =
-                loss_and_gradient(x, y, &candidate, penalties, &mut next_gradient);
+            let candidate_loss = loss_and_gradient(x, y, &candidate, penalties, &mut next_gradient);
             if candidate_loss.is_finite() && candidate_loss <= loss + 1e-4 * step * slope {
                 accepted = Some((candidate, candidate_loss));
                 break;
@@ -960,8 +1000,13 @@ impl FeatureSet {
 
     /// Fit on all rows, with `cv_folds`-fold cross-validated accuracy for the record.
     pub fn train(&self, options: &TrainOptions, cv_folds: usize) -> ModelResult<ClassifierWeights> {
-        let cv_accuracy =
-            cross_validate(&self.rows, &self.labels, self.embedding_dim, cv_folds, options)?;
+        let cv_accuracy = cross_validate(
+            &self.rows,
+            &self.labels,
+            self.embedding_dim,
+            cv_folds,
+            options,
+        )?;
         let model = train_logistic(&self.rows, &self.labels, self.embedding_dim, options)?;
         let train_accuracy = accuracy(&model, &self.rows, &self.labels)?;
         let weights = ClassifierWeights {
@@ -1011,7 +1056,9 @@ impl QueryClassifier {
     /// The shipped classifier for `embedder_id`; the lexical-only one (with a degradation
     /// notice) when none was trained for it.
     pub fn for_embedder(embedder_id: &str) -> Self {
-        if let Some(json) = shipped_weights_json(embedder_id).filter(|_| embedder_id != LEXICAL_ONLY_ID) {
+        if let Some(json) =
+            shipped_weights_json(embedder_id).filter(|_| embedder_id != LEXICAL_ONLY_ID)
+        {
             match ClassifierWeights::from_json(json) {
                 Ok(weights) => return Self::from_weights(weights),
                 Err(err) => {
@@ -1145,7 +1192,10 @@ mod tests {
         let (rows, labels) = separable();
         let model = train_logistic(&rows, &labels, 0, &TrainOptions::default()).unwrap();
         assert_eq!(accuracy(&model, &rows, &labels).unwrap(), 1.0);
-        assert_eq!(cross_validate(&rows, &labels, 0, 5, &TrainOptions::default()).unwrap(), 1.0);
+        assert_eq!(
+            cross_validate(&rows, &labels, 0, 5, &TrainOptions::default()).unwrap(),
+            1.0
+        );
         // The constant column gets scale 1 and cannot move the prediction.
         assert_eq!(model.stds[2], 1.0);
         assert!(model.probability(&[10.0, 0.0, 5.0]).unwrap() > 0.9);
@@ -1155,10 +1205,26 @@ mod tests {
     #[test]
     fn stronger_l2_shrinks_weights() {
         let (rows, labels) = separable();
-        let weak = train_logistic(&rows, &labels, 0, &TrainOptions { l2: 1e-3, ..Default::default() })
-            .unwrap();
-        let strong = train_logistic(&rows, &labels, 0, &TrainOptions { l2: 1.0, ..Default::default() })
-            .unwrap();
+        let weak = train_logistic(
+            &rows,
+            &labels,
+            0,
+            &TrainOptions {
+                l2: 1e-3,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let strong = train_logistic(
+            &rows,
+            &labels,
+            0,
+            &TrainOptions {
+                l2: 1.0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let norm = |m: &LogisticModel| dot(&m.weights, &m.weights);
         assert!(norm(&strong) < norm(&weak));
     }
@@ -1173,7 +1239,10 @@ mod tests {
         let (rows, labels) = separable();
         assert!(cross_validate(&rows, &labels, 0, 1, &opts).is_err());
         assert!(parse_question_set("").is_err());
-        assert!(parse_question_set("{\"text\": \"x\", \"label\": \"other\", \"lang\": \"en\"}").is_err());
+        assert!(
+            parse_question_set("{\"text\": \"x\", \"label\": \"other\", \"lang\": \"en\"}")
+                .is_err()
+        );
     }
 
     #[test]
@@ -1207,7 +1276,40 @@ mod tests {
         assert_eq!(weights.training.checksum, training_set_checksum(set));
         assert_eq!(weights.training.train_accuracy, 1.0);
         let back = ClassifierWeights::from_json(&weights.to_json().unwrap()).unwrap();
-        assert_eq!(back, weights);
+        // JSON keeps floats to within an ulp or so, not always bit-exact.
+        let close = |a: &[f64], b: &[f64]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| (x - y).abs() <= 1e-12 * x.abs().max(1.0))
+        };
+        assert!(close(&back.model.weights, &weights.model.weights));
+        assert!(close(&back.model.means, &weights.model.means));
+        assert!(close(&back.model.stds, &weights.model.stds));
+        assert!(close(&[back.model.bias], &[weights.model.bias]));
+        assert_eq!(
+            (
+                &back.embedder_id,
+                back.embedding_dim,
+                &back.lexical_features,
+                &back.training
+            ),
+            (
+                &weights.embedder_id,
+                weights.embedding_dim,
+                &weights.lexical_features,
+                &weights.training
+            )
+        );
+        let row = feature_row(
+            Some(&embedder.embed_one("安娜说了什么？").unwrap()),
+            "安娜说了什么？",
+        );
+        let (p, q) = (
+            back.model.probability(&row).unwrap(),
+            weights.model.probability(&row).unwrap(),
+        );
+        assert!((p - q).abs() < 1e-9);
 
         let mut broken = weights.clone();
         broken.model.weights.pop();
@@ -1251,7 +1353,10 @@ mod tests {
         let checksum = training_set_checksum(TRAINING_SET);
         for (id, json) in SHIPPED_WEIGHTS {
             let weights = ClassifierWeights::from_json(json).unwrap();
-            assert_eq!(weights.training.checksum, checksum, "{id} is stale: retrain it");
+            assert_eq!(
+                weights.training.checksum, checksum,
+                "{id} is stale: retrain it"
+            );
             assert_eq!(
                 weights.training.examples,
                 parse_question_set(TRAINING_SET).unwrap().len()
@@ -1265,7 +1370,9 @@ mod tests {
         assert!(set.len() >= 400);
         let zh = set.iter().filter(|q| q.lang == "zh").count();
         assert!(zh >= 150);
-        assert!(set.iter().all(|q| (q.lang == "zh") == mnemos_text::has_cjk(&q.text)));
+        assert!(set
+            .iter()
+            .all(|q| (q.lang == "zh") == mnemos_text::has_cjk(&q.text)));
         let semantic = set.iter().filter(|q| q.label.is_semantic()).count();
         let share = semantic as f64 / set.len() as f64;
         assert!((0.4..=0.6).contains(&share), "{share}");
@@ -1306,7 +1413,9 @@ mod tests {
     fn mismatched_embedder_is_an_error_not_a_guess() {
         let classifier = QueryClassifier::for_embedder("minilm-l6-v2");
         let embedder = hash_embedder();
-        let err = classifier.classify(&ctx(&embedder), "Who is Tom?").unwrap_err();
+        let err = classifier
+            .classify(&ctx(&embedder), "Who is Tom?")
+            .unwrap_err();
         assert!(matches!(err, ModelError::Unavailable(_)));
     }
 
@@ -1321,7 +1430,10 @@ mod tests {
         assert_eq!(value("Who is Anna's sister?", "possessive"), 1.0);
         assert_eq!(value("安娜的妹妹是谁？", "relation"), 1.0);
         assert_eq!(value("安娜的妹妹是谁？", "wh_who"), 1.0);
-        assert_eq!(value("What did they discuss yesterday?", "conversation"), 1.0);
+        assert_eq!(
+            value("What did they discuss yesterday?", "conversation"),
+            1.0
+        );
         assert_eq!(value("他们昨天聊了什么？", "temporal"), 1.0);
         assert_eq!(value("They visited Rome and walked a lot", "past_ed"), 2.0);
         assert_eq!(value("Did she go?", "starts_past_aux"), 1.0);

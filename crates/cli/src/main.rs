@@ -4,11 +4,13 @@
 mod config;
 mod demo;
 mod eval_lufy;
+mod eval_classifier;
 mod eval_retrieval;
 mod ingest;
 mod model_try;
 mod open;
 mod output;
+mod train;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,6 +103,17 @@ enum Command {
         #[command(subcommand)]
         command: EvalCommand,
     },
+    /// Train the offline model's learned parts.
+    Train {
+        #[command(subcommand)]
+        command: TrainCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TrainCommand {
+    /// Fit the semantic/episodic query classifier and write its weights file.
+    Classifier(train::TrainClassifierArgs),
 }
 
 #[derive(Subcommand)]
@@ -123,6 +136,8 @@ enum EvalCommand {
     Retrieval(eval_retrieval::EvalRetrievalArgs),
     /// ROC AUC of the offline arousal, surprise and importance scores against LUFY's labels.
     Lufy(eval_lufy::EvalLufyArgs),
+    /// Accuracy, per-class F1 and latency of the semantic/episodic query classifier.
+    Classifier(eval_classifier::EvalClassifierArgs),
 }
 
 #[derive(Args)]
@@ -372,6 +387,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Eval { command } => match command {
             EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),
             EvalCommand::Lufy(args) => eval_lufy::run(args),
+            EvalCommand::Classifier(args) => eval_classifier::run(&global.config()?, args),
+        },
+        Command::Train { command } => match command {
+            TrainCommand::Classifier(args) => train::run(&global.config()?, args),
         },
     }
 }

@@ -1,21 +1,1444 @@
-//! Semantic vs episodic query classifier: logistic regression over embedding + lexical features.
+//! Semantic vs episodic query classifier (PerLTQA's memory types): logistic regression over the
+//! query embedding concatenated with a few lexical cues, in English and Chinese.
+//!
+//! Semantic questions ask for facts about people (name, age, job, who is whose sister);
+//! episodic questions ask about events and conversations (what happened, what did X say, how
+//! did they feel). The weights are trained by `mnemos train classifier` on the labelled
+//! question set `data/query_types.jsonl` and shipped per embedder (the embedding half only
+//! makes sense in the vector space it was trained in); for an embedder without trained weights
+//! a lexical-only model is used and [`QueryClassifier::degradation`] says so.
+
 use mnemos_core::memory_model::QueryClass;
-use mnemos_core::{ModelError, ModelResult};
+use mnemos_core::{Embedder, EmbedderExt, ModelError, ModelResult};
+use serde::{Deserialize, Serialize};
+
 use crate::Ctx;
 
+/// Version of the weights file layout (and of the lexical feature definitions).
+pub const WEIGHTS_FORMAT: u32 = 1;
+
+/// `embedder_id` of a model that uses no embedding.
+pub const LEXICAL_ONLY_ID: &str = "lexical";
+
+/// The labelled question set the shipped weights were trained on.
+pub const TRAINING_SET: &str = include_str!("../data/query_types.jsonl");
+
+/// Shipped weights, by embedder id.
+const SHIPPED_WEIGHTS: [(&str, &str); 3] = [
+    (
+        "minilm-l6-v2",
+        include_str!("../data/classifier-minilm-l6-v2.json"),
+    ),
+    (
+        "hash-v1-384",
+        include_str!("../data/classifier-hash-v1-384.json"),
+    ),
+    (
+        LEXICAL_ONLY_ID,
+        include_str!("../data/classifier-lexical.json"),
+    ),
+];
+
+/// The shipped weights file for `embedder_id` (or [`LEXICAL_ONLY_ID`]), if one exists.
+pub fn shipped_weights_json(embedder_id: &str) -> Option<&'static str> {
+    SHIPPED_WEIGHTS
+        .iter()
+        .find(|(id, _)| *id == embedder_id)
+        .map(|(_, json)| *json)
+}
+
+/// The embedder ids with shipped weights (without the lexical-only model).
+pub fn shipped_embedder_ids() -> impl Iterator<Item = &'static str> {
+    SHIPPED_WEIGHTS
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| *id != LEXICAL_ONLY_ID)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Labelled questions
+
+/// The memory type a question asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryLabel {
+    Semantic,
+    Episodic,
+}
+
+impl QueryLabel {
+    pub fn is_semantic(self) -> bool {
+        self == QueryLabel::Semantic
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryLabel::Semantic => "semantic",
+            QueryLabel::Episodic => "episodic",
+        }
+    }
+}
+
+/// One line of the question set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelledQuery {
+    pub text: String,
+    pub label: QueryLabel,
+    /// "en" or "zh".
+    pub lang: String,
+}
+
+/// Parse a JSONL question set (blank lines allowed). Errors name the offending line.
+pub fn parse_question_set(jsonl: &str) -> ModelResult<Vec<LabelledQuery>> {
+    let mut out = Vec::new();
+    for (index, line) in jsonl.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let query: LabelledQuery = serde_json::from_str(line)
+            .map_err(|e| ModelError::invalid(format!("question set line {}: {e}", index + 1)))?;
+        if query.text.trim().is_empty() {
+            return Err(ModelError::invalid(format!(
+                "question set line {}: empty text",
+                index + 1
+            )));
+        }
+        out.push(query);
+    }
+    if out.is_empty() {
+        return Err(ModelError::invalid("the question set is empty"));
+    }
+    Ok(out)
+}
+
+/// FNV-1a (64 bit) of the question set's bytes: identifies which set weights were trained on.
+pub fn training_set_checksum(jsonl: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in jsonl.as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("fnv1a64:{hash:016x}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lexical features
+
+/// A family of cue words. English entries match whole lowercase words (`en_words`) or
+/// word-bounded phrases (`en_phrases`); Chinese entries match as substrings (no reliance on
+/// segmentation, which varies with the dictionary).
+struct Cue {
+    name: &'static str,
+    en_words: &'static [&'static str],
+    en_phrases: &'static [&'static str],
+    zh: &'static [&'static str],
+}
+
+#[rustfmt::skip]
+const CUES: &[Cue] = &[
+    Cue {
+        name: "wh_who",
+        en_words: &["who", "whom", "whose"],
+        en_phrases: &[],
+        zh: &["谁"],
+    },
+    Cue {
+        name: "wh_what",
+        en_words: &["what", "which"],
+        en_phrases: &[],
+        zh: &[
+            "什么", "哪个", "哪些", "哪家", "哪所", "哪种", "哪首", "哪条", "哪一",
+        ],
+    },
+    Cue {
+        name: "wh_when",
+        en_words: &["when"],
+        en_phrases: &["what time", "what date", "how long ago"],
+        zh: &["什么时候", "何时", "哪天", "几点", "多久"],
+    },
+    Cue {
+        name: "wh_where",
+        en_words: &["where"],
+        en_phrases: &[],
+        zh: &["哪里", "哪儿", "在哪", "去哪"],
+    },
+    Cue {
+        name: "wh_how",
+        en_words: &["how"],
+        en_phrases: &[],
+        zh: &["怎么", "如何", "怎样"],
+    },
+    Cue {
+        name: "wh_why",
+        en_words: &["why"],
+        en_phrases: &[],
+        zh: &["为什么", "为何", "为啥"],
+    },
+    Cue {
+        name: "past_verb",
+        en_words: &[
+            "did", "didn't", "went", "said", "told", "met", "saw", "took", "made", "had", "was",
+            "were", "bought", "felt", "ate", "came", "gave", "got", "left", "found", "thought",
+            "brought", "began", "spent", "won", "lost", "chose", "drove", "flew", "ran",
+            "wrote", "sent", "kept", "heard", "taught", "caught", "forgot", "became", "broke",
+            "sang", "swam", "fell", "held", "led", "paid", "sold", "stood", "woke", "wore",
+            "built", "knew", "threw", "hid", "rode", "shook", "spoke", "stole", "understood",
+        ],
+        en_phrases: &[],
+        zh: &["了", "过的", "过什么"],
+    },
+    Cue {
+        name: "conversation",
+        en_words: &[
+            "say", "says", "said", "tell", "tells", "told", "talk", "talked", "talks",
+            "discuss", "discussed", "discussion", "mention", "mentioned", "ask", "asked",
+            "reply", "replied", "answer", "answered", "suggest", "suggested", "suggestion",
+            "chat", "chatted", "conversation", "promise", "promised", "explain", "explained",
+            "advise", "advised", "advice", "recommend", "recommended", "agree", "agreed",
+            "argue", "argued", "announce", "announced", "share", "shared", "respond",
+            "responded", "call", "called", "phone", "text", "texted", "apologize", "apologized",
+        ],
+        en_phrases: &[],
+        zh: &[
+            "说", "聊", "谈", "讨论", "提到", "告诉", "问", "回答", "建议", "对话", "答应", "解释",
+            "推荐", "同意", "宣布", "分享", "电话", "商量", "道歉", "吵架", "争吵",
+        ],
+    },
+    Cue {
+        name: "temporal",
+        en_words: &[
+            "yesterday", "today", "tonight", "tomorrow", "last", "ago", "during", "after",
+            "before", "then", "morning", "afternoon", "evening", "night", "weekend", "week",
+            "month", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+            "sunday", "january", "february", "march", "april", "may", "june", "july", "august",
+            "september", "october", "november", "december", "spring", "summer", "autumn",
+            "winter", "recently", "first", "while", "once", "eve",
+        ],
+        en_phrases: &["that day", "that time"],
+        zh: &[
+            "昨天", "前天", "今天", "明天", "上周", "下周", "上个月", "下个月", "去年", "明年", "那天", "当时", "之后",
+            "以后", "之前", "期间", "周末", "早上", "上午", "下午", "晚上", "昨晚", "暑假", "寒假", "春节", "除夕", "第一次",
+            "星期", "周一", "周二", "周三", "周四", "周五", "周六", "周日", "那次", "时候",
+        ],
+    },
+    Cue {
+        name: "event_noun",
+        en_words: &[
+            "trip", "journey", "vacation", "holiday", "holidays", "party", "meeting", "event",
+            "concert", "wedding", "ceremony", "game", "match", "competition", "tournament",
+            "exam", "interview", "visit", "dinner", "lunch", "breakfast", "picnic", "festival",
+            "celebration", "conference", "workshop", "rehearsal", "presentation", "speech",
+            "hike", "hiking", "accident", "reunion", "fight", "argument", "quarrel", "news",
+            "experiment", "exhibition", "flight", "show", "date", "outing", "tour", "ride",
+        ],
+        en_phrases: &[],
+        zh: &[
+            "旅行", "旅游", "聚会", "派对", "会议", "会上", "活动", "比赛", "婚礼", "典礼", "演唱会", "音乐会", "假期",
+            "面试", "考试", "晚饭", "晚餐", "午饭", "野餐", "节日", "庆祝", "展览", "航班", "消息", "实验", "汇报", "演讲",
+            "约会", "事故", "团圆", "徒步", "爬山", "出游", "春游", "派对", "发生",
+        ],
+    },
+    Cue {
+        name: "emotion",
+        en_words: &[
+            "feel", "felt", "feeling", "feelings", "emotion", "emotions", "react", "reacted",
+            "reaction", "happy", "sad", "excited", "upset", "nervous", "worried", "angry",
+            "surprised", "disappointed", "relieved", "mood", "enjoyed", "cry", "cried",
+        ],
+        en_phrases: &[],
+        zh: &[
+            "感觉", "感受", "心情", "情绪", "反应", "开心", "高兴", "激动", "紧张", "难过", "伤心",
+            "担心", "生气", "惊讶", "失望", "哭",
+        ],
+    },
+    Cue {
+        name: "plan",
+        en_words: &[
+            "plan", "plans", "planning", "planned", "going", "will", "intend", "intends", "want",
+            "wants", "hope", "hopes", "next", "upcoming", "yet", "still", "decide", "decided",
+            "decision",
+        ],
+        en_phrases: &[],
+        zh: &[
+            "打算", "计划", "准备", "要去", "将要", "想要", "还在", "决定",
+        ],
+    },
+    Cue {
+        name: "profile",
+        en_words: &[
+            "name", "named", "full", "surname", "nickname", "age", "old", "birthday", "born",
+            "birth", "gender", "male", "female", "job", "occupation", "profession",
+            "professional", "title", "career", "living", "company", "position", "department",
+            "nationality", "country", "hometown", "height", "tall", "weight", "weigh",
+            "appearance", "look", "looks", "hair", "eyes", "personality", "character", "hobby",
+            "hobbies", "interests", "favorite", "favourite", "like", "likes", "prefer",
+            "education", "educational", "degree", "university", "school", "major", "graduate",
+            "graduated", "language", "languages", "speak", "religion", "married", "marital",
+            "single", "address", "live", "lives", "based", "skill", "skills", "good", "known",
+            "specialize", "specializes", "strengths", "values", "pets", "health", "blood",
+            "sign", "routine", "experience", "awards", "profile", "field", "goals", "dream",
+            "admire", "admires", "idol", "achievements", "accomplishment", "accomplishments",
+            "honors", "certifications", "employer", "employs", "employed",
+        ],
+        en_phrases: &[
+            "for a living", "grow up", "grew up", "free time", "role model", "look up to",
+        ],
+        zh: &[
+            "名字", "姓名", "叫什么", "全名", "昵称", "外号", "称呼", "年龄", "多大", "岁", "生日", "出生", "性别", "男生",
+            "女生", "男性", "女性", "职业", "工作", "职位", "职务", "职称", "单位", "部门", "国籍", "哪国", "哪里人", "家乡",
+            "籍贯", "身高", "体重", "外貌", "长相", "长什么样", "头发", "性格", "为人", "什么样的人", "爱好", "兴趣", "喜欢",
+            "学历", "毕业", "专业", "大学", "语言", "母语", "宗教", "婚姻", "结婚", "住在", "住址", "技能", "擅长", "专长",
+            "宠物", "健康", "血型", "星座", "作息", "经验", "奖项", "价值观", "目标", "梦想", "基本情况", "介绍", "榜样",
+            "敬佩", "崇拜", "偶像", "成就", "荣誉", "证书", "雇主",
+        ],
+    },
+    Cue {
+        name: "relation",
+        en_words: &[
+            "sister", "sisters", "brother", "brothers", "sibling", "siblings", "mother",
+            "father", "mom", "dad", "parent", "parents", "son", "daughter", "children", "kids",
+            "child", "wife", "husband", "spouse", "partner", "fiance", "fiancé", "fiancée",
+            "friend", "friends", "friendship", "colleague", "colleagues", "coworker", "boss",
+            "manager", "supervisor", "mentor", "mentors", "teacher", "tutor", "student",
+            "classmate", "roommate", "neighbor", "neighbour", "cousin", "uncle", "aunt",
+            "nephew", "niece", "grandmother", "grandfather", "grandma", "grandpa",
+            "grandparents", "relative", "relatives", "relationship", "related", "connected",
+            "connection", "acquainted", "family", "girlfriend", "boyfriend", "teammate",
+            "confidant", "rival", "godfather", "godmother", "stepmother", "stepfather", "twin",
+            "twins", "ex", "law",
+        ],
+        en_phrases: &[
+            "know each other", "in common", "in relation to", "relationship with",
+        ],
+        zh: &[
+            "姐姐", "妹妹", "哥哥", "弟弟", "姐妹", "兄弟", "母亲", "妈妈", "父亲", "爸爸", "父母", "儿子", "女儿", "孩子",
+            "妻子", "老婆", "丈夫", "老公", "朋友", "闺蜜", "发小", "同事", "上司", "老板", "领导", "导师", "老师", "学生",
+            "同学", "室友", "邻居", "表姐", "表妹", "表哥", "表弟", "叔叔", "阿姨", "舅舅", "姑姑", "奶奶", "爷爷", "外婆",
+            "外公", "姥姥", "亲戚", "关系", "认识", "家人", "恋人", "队友", "合伙人", "对手", "教父", "继父", "继母", "前妻",
+            "前夫", "姐夫", "嫂子", "未婚", "双胞胎", "助理", "什么人",
+        ],
+    },
+    Cue {
+        name: "habitual",
+        en_words: &[
+            "usually", "often", "always", "generally", "typically", "normally", "regularly",
+            "tend", "tends", "habit", "habits", "every", "daily", "ever", "since",
+        ],
+        en_phrases: &["how often", "each other"],
+        zh: &[
+            "通常", "经常", "常常", "总是", "一般", "平时", "习惯", "每天", "每周", "多久一次", "多少年",
+        ],
+    },
+    Cue {
+        name: "copula_present",
+        en_words: &["is", "are", "am", "does", "do"],
+        en_phrases: &[],
+        zh: &["是", "有没有", "有哪些", "有什么", "有几"],
+    },
+];
+
+/// Words ending in "ed" that are not past-tense event verbs in these questions.
+#[rustfmt::skip]
+const NOT_PAST_ED: &[&str] = &[
+    "need", "red", "bed", "named", "married", "related", "connected", "interested", "based",
+    "aged", "skilled", "talented", "retired", "acquainted", "educated", "called", "used",
+];
+
+/// Words ending in "ing" that are not progressive verbs.
+#[rustfmt::skip]
+const NOT_PROGRESSIVE: &[&str] = &[
+    "thing", "things", "something", "anything", "everything", "nothing", "morning", "evening",
+    "during", "king", "sing", "spring", "ring", "wedding", "building", "meeting", "living",
+    "feeling", "feelings", "sibling", "siblings", "engineering", "nursing", "clothing",
+];
+
+/// Names of the computed (non-cue) lexical features, after the cue features.
+const COMPUTED_FEATURES: [&str; 7] = [
+    "past_ed",
+    "progressive_ing",
+    "possessive",
+    "starts_past_aux",
+    "starts_present_aux",
+    "log_length",
+    "chinese",
+];
+
+/// Cue counts are capped: a cue family says "present, maybe strongly", not "how long".
+const CUE_COUNT_CAP: f64 = 3.0;
+
+/// Names of the lexical features, in row order (after the embedding).
+pub fn lexical_feature_names() -> Vec<&'static str> {
+    CUES.iter()
+        .map(|c| c.name)
+        .chain(COMPUTED_FEATURES.iter().copied())
+        .collect()
+}
+
+/// Number of lexical features.
+pub fn lexical_feature_count() -> usize {
+    CUES.len() + COMPUTED_FEATURES.len()
+}
+
+fn english_words(lower: &str) -> Vec<&str> {
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’') || is_cjk_char(c))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '’'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn is_cjk_char(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// Strip an English possessive ("anna's" → "anna").
+fn strip_possessive(word: &str) -> (&str, bool) {
+    for suffix in ["'s", "’s"] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            return (stem, true);
+        }
+    }
+    (word, false)
+}
+
+fn count_phrase(padded: &str, phrase: &str) -> usize {
+    padded.matches(&format!(" {phrase} ")).count()
+}
+
+/// The lexical features of `text`, unscaled, in the order of [`lexical_feature_names`].
+pub fn lexical_features(text: &str) -> Vec<f64> {
+    let lower = text.to_lowercase();
+    let raw_words = english_words(&lower);
+    let mut possessives = 0usize;
+    let words: Vec<&str> = raw_words
+        .iter()
+        .map(|w| {
+            let (stem, possessive) = strip_possessive(w);
+            possessives += usize::from(possessive);
+            stem
+        })
+        .collect();
+    // Phrases match on single-spaced words so punctuation does not hide them.
+    let padded = format!(" {} ", words.join(" "));
+
+    let mut row = Vec::with_capacity(lexical_feature_count());
+    for cue in CUES {
+        let mut count = words.iter().filter(|w| cue.en_words.contains(w)).count();
+        count += cue
+            .en_phrases
+            .iter()
+            .map(|p| count_phrase(&padded, p))
+            .sum::<usize>();
+        count += cue
+            .zh
+            .iter()
+            .map(|z| lower.matches(z).count())
+            .sum::<usize>();
+        // Years ("in 2019") are temporal cues too.
+        if cue.name == "temporal" {
+            count += words
+                .iter()
+                .filter(|w| w.len() == 4 && (w.starts_with("19") || w.starts_with("20")))
+                .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+                .count();
+        }
+        row.push((count as f64).min(CUE_COUNT_CAP));
+    }
+
+    let past_ed = words
+        .iter()
+        .filter(|w| w.len() > 4 && w.ends_with("ed") && !NOT_PAST_ED.contains(w))
+        .count();
+    let progressive = words
+        .iter()
+        .filter(|w| w.len() > 5 && w.ends_with("ing") && !NOT_PROGRESSIVE.contains(w))
+        .count();
+    let first = words.first().copied().unwrap_or("");
+    let starts_past = ["did", "was", "were", "had", "has", "have"].contains(&first);
+    let starts_present = ["is", "are", "does", "do", "can", "could"].contains(&first);
+    let cjk_chars = lower.chars().filter(|c| is_cjk_char(*c)).count();
+    let latin_words = words.iter().filter(|w| !w.chars().any(is_cjk_char)).count();
+    // A Chinese character carries about half an English word.
+    let length = latin_words as f64 + cjk_chars as f64 / 2.0;
+
+    row.push((past_ed as f64).min(CUE_COUNT_CAP));
+    row.push((progressive as f64).min(CUE_COUNT_CAP));
+    row.push((possessives as f64).min(CUE_COUNT_CAP));
+    row.push(f64::from(u8::from(starts_past)));
+    row.push(f64::from(u8::from(starts_present)));
+    row.push((1.0 + length).ln());
+    row.push(f64::from(u8::from(cjk_chars > 0)));
+    row
+}
+
+/// The full feature row: the embedding (if the model uses one) followed by the lexical features.
+pub fn feature_row(embedding: Option<&[f32]>, text: &str) -> Vec<f64> {
+    let mut row: Vec<f64> = embedding
+        .unwrap_or(&[])
+        .iter()
+        .map(|v| f64::from(*v))
+        .collect();
+    row.extend(lexical_features(text));
+    row
+}
+
+/// Feature rows of `texts`: embedded in one batch with `embedder`, or lexical only when `None`.
+pub fn feature_rows(embedder: Option<&dyn Embedder>, texts: &[&str]) -> ModelResult<Vec<Vec<f64>>> {
+    match embedder {
+        None => Ok(texts.iter().map(|t| feature_row(None, t)).collect()),
+        Some(embedder) => {
+            let vectors = embedder.embed_all(texts).map_err(|e| {
+                ModelError::Unavailable(format!("query classifier: cannot embed: {e}"))
+            })?;
+            Ok(vectors
+                .iter()
+                .zip(texts)
+                .map(|(v, t)| feature_row(Some(v), t))
+                .collect())
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logistic regression
+
+/// Settings of [`train_logistic`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainOptions {
+    /// L2 penalty on the (standardized) lexical weights; the bias is not penalized.
+    pub l2: f64,
+    /// L2 penalty on the embedding weights (default: `l2`). Hundreds of embedding dimensions
+    /// against a few hundred questions overfit easily; a separate penalty lets them be
+    /// shrunk harder than the few lexical cues.
+    #[serde(default)]
+    pub embedding_l2: Option<f64>,
+    /// L-BFGS iterations at most.
+    pub max_iterations: usize,
+    /// Stop when the gradient's max-norm falls below this.
+    pub tolerance: f64,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        TrainOptions {
+            l2: 0.01,
+            embedding_l2: None,
+            max_iterations: 500,
+            tolerance: 1e-7,
+        }
+    }
+}
+
+/// A trained logistic model over standardized features: P(semantic) = σ(b + w·(x − μ)/σ).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogisticModel {
+    pub weights: Vec<f64>,
+    pub bias: f64,
+    pub means: Vec<f64>,
+    pub stds: Vec<f64>,
+}
+
+/// Standard deviations below this are treated as constant features (scale 1).
+const MIN_STD: f64 = 1e-9;
+
+fn sigmoid(z: f64) -> f64 {
+    if z >= 0.0 {
+        1.0 / (1.0 + (-z).exp())
+    } else {
+        let e = z.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// log(1 + e^z) without overflow.
+fn softplus(z: f64) -> f64 {
+    if z > 0.0 {
+        z + (-z).exp().ln_1p()
+    } else {
+        z.exp().ln_1p()
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl LogisticModel {
+    /// P(positive class) of an unscaled feature row. Rows of the wrong width are an error.
+    pub fn probability(&self, row: &[f64]) -> ModelResult<f64> {
+        if row.len() != self.weights.len() {
+            return Err(ModelError::invalid(format!(
+                "query classifier: feature row has {} values, the model expects {}",
+                row.len(),
+                self.weights.len()
+            )));
+        }
+        let z = self.bias
+            + row
+                .iter()
+                .zip(&self.weights)
+                .zip(self.means.iter().zip(&self.stds))
+                .map(|((x, w), (m, s))| w * (x - m) / s)
+                .sum::<f64>();
+        Ok(sigmoid(z))
+    }
+
+    fn check(&self) -> ModelResult<()> {
+        let n = self.weights.len();
+        if self.means.len() != n || self.stds.len() != n {
+            return Err(ModelError::invalid(format!(
+                "query classifier: {n} weights but {} means and {} stds",
+                self.means.len(),
+                self.stds.len()
+            )));
+        }
+        let finite = self
+            .weights
+            .iter()
+            .chain(&self.means)
+            .chain(&self.stds)
+            .chain(std::iter::once(&self.bias))
+            .all(|v| v.is_finite());
+        if !finite {
+            return Err(ModelError::invalid(
+                "query classifier: non-finite parameter",
+            ));
+        }
+        if self.stds.iter().any(|s| *s <= 0.0) {
+            return Err(ModelError::invalid(
+                "query classifier: a feature std is not positive",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Per-column mean and std (population), with constant columns scaled by 1.
+fn standardization(rows: &[Vec<f64>], width: usize) -> (Vec<f64>, Vec<f64>) {
+    let n = rows.len().max(1) as f64;
+    let mut means = vec![0.0; width];
+    for row in rows {
+        for (m, x) in means.iter_mut().zip(row) {
+            *m += x / n;
+        }
+    }
+    let mut vars = vec![0.0; width];
+    for row in rows {
+        for ((v, x), m) in vars.iter_mut().zip(row).zip(&means) {
+            *v += (x - m) * (x - m) / n;
+        }
+    }
+    let stds = vars
+        .into_iter()
+        .map(|v| {
+            let s = v.sqrt();
+            if s > MIN_STD {
+                s
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    (means, stds)
+}
+
+/// Mean logistic loss + L2 penalty (one strength per weight) and its gradient; `params` =
+/// weights then the bias.
+fn loss_and_gradient(
+    x: &[Vec<f64>],
+    y: &[f64],
+    params: &[f64],
+    penalties: &[f64],
+    gradient: &mut [f64],
+) -> f64 {
+    let width = params.len() - 1;
+    let (weights, bias) = params.split_at(width);
+    let bias = bias.first().copied().unwrap_or(0.0);
+    let n = x.len().max(1) as f64;
+    gradient.iter_mut().for_each(|g| *g = 0.0);
+    let mut loss = 0.0;
+    for (row, target) in x.iter().zip(y) {
+        let z = bias + dot(weights, row);
+        loss += softplus(z) - target * z;
+        let residual = (sigmoid(z) - target) / n;
+        for (g, v) in gradient.iter_mut().zip(row) {
+            *g += residual * v;
+        }
+        if let Some(g) = gradient.get_mut(width) {
+            *g += residual;
+        }
+    }
+    loss /= n;
+    let mut penalty = 0.0;
+    for ((g, w), l2) in gradient.iter_mut().zip(weights).zip(penalties) {
+        *g += l2 * w;
+        penalty += 0.5 * l2 * w * w;
+    }
+    loss + penalty
+}
+
+/// Fit a logistic regression (`labels[i]` = row i is in the positive class) by L-BFGS with
+/// Armijo backtracking, on features standardized with the training rows' means and stds. The
+/// first `embedding_dim` features are the embedding (penalized by `options.embedding_l2`).
+pub fn train_logistic(
+    rows: &[Vec<f64>],
+    labels: &[bool],
+    embedding_dim: usize,
+    options: &TrainOptions,
+) -> ModelResult<LogisticModel> {
+    if rows.is_empty() {
+        return Err(ModelError::invalid("cannot train on zero examples"));
+    }
+    if rows.len() != labels.len() {
+        return Err(ModelError::invalid(format!(
+            "{} feature rows but {} labels",
+            rows.len(),
+            labels.len()
+        )));
+    }
+    let width = rows.first().map_or(0, Vec::len);
+    if rows.iter().any(|r| r.len() != width) {
+        return Err(ModelError::invalid("feature rows differ in width"));
+    }
+    if rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(ModelError::invalid("a feature value is not finite"));
+    }
+    let embedding_l2 = options.embedding_l2.unwrap_or(options.l2);
+    if !(options.l2.is_finite()
+        && options.l2 >= 0.0
+        && embedding_l2.is_finite()
+        && embedding_l2 >= 0.0)
+    {
+        return Err(ModelError::invalid(
+            "the L2 penalties must be finite and ≥ 0",
+        ));
+    }
+    if embedding_dim > width {
+        return Err(ModelError::invalid(format!(
+            "embedding width {embedding_dim} exceeds the feature width {width}"
+        )));
+    }
+    let penalties: Vec<f64> = (0..width)
+        .map(|i| {
+            if i < embedding_dim {
+                embedding_l2
+            } else {
+                options.l2
+            }
+        })
+        .collect();
+    let (means, stds) = standardization(rows, width);
+    let x: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .zip(means.iter().zip(&stds))
+                .map(|(v, (m, s))| (v - m) / s)
+                .collect()
+        })
+        .collect();
+    let y: Vec<f64> = labels.iter().map(|l| f64::from(u8::from(*l))).collect();
+
+    let params = lbfgs(&x, &y, &penalties, options);
+    let (weights, bias) = params.split_at(width);
+    let model = LogisticModel {
+        weights: weights.to_vec(),
+        bias: bias.first().copied().unwrap_or(0.0),
+        means,
+        stds,
+    };
+    model.check()?;
+    Ok(model)
+}
+
+/// Limited-memory BFGS (history 10) from zero.
+fn lbfgs(x: &[Vec<f64>], y: &[f64], penalties: &[f64], options: &TrainOptions) -> Vec<f64> {
+    const HISTORY: usize = 10;
+    let size = penalties.len() + 1;
+    let mut params = vec![0.0; size];
+    let mut gradient = vec![0.0; size];
+    let mut loss = loss_and_gradient(x, y, &params, penalties, &mut gradient);
+    let mut s_history: Vec<Vec<f64>> = Vec::new();
+    let mut y_history: Vec<Vec<f64>> = Vec::new();
+    let mut next_gradient = vec![0.0; size];
+    for _ in 0..options.max_iterations {
+        if gradient.iter().fold(0.0f64, |m, g| m.max(g.abs())) < options.tolerance {
+            break;
+        }
+        // Two-loop recursion: direction = −H·g.
+        let mut q = gradient.clone();
+        let mut alphas = Vec::with_capacity(s_history.len());
+        for (s, yv) in s_history.iter().zip(&y_history).rev() {
+            let rho = 1.0 / dot(yv, s);
+            let alpha = rho * dot(s, &q);
+            q.iter_mut().zip(yv).for_each(|(qi, yi)| *qi -= alpha * yi);
+            alphas.push((alpha, rho));
+        }
+        if let (Some(s), Some(yv)) = (s_history.last(), y_history.last()) {
+            let gamma = dot(s, yv) / dot(yv, yv);
+            q.iter_mut().for_each(|qi| *qi *= gamma);
+        }
+        for ((s, yv), (alpha, rho)) in s_history.iter().zip(&y_history).zip(alphas.iter().rev()) {
+            let beta = rho * dot(yv, &q);
+            q.iter_mut()
+                .zip(s)
+                .for_each(|(qi, si)| *qi += si * (alpha - beta));
+        }
+        let mut direction: Vec<f64> = q.iter().map(|v| -v).collect();
+        let mut slope = dot(&direction, &gradient);
+        // Not a descent direction (numerical trouble, NaN included): restart from steepest
+        // descent.
+        if slope.is_nan() || slope >= 0.0 {
+            s_history.clear();
+            y_history.clear();
+            direction = gradient.iter().map(|g| -g).collect();
+            slope = dot(&direction, &gradient);
+        }
+        // Armijo backtracking; the first step of a fresh history is scaled to unit length.
+        let mut step = if s_history.is_empty() {
+            1.0 / dot(&direction, &direction).sqrt().max(1.0)
+        } else {
+            1.0
+        };
+        let mut accepted = None;
+        for _ in 0..40 {
+            let candidate: Vec<f64> = params
+                .iter()
+                .zip(&direction)
+                .map(|(p, d)| p + step * d)
+                .collect();
+            let candidate_loss = loss_and_gradient(x, y, &candidate, penalties, &mut next_gradient);
+            if candidate_loss.is_finite() && candidate_loss <= loss + 1e-4 * step * slope {
+                accepted = Some((candidate, candidate_loss));
+                break;
+            }
+            step *= 0.5;
+        }
+        let Some((candidate, candidate_loss)) = accepted else {
+            break;
+        };
+        let s: Vec<f64> = candidate.iter().zip(&params).map(|(a, b)| a - b).collect();
+        let yv: Vec<f64> = next_gradient
+            .iter()
+            .zip(&gradient)
+            .map(|(a, b)| a - b)
+            .collect();
+        let curvature = dot(&s, &yv);
+        params = candidate;
+        let improvement = loss - candidate_loss;
+        loss = candidate_loss;
+        std::mem::swap(&mut gradient, &mut next_gradient);
+        if curvature > 1e-12 {
+            if s_history.len() == HISTORY {
+                s_history.remove(0);
+                y_history.remove(0);
+            }
+            s_history.push(s);
+            y_history.push(yv);
+        }
+        if improvement.abs() < 1e-14 {
+            break;
+        }
+    }
+    params
+}
+
+/// Share of rows the model puts on the right side of 0.5.
+pub fn accuracy(model: &LogisticModel, rows: &[Vec<f64>], labels: &[bool]) -> ModelResult<f64> {
+    if rows.is_empty() {
+        return Err(ModelError::invalid("accuracy of zero examples"));
+    }
+    let mut correct = 0usize;
+    for (row, label) in rows.iter().zip(labels) {
+        correct += usize::from((model.probability(row)? >= 0.5) == *label);
+    }
+    Ok(correct as f64 / rows.len() as f64)
+}
+
+/// k-fold cross-validated accuracy; row i goes to fold i mod k (shuffle the set beforehand).
+pub fn cross_validate(
+    rows: &[Vec<f64>],
+    labels: &[bool],
+    embedding_dim: usize,
+    folds: usize,
+    options: &TrainOptions,
+) -> ModelResult<f64> {
+    if folds < 2 || folds > rows.len() {
+        return Err(ModelError::invalid(format!(
+            "cannot cross-validate {} examples in {folds} folds",
+            rows.len()
+        )));
+    }
+    let mut correct = 0usize;
+    for fold in 0..folds {
+        let (mut train_x, mut train_y, mut test_x, mut test_y) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (i, (row, label)) in rows.iter().zip(labels).enumerate() {
+            if i % folds == fold {
+                test_x.push(row.clone());
+                test_y.push(*label);
+            } else {
+                train_x.push(row.clone());
+                train_y.push(*label);
+            }
+        }
+        let model = train_logistic(&train_x, &train_y, embedding_dim, options)?;
+        for (row, label) in test_x.iter().zip(&test_y) {
+            correct += usize::from((model.probability(row)? >= 0.5) == *label);
+        }
+    }
+    Ok(correct as f64 / rows.len() as f64)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Weights files
+
+/// Where a weights file came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainingProvenance {
+    pub examples: usize,
+    /// [`training_set_checksum`] of the question set.
+    pub checksum: String,
+    pub options: TrainOptions,
+    pub train_accuracy: f64,
+    pub cv_folds: usize,
+    pub cv_accuracy: f64,
+}
+
+/// A weights file: the model, what it expects as input and how it was trained. The positive
+/// class is semantic.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassifierWeights {
+    pub format: u32,
+    /// Embedder whose vectors the model was trained on, or [`LEXICAL_ONLY_ID`].
+    pub embedder_id: String,
+    /// Embedding width (0 for lexical-only); the lexical features follow the embedding.
+    pub embedding_dim: usize,
+    pub lexical_features: Vec<String>,
+    pub model: LogisticModel,
+    pub training: TrainingProvenance,
+}
+
+impl ClassifierWeights {
+    pub fn uses_embedding(&self) -> bool {
+        self.embedding_dim > 0
+    }
+
+    /// Parse and check a weights file.
+    pub fn from_json(json: &str) -> ModelResult<Self> {
+        let weights: ClassifierWeights = serde_json::from_str(json)
+            .map_err(|e| ModelError::invalid(format!("query classifier weights: {e}")))?;
+        weights.validate()?;
+        Ok(weights)
+    }
+
+    pub fn to_json(&self) -> ModelResult<String> {
+        serde_json::to_string_pretty(self)
+            .map_err(|e| ModelError::invalid(format!("query classifier weights: {e}")))
+    }
+
+    /// The file must match this build's feature layout.
+    pub fn validate(&self) -> ModelResult<()> {
+        if self.format != WEIGHTS_FORMAT {
+            return Err(ModelError::invalid(format!(
+                "query classifier weights: format {} (this build reads {WEIGHTS_FORMAT})",
+                self.format
+            )));
+        }
+        let names = lexical_feature_names();
+        if self.lexical_features != names {
+            return Err(ModelError::invalid(
+                "query classifier weights: lexical features differ from this build's",
+            ));
+        }
+        if (self.embedding_dim == 0) != (self.embedder_id == LEXICAL_ONLY_ID) {
+            return Err(ModelError::invalid(format!(
+                "query classifier weights: embedder '{}' with embedding width {}",
+                self.embedder_id, self.embedding_dim
+            )));
+        }
+        if self.model.weights.len() != self.embedding_dim + names.len() {
+            return Err(ModelError::invalid(format!(
+                "query classifier weights: {} weights for {} features",
+                self.model.weights.len(),
+                self.embedding_dim + names.len()
+            )));
+        }
+        self.model.check()
+    }
+}
+
+/// A question set turned into feature rows for one embedder (or lexical only): built once,
+/// trained as often as needed (e.g. over a grid of L2 penalties).
+#[derive(Clone, Debug)]
+pub struct FeatureSet {
+    pub embedder_id: String,
+    pub embedding_dim: usize,
+    /// [`training_set_checksum`] of the question set.
+    pub checksum: String,
+    pub rows: Vec<Vec<f64>>,
+    /// `true` = semantic.
+    pub labels: Vec<bool>,
+}
+
+impl FeatureSet {
+    /// Parse `question_set_jsonl` and compute every question's features.
+    pub fn build(embedder: Option<&dyn Embedder>, question_set_jsonl: &str) -> ModelResult<Self> {
+        let examples = parse_question_set(question_set_jsonl)?;
+        let texts: Vec<&str> = examples.iter().map(|e| e.text.as_str()).collect();
+        Ok(FeatureSet {
+            embedder_id: embedder.map_or(LEXICAL_ONLY_ID.to_string(), |e| e.id().to_string()),
+            embedding_dim: embedder.map_or(0, |e| e.dimension()),
+            checksum: training_set_checksum(question_set_jsonl),
+            rows: feature_rows(embedder, &texts)?,
+            labels: examples.iter().map(|e| e.label.is_semantic()).collect(),
+        })
+    }
+
+    /// Fit on all rows, with `cv_folds`-fold cross-validated accuracy for the record.
+    pub fn train(&self, options: &TrainOptions, cv_folds: usize) -> ModelResult<ClassifierWeights> {
+        let cv_accuracy = cross_validate(
+            &self.rows,
+            &self.labels,
+            self.embedding_dim,
+            cv_folds,
+            options,
+        )?;
+        let model = train_logistic(&self.rows, &self.labels, self.embedding_dim, options)?;
+        let train_accuracy = accuracy(&model, &self.rows, &self.labels)?;
+        let weights = ClassifierWeights {
+            format: WEIGHTS_FORMAT,
+            embedder_id: self.embedder_id.clone(),
+            embedding_dim: self.embedding_dim,
+            lexical_features: lexical_feature_names()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            model,
+            training: TrainingProvenance {
+                examples: self.rows.len(),
+                checksum: self.checksum.clone(),
+                options: *options,
+                train_accuracy,
+                cv_folds,
+                cv_accuracy,
+            },
+        };
+        weights.validate()?;
+        Ok(weights)
+    }
+}
+
+/// Train weights on a question set in one go (see [`FeatureSet`]).
+pub fn train_weights(
+    embedder: Option<&dyn Embedder>,
+    question_set_jsonl: &str,
+    options: &TrainOptions,
+    cv_folds: usize,
+) -> ModelResult<ClassifierWeights> {
+    FeatureSet::build(embedder, question_set_jsonl)?.train(options, cv_folds)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The classifier
+
 /// The trained query-type classifier.
-pub struct QueryClassifier {}
+pub struct QueryClassifier {
+    /// `None` only if even the lexical weights could not be loaded; then classify fails.
+    weights: Option<ClassifierWeights>,
+    degradation: Option<String>,
+}
 
 impl QueryClassifier {
-    pub fn for_embedder(_embedder_id: &str) -> Self {
-        QueryClassifier {}
+    /// The shipped classifier for `embedder_id`; the lexical-only one (with a degradation
+    /// notice) when none was trained for it.
+    pub fn for_embedder(embedder_id: &str) -> Self {
+        if let Some(json) =
+            shipped_weights_json(embedder_id).filter(|_| embedder_id != LEXICAL_ONLY_ID)
+        {
+            match ClassifierWeights::from_json(json) {
+                Ok(weights) => return Self::from_weights(weights),
+                Err(err) => {
+                    return Self::lexical_fallback(format!(
+                        "the query classifier weights for embedder '{embedder_id}' do not load \
+                         ({err}); classifying queries from lexical cues only (less accurate)"
+                    ))
+                }
+            }
+        }
+        Self::lexical_fallback(format!(
+            "no query classifier was trained for embedder '{embedder_id}'; classifying queries \
+             from lexical cues only (less accurate)"
+        ))
+    }
+
+    /// The shipped lexical-only classifier, with `reason` as its degradation notice.
+    fn lexical_fallback(reason: String) -> Self {
+        let loaded = shipped_weights_json(LEXICAL_ONLY_ID)
+            .ok_or_else(|| ModelError::invalid("no lexical weights shipped"))
+            .and_then(ClassifierWeights::from_json);
+        match loaded {
+            Ok(weights) => QueryClassifier {
+                weights: Some(weights),
+                degradation: Some(reason),
+            },
+            Err(err) => QueryClassifier {
+                weights: None,
+                degradation: Some(format!(
+                    "{reason}; but the lexical weights do not load either ({err}), so queries \
+                     cannot be classified"
+                )),
+            },
+        }
+    }
+
+    /// A classifier over given weights (e.g. just trained). A lexical-only model reports a
+    /// degradation.
+    pub fn from_weights(weights: ClassifierWeights) -> Self {
+        let degradation = (!weights.uses_embedding()).then(|| {
+            "the query classifier uses lexical cues only, without embedding features (less \
+             accurate)"
+                .to_string()
+        });
+        QueryClassifier {
+            weights: Some(weights),
+            degradation,
+        }
+    }
+
+    pub fn weights(&self) -> Option<&ClassifierWeights> {
+        self.weights.as_ref()
     }
 
     pub fn degradation(&self) -> Option<String> {
-        None
+        self.degradation.clone()
     }
 
-    pub fn classify(&self, _ctx: &Ctx, _query: &str) -> ModelResult<QueryClass> {
-        Err(ModelError::Unavailable("classify_query: not implemented yet".into()))
+    pub fn classify(&self, ctx: &Ctx, query: &str) -> ModelResult<QueryClass> {
+        let weights = self.weights.as_ref().ok_or_else(|| {
+            ModelError::Unavailable(
+                self.degradation
+                    .clone()
+                    .unwrap_or_else(|| "query classifier has no weights".to_string()),
+            )
+        })?;
+        let row = if weights.uses_embedding() {
+            if ctx.embedder.id() != weights.embedder_id {
+                return Err(ModelError::Unavailable(format!(
+                    "classify_query: the classifier was trained on embedder '{}' but the \
+                     engine embeds with '{}'",
+                    weights.embedder_id,
+                    ctx.embedder.id()
+                )));
+            }
+            let vector = ctx.embedder.embed_one(query).map_err(|e| {
+                ModelError::Unavailable(format!("classify_query: cannot embed the query: {e}"))
+            })?;
+            if vector.len() != weights.embedding_dim {
+                return Err(ModelError::bad_output(
+                    "classify_query",
+                    format!(
+                        "embedding has {} dimensions, the classifier expects {}",
+                        vector.len(),
+                        weights.embedding_dim
+                    ),
+                ));
+            }
+            feature_row(Some(&vector), query)
+        } else {
+            feature_row(None, query)
+        };
+        let p_semantic = weights.model.probability(&row)?;
+        Ok(QueryClass::from_semantic(p_semantic as f32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnemos_embed::HashEmbedder;
+    use mnemos_text::Analyzer;
+
+    fn hash_embedder() -> HashEmbedder {
+        HashEmbedder::new(mnemos_embed::DEFAULT_HASH_DIM).unwrap()
+    }
+
+    fn ctx(embedder: &dyn Embedder) -> Ctx<'_> {
+        Ctx {
+            analyzer: Analyzer::shared(),
+            embedder,
+        }
+    }
+
+    /// Two clusters in 3-d that a plane separates, with a constant column.
+    fn separable() -> (Vec<Vec<f64>>, Vec<bool>) {
+        let mut rows = Vec::new();
+        let mut labels = Vec::new();
+        for i in 0..20 {
+            let t = f64::from(i) / 10.0;
+            rows.push(vec![2.0 + t, 1.0 - t, 5.0]);
+            labels.push(true);
+            rows.push(vec![-2.0 - t, 0.5 + t, 5.0]);
+            labels.push(false);
+        }
+        (rows, labels)
+    }
+
+    #[test]
+    fn separable_set_is_learned_exactly() {
+        let (rows, labels) = separable();
+        let model = train_logistic(&rows, &labels, 0, &TrainOptions::default()).unwrap();
+        assert_eq!(accuracy(&model, &rows, &labels).unwrap(), 1.0);
+        assert_eq!(
+            cross_validate(&rows, &labels, 0, 5, &TrainOptions::default()).unwrap(),
+            1.0
+        );
+        // The constant column gets scale 1 and cannot move the prediction.
+        assert_eq!(model.stds[2], 1.0);
+        assert!(model.probability(&[10.0, 0.0, 5.0]).unwrap() > 0.9);
+        assert!(model.probability(&[-10.0, 0.0, 5.0]).unwrap() < 0.1);
+    }
+
+    #[test]
+    fn stronger_l2_shrinks_weights() {
+        let (rows, labels) = separable();
+        let weak = train_logistic(
+            &rows,
+            &labels,
+            0,
+            &TrainOptions {
+                l2: 1e-3,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let strong = train_logistic(
+            &rows,
+            &labels,
+            0,
+            &TrainOptions {
+                l2: 1.0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let norm = |m: &LogisticModel| dot(&m.weights, &m.weights);
+        assert!(norm(&strong) < norm(&weak));
+    }
+
+    #[test]
+    fn bad_training_input_is_a_typed_error() {
+        let opts = TrainOptions::default();
+        assert!(train_logistic(&[], &[], 0, &opts).is_err());
+        assert!(train_logistic(&[vec![1.0]], &[true, false], 0, &opts).is_err());
+        assert!(train_logistic(&[vec![1.0], vec![1.0, 2.0]], &[true, false], 0, &opts).is_err());
+        assert!(train_logistic(&[vec![f64::NAN]], &[true], 0, &opts).is_err());
+        let (rows, labels) = separable();
+        assert!(cross_validate(&rows, &labels, 0, 1, &opts).is_err());
+        assert!(parse_question_set("").is_err());
+        assert!(
+            parse_question_set("{\"text\": \"x\", \"label\": \"other\", \"lang\": \"en\"}")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn probabilities_are_complementary_and_bounded() {
+        let classifier = QueryClassifier::for_embedder("hash-v1-384");
+        let embedder = hash_embedder();
+        for query in [
+            "What is Anna's job?",
+            "她昨天说了什么？",
+            "",
+            "🙂🙂🙂",
+            &"why ".repeat(5000),
+            "\u{200b}\u{0301}",
+        ] {
+            let class = classifier.classify(&ctx(&embedder), query).unwrap();
+            assert!((0.0..=1.0).contains(&class.semantic), "{query}");
+            assert!((class.semantic + class.episodic - 1.0).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn weights_round_trip_through_json() {
+        let set = "{\"text\": \"How old is Anna?\", \"label\": \"semantic\", \"lang\": \"en\"}\n\
+                   {\"text\": \"What did Anna say at the party?\", \"label\": \"episodic\", \"lang\": \"en\"}\n\
+                   {\"text\": \"安娜多大了？\", \"label\": \"semantic\", \"lang\": \"zh\"}\n\
+                   {\"text\": \"安娜在聚会上说了什么？\", \"label\": \"episodic\", \"lang\": \"zh\"}\n";
+        let embedder = hash_embedder();
+        let weights = train_weights(Some(&embedder), set, &TrainOptions::default(), 2).unwrap();
+        assert_eq!(weights.embedder_id, "hash-v1-384");
+        assert_eq!(weights.embedding_dim, 384);
+        assert_eq!(weights.training.checksum, training_set_checksum(set));
+        assert_eq!(weights.training.train_accuracy, 1.0);
+        let back = ClassifierWeights::from_json(&weights.to_json().unwrap()).unwrap();
+        // JSON keeps floats to within an ulp or so, not always bit-exact.
+        let close = |a: &[f64], b: &[f64]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| (x - y).abs() <= 1e-12 * x.abs().max(1.0))
+        };
+        assert!(close(&back.model.weights, &weights.model.weights));
+        assert!(close(&back.model.means, &weights.model.means));
+        assert!(close(&back.model.stds, &weights.model.stds));
+        assert!(close(&[back.model.bias], &[weights.model.bias]));
+        assert_eq!(
+            (
+                &back.embedder_id,
+                back.embedding_dim,
+                &back.lexical_features,
+                &back.training
+            ),
+            (
+                &weights.embedder_id,
+                weights.embedding_dim,
+                &weights.lexical_features,
+                &weights.training
+            )
+        );
+        let row = feature_row(
+            Some(&embedder.embed_one("安娜说了什么？").unwrap()),
+            "安娜说了什么？",
+        );
+        let (p, q) = (
+            back.model.probability(&row).unwrap(),
+            weights.model.probability(&row).unwrap(),
+        );
+        assert!((p - q).abs() < 1e-9);
+
+        let mut broken = weights.clone();
+        broken.model.weights.pop();
+        assert!(ClassifierWeights::from_json(&broken.to_json().unwrap()).is_err());
+        let mut renamed = weights;
+        renamed.lexical_features[0] = "something_else".into();
+        assert!(ClassifierWeights::from_json(&renamed.to_json().unwrap()).is_err());
+    }
+
+    #[test]
+    fn unknown_embedder_falls_back_to_lexical_and_says_so() {
+        let classifier = QueryClassifier::for_embedder("some-other-embedder");
+        let notice = classifier.degradation().unwrap();
+        assert!(notice.contains("some-other-embedder") && notice.contains("lexical"));
+        assert_eq!(classifier.weights().unwrap().embedder_id, LEXICAL_ONLY_ID);
+        // It still classifies, with any embedder.
+        let embedder = hash_embedder();
+        let class = classifier
+            .classify(&ctx(&embedder), "Who is Tom's sister?")
+            .unwrap();
+        assert!(class.is_semantic());
+    }
+
+    #[test]
+    fn shipped_weights_load_for_each_embedder() {
+        for id in ["minilm-l6-v2", "hash-v1-384"] {
+            let classifier = QueryClassifier::for_embedder(id);
+            assert_eq!(classifier.degradation(), None, "{id}");
+            let weights = classifier.weights().unwrap();
+            assert_eq!(weights.embedder_id, id);
+            assert_eq!(weights.embedding_dim, 384);
+        }
+        assert_eq!(shipped_embedder_ids().count(), 2);
+        let lexical =
+            ClassifierWeights::from_json(shipped_weights_json(LEXICAL_ONLY_ID).unwrap()).unwrap();
+        assert!(!lexical.uses_embedding());
+    }
+
+    #[test]
+    fn shipped_weights_were_trained_on_the_shipped_question_set() {
+        let checksum = training_set_checksum(TRAINING_SET);
+        for (id, json) in SHIPPED_WEIGHTS {
+            let weights = ClassifierWeights::from_json(json).unwrap();
+            assert_eq!(
+                weights.training.checksum, checksum,
+                "{id} is stale: retrain it"
+            );
+            assert_eq!(
+                weights.training.examples,
+                parse_question_set(TRAINING_SET).unwrap().len()
+            );
+        }
+    }
+
+    #[test]
+    fn question_set_is_balanced_and_bilingual() {
+        let set = parse_question_set(TRAINING_SET).unwrap();
+        assert!(set.len() >= 400);
+        let zh = set.iter().filter(|q| q.lang == "zh").count();
+        assert!(zh >= 150);
+        assert!(set
+            .iter()
+            .all(|q| (q.lang == "zh") == mnemos_text::has_cjk(&q.text)));
+        let semantic = set.iter().filter(|q| q.label.is_semantic()).count();
+        let share = semantic as f64 / set.len() as f64;
+        assert!((0.4..=0.6).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn hash_weights_classify_sample_queries_sensibly() {
+        let classifier = QueryClassifier::for_embedder("hash-v1-384");
+        let embedder = hash_embedder();
+        let semantic = [
+            "How old is Margaret Lee?",
+            "Who is Peter's younger brother?",
+            "What does Rachel do for work?",
+            "What is the relationship between Olga and Ivan?",
+            "韩梅梅今年多大？",
+            "李雷的哥哥是谁？",
+            "小王是做什么工作的？",
+        ];
+        let episodic = [
+            "What did Margaret say to her neighbor yesterday?",
+            "Where did Peter and his brother go last summer?",
+            "How did Rachel feel after the interview?",
+            "韩梅梅昨天在聚会上说了什么？",
+            "李雷上周末去了哪里？",
+            "小王面试之后心情怎么样？",
+        ];
+        for query in semantic {
+            let class = classifier.classify(&ctx(&embedder), query).unwrap();
+            assert!(class.is_semantic(), "{query}: {class:?}");
+        }
+        for query in episodic {
+            let class = classifier.classify(&ctx(&embedder), query).unwrap();
+            assert!(!class.is_semantic(), "{query}: {class:?}");
+        }
+    }
+
+    #[test]
+    fn mismatched_embedder_is_an_error_not_a_guess() {
+        let classifier = QueryClassifier::for_embedder("minilm-l6-v2");
+        let embedder = hash_embedder();
+        let err = classifier
+            .classify(&ctx(&embedder), "Who is Tom?")
+            .unwrap_err();
+        assert!(matches!(err, ModelError::Unavailable(_)));
+    }
+
+    #[test]
+    fn lexical_cues_fire_in_both_languages() {
+        let names = lexical_feature_names();
+        let value = |text: &str, name: &str| {
+            let i = names.iter().position(|n| *n == name).unwrap();
+            lexical_features(text)[i]
+        };
+        assert_eq!(value("Who is Anna's sister?", "relation"), 1.0);
+        assert_eq!(value("Who is Anna's sister?", "possessive"), 1.0);
+        assert_eq!(value("安娜的妹妹是谁？", "relation"), 1.0);
+        assert_eq!(value("安娜的妹妹是谁？", "wh_who"), 1.0);
+        assert_eq!(
+            value("What did they discuss yesterday?", "conversation"),
+            1.0
+        );
+        assert_eq!(value("他们昨天聊了什么？", "temporal"), 1.0);
+        assert_eq!(value("They visited Rome and walked a lot", "past_ed"), 2.0);
+        assert_eq!(value("Did she go?", "starts_past_aux"), 1.0);
+        assert_eq!(value("她多大？", "chinese"), 1.0);
+        assert_eq!(value("What happened in 2019?", "temporal"), 1.0);
+        assert_eq!(lexical_features("").len(), lexical_feature_count());
     }
 }

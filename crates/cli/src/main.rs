@@ -3,8 +3,8 @@
 
 mod config;
 mod demo;
-mod eval_lufy;
 mod eval_classifier;
+mod eval_lufy;
 mod eval_retrieval;
 mod ingest;
 mod model_try;

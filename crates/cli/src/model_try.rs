@@ -164,7 +164,12 @@ fn task_from_texts(args: &ModelTryArgs, texts: Vec<String>) -> Result<Task> {
             }
         }
         "rate_importance" => {
-            need(name, &texts, 2, "a past summary (may be \"\") and at least one line")?;
+            need(
+                name,
+                &texts,
+                2,
+                "a past summary (may be \"\") and at least one line",
+            )?;
             Task::RateImportance {
                 past_summary: texts[0].clone(),
                 exchange: lines(&texts[1..]),
@@ -189,7 +194,12 @@ fn task_from_texts(args: &ModelTryArgs, texts: Vec<String>) -> Result<Task> {
             }
         }
         "helps" => {
-            need(name, &texts, 2, "the query first, memories, and the candidate last")?;
+            need(
+                name,
+                &texts,
+                2,
+                "the query first, memories, and the candidate last",
+            )?;
             let query = texts[0].clone();
             let candidate = texts[texts.len() - 1].clone();
             Task::Helps {
@@ -255,7 +265,10 @@ fn print_output(output: &TaskOutput) {
                 println!("(no persona values found)");
             }
             for v in values {
-                let line = v.line.map(|l| format!("  [line {}]", l + 1)).unwrap_or_default();
+                let line = v
+                    .line
+                    .map(|l| format!("  [line {}]", l + 1))
+                    .unwrap_or_default();
                 println!("{:<14} {}{line}", v.key, v.value);
             }
         }
@@ -270,7 +283,11 @@ fn print_output(output: &TaskOutput) {
         TaskOutput::Score(s) => println!("{s:.4}"),
         TaskOutput::QueryClass(c) => println!(
             "{} (P(semantic) = {:.3}, P(episodic) = {:.3})",
-            if c.is_semantic() { "semantic" } else { "episodic" },
+            if c.is_semantic() {
+                "semantic"
+            } else {
+                "episodic"
+            },
             c.semantic,
             c.episodic
         ),
@@ -360,7 +377,9 @@ mod tests {
         assert_eq!(window[0].text, "我是护士");
         assert_eq!(window[1].speaker, None);
         assert!(build_task(&args("merge", &["only one"])).is_err());
-        let err = build_task(&args("sumarize", &["x"])).unwrap_err().to_string();
+        let err = build_task(&args("sumarize", &["x"]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("summarize"), "{err}");
     }
 

@@ -243,7 +243,11 @@ fn model_try_runs_a_task_offline_and_through_an_llm_endpoint() {
     // Unknown tasks list the valid ones.
     let out = mnemos(&db, &["model", "try", "sumarize", "x"]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("persona_snapshot"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("persona_snapshot"),
+        "{}",
+        stderr(&out)
+    );
 
     // The same task through a loopback OpenAI-compatible server.
     let server = mnemos_testkit::ScriptedLlm::start().unwrap();
@@ -255,8 +259,15 @@ fn model_try_runs_a_task_offline_and_through_an_llm_endpoint() {
     let out = mnemos(
         &db,
         &[
-            "model", "try", "classify_query", "How old is Mia?", "--llm", &url, "--llm-model",
-            "tiny", "--json",
+            "model",
+            "try",
+            "classify_query",
+            "How old is Mia?",
+            "--llm",
+            &url,
+            "--llm-model",
+            "tiny",
+            "--json",
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

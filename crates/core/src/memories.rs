@@ -20,8 +20,8 @@ use crate::model::{
     Scope, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::retrieval::{
-    embedding_windows, select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind, ScopeIndex,
-    ScoreBreakdown, SearchFilter,
+    embedding_windows, select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind,
+    ScopeIndex, ScoreBreakdown, SearchFilter,
 };
 use crate::store::{MemoryFilter, Page, Paged, PurgeReport, Store, VectorRow, WriteBatch};
 

@@ -156,12 +156,10 @@ impl PersonaSchema {
         for key in &self.keys {
             match (&key.kind, &key.opposite) {
                 (KeyKind::Contradictory, Some(o)) if self.key(o).is_some() && o != &key.name => {}
-                (KeyKind::Contradictory, _) => {
-                    return Err(ModelError::invalid(format!(
-                        "contradictory key '{}' needs an `opposite` naming another key of the schema",
-                        key.name
-                    )))
-                }
+                (KeyKind::Contradictory, _) => return Err(ModelError::invalid(format!(
+                    "contradictory key '{}' needs an `opposite` naming another key of the schema",
+                    key.name
+                ))),
                 _ => {}
             }
         }
@@ -207,7 +205,11 @@ pub struct QueryClass {
 
 impl QueryClass {
     pub fn from_semantic(p: f32) -> Self {
-        let p = if p.is_finite() { p.clamp(0.0, 1.0) } else { 0.5 };
+        let p = if p.is_finite() {
+            p.clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
         QueryClass {
             semantic: p,
             episodic: 1.0 - p,
@@ -246,7 +248,10 @@ pub enum Task {
     /// A shorter text keeping what matters.
     Compress { text: String },
     /// Can `original`'s content be recovered from `compressed`?
-    Recoverable { original: String, compressed: String },
+    Recoverable {
+        original: String,
+        compressed: String,
+    },
     /// Importance 1..=10 of an exchange given what is known so far.
     RateImportance {
         past_summary: String,
@@ -464,7 +469,10 @@ impl Task {
         }
         let blank = |what: &str, s: &str| -> Result<(), ModelError> {
             if s.trim().is_empty() {
-                Err(ModelError::invalid(format!("{}: {what} is empty", self.name())))
+                Err(ModelError::invalid(format!(
+                    "{}: {what} is empty",
+                    self.name()
+                )))
             } else {
                 Ok(())
             }
@@ -515,12 +523,13 @@ impl Task {
                 blank("compressed", compressed)?;
             }
             Task::RateImportance { exchange, .. } => {
-                some_text("exchange", exchange.iter().map(|l| l.text.as_str()).collect())?;
+                some_text(
+                    "exchange",
+                    exchange.iter().map(|l| l.text.as_str()).collect(),
+                )?;
             }
             Task::Surprise { utterance, .. } => blank("utterance", utterance)?,
-            Task::Sufficient { query, .. } | Task::Answer { query, .. } => {
-                blank("query", query)?
-            }
+            Task::Sufficient { query, .. } | Task::Answer { query, .. } => blank("query", query)?,
             Task::Helps {
                 query, candidate, ..
             } => {
@@ -771,7 +780,12 @@ pub trait MemoryModelExt: MemoryModel {
         })
     }
 
-    fn choose(&self, question: &str, options: &[String], memories: &[String]) -> ModelResult<usize> {
+    fn choose(
+        &self,
+        question: &str,
+        options: &[String],
+        memories: &[String],
+    ) -> ModelResult<usize> {
         let task = Task::Choose {
             question: question.into(),
             options: options.to_vec(),
@@ -832,11 +846,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(snapshot.name(), "persona_snapshot");
-        assert_eq!(
+        assert!(
             serde_json::from_str::<Task>(r#"{"task":"arousal","txt":"x"}"#)
                 .unwrap_err()
-                .is_data(),
-            true
+                .is_data()
         );
         for name in TASK_NAMES {
             assert!(TASK_NAMES.iter().filter(|n| **n == name).count() == 1);

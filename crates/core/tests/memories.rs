@@ -92,14 +92,26 @@ fn a_detail_deep_inside_a_long_memory_is_found_by_its_window() {
         .map(|i| format!("We talked about the weather and the traffic on day {i}. "))
         .collect();
     let long = format!("{filler}Then Ann said her grandmother's violin is kept in Lisbon.");
-    add(&m, "ann", &[&long, "Bob likes trains", "Carol plays the piano on Sundays"]);
+    add(
+        &m,
+        "ann",
+        &[
+            &long,
+            "Bob likes trains",
+            "Carol plays the piano on Sundays",
+        ],
+    );
     let mut request = SearchRequest::new(
         UserKey::new("t", "ann").unwrap(),
         "where is the grandmother's violin kept",
     );
     request.retriever = RetrieverKind::Dense;
     let hits = m.search(&request).unwrap().hits;
-    assert!(hits[0].memory.text.contains("Lisbon"), "{:?}", hits[0].memory.text);
+    assert!(
+        hits[0].memory.text.contains("Lisbon"),
+        "{:?}",
+        hits[0].memory.text
+    );
     // Without windows the long memory is one blurred vector and loses to a short one.
     let plain = Memories::new(
         Arc::new(MemoryStore::new()),
@@ -111,7 +123,15 @@ fn a_detail_deep_inside_a_long_memory_is_found_by_its_window() {
         },
     )
     .unwrap();
-    add(&plain, "ann", &[&long, "Bob likes trains", "Carol plays the piano on Sundays"]);
+    add(
+        &plain,
+        "ann",
+        &[
+            &long,
+            "Bob likes trains",
+            "Carol plays the piano on Sundays",
+        ],
+    );
     let windowed_score = hits[0].breakdown.dense.map(|d| d.score).unwrap_or(0.0);
     let plain_hits = plain.search(&request).unwrap().hits;
     let plain_score = plain_hits
@@ -119,7 +139,10 @@ fn a_detail_deep_inside_a_long_memory_is_found_by_its_window() {
         .find(|h| h.memory.text.contains("Lisbon"))
         .and_then(|h| h.breakdown.dense.map(|d| d.score))
         .unwrap_or(0.0);
-    assert!(windowed_score > plain_score + 0.1, "{windowed_score} vs {plain_score}");
+    assert!(
+        windowed_score > plain_score + 0.1,
+        "{windowed_score} vs {plain_score}"
+    );
 }
 
 #[test]

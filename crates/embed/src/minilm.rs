@@ -8,10 +8,10 @@ use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use candle_transformers::models::bert::{BertModel, Config};
 use mnemos_core::embed::normalize;
 use mnemos_core::{EmbedError, Embedder};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::fetch::{
@@ -166,7 +166,9 @@ impl MiniLmEmbedder {
                     // Longest groups first (groups are in ascending length order), so the
                     // workers finish together instead of one waiting on a long last group.
                     let taken = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(g) = groups.len().checked_sub(taken + 1) else { break };
+                    let Some(g) = groups.len().checked_sub(taken + 1) else {
+                        break;
+                    };
                     let group = groups[g];
                     done.push((g, self.forward(&encs(group))));
                 }
@@ -283,7 +285,10 @@ impl Embedder for MiniLmEmbedder {
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         // Enough groups to keep every worker busy, but no more than SUB_BATCH per group.
-        let group_size = order.len().div_ceil(self.workers.len().max(1)).clamp(1, SUB_BATCH);
+        let group_size = order
+            .len()
+            .div_ceil(self.workers.len().max(1))
+            .clamp(1, SUB_BATCH);
         let mut groups: Vec<&[usize]> = Vec::new();
         let mut start = 0;
         while start < order.len() {

@@ -93,7 +93,9 @@ impl OfflineModel {
             Task::Conflicts { previous, new } => {
                 TaskOutput::Flag(conflict::conflicts(&ctx, previous, new)?)
             }
-            Task::Merge { previous, new } => TaskOutput::Text(conflict::merge(&ctx, previous, new)?),
+            Task::Merge { previous, new } => {
+                TaskOutput::Text(conflict::merge(&ctx, previous, new)?)
+            }
             Task::Compress { text } => TaskOutput::Text(compress::compress(&ctx, text)?),
             Task::Recoverable {
                 original,

@@ -342,7 +342,10 @@ mod tests {
             // Replacing the slot drops its old windows; removing it drops the new ones.
             assert!(f.insert(1, &[1.0, 0.0, 0.0, 0.0]));
             assert_eq!(f.extra_vectors(), 0);
-            assert!(f.insert(2, &[0.6, 0.8, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]));
+            assert!(f.insert(
+                2,
+                &[0.6, 0.8, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+            ));
             assert_eq!(f.extra_vectors(), 2);
             let hits = f.score(&[0.0, 0.0, 0.0, 1.0], &|_| true);
             assert!(hits.iter().any(|h| h.0 == 2 && (h.1 - 1.0).abs() < 0.02));

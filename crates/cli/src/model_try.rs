@@ -65,10 +65,14 @@ fn llm_config(config: &Config, args: &ModelTryArgs) -> Result<Option<mnemos_llm:
         return Ok(None);
     };
     let mut llm = if target == "config" {
-        config
+        let mut llm = config
             .llm
             .clone()
-            .context("--llm config: the config file has no [llm] table (see docs/llm.md)")?
+            .context("--llm config: the config file has no [llm] table (see docs/llm.md)")?;
+        if let Some(model) = &args.llm_model {
+            llm.model = model.clone();
+        }
+        llm
     } else {
         let model = args
             .llm_model
@@ -76,11 +80,6 @@ fn llm_config(config: &Config, args: &ModelTryArgs) -> Result<Option<mnemos_llm:
             .context("--llm URL needs --llm-model NAME (the model as the server knows it)")?;
         mnemos_llm::LlmConfig::new(target, model)
     };
-    if target == "config" {
-        if let Some(model) = &args.llm_model {
-            llm.model = model.clone();
-        }
-    }
     if let Some(var) = &args.api_key_env {
         llm.api_key_env = Some(var.clone());
     }

@@ -156,10 +156,12 @@ impl PersonaSchema {
         for key in &self.keys {
             match (&key.kind, &key.opposite) {
                 (KeyKind::Contradictory, Some(o)) if self.key(o).is_some() && o != &key.name => {}
-                (KeyKind::Contradictory, _) => return Err(ModelError::invalid(format!(
+                (KeyKind::Contradictory, _) => {
+                    return Err(ModelError::invalid(format!(
                     "contradictory key '{}' needs an `opposite` naming another key of the schema",
                     key.name
-                ))),
+                )))
+                }
                 _ => {}
             }
         }

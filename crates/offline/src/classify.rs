@@ -383,14 +383,10 @@ pub fn lexical_feature_count() -> usize {
 
 fn english_words(lower: &str) -> Vec<&str> {
     lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’') || is_cjk_char(c))
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’') || mnemos_text::is_cjk(c))
         .map(|w| w.trim_matches(|c| c == '\'' || c == '’'))
         .filter(|w| !w.is_empty())
         .collect()
-}
-
-fn is_cjk_char(c: char) -> bool {
-    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
 /// Strip an English possessive ("anna's" → "anna").
@@ -458,8 +454,11 @@ pub fn lexical_features(text: &str) -> Vec<f64> {
     let first = words.first().copied().unwrap_or("");
     let starts_past = ["did", "was", "were", "had", "has", "have"].contains(&first);
     let starts_present = ["is", "are", "does", "do", "can", "could"].contains(&first);
-    let cjk_chars = lower.chars().filter(|c| is_cjk_char(*c)).count();
-    let latin_words = words.iter().filter(|w| !w.chars().any(is_cjk_char)).count();
+    let cjk_chars = lower.chars().filter(|c| mnemos_text::is_cjk(*c)).count();
+    let latin_words = words
+        .iter()
+        .filter(|w| !w.chars().any(mnemos_text::is_cjk))
+        .count();
     // A Chinese character carries about half an English word.
     let length = latin_words as f64 + cjk_chars as f64 / 2.0;
 

@@ -84,6 +84,9 @@ pub struct DenseIndex {
     count: usize,
     /// Further window vectors of long texts, with the slot each belongs to.
     extra: Rows,
+    /// Slot-indexed: whether the slot has rows in `extra` (so single-vector inserts and
+    /// removals never scan it).
+    has_extra: Vec<bool>,
 }
 
 /// Vectors in insertion order with their owning slot (the extra windows of long texts).
@@ -96,26 +99,16 @@ struct Rows {
 }
 
 impl Rows {
-    fn remove_owner(&mut self, slot: u32, dim: usize, quantization: Quantization) {
-        if !self.owner.contains(&slot) {
-            return;
-        }
+    fn remove_owner(&mut self, slot: u32, dim: usize) {
         let keep: Vec<bool> = self.owner.iter().map(|&o| o != slot).collect();
-        let mut row = 0;
-        self.owner.retain(|_| {
-            row += 1;
-            keep[row - 1]
-        });
-        match quantization {
-            Quantization::F32 => retain_rows(&mut self.f32_data, dim, &keep),
-            Quantization::Int8 => {
-                retain_rows(&mut self.i8_data, dim, &keep);
-                let mut row = 0;
-                self.scales.retain(|_| {
-                    row += 1;
-                    keep[row - 1]
-                });
-            }
+        retain_rows(&mut self.owner, 1, &keep);
+        // Only the buffers of the index's quantization are filled; the other stays empty.
+        if !self.f32_data.is_empty() {
+            retain_rows(&mut self.f32_data, dim, &keep);
+        }
+        if !self.i8_data.is_empty() {
+            retain_rows(&mut self.i8_data, dim, &keep);
+            retain_rows(&mut self.scales, 1, &keep);
         }
     }
 }
@@ -142,6 +135,7 @@ impl DenseIndex {
             present: Vec::new(),
             count: 0,
             extra: Rows::default(),
+            has_extra: Vec::new(),
         }
     }
 
@@ -165,6 +159,7 @@ impl DenseIndex {
         if self.present.len() <= slot {
             let n = slot + 1;
             self.present.resize(n, false);
+            self.has_extra.resize(n, false);
             match self.quantization {
                 Quantization::F32 => self.f32_data.resize(n * self.dim, 0.0),
                 Quantization::Int8 => {
@@ -194,7 +189,10 @@ impl DenseIndex {
             self.present[s] = true;
             self.count += 1;
         }
-        self.extra.remove_owner(slot, self.dim, self.quantization);
+        if self.has_extra[s] {
+            self.extra.remove_owner(slot, self.dim);
+        }
+        self.has_extra[s] = !rest.is_empty();
         for window in rest.chunks_exact(self.dim) {
             self.extra.owner.push(slot);
             match self.quantization {
@@ -215,7 +213,12 @@ impl DenseIndex {
             if *p {
                 *p = false;
                 self.count -= 1;
-                self.extra.remove_owner(slot, self.dim, self.quantization);
+            }
+        }
+        if let Some(flag) = self.has_extra.get_mut(slot as usize) {
+            if *flag {
+                *flag = false;
+                self.extra.remove_owner(slot, self.dim);
             }
         }
     }

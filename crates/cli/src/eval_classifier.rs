@@ -3,6 +3,7 @@
 //! (profile + social_relationship = semantic, events + dialogues = episodic).
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -33,6 +34,19 @@ pub struct EvalClassifierArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Write one JSON line per question (text, group, gold, predicted, P(semantic)) to FILE,
+    /// for error analysis.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct DumpLine<'a> {
+    question: &'a str,
+    group: &'a str,
+    gold: &'static str,
+    predicted: &'static str,
+    p_semantic: f64,
 }
 
 #[derive(Serialize, Default, Clone, Copy)]
@@ -100,6 +114,13 @@ pub fn run(config: &Config, args: EvalClassifierArgs) -> Result<()> {
     let mut confusion = [[0usize; 2]; 2];
     let mut by_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut latency = LatencyStats::new();
+    let mut dump = match &args.dump {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => None,
+    };
     for (_, question) in dataset.questions() {
         let Some(gold) = question.memory_type else {
             continue;
@@ -113,6 +134,21 @@ pub fn run(config: &Config, args: EvalClassifierArgs) -> Result<()> {
         let entry = by_category.entry(question.category.clone()).or_default();
         entry.0 += usize::from(gold_index == predicted_index);
         entry.1 += 1;
+        if let Some(out) = dump.as_mut() {
+            let name = |index: usize| if index == 0 { "semantic" } else { "episodic" };
+            let line = DumpLine {
+                question: &question.text,
+                group: &question.category,
+                gold: name(gold_index),
+                predicted: name(predicted_index),
+                p_semantic: f64::from(class.semantic),
+            };
+            serde_json::to_writer(&mut *out, &line)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    if let Some(mut out) = dump {
+        out.flush()?;
     }
     let questions: usize = confusion.iter().flatten().sum();
     if questions == 0 {

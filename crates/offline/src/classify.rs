@@ -3,7 +3,9 @@
 //!
 //! Semantic questions ask for facts about people (name, age, job, who is whose sister);
 //! episodic questions ask about events and conversations (what happened, what did X say, how
-//! did they feel). The weights are trained by `mnemos train classifier` on the labelled
+//! did they feel) — and, as in PerLTQA, questions about things rather than people (a product,
+//! a place, a film, a piece of advice) are episodic too: such facts live in the conversations
+//! and events where they came up, not in anyone's profile. The weights are trained by `mnemos train classifier` on the labelled
 //! question set `data/query_types.jsonl` and shipped per embedder (the embedding half only
 //! makes sense in the vector space it was trained in); for an embedder without trained weights
 //! a lexical-only model is used and [`QueryClassifier::degradation`] says so.
@@ -1373,8 +1375,9 @@ mod tests {
             .iter()
             .all(|q| (q.lang == "zh") == mnemos_text::has_cjk(&q.text)));
         let semantic = set.iter().filter(|q| q.label.is_semantic()).count();
+        // Neither class may dominate: the questions about things (episodic) tilt it a little.
         let share = semantic as f64 / set.len() as f64;
-        assert!((0.4..=0.6).contains(&share), "{share}");
+        assert!((0.35..=0.65).contains(&share), "{share}");
     }
 
     #[test]

@@ -881,7 +881,8 @@ pub(crate) mod tests {
 }
 
 /// Latency of every task of this module family on real LoCoMo dialogue; run with
-/// `cargo test --release -p mnemos-offline --lib latency_on_locomo -- --ignored --nocapture`.
+/// `CANDLE_NUM_THREADS=1 cargo test --release -p mnemos-offline --lib latency_on_locomo -- --ignored
+/// --nocapture` (one candle thread per worker, as the binary runs it).
 #[cfg(test)]
 mod latency {
     use std::time::{Duration, Instant};
@@ -1125,6 +1126,33 @@ mod latency {
         println!(
             "choose (4 options, 10 memories): p50 {:?}; accuracy {correct}/{asked}",
             p50(cht)
+        );
+
+        // Compression of the longer turns (short ones come back unchanged), warm model.
+        let long_turns: Vec<&str> = lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .filter(|t| t.split_whitespace().count() >= 25)
+            .take(100)
+            .collect();
+        let (mut cpt, mut rt, mut kept, mut ok) = (Vec::new(), Vec::new(), 0usize, 0usize);
+        let total: usize = long_turns.iter().map(|t| t.len()).sum();
+        for text in &long_turns {
+            let t = Instant::now();
+            let short = crate::compress::compress(&ctx, text).unwrap();
+            cpt.push(t.elapsed());
+            kept += short.len();
+            let t = Instant::now();
+            ok += usize::from(crate::compress::recoverable(&ctx, text, &short).unwrap());
+            rt.push(t.elapsed());
+        }
+        println!(
+            "compress ({} turns of >= 25 words): p50 {:?}, kept {:.0}% of bytes; recoverable: p50 {:?} ({ok}/{} recoverable)",
+            long_turns.len(),
+            p50(cpt),
+            100.0 * kept as f64 / total.max(1) as f64,
+            p50(rt),
+            long_turns.len()
         );
     }
 }

@@ -7,8 +7,8 @@ use parking_lot::RwLock;
 
 use crate::error::StoreError;
 use crate::model::{
-    Access, Change, HistoryEntry, Memory, MemoryId, MemoryPatch, MemoryState, Moment, Turn, TurnId,
-    UserKey,
+    Access, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment,
+    Turn, TurnId, UserKey,
 };
 use crate::store::{
     MemoryFilter, Page, Paged, PurgeReport, Store, StoreResult, VectorRow, WriteBatch,
@@ -21,6 +21,17 @@ struct UserData {
     history: HashMap<MemoryId, Vec<HistoryEntry>>,
     /// memory id → (model → vector)
     vectors: HashMap<MemoryId, BTreeMap<String, Vec<f32>>>,
+    jobs: HashMap<JobId, Job>,
+}
+
+fn forgotten(memory: &Memory, reason: &str, at: Moment) -> Memory {
+    let mut updated = memory.clone();
+    updated.state = MemoryState::Forgotten {
+        reason: reason.to_string(),
+        at,
+    };
+    updated.version = updated.version.saturating_add(1);
+    updated
 }
 
 /// A `Store` kept entirely in process memory.
@@ -97,6 +108,87 @@ impl Store for MemoryStore {
                     )));
                 }
             }
+            for job in &batch.jobs {
+                job.validate()
+                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+                if !seen.insert(job.id.0)
+                    || existing.is_some_and(|d| d.jobs.contains_key(&job.id))
+                {
+                    return Err(StoreError::InvalidWrite(format!(
+                        "job {} already exists",
+                        job.id
+                    )));
+                }
+            }
+            let mut finishing = std::collections::HashSet::new();
+            for (id, _) in &batch.finished_jobs {
+                match existing.and_then(|d| d.jobs.get(id)) {
+                    None => {
+                        return Err(StoreError::InvalidWrite(format!("unknown job {id}")));
+                    }
+                    Some(job) if !job.is_pending() || !finishing.insert(*id) => {
+                        return Err(StoreError::InvalidWrite(format!(
+                            "job {id} is already finished"
+                        )));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        // Stage edits of existing memories on copies so a failing one changes nothing.
+        let mut staged: HashMap<MemoryId, (Memory, Vec<HistoryEntry>)> = HashMap::new();
+        {
+            let existing = users.get(&user);
+            let current = |id: &MemoryId, staged: &HashMap<MemoryId, (Memory, Vec<HistoryEntry>)>| {
+                staged
+                    .get(id)
+                    .map(|(m, _)| m.clone())
+                    .or_else(|| batch.memories.iter().find(|m| m.id == *id).cloned())
+                    .or_else(|| existing.and_then(|d| d.memories.get(id).cloned()))
+            };
+            for update in &batch.updates {
+                let Some(mut memory) = current(&update.id, &staged) else {
+                    return Err(StoreError::InvalidWrite(format!(
+                        "update of unknown memory {}",
+                        update.id
+                    )));
+                };
+                update
+                    .patch
+                    .apply(&mut memory)
+                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+                let entry = HistoryEntry {
+                    memory_id: update.id,
+                    version: memory.version,
+                    at: update.at,
+                    change: Change::Updated,
+                    snapshot: memory.clone(),
+                };
+                let slot = staged.entry(update.id).or_insert_with(|| (memory.clone(), Vec::new()));
+                slot.0 = memory;
+                slot.1.push(entry);
+            }
+            for forget in &batch.forgets {
+                let Some(memory) = current(&forget.id, &staged) else {
+                    return Err(StoreError::InvalidWrite(format!(
+                        "forget of unknown memory {}",
+                        forget.id
+                    )));
+                };
+                let memory = forgotten(&memory, &forget.reason, forget.at);
+                let entry = HistoryEntry {
+                    memory_id: forget.id,
+                    version: memory.version,
+                    at: forget.at,
+                    change: Change::Forgotten {
+                        reason: forget.reason.clone(),
+                    },
+                    snapshot: memory.clone(),
+                };
+                let slot = staged.entry(forget.id).or_insert_with(|| (memory.clone(), Vec::new()));
+                slot.0 = memory;
+                slot.1.push(entry);
+            }
         }
         let data = users.entry(user).or_default();
         for turn in batch.turns {
@@ -120,6 +212,21 @@ impl Store for MemoryStore {
                 .entry(row.memory_id)
                 .or_default()
                 .insert(row.model, row.vector);
+        }
+        for (id, (memory, entries)) in staged {
+            if !memory.is_active() {
+                data.vectors.remove(&id);
+            }
+            data.history.entry(id).or_default().extend(entries);
+            data.memories.insert(id, memory);
+        }
+        for job in batch.jobs {
+            data.jobs.insert(job.id, job);
+        }
+        for (id, at) in batch.finished_jobs {
+            if let Some(job) = data.jobs.get_mut(&id) {
+                job.done = Some(at);
+            }
         }
         Ok(())
     }
@@ -225,12 +332,7 @@ impl Store for MemoryStore {
         let Some(current) = data.memories.get(&id) else {
             return Ok(None);
         };
-        let mut updated = current.clone();
-        updated.state = MemoryState::Forgotten {
-            reason: reason.to_string(),
-            at,
-        };
-        updated.version = updated.version.saturating_add(1);
+        let updated = forgotten(current, reason, at);
         data.history.entry(id).or_default().push(HistoryEntry {
             memory_id: id,
             version: updated.version,
@@ -345,5 +447,41 @@ impl Store for MemoryStore {
             .read()
             .get(user)
             .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
+    }
+
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.jobs.get(&id).cloned()))
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        let users = self.users.read();
+        let mut pending: Vec<Job> = users
+            .get(user)
+            .map(|d| d.jobs.values().filter(|j| j.is_pending()).cloned().collect())
+            .unwrap_or_default();
+        pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
+        pending.truncate(limit);
+        Ok(pending)
+    }
+
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>> {
+        let mut users = self.users.write();
+        let Some(job) = users.get_mut(user).and_then(|d| d.jobs.get_mut(&id)) else {
+            return Ok(None);
+        };
+        if job.is_pending() {
+            job.attempts = job.attempts.saturating_add(1);
+            job.last_error = Some(error.to_string());
+        }
+        Ok(Some(job.clone()))
     }
 }

@@ -76,6 +76,12 @@ uuid_id!(
     "MemoryId"
 );
 
+uuid_id!(
+    /// Stable id of a durable job (derived work recorded in the store).
+    JobId,
+    "JobId"
+);
+
 /// Wall-clock time in milliseconds since the Unix epoch (UTC).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(transparent)]
@@ -547,6 +553,78 @@ impl MemoryPatch {
             .checked_add(1)
             .ok_or_else(|| Error::invalid("memory version overflow"))?;
         memory.validate()
+    }
+}
+
+/// Longest accepted job payload (mechanism-defined JSON).
+pub const MAX_JOB_PAYLOAD_BYTES: usize = 1024 * 1024;
+
+/// A unit of derived work (a summary, a reflection, a persona update…) recorded in the store.
+///
+/// A job is enqueued in the same write as the turns that cause it, so an acknowledged turn never
+/// loses its derived work; it is marked done in the same write as its results, so a crash
+/// between the two replays it and never applies it twice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: JobId,
+    /// Whose data the job derives from (user, agent, session of the triggering turn).
+    pub scope: Scope,
+    /// The mechanism (preset name) that runs it.
+    pub mechanism: String,
+    /// What to do, in the mechanism's vocabulary (e.g. `session_summary`).
+    pub kind: String,
+    /// Mechanism-defined input, as JSON text.
+    pub payload: String,
+    pub created: Moment,
+    /// Failed attempts so far.
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    /// When it finished; `None` while pending.
+    pub done: Option<Moment>,
+}
+
+impl Job {
+    pub fn new(
+        scope: Scope,
+        mechanism: impl Into<String>,
+        kind: impl Into<String>,
+        payload: impl Into<String>,
+        created: Moment,
+    ) -> Self {
+        Job {
+            id: JobId::new(),
+            scope,
+            mechanism: mechanism.into(),
+            kind: kind.into(),
+            payload: payload.into(),
+            created,
+            attempts: 0,
+            last_error: None,
+            done: None,
+        }
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.done.is_none()
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.scope.validate()?;
+        validate_name("job mechanism", &self.mechanism)?;
+        validate_name("job kind", &self.kind)?;
+        if self.payload.len() > MAX_JOB_PAYLOAD_BYTES {
+            return Err(Error::invalid(format!(
+                "job payload is {} bytes; the limit is {MAX_JOB_PAYLOAD_BYTES}",
+                self.payload.len()
+            )));
+        }
+        if self.payload.contains('\0') {
+            return Err(Error::invalid("job payload contains a NUL character"));
+        }
+        if self.created.round > MAX_ROUND {
+            return Err(Error::invalid("job round is out of range"));
+        }
+        Ok(())
     }
 }
 

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 use crate::model::{
-    Access, HistoryEntry, Memory, MemoryId, MemoryPatch, Metadata, Moment, Turn, TurnId, UserKey,
+    Access, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch, Metadata, Moment, Turn,
+    TurnId, UserKey,
 };
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
@@ -23,32 +24,76 @@ pub struct VectorRow {
     pub vector: Vec<f32>,
 }
 
-/// Everything one ingest step writes, committed atomically: all or nothing.
+/// An edit of an existing memory inside a [`WriteBatch`] (recorded as `Updated` in history).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchUpdate {
+    pub id: MemoryId,
+    pub patch: MemoryPatch,
+    pub at: Moment,
+}
+
+/// A policy's forgetting of an existing memory inside a [`WriteBatch`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchForget {
+    pub id: MemoryId,
+    pub reason: String,
+    pub at: Moment,
+}
+
+/// Everything one ingest or job step writes, committed atomically: all or nothing.
 ///
 /// All items must belong to the same user; a store rejects mixed batches with
 /// `StoreError::InvalidWrite`. Vectors must belong to memories of the batch or to existing
 /// memories of the batch's user; vectors alone go through `Store::put_vectors`.
+///
+/// Updates, forgets and job completions name existing rows by id only: such a batch must set
+/// `user` (or carry a turn, memory or job that fixes it). An update or forget of an unknown
+/// memory, finishing an unknown job, or finishing a job that is already done rejects the whole
+/// batch — the last one is what makes a replayed job apply its results at most once.
 #[derive(Clone, Debug, Default)]
 pub struct WriteBatch {
+    /// The batch's user; optional when turns, memories or jobs already name it.
+    pub user: Option<UserKey>,
     pub turns: Vec<Turn>,
     /// New memories (version 1); each gets a `Created` history entry.
     pub memories: Vec<Memory>,
     pub vectors: Vec<VectorRow>,
+    /// Edits of existing memories, applied in order after the new memories.
+    pub updates: Vec<BatchUpdate>,
+    /// Memories forgotten by a policy (state change with a reason; vectors dropped).
+    pub forgets: Vec<BatchForget>,
+    /// New pending jobs.
+    pub jobs: Vec<Job>,
+    /// Pending jobs this batch completes, with the moment they finished.
+    pub finished_jobs: Vec<(JobId, Moment)>,
 }
 
 impl WriteBatch {
     pub fn is_empty(&self) -> bool {
-        self.turns.is_empty() && self.memories.is_empty() && self.vectors.is_empty()
+        self.turns.is_empty()
+            && self.memories.is_empty()
+            && self.vectors.is_empty()
+            && self.updates.is_empty()
+            && self.forgets.is_empty()
+            && self.jobs.is_empty()
+            && self.finished_jobs.is_empty()
     }
 
-    /// The single user every item belongs to, or an error if items are mixed.
+    /// Does the batch name existing rows by id (updates, forgets, finished jobs)?
+    pub fn touches_existing(&self) -> bool {
+        !(self.updates.is_empty() && self.forgets.is_empty() && self.finished_jobs.is_empty())
+    }
+
+    /// The single user every item belongs to, or an error if items are mixed (or if the batch
+    /// edits existing rows without naming its user).
     pub fn user(&self) -> StoreResult<Option<UserKey>> {
-        let mut user: Option<UserKey> = None;
+        let mut user: Option<UserKey> = self.user.clone();
         let scopes = self
             .turns
             .iter()
             .map(|t| &t.scope)
-            .chain(self.memories.iter().map(|m| &m.scope));
+            .chain(self.memories.iter().map(|m| &m.scope))
+            .chain(self.jobs.iter().map(|j| &j.scope));
         for scope in scopes {
             match &user {
                 None => user = Some(scope.user_key()),
@@ -60,6 +105,11 @@ impl WriteBatch {
                     )))
                 }
             }
+        }
+        if user.is_none() && self.touches_existing() {
+            return Err(StoreError::InvalidWrite(
+                "a batch that updates, forgets or finishes jobs must name its user".into(),
+            ));
         }
         Ok(user)
     }
@@ -179,9 +229,14 @@ pub struct PurgeReport {
 ///   `purge_user` erases all of a user's turns, memories, history and vectors so that no trace of
 ///   their text remains in the backing files.
 /// - **Order**: listings are ordered by (created round, created time, id), ascending.
+/// - **Jobs**: a job is enqueued and finished only through `write`, atomically with the rest of
+///   the batch; finishing an unknown or already finished job rejects the batch. `pending_jobs`
+///   lists unfinished jobs oldest first; `record_job_failure` counts a failed attempt. Purging a
+///   user erases their jobs.
 /// - Thread-safe: concurrent writers from several threads never lose a write.
 pub trait Store: Send + Sync {
-    /// Atomically write a batch (new turns, new memories with their `Created` history, vectors).
+    /// Atomically write a batch (turns, new memories with their `Created` history, vectors,
+    /// updates and forgets of existing memories, new and finished jobs).
     fn write(&self, batch: WriteBatch) -> StoreResult<()>;
 
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>>;
@@ -227,4 +282,17 @@ pub trait Store: Send + Sync {
     fn users(&self) -> StoreResult<Vec<UserKey>>;
     /// The highest round index of the user's turns, if any.
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>>;
+
+    /// One job of `user`, finished or not. `Ok(None)` if unknown.
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>>;
+    /// Up to `limit` unfinished jobs of `user`, oldest first (created round, time, then id).
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>>;
+    /// Count a failed attempt of a pending job and keep its error. `Ok(None)` if the job is
+    /// unknown; a finished job is returned unchanged.
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>>;
 }

@@ -16,8 +16,8 @@ use mnemos_text::Analyzer;
 use crate::embed::{Embedder, EmbedderExt};
 use crate::error::{Error, Result};
 use crate::model::{
-    validate_text, Clock, HistoryEntry, Memory, MemoryId, MemoryPatch, Metadata, Moment, Role,
-    Scope, Timestamp, Turn, TurnId, UserKey,
+    validate_text, Clock, HistoryEntry, Job, Memory, MemoryId, MemoryPatch, Metadata, Moment,
+    Role, Scope, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::retrieval::{
     embedding_windows, select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind,
@@ -323,6 +323,17 @@ impl Memories {
     /// Turns of one user are written in one transaction; a batch spanning several users is split
     /// per user, in order. On error nothing of the failing user's group is written.
     pub fn add_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
+        self.add_turns_planned(turns, &mut |_| Ok(Vec::new()))
+    }
+
+    /// [`add_turns`](Self::add_turns), asking `plan` for each turn (once it has its id and round)
+    /// which jobs it causes; those jobs commit in the same transaction as the turn, so derived
+    /// work is never lost between the two. `plan` must not call back into this `Memories`.
+    pub fn add_turns_planned(
+        &self,
+        turns: Vec<NewTurn>,
+        plan: &mut dyn FnMut(&Turn) -> Result<Vec<Job>>,
+    ) -> Result<Vec<AddedTurn>> {
         for (i, turn) in turns.iter().enumerate() {
             turn.scope
                 .validate()
@@ -340,12 +351,17 @@ impl Memories {
             }
         }
         for (user, group) in groups {
-            out.extend(self.add_user_turns(&user, group)?);
+            out.extend(self.add_user_turns(&user, group, plan)?);
         }
         Ok(out)
     }
 
-    fn add_user_turns(&self, user: &UserKey, group: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
+    fn add_user_turns(
+        &self,
+        user: &UserKey,
+        group: Vec<NewTurn>,
+        plan: &mut dyn FnMut(&Turn) -> Result<Vec<Job>>,
+    ) -> Result<Vec<AddedTurn>> {
         let slot = self.slot(user);
         self.ensure_built(user, &slot)?;
         let now = self.clock.now();
@@ -409,6 +425,7 @@ impl Memories {
             }
             last = Some(last.map_or(turn.at.round, |r| r.max(turn.at.round)));
             memory.created = turn.at;
+            batch.jobs.extend(plan(&turn)?);
             added.push(AddedTurn {
                 turn_id: turn.id,
                 memory_id: memory.id,
@@ -565,6 +582,97 @@ impl Memories {
             round: self.last_round(user),
             time: self.clock.now(),
         }
+    }
+
+    /// The user's current moment: their latest round and the clock's time.
+    pub fn moment(&self, user: &UserKey) -> Result<Moment> {
+        let slot = self.slot(user);
+        self.ensure_built(user, &slot)?;
+        Ok(self.now(user))
+    }
+
+    /// Commit derived work for `user` in one transaction and keep the index in step: new
+    /// memories (embedded here), edits (re-embedded when their text changes), policy forgets,
+    /// new jobs and finished jobs. Turns go through [`add_turns`](Self::add_turns) instead.
+    /// Returns the new memories as written.
+    pub fn commit(&self, user: &UserKey, mut batch: WriteBatch) -> Result<Vec<Memory>> {
+        user.validate()?;
+        if !batch.turns.is_empty() {
+            return Err(Error::invalid("turns are added with add_turns, not commit"));
+        }
+        if !batch.vectors.is_empty() {
+            return Err(Error::invalid("commit computes vectors itself"));
+        }
+        if let Some(other) = batch.user.as_ref().filter(|u| *u != user) {
+            return Err(Error::invalid(format!(
+                "batch for {other} committed as {user}"
+            )));
+        }
+        batch.user = Some(user.clone());
+        if batch.user()?.as_ref() != Some(user) {
+            return Err(Error::invalid(format!("batch items do not belong to {user}")));
+        }
+        for memory in &batch.memories {
+            memory.validate()?;
+        }
+        for forget in &batch.forgets {
+            if forget.reason.trim().is_empty() {
+                return Err(Error::invalid("forgetting needs a reason"));
+            }
+        }
+        let slot = self.slot(user);
+        self.ensure_built(user, &slot)?;
+        // Texts to (re-)embed: new memories, and edits that change a text.
+        let mut searchable: Vec<String> = batch.memories.iter().map(Self::searchable_text).collect();
+        let mut edited: Vec<MemoryId> = Vec::new();
+        for update in &batch.updates {
+            if update.patch.text.is_none() && update.patch.metadata.is_none() {
+                continue;
+            }
+            let mut current = match batch.memories.iter().find(|m| m.id == update.id) {
+                Some(m) => m.clone(),
+                None => self.get(user, update.id)?,
+            };
+            update.patch.apply(&mut current)?;
+            edited.push(update.id);
+            searchable.push(Self::searchable_text(&current));
+        }
+        let vectors = self.embed_texts(&searchable)?;
+        let model = self.embedder.id().to_string();
+        let ids = batch.memories.iter().map(|m| m.id).chain(edited.iter().copied());
+        batch.vectors = ids
+            .zip(&vectors)
+            .map(|(memory_id, vector)| VectorRow {
+                memory_id,
+                model: model.clone(),
+                vector: vector.clone(),
+            })
+            .collect();
+        let written = batch.memories.clone();
+        let forgotten: Vec<MemoryId> = batch.forgets.iter().map(|f| f.id).collect();
+        self.store.write(batch)?;
+
+        let mut guard = slot.write();
+        if let Some(index) = guard.as_mut() {
+            for (memory, vector) in written.iter().zip(&vectors) {
+                if memory.is_active() {
+                    let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
+                    index.upsert(memory, &terms, Some(vector));
+                }
+            }
+            let edited_vectors = vectors.iter().skip(written.len());
+            let fresh = self.store.memories(user, &edited)?;
+            for (memory, vector) in fresh.iter().zip(edited_vectors) {
+                if memory.is_active() {
+                    let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
+                    index.upsert(memory, &terms, Some(vector));
+                }
+            }
+            for id in forgotten {
+                index.remove(id);
+            }
+        }
+        Ok(written)
     }
 
     /// One memory by id; `NotFound` for unknown ids and for other users' ids alike.

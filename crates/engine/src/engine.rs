@@ -1,0 +1,480 @@
+//! `Engine`: the library API applications embed — one store, one embedder, one memory model,
+//! and a mechanism (preset) per agent.
+//!
+//! Writes follow one rule: raw turns and the jobs they cause commit first, in one transaction;
+//! derived work runs afterwards as durable jobs whose results commit together with the job's
+//! completion. A crash at any point leaves either a pending job (replayed by the next
+//! `run_pending`) or a finished one (never applied again).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use mnemos_core::{
+    AddedTurn, HistoryEntry, Job, JobId, Memories, Memory, MemoryFilter, MemoryId, MemoryModel,
+    MemoryPatch, NewTurn, Page, Paged, PurgeReport, Scope, SearchRequest, SearchResults, Turn,
+    UserKey, WriteBatch,
+};
+
+use crate::error::{EngineError, EngineResult};
+use crate::mechanism::{
+    collect_all, Context, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx,
+    RecallRequest,
+};
+use crate::presets::{self, PresetSpec};
+use crate::primitives::tokens;
+
+/// How derived jobs run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobSettings {
+    /// Run jobs right after the write that caused them (CLI, tests). A server turns this off
+    /// and runs `run_pending` in the background.
+    pub inline: bool,
+    /// Failed attempts after which a job is left alone (reported, not retried).
+    pub max_attempts: u32,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        Self {
+            inline: true,
+            max_attempts: 3,
+        }
+    }
+}
+
+/// Which preset runs for which agent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineConfig {
+    /// The preset for agents without their own entry.
+    pub preset: PresetSpec,
+    /// Per-agent presets.
+    pub agents: BTreeMap<String, PresetSpec>,
+    pub jobs: JobSettings,
+}
+
+impl EngineConfig {
+    pub fn with_preset(name: &str) -> Self {
+        Self {
+            preset: PresetSpec::named(name),
+            ..Self::default()
+        }
+    }
+}
+
+/// What a run of pending jobs did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JobReport {
+    pub ran: usize,
+    pub failed: usize,
+    pub memories_created: usize,
+    pub memories_updated: usize,
+    pub memories_forgotten: usize,
+    /// Jobs left alone after `max_attempts` failures (id, last error).
+    pub stuck: Vec<(JobId, String)>,
+    /// Errors of this run's failed attempts (id, error).
+    pub errors: Vec<(JobId, String)>,
+}
+
+impl JobReport {
+    fn absorb(&mut self, other: JobReport) {
+        self.ran += other.ran;
+        self.failed += other.failed;
+        self.memories_created += other.memories_created;
+        self.memories_updated += other.memories_updated;
+        self.memories_forgotten += other.memories_forgotten;
+        self.stuck.extend(other.stuck);
+        self.errors.extend(other.errors);
+    }
+}
+
+/// What `add` committed and what its jobs did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AddReport {
+    pub turns: Vec<AddedTurn>,
+    pub jobs_enqueued: usize,
+    pub jobs: JobReport,
+}
+
+/// The memory engine.
+pub struct Engine {
+    memories: Arc<Memories>,
+    model: Arc<dyn MemoryModel>,
+    default_mechanism: Arc<dyn Mechanism>,
+    agent_mechanisms: BTreeMap<String, Arc<dyn Mechanism>>,
+    settings: JobSettings,
+}
+
+impl Engine {
+    /// Build the engine; every preset in `config` is validated here.
+    pub fn new(
+        memories: Arc<Memories>,
+        model: Arc<dyn MemoryModel>,
+        config: &EngineConfig,
+    ) -> EngineResult<Self> {
+        if config.jobs.max_attempts == 0 {
+            return Err(EngineError::config("jobs.max_attempts must be at least 1"));
+        }
+        let default_mechanism = presets::build(&config.preset)?;
+        let mut agent_mechanisms = BTreeMap::new();
+        for (agent, spec) in &config.agents {
+            let mechanism = presets::build(spec)
+                .map_err(|e| EngineError::config(format!("agent '{agent}': {e}")))?;
+            agent_mechanisms.insert(agent.clone(), mechanism);
+        }
+        Ok(Self {
+            memories,
+            model,
+            default_mechanism,
+            agent_mechanisms,
+            settings: config.jobs.clone(),
+        })
+    }
+
+    pub fn memories(&self) -> &Arc<Memories> {
+        &self.memories
+    }
+
+    pub fn model(&self) -> &Arc<dyn MemoryModel> {
+        &self.model
+    }
+
+    /// The mechanism that runs for `agent`.
+    pub fn mechanism(&self, agent: &str) -> &Arc<dyn Mechanism> {
+        self.agent_mechanisms
+            .get(agent)
+            .unwrap_or(&self.default_mechanism)
+    }
+
+    fn ctx<'a>(&'a self, user: &'a UserKey, agent: &'a str) -> MechanismCtx<'a> {
+        MechanismCtx {
+            memories: &self.memories,
+            model: self.model.as_ref(),
+            user,
+            agent,
+        }
+    }
+
+    fn job_from(&self, spec: JobSpec, mechanism: &str, scope: &Scope, turn: Option<&Turn>) -> EngineResult<Job> {
+        let created = match turn {
+            Some(t) => t.at,
+            None => self.memories.moment(&scope.user_key())?,
+        };
+        let payload = serde_json::to_string(&spec.payload)
+            .map_err(|e| EngineError::config(format!("job payload does not serialize: {e}")))?;
+        let job = Job::new(scope.clone(), mechanism, spec.kind, payload, created);
+        job.validate()?;
+        Ok(job)
+    }
+
+    /// Commit turns (with the jobs their mechanisms plan), then — when jobs run inline — run
+    /// the users' pending jobs. A failing job does not fail the add: the turns are committed and
+    /// the failure is in the report (the job stays pending and is retried).
+    pub fn add(&self, turns: Vec<NewTurn>) -> EngineResult<AddReport> {
+        let mut users: Vec<UserKey> = Vec::new();
+        for turn in &turns {
+            let key = turn.scope.user_key();
+            if !users.contains(&key) {
+                users.push(key);
+            }
+        }
+        let store = self.memories.store().clone();
+        let mut earlier: Vec<Turn> = Vec::new();
+        let mut enqueued = 0usize;
+        let mut plan = |turn: &Turn| -> mnemos_core::Result<Vec<Job>> {
+            let mechanism = self.mechanism(&turn.scope.agent);
+            let user = turn.scope.user_key();
+            let same: Vec<Turn> = earlier
+                .iter()
+                .filter(|t| t.scope.belongs_to(&user) && t.scope.agent == turn.scope.agent)
+                .cloned()
+                .collect();
+            let ctx = ObserveCtx {
+                store: store.as_ref(),
+                user: &user,
+                agent: &turn.scope.agent,
+                earlier: &same,
+            };
+            let specs = mechanism
+                .observe(&ctx, turn)
+                .map_err(|e| mnemos_core::Error::invalid(format!("planning derived work: {e}")))?;
+            earlier.push(turn.clone());
+            let mut jobs = Vec::with_capacity(specs.len());
+            for spec in specs {
+                let payload = serde_json::to_string(&spec.payload).map_err(|e| {
+                    mnemos_core::Error::invalid(format!("job payload does not serialize: {e}"))
+                })?;
+                let job = Job::new(turn.scope.clone(), mechanism.name(), spec.kind, payload, turn.at);
+                job.validate()?;
+                jobs.push(job);
+            }
+            enqueued += jobs.len();
+            Ok(jobs)
+        };
+        let added = self.memories.add_turns_planned(turns, &mut plan)?;
+        let mut report = AddReport {
+            turns: added,
+            jobs_enqueued: enqueued,
+            jobs: JobReport::default(),
+        };
+        if self.settings.inline {
+            for user in &users {
+                report.jobs.absorb(self.run_pending(user)?);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Close a session: its mechanism plans the closing work (summaries…), which commits as
+    /// jobs and, inline, runs now.
+    pub fn end_session(&self, scope: &Scope) -> EngineResult<JobReport> {
+        scope.validate()?;
+        let user = scope.user_key();
+        let mechanism = self.mechanism(&scope.agent);
+        let ctx = ObserveCtx {
+            store: self.memories.store().as_ref(),
+            user: &user,
+            agent: &scope.agent,
+            earlier: &[],
+        };
+        let specs = mechanism.end_session(&ctx, &scope.session)?;
+        if !specs.is_empty() {
+            let mut batch = WriteBatch::default();
+            for spec in specs {
+                batch.jobs.push(self.job_from(spec, mechanism.name(), scope, None)?);
+            }
+            self.memories.commit(&user, batch)?;
+        }
+        if self.settings.inline {
+            self.run_pending(&user)
+        } else {
+            Ok(JobReport::default())
+        }
+    }
+
+    /// Pending jobs of `user` (including ones left alone after too many failures).
+    pub fn pending_jobs(&self, user: &UserKey) -> EngineResult<Vec<Job>> {
+        Ok(self.memories.store().pending_jobs(user, usize::MAX)?)
+    }
+
+    fn mechanism_for_job(&self, job: &Job) -> EngineResult<&Arc<dyn Mechanism>> {
+        let mechanism = self.mechanism(&job.scope.agent);
+        if mechanism.name() != job.mechanism {
+            return Err(EngineError::Job {
+                id: job.id.to_string(),
+                message: format!(
+                    "planned by '{}' but agent '{}' now runs '{}'",
+                    job.mechanism,
+                    job.scope.agent,
+                    mechanism.name()
+                ),
+            });
+        }
+        Ok(mechanism)
+    }
+
+    /// Compute a pending job's writes without committing them (inspection, crash drills).
+    pub fn dry_run_job(&self, user: &UserKey, id: JobId) -> EngineResult<Derived> {
+        let job = self
+            .memories
+            .store()
+            .job(user, id)?
+            .ok_or_else(|| mnemos_core::Error::not_found("job", id))?;
+        let mechanism = self.mechanism_for_job(&job)?;
+        mechanism.run_job(&self.ctx(user, &job.scope.agent), &job)
+    }
+
+    fn commit_derived(
+        &self,
+        user: &UserKey,
+        scope: &Scope,
+        mechanism: &str,
+        derived: Derived,
+        finished: Option<JobId>,
+    ) -> EngineResult<(usize, usize, usize)> {
+        let counts = (
+            derived.memories.len(),
+            derived.updates.len(),
+            derived.forgets.len(),
+        );
+        let mut batch = WriteBatch {
+            user: Some(user.clone()),
+            memories: derived.memories,
+            updates: derived.updates,
+            forgets: derived.forgets,
+            ..WriteBatch::default()
+        };
+        for spec in derived.jobs {
+            batch.jobs.push(self.job_from(spec, mechanism, scope, None)?);
+        }
+        if let Some(id) = finished {
+            batch.finished_jobs.push((id, self.memories.moment(user)?));
+        }
+        if batch.is_empty() {
+            return Ok(counts);
+        }
+        self.memories.commit(user, batch)?;
+        Ok(counts)
+    }
+
+    /// Run `user`'s pending jobs, oldest first, until none is runnable. Each job's results commit
+    /// with its completion; a failure counts an attempt and leaves the job pending.
+    pub fn run_pending(&self, user: &UserKey) -> EngineResult<JobReport> {
+        let mut report = JobReport::default();
+        let mut tried: HashSet<JobId> = HashSet::new();
+        loop {
+            let pending = self.pending_jobs(user)?;
+            let mut runnable = Vec::new();
+            for job in pending {
+                if job.attempts >= self.settings.max_attempts {
+                    if tried.insert(job.id) {
+                        report.stuck.push((job.id, job.last_error.clone().unwrap_or_default()));
+                    }
+                } else if !tried.contains(&job.id) {
+                    runnable.push(job);
+                }
+            }
+            if runnable.is_empty() {
+                return Ok(report);
+            }
+            for job in runnable {
+                tried.insert(job.id);
+                let result = self.mechanism_for_job(&job).and_then(|m| {
+                    let derived = m.run_job(&self.ctx(user, &job.scope.agent), &job)?;
+                    self.commit_derived(user, &job.scope, m.name(), derived, Some(job.id))
+                });
+                match result {
+                    Ok((created, updated, forgotten)) => {
+                        report.ran += 1;
+                        report.memories_created += created;
+                        report.memories_updated += updated;
+                        report.memories_forgotten += forgotten;
+                    }
+                    Err(e) => {
+                        let message = e.to_string();
+                        self.memories
+                            .store()
+                            .record_job_failure(user, job.id, &message)?;
+                        report.failed += 1;
+                        report.errors.push((job.id, message));
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a new turn of `agent` needs from `user`'s memory, within the request's budget.
+    /// Effects the mechanism asks for (strengthening recalled memories…) commit before return.
+    pub fn recall(
+        &self,
+        user: &UserKey,
+        agent: &str,
+        request: &RecallRequest,
+    ) -> EngineResult<Context> {
+        user.validate()?;
+        mnemos_core::validate_text("query", &request.query)?;
+        let mechanism = self.mechanism(agent);
+        let recall = mechanism.recall(&self.ctx(user, agent), request)?;
+        if recall.context.tokens > request.token_budget {
+            return Err(EngineError::config(format!(
+                "preset '{}' returned {} tokens for a budget of {} (contract violation)",
+                mechanism.name(),
+                recall.context.tokens,
+                request.token_budget
+            )));
+        }
+        if !recall.effects.is_empty() {
+            let scope = Scope::new(
+                &user.tenant,
+                &user.user,
+                agent,
+                request.session.as_deref().unwrap_or("recall"),
+            )?;
+            self.commit_derived(user, &scope, mechanism.name(), recall.effects, None)?;
+        }
+        Ok(recall.context)
+    }
+
+    /// Size and cost of `agent`'s memory.
+    pub fn stats(&self, user: &UserKey, agent: &str) -> EngineResult<MechanismStats> {
+        let store = self.memories.store();
+        let filter = MemoryFilter {
+            agent: Some(agent.to_string()),
+            state: mnemos_core::StateFilter::All,
+            ..MemoryFilter::default()
+        };
+        let all = collect_all(store.as_ref(), user, &filter)?;
+        let mut stats = MechanismStats {
+            mechanism: self.mechanism(agent).name().to_string(),
+            ..MechanismStats::default()
+        };
+        for memory in &all {
+            if memory.is_active() {
+                *stats
+                    .memories
+                    .entry(memory.kind.tag().to_string())
+                    .or_default() += 1;
+                stats.total_memories += 1;
+                stats.bytes += memory.text.len();
+                stats.tokens += tokens(&memory.text);
+            } else {
+                stats.forgotten += 1;
+            }
+        }
+        stats.pending_jobs = self
+            .pending_jobs(user)?
+            .iter()
+            .filter(|j| j.scope.agent == agent)
+            .count();
+        let usage = self.model.usage();
+        let total = usage.total();
+        stats.model_calls = total.calls;
+        stats.model_tokens = total.prompt_tokens + total.completion_tokens;
+        stats.usage = usage;
+        Ok(stats)
+    }
+
+    /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism).
+    pub fn search(&self, request: &SearchRequest) -> EngineResult<SearchResults> {
+        Ok(self.memories.search(request)?)
+    }
+
+    pub fn get(&self, user: &UserKey, id: MemoryId) -> EngineResult<Memory> {
+        Ok(self.memories.get(user, id)?)
+    }
+
+    /// A page of memories (filter by kind, agent, session, state, metadata).
+    pub fn list(
+        &self,
+        user: &UserKey,
+        filter: &MemoryFilter,
+        page: Page,
+    ) -> EngineResult<Paged<Memory>> {
+        Ok(self.memories.list(user, filter, page)?)
+    }
+
+    pub fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+    ) -> EngineResult<Memory> {
+        Ok(self.memories.update(user, id, patch)?)
+    }
+
+    /// Delete a memory at the user's request: it leaves retrieval and recall, and its history
+    /// records why. (`purge` erases everything of a user.)
+    pub fn delete(&self, user: &UserKey, id: MemoryId, reason: &str) -> EngineResult<Memory> {
+        Ok(self.memories.forget(user, id, reason)?)
+    }
+
+    pub fn history(&self, user: &UserKey, id: MemoryId) -> EngineResult<Vec<HistoryEntry>> {
+        Ok(self.memories.history(user, id)?)
+    }
+
+    pub fn purge(&self, user: &UserKey) -> EngineResult<PurgeReport> {
+        Ok(self.memories.purge(user)?)
+    }
+}

@@ -1,0 +1,283 @@
+//! The `Mechanism` contract: what to keep, how to organize it, what to forget and what to hand
+//! back for a query.
+//!
+//! A mechanism never writes to the store itself. It *plans* derived work when a turn arrives
+//! (`observe`, `end_session` → [`JobSpec`]s, committed with the turn), *does* that work later
+//! (`run_job` → [`Derived`] writes, committed together with the job's completion), and *answers*
+//! queries (`recall` → [`Context`], plus optional [`Derived`] effects such as strengthening a
+//! recalled memory). The engine owns every write, so crashes replay jobs instead of losing or
+//! duplicating memories.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use mnemos_core::memory_model::UsageReport;
+use mnemos_core::{
+    BatchForget, BatchUpdate, Job, Memories, Memory, MemoryFilter, MemoryId, MemoryKind,
+    MemoryModel, Moment, Page, Store, Turn, TurnId, UserKey,
+};
+
+use crate::error::{EngineError, EngineResult};
+
+/// What `observe` and `end_session` may look at: the store (read only) and the turns of the
+/// same write that were observed before this one (they are not in the store yet).
+pub struct ObserveCtx<'a> {
+    pub store: &'a dyn Store,
+    pub user: &'a UserKey,
+    pub agent: &'a str,
+    /// Earlier turns of the write being planned, oldest first.
+    pub earlier: &'a [Turn],
+}
+
+/// What `run_job`, `recall` and `stats` may use: retrieval over the user's memories, the store,
+/// and the memory model.
+pub struct MechanismCtx<'a> {
+    pub memories: &'a Memories,
+    pub model: &'a dyn MemoryModel,
+    pub user: &'a UserKey,
+    pub agent: &'a str,
+}
+
+impl MechanismCtx<'_> {
+    /// The user's current moment (latest round, clock time).
+    pub fn moment(&self) -> EngineResult<Moment> {
+        Ok(self.memories.moment(self.user)?)
+    }
+
+    /// A filter for this agent's memories (active ones unless changed).
+    pub fn filter(&self) -> MemoryFilter {
+        MemoryFilter {
+            agent: Some(self.agent.to_string()),
+            ..MemoryFilter::default()
+        }
+    }
+
+    /// Every memory of this agent matching `filter` (agent forced), in creation order.
+    pub fn all(&self, mut filter: MemoryFilter) -> EngineResult<Vec<Memory>> {
+        filter.agent = Some(self.agent.to_string());
+        collect_all(self.memories.store().as_ref(), self.user, &filter)
+    }
+
+    /// This agent's active memories of the given kind tags, in creation order.
+    pub fn active_of(&self, kinds: &[&str]) -> EngineResult<Vec<Memory>> {
+        self.all(MemoryFilter {
+            kinds: kinds.iter().map(|k| k.to_string()).collect(),
+            ..MemoryFilter::default()
+        })
+    }
+
+    /// The turns (raw) with these ids, in the given order; unknown ids are skipped.
+    pub fn turns(&self, ids: &[TurnId]) -> EngineResult<Vec<Turn>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(turn) = self.memories.store().turn(self.user, *id)? {
+                out.push(turn);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Page through every memory matching `filter`.
+pub fn collect_all(
+    store: &dyn Store,
+    user: &UserKey,
+    filter: &MemoryFilter,
+) -> EngineResult<Vec<Memory>> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    loop {
+        let page = store.list(
+            user,
+            filter,
+            Page {
+                offset,
+                limit: 5_000,
+            },
+        )?;
+        out.extend(page.items);
+        match page.next_offset {
+            Some(next) => offset = next,
+            None => return Ok(out),
+        }
+    }
+}
+
+/// Derived work a mechanism asks for; the engine turns it into a durable [`Job`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    /// Mechanism-defined kind (`session_summary`, `reflect`…).
+    pub kind: String,
+    /// Mechanism-defined input.
+    pub payload: serde_json::Value,
+}
+
+impl JobSpec {
+    pub fn new(kind: impl Into<String>, payload: serde_json::Value) -> Self {
+        Self {
+            kind: kind.into(),
+            payload,
+        }
+    }
+
+    /// Parse a job's payload into the mechanism's own type, as a typed error when it does not fit.
+    pub fn parse<T: serde::de::DeserializeOwned>(job: &Job) -> EngineResult<T> {
+        serde_json::from_str(&job.payload).map_err(|e| EngineError::Job {
+            id: job.id.to_string(),
+            message: format!("payload of a '{}' job does not parse: {e}", job.kind),
+        })
+    }
+}
+
+/// Writes a mechanism wants made, committed atomically by the engine.
+#[derive(Clone, Debug, Default)]
+pub struct Derived {
+    /// New memories (derived ones must carry provenance).
+    pub memories: Vec<Memory>,
+    pub updates: Vec<BatchUpdate>,
+    pub forgets: Vec<BatchForget>,
+    /// Follow-up work.
+    pub jobs: Vec<JobSpec>,
+}
+
+impl Derived {
+    pub fn is_empty(&self) -> bool {
+        self.memories.is_empty()
+            && self.updates.is_empty()
+            && self.forgets.is_empty()
+            && self.jobs.is_empty()
+    }
+}
+
+/// One part of a context item's score (relevance, recency, importance, retention…).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScorePart {
+    pub name: String,
+    pub value: f64,
+}
+
+/// One memory handed back for a query.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContextItem {
+    pub memory_id: MemoryId,
+    pub kind: MemoryKind,
+    pub text: String,
+    /// Where it came from: the turns behind it.
+    pub provenance: Vec<TurnId>,
+    pub created: Moment,
+    /// The section of the prompt it belongs to (`profile`, `summaries`, `turns`, `core`…).
+    pub section: String,
+    pub score: f64,
+    pub breakdown: Vec<ScorePart>,
+    /// Approximate LLM tokens of `text`.
+    pub tokens: usize,
+}
+
+impl ContextItem {
+    pub fn from_memory(memory: &Memory, section: &str, score: f64, tokens: usize) -> Self {
+        ContextItem {
+            memory_id: memory.id,
+            kind: memory.kind.clone(),
+            text: memory.text.clone(),
+            provenance: memory.provenance.clone(),
+            created: memory.created,
+            section: section.to_string(),
+            score,
+            breakdown: Vec::new(),
+            tokens,
+        }
+    }
+
+    pub fn with_part(mut self, name: &str, value: f64) -> Self {
+        self.breakdown.push(ScorePart {
+            name: name.to_string(),
+            value,
+        });
+        self
+    }
+}
+
+/// What a mechanism returns for a query.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    pub mechanism: String,
+    pub query: String,
+    /// In the order a prompt would show them.
+    pub items: Vec<ContextItem>,
+    /// The text a prompt would use (sections with their items).
+    pub text: String,
+    /// Approximate LLM tokens of `text`.
+    pub tokens: usize,
+    /// Decisions and degradations worth showing (e.g. "memory not needed for this query").
+    pub notes: Vec<String>,
+}
+
+/// A recall request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecallRequest {
+    pub query: String,
+    /// Approximate LLM tokens the context may use.
+    pub token_budget: usize,
+    /// Restrict to one session (None = all of the agent's sessions).
+    pub session: Option<String>,
+}
+
+/// A recall's answer plus the writes it causes (access strengthening, etc.).
+#[derive(Clone, Debug, Default)]
+pub struct Recall {
+    pub context: Context,
+    pub effects: Derived,
+}
+
+/// Size and cost of one agent's memory under a mechanism.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MechanismStats {
+    pub mechanism: String,
+    /// Active memories by kind tag.
+    pub memories: BTreeMap<String, usize>,
+    pub total_memories: usize,
+    pub forgotten: usize,
+    /// Bytes of active memory text.
+    pub bytes: usize,
+    /// Approximate LLM tokens of active memory text.
+    pub tokens: usize,
+    pub pending_jobs: usize,
+    /// Memory-model calls and tokens since the engine started.
+    pub model_calls: u64,
+    pub model_tokens: u64,
+    pub usage: UsageReport,
+}
+
+/// A memory mechanism. Implementations are stateless between calls: everything they need is
+/// in the store (so any process, after any crash, continues where the last one stopped).
+///
+/// Contract:
+/// - `observe` and `end_session` only plan: no model calls, no writes. They are called inside
+///   the ingest of the turn, and what they return commits with it.
+/// - `run_job` is deterministic given the store's contents and the model; it returns writes and
+///   does not make them. If it fails, the job stays pending and is retried.
+/// - `recall` respects the token budget: the context's `tokens` never exceed it (an item that
+///   alone is larger is cut, never returned whole). Forgotten memories are never returned.
+/// - Every derived memory carries the provenance of the turns it came from.
+pub trait Mechanism: Send + Sync {
+    /// The preset name (`retrieval`, `memorybank`…).
+    fn name(&self) -> &str;
+    /// Plan the derived work a new turn causes.
+    fn observe(&self, ctx: &ObserveCtx, turn: &Turn) -> EngineResult<Vec<JobSpec>>;
+    /// Plan the work that closes a session.
+    fn end_session(&self, ctx: &ObserveCtx, session: &str) -> EngineResult<Vec<JobSpec>> {
+        let _ = (ctx, session);
+        Ok(Vec::new())
+    }
+    /// Do one planned job.
+    fn run_job(&self, ctx: &MechanismCtx, job: &Job) -> EngineResult<Derived> {
+        let _ = ctx;
+        Err(EngineError::Job {
+            id: job.id.to_string(),
+            message: format!("{} plans no '{}' jobs", self.name(), job.kind),
+        })
+    }
+    /// What a new turn needs from memory, within the budget.
+    fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall>;
+}

@@ -1,0 +1,148 @@
+//! Presets: named mechanisms with typed, validated parameters.
+//!
+//! A preset is chosen by name; its parameters come from a TOML table whose unknown keys are
+//! errors listing the valid ones. `registry()` describes every preset (for `mnemos presets`).
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{EngineError, EngineResult};
+use crate::mechanism::Mechanism;
+
+pub mod full;
+pub mod recent;
+pub mod retrieval;
+
+/// Parameters of one preset: defaults, validation and one line of documentation per key.
+pub trait PresetParams: Default + Serialize + DeserializeOwned {
+    /// (key, what it means) for every parameter, in display order.
+    const DOCS: &'static [(&'static str, &'static str)];
+    /// Check value ranges; the message names the key and the accepted range.
+    fn validate(&self) -> Result<(), String>;
+}
+
+/// Parse and validate a preset's parameter table.
+pub fn parse_params<P: PresetParams>(preset: &str, table: &toml::Table) -> EngineResult<P> {
+    let params: P = toml::Value::Table(table.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            EngineError::config(format!("preset '{preset}': {}", e.message()))
+        })?;
+    params
+        .validate()
+        .map_err(|e| EngineError::config(format!("preset '{preset}': {e}")))?;
+    Ok(params)
+}
+
+/// A preset by name with its parameter table (empty = defaults).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PresetSpec {
+    pub name: String,
+    pub params: toml::Table,
+}
+
+impl PresetSpec {
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            params: toml::Table::new(),
+        }
+    }
+}
+
+/// One parameter as `mnemos presets` shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: String,
+    pub doc: &'static str,
+}
+
+/// One preset as `mnemos presets` shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PresetInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub params: Vec<ParamInfo>,
+}
+
+fn describe<P: PresetParams>(name: &'static str, summary: &'static str) -> PresetInfo {
+    let defaults = toml::Value::try_from(P::default())
+        .ok()
+        .and_then(|v| v.as_table().cloned())
+        .unwrap_or_default();
+    PresetInfo {
+        name,
+        summary,
+        params: P::DOCS
+            .iter()
+            .map(|(key, doc)| ParamInfo {
+                name: key,
+                default: defaults
+                    .get(*key)
+                    .map_or_else(|| "(none)".to_string(), |v| v.to_string()),
+                doc,
+            })
+            .collect(),
+    }
+}
+
+type Builder = fn(&toml::Table) -> EngineResult<Arc<dyn Mechanism>>;
+
+struct Entry {
+    info: fn() -> PresetInfo,
+    build: Builder,
+}
+
+fn entries() -> Vec<Entry> {
+    vec![
+        Entry {
+            info: || describe::<full::FullParams>(full::NAME, full::SUMMARY),
+            build: |t| Ok(Arc::new(full::FullMemory::new(parse_params(full::NAME, t)?))),
+        },
+        Entry {
+            info: || describe::<recent::RecentParams>(recent::NAME, recent::SUMMARY),
+            build: |t| {
+                Ok(Arc::new(recent::RecentMemory::new(parse_params(
+                    recent::NAME,
+                    t,
+                )?)))
+            },
+        },
+        Entry {
+            info: || describe::<retrieval::RetrievalParams>(retrieval::NAME, retrieval::SUMMARY),
+            build: |t| {
+                Ok(Arc::new(retrieval::RetrievalMemory::new(parse_params(
+                    retrieval::NAME,
+                    t,
+                )?)))
+            },
+        },
+    ]
+}
+
+/// Every preset, in display order.
+pub fn registry() -> Vec<PresetInfo> {
+    entries().iter().map(|e| (e.info)()).collect()
+}
+
+/// Names of every preset.
+pub fn names() -> Vec<&'static str> {
+    registry().iter().map(|p| p.name).collect()
+}
+
+/// Build the mechanism a spec names, validating its parameters.
+pub fn build(spec: &PresetSpec) -> EngineResult<Arc<dyn Mechanism>> {
+    for entry in entries() {
+        if (entry.info)().name == spec.name {
+            return (entry.build)(&spec.params);
+        }
+    }
+    Err(EngineError::config(format!(
+        "unknown preset '{}'; the presets are: {}",
+        spec.name,
+        names().join(", ")
+    )))
+}

@@ -1,0 +1,149 @@
+//! RetrievalMemory (MemBench's strongest baseline): every turn is embedded; a query gets the
+//! top-k turns by dense similarity. `retriever = "hybrid"` adds BM25 through fusion. No model calls.
+
+use serde::{Deserialize, Serialize};
+
+use mnemos_core::{Hit, RetrieverKind, SearchFilter, SearchRequest, Turn};
+
+use super::full::HEADER_TOKENS;
+use super::PresetParams;
+use crate::error::EngineResult;
+use crate::mechanism::{
+    ContextItem, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
+};
+use crate::primitives::{build_context, pack_within_budget, speaker_text, tokens};
+
+pub const NAME: &str = "retrieval";
+pub const SUMMARY: &str =
+    "RetrievalMemory (MemBench): top-k turns by dense similarity to the query";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalParams {
+    pub top_k: usize,
+    /// dense (MemBench), bm25 or hybrid.
+    pub retriever: String,
+    /// Order of the returned turns: relevance or time.
+    pub order: String,
+}
+
+impl Default for RetrievalParams {
+    fn default() -> Self {
+        Self {
+            top_k: 10,
+            retriever: "dense".into(),
+            order: "relevance".into(),
+        }
+    }
+}
+
+impl PresetParams for RetrievalParams {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("top_k", "how many turns to retrieve (1..=1000)"),
+        ("retriever", "dense | bm25 | hybrid"),
+        ("order", "order of the returned turns: relevance | time"),
+    ];
+    fn validate(&self) -> Result<(), String> {
+        if !(1..=1000).contains(&self.top_k) {
+            return Err(format!("top_k = {}: expected 1..=1000", self.top_k));
+        }
+        retriever_kind(&self.retriever)?;
+        match self.order.as_str() {
+            "relevance" | "time" => Ok(()),
+            other => Err(format!("order = '{other}': expected relevance or time")),
+        }
+    }
+}
+
+pub(crate) fn retriever_kind(name: &str) -> Result<RetrieverKind, String> {
+    match name {
+        "dense" => Ok(RetrieverKind::Dense),
+        "bm25" => Ok(RetrieverKind::Bm25),
+        "hybrid" => Ok(RetrieverKind::Hybrid),
+        other => Err(format!(
+            "retriever = '{other}': expected dense, bm25 or hybrid"
+        )),
+    }
+}
+
+/// A search hit as a context item, its score breakdown carried over.
+pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
+    let text = speaker_text(&hit.memory);
+    let mut item = ContextItem::from_memory(&hit.memory, section, f64::from(hit.score), tokens(&text));
+    item.text = text;
+    let b = &hit.breakdown;
+    if let Some(l) = &b.lexical {
+        item = item.with_part("bm25", f64::from(l.score));
+    }
+    if let Some(d) = &b.dense {
+        item = item.with_part("cosine", f64::from(d.score));
+    }
+    item = item.with_part("fused", f64::from(b.fused));
+    for adjustment in &b.adjustments {
+        item = item.with_part(&adjustment.name, f64::from(adjustment.delta));
+    }
+    item
+}
+
+/// Search this agent's memories of the given kinds.
+pub(crate) fn search(
+    ctx: &MechanismCtx,
+    query: &str,
+    kinds: &[&str],
+    session: Option<&str>,
+    retriever: RetrieverKind,
+    top_k: usize,
+) -> EngineResult<Vec<Hit>> {
+    let mut request = SearchRequest::new(ctx.user.clone(), query);
+    request.top_k = Some(top_k);
+    request.retriever = retriever;
+    request.filter = SearchFilter {
+        kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        agent: Some(ctx.agent.to_string()),
+        session: session.map(str::to_string),
+    };
+    Ok(ctx.memories.search(&request)?.hits)
+}
+
+pub struct RetrievalMemory {
+    params: RetrievalParams,
+    retriever: RetrieverKind,
+}
+
+impl RetrievalMemory {
+    pub fn new(params: RetrievalParams) -> Self {
+        let retriever = retriever_kind(&params.retriever).unwrap_or(RetrieverKind::Dense);
+        Self { params, retriever }
+    }
+}
+
+impl Mechanism for RetrievalMemory {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn observe(&self, _ctx: &ObserveCtx, _turn: &Turn) -> EngineResult<Vec<JobSpec>> {
+        Ok(Vec::new())
+    }
+
+    fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
+        let hits = search(
+            ctx,
+            &request.query,
+            &["turn"],
+            request.session.as_deref(),
+            self.retriever,
+            self.params.top_k,
+        )?;
+        let items: Vec<ContextItem> = hits.iter().map(|h| hit_item(h, "retrieved")).collect();
+        let room = request.token_budget.saturating_sub(HEADER_TOKENS);
+        let mut kept = pack_within_budget(items, room);
+        if self.params.order == "time" {
+            kept.sort_by_key(|i| (i.created.round, i.created.time));
+        }
+        Ok(Recall {
+            context: build_context(NAME, &request.query, kept, request.token_budget, vec![]),
+            effects: Default::default(),
+        })
+    }
+}

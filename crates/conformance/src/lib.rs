@@ -24,10 +24,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 
 use mnemos_core::{
-    Access, Change, HistoryEntry, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch,
-    MemoryState, Metadata, Metrics, Moment, Page, Paged, PurgeReport, Role, Scope, StateFilter,
-    Store, StoreError, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
-    MAX_TEXT_BYTES,
+    Access, BatchForget, BatchUpdate, Change, HistoryEntry, Job, JobId, Memory, MemoryFilter,
+    MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata, Metrics, Moment, Page, Paged,
+    PurgeReport, Role, Scope, StateFilter, Store, StoreError, StoreResult, Timestamp, Turn, TurnId,
+    UserKey, VectorRow, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
@@ -81,6 +81,12 @@ define_suite!($
     unicode_round_trip,
     vectors_bit_exact,
     put_vectors_replaces_within_user,
+    jobs_enqueue_in_order,
+    finishing_jobs_at_most_once,
+    batch_edits_match_update_and_forget,
+    batch_edits_rejected_atomically,
+    job_failures_counted,
+    jobs_isolated_and_purged,
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -164,6 +170,20 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
     }
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
         self.store.last_round(user)
+    }
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.store.job(user, id)
+    }
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        self.store.pending_jobs(user, limit)
+    }
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>> {
+        self.store.record_job_failure(user, id, error)
     }
 }
 
@@ -503,6 +523,7 @@ impl Dataset {
             turns: self.turns.clone(),
             memories: self.memories.clone(),
             vectors: self.vectors.clone(),
+            ..Default::default()
         }
     }
 }
@@ -613,6 +634,7 @@ pub fn duplicate_ids_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
             turns: vec![t1.clone()],
             memories: vec![m1.clone()],
             vectors: vec![v1.clone()],
+            ..Default::default()
         }),
         "first write",
     );
@@ -628,6 +650,7 @@ pub fn duplicate_ids_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
         turns: vec![t2.clone(), t1_again],
         memories: vec![m2.clone()],
         vectors: vec![v2.clone()],
+        ..Default::default()
     };
     assert_invalid_write(store.write(dup_turn), "batch with an existing turn id");
     assert_eq!(
@@ -644,6 +667,7 @@ pub fn duplicate_ids_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
         turns: vec![t3.clone()],
         memories: vec![m2.clone(), m1_again],
         vectors: vec![],
+        ..Default::default()
     };
     assert_invalid_write(store.write(dup_memory), "batch with an existing memory id");
     assert_eq!(
@@ -657,6 +681,7 @@ pub fn duplicate_ids_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
         turns: vec![t3.clone()],
         memories: vec![m2.clone()],
         vectors: vec![v2.clone(), vector(MemoryId::new(), MODEL_A, 8, &mut rng)],
+        ..Default::default()
     };
     assert_invalid_write(
         store.write(orphan),
@@ -674,6 +699,7 @@ pub fn duplicate_ids_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
             turns: vec![t2.clone(), t3.clone()],
             memories: vec![m2.clone()],
             vectors: vec![v2],
+            ..Default::default()
         }),
         "write after rejected batches",
     );
@@ -858,6 +884,7 @@ pub fn pagination<S: Store>(make: &dyn Fn() -> S) {
                 turns: ts.to_vec(),
                 memories: ms.to_vec(),
                 vectors: vec![],
+                ..Default::default()
             }),
             "write",
         );
@@ -1409,6 +1436,7 @@ pub fn history_in_order<S: Store>(make: &dyn Fn() -> S) {
             turns: vec![t],
             memories: vec![m.clone(), other.clone()],
             vectors: vec![],
+            ..Default::default()
         }),
         "write",
     );
@@ -1698,6 +1726,7 @@ pub fn scope_isolation<S: Store>(make: &dyn Fn() -> S) {
             turns: vec![bob_turn.clone()],
             memories: vec![Memory::from_turn(&turn(&alice_scope, 9, "alice"))],
             vectors: vec![],
+            ..Default::default()
         },
         WriteBatch {
             turns: vec![
@@ -1716,6 +1745,7 @@ pub fn scope_isolation<S: Store>(make: &dyn Fn() -> S) {
         turns: vec![bob_turn.clone()],
         memories: vec![],
         vectors: vec![vector(data.memories[1].id, MODEL_A, 16, &mut rng)],
+        ..Default::default()
     };
     assert_invalid_write(store.write(smuggled), "vector for another user's memory");
     assert_user_empty(&store, &bob, "after rejected batches");
@@ -1869,6 +1899,7 @@ pub fn concurrent_writers<S: Store>(make: &dyn Fn() -> S) {
                             memories: vec![Memory::from_turn(&t)],
                             turns: vec![t],
                             vectors: vec![],
+                            ..Default::default()
                         };
                         unwrap_ok(store.write(batch), "concurrent write");
                     }
@@ -1928,6 +1959,7 @@ pub fn validation_rejects_bad_input<S: Store>(make: &dyn Fn() -> S) {
             turns: vec![t],
             memories: vec![m],
             vectors: vec![],
+            ..Default::default()
         }
     };
     let too_long = "a".repeat(MAX_TEXT_BYTES + 1);
@@ -2000,6 +2032,7 @@ pub fn validation_rejects_bad_input<S: Store>(make: &dyn Fn() -> S) {
             turns: vec![t.clone()],
             memories: vec![m.clone()],
             vectors: vec![],
+            ..Default::default()
         }),
         "write at the limit",
     );
@@ -2056,6 +2089,7 @@ pub fn unicode_round_trip<S: Store>(make: &dyn Fn() -> S) {
             turns: turns.clone(),
             memories: memories.clone(),
             vectors: vec![],
+            ..Default::default()
         }),
         "write",
     );
@@ -2177,6 +2211,7 @@ pub fn vectors_bit_exact<S: Store>(make: &dyn Fn() -> S) {
             turns: vec![],
             memories: memories.clone(),
             vectors: vectors.clone(),
+            ..Default::default()
         }),
         "write",
     );
@@ -2227,6 +2262,7 @@ pub fn put_vectors_replaces_within_user<S: Store>(make: &dyn Fn() -> S) {
                 turns: vec![],
                 memories: vec![m.clone()],
                 vectors: vec![],
+                ..Default::default()
             }),
             "write",
         );
@@ -2273,4 +2309,884 @@ pub fn put_vectors_replaces_within_user<S: Store>(make: &dyn Fn() -> S) {
         "put a vector on an unknown memory",
     );
     unwrap_ok(store.put_vectors(&alice, &[]), "put no vectors");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs, and edits inside a write batch
+// ---------------------------------------------------------------------------------------------
+
+const JOB_MECHANISM: &str = "conformance";
+
+fn new_job(scope: &Scope, created: Moment, kind: &str) -> Job {
+    let payload = format!(
+        r#"{{"kind":"{kind}","note":"für Zoë — 总结 🧠","round":{}}}"#,
+        created.round
+    );
+    Job::new(scope.clone(), JOB_MECHANISM, kind, payload, created)
+}
+
+fn sorted_jobs(mut jobs: Vec<Job>) -> Vec<Job> {
+    jobs.sort_by_key(|j| (j.created.round, j.created.time, j.id));
+    jobs
+}
+
+fn finished(job: &Job, at: Moment) -> Job {
+    Job {
+        done: Some(at),
+        ..job.clone()
+    }
+}
+
+fn stored_job<S: Store>(store: &S, user: &UserKey, id: JobId) -> Option<Job> {
+    unwrap_ok(store.job(user, id), "job")
+}
+
+fn pending<S: Store>(store: &S, user: &UserKey) -> Vec<Job> {
+    unwrap_ok(store.pending_jobs(user, 1_000), "pending_jobs")
+}
+
+/// A batch that only names its user (for edits and job completions).
+fn batch_of(user: &UserKey) -> WriteBatch {
+    WriteBatch {
+        user: Some(user.clone()),
+        ..Default::default()
+    }
+}
+
+/// Jobs enqueued with a batch read back equal and are listed by `pending_jobs` oldest first
+/// (created round, time, then id), cut at `limit`. Invalid jobs and reused job ids reject the
+/// whole batch.
+pub fn jobs_enqueue_in_order<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let scope = scope_of(&user, "companion", "s1");
+    let mut rng = Rng(43);
+    // Three rounds × two times, each (round, time) twice, so the order needs all three keys;
+    // a later round has an earlier time, so time never outranks the round.
+    let mut jobs: Vec<Job> = (0..12u64)
+        .map(|i| {
+            let created = Moment {
+                round: 1 + i % 3,
+                time: Timestamp(T0 - (i % 3) as i64 * 10_000 + (i % 2) as i64),
+            };
+            new_job(&scope, created, &format!("kind_{i}"))
+        })
+        .collect();
+    rng.shuffle(&mut jobs);
+    let expected = sorted_jobs(jobs.clone());
+
+    // With the turns that cause them, alone, and with an explicit user.
+    let t1 = turn(&scope, 1, "let's plan the trip to Kyoto");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![t1.clone()],
+            jobs: jobs[..4].to_vec(),
+            ..Default::default()
+        }),
+        "write turn with jobs",
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            jobs: jobs[4..8].to_vec(),
+            ..Default::default()
+        }),
+        "write jobs alone",
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            jobs: jobs[8..].to_vec(),
+            ..batch_of(&user)
+        }),
+        "write jobs with an explicit user",
+    );
+    assert_eq!(
+        unwrap_ok(store.turn(&user, t1.id), "turn"),
+        Some(t1),
+        "the turn of the batch"
+    );
+    for job in &jobs {
+        assert_eq!(
+            stored_job(&store, &user, job.id).as_ref(),
+            Some(job),
+            "job {} round trip",
+            job.id
+        );
+    }
+    assert_eq!(
+        pending(&store, &user),
+        expected,
+        "pending_jobs lists every job, oldest first by (round, time, id)"
+    );
+    for limit in [0, 1, 5, 12, 13] {
+        assert_eq!(
+            unwrap_ok(store.pending_jobs(&user, limit), "pending_jobs"),
+            expected[..limit.min(expected.len())].to_vec(),
+            "pending_jobs with limit {limit}"
+        );
+    }
+    assert_eq!(stored_job(&store, &user, JobId::new()), None, "unknown job");
+
+    // Rejected batches write nothing: not their turn, not their valid jobs.
+    let before = snapshot_user(&store, &user);
+    let valid = new_job(&scope, moment(5), "session_summary");
+    let mut reused = new_job(&scope, moment(5), "reflection");
+    reused.id = jobs[3].id;
+    let bad_jobs = vec![
+        ("an empty mechanism", {
+            let mut j = new_job(&scope, moment(5), "summary");
+            j.mechanism = String::new();
+            j
+        }),
+        (
+            "a control character in the kind",
+            new_job(&scope, moment(5), "sum\nmary"),
+        ),
+        ("a NUL in the payload", {
+            let mut j = new_job(&scope, moment(5), "summary");
+            j.payload = "{\"a\":\"\0\"}".into();
+            j
+        }),
+        ("an oversized payload", {
+            let mut j = new_job(&scope, moment(5), "summary");
+            j.payload = "x".repeat(MAX_JOB_PAYLOAD_BYTES + 1);
+            j
+        }),
+        (
+            "a round out of range",
+            new_job(
+                &scope,
+                Moment {
+                    round: u64::MAX,
+                    time: Timestamp(T0),
+                },
+                "summary",
+            ),
+        ),
+        ("a stored job id", reused),
+        ("a job id twice", valid.clone()),
+    ];
+    for (what, bad) in bad_jobs {
+        let t = turn(&scope, 5, "this turn must not be written");
+        let result = store.write(WriteBatch {
+            turns: vec![t.clone()],
+            jobs: vec![valid.clone(), bad],
+            ..Default::default()
+        });
+        assert_invalid_write(result, &format!("a job with {what}"));
+        assert_eq!(unwrap_ok(store.turn(&user, t.id), "turn"), None, "{what}");
+        assert_eq!(
+            stored_job(&store, &user, valid.id),
+            None,
+            "{what}: the valid job of the rejected batch"
+        );
+    }
+    assert_eq!(snapshot_user(&store, &user), before, "rejected job batches");
+    assert_eq!(
+        stored_job(&store, &user, jobs[3].id).as_ref(),
+        Some(&jobs[3]),
+        "a rejected reuse of its id leaves the stored job as it was"
+    );
+    assert_eq!(pending(&store, &user), expected, "rejected job batches");
+}
+
+/// Finishing a job marks it done (with its moment) and drops it from `pending_jobs`, atomically
+/// with the results in the same batch. Finishing it again, finishing an unknown job, another
+/// user's job, or the same job twice in one batch rejects the whole batch.
+pub fn finishing_jobs_at_most_once<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let scope = scope_of(&alice, "companion", "s1");
+    let t1 = turn(&scope, 1, "I adopted a cat named Miso");
+    let summary_job = new_job(&scope, moment(1), "session_summary");
+    let reflection_job = new_job(&scope, moment(1), "reflection");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![t1.clone()],
+            jobs: vec![summary_job.clone(), reflection_job.clone()],
+            ..Default::default()
+        }),
+        "enqueue",
+    );
+    let bob_job = new_job(
+        &scope_of(&bob, "companion", "s1"),
+        moment(1),
+        "session_summary",
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            jobs: vec![bob_job.clone()],
+            ..Default::default()
+        }),
+        "enqueue bob's job",
+    );
+
+    // The job's results and its completion commit together.
+    let summary = memory(
+        &scope,
+        MemoryKind::Summary { level: 1 },
+        moment(2),
+        "Alice adopted a cat named Miso",
+        vec![t1.id],
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            memories: vec![summary.clone()],
+            finished_jobs: vec![(summary_job.id, moment(2))],
+            ..Default::default()
+        }),
+        "finish with results",
+    );
+    let summary_done = finished(&summary_job, moment(2));
+    assert_eq!(
+        stored_job(&store, &alice, summary_job.id).as_ref(),
+        Some(&summary_done),
+        "a finished job shows when it finished"
+    );
+    assert_eq!(
+        pending(&store, &alice),
+        vec![reflection_job.clone()],
+        "a finished job leaves pending_jobs"
+    );
+    assert_eq!(
+        unwrap_ok(store.memory(&alice, summary.id), "memory"),
+        Some(summary.clone())
+    );
+
+    let before = snapshot_user(&store, &alice);
+    let bob_before = snapshot_user(&store, &bob);
+    let rejected = |what: &str, finished_jobs: Vec<(JobId, Moment)>| {
+        // Each rejected batch also carries results, a follow-up job and a turn.
+        let result = memory(
+            &scope,
+            MemoryKind::Summary { level: 1 },
+            moment(3),
+            "Alice adopted a cat named Miso (replayed)",
+            vec![t1.id],
+        );
+        let follow_up = new_job(&scope, moment(3), "persona_update");
+        let t = turn(&scope, 3, "this turn must not be written");
+        assert_invalid_write(
+            store.write(WriteBatch {
+                turns: vec![t.clone()],
+                memories: vec![result.clone()],
+                jobs: vec![follow_up.clone()],
+                finished_jobs,
+                ..Default::default()
+            }),
+            what,
+        );
+        assert_eq!(
+            unwrap_ok(store.memory(&alice, result.id), "memory"),
+            None,
+            "{what}: the batch's memory was written"
+        );
+        assert_eq!(
+            unwrap_ok(store.turn(&alice, t.id), "turn"),
+            None,
+            "{what}: the batch's turn was written"
+        );
+        assert_eq!(
+            stored_job(&store, &alice, follow_up.id),
+            None,
+            "{what}: the batch's new job was written"
+        );
+        assert_eq!(snapshot_user(&store, &alice), before, "{what}");
+        assert_eq!(
+            stored_job(&store, &alice, summary_job.id).as_ref(),
+            Some(&summary_done),
+            "{what}: the finished job"
+        );
+        assert_eq!(
+            pending(&store, &alice),
+            vec![reflection_job.clone()],
+            "{what}: the pending job"
+        );
+    };
+    rejected(
+        "finishing a finished job (a replay)",
+        vec![(summary_job.id, moment(3))],
+    );
+    rejected("finishing an unknown job", vec![(JobId::new(), moment(3))]);
+    rejected(
+        "finishing another user's job",
+        vec![(bob_job.id, moment(3))],
+    );
+    rejected(
+        "finishing the same job twice in one batch",
+        vec![
+            (reflection_job.id, moment(3)),
+            (reflection_job.id, moment(3)),
+        ],
+    );
+    rejected(
+        "finishing a pending job and then an unknown one",
+        vec![(reflection_job.id, moment(3)), (JobId::new(), moment(3))],
+    );
+    assert_eq!(
+        snapshot_user(&store, &bob),
+        bob_before,
+        "bob after alice's rejected batches"
+    );
+    assert_eq!(
+        pending(&store, &bob),
+        vec![bob_job.clone()],
+        "bob's job stays pending"
+    );
+
+    // A batch naming only its user can finish a job.
+    unwrap_ok(
+        store.write(WriteBatch {
+            finished_jobs: vec![(reflection_job.id, moment(4))],
+            ..batch_of(&alice)
+        }),
+        "finish with no results",
+    );
+    assert_eq!(
+        stored_job(&store, &alice, reflection_job.id),
+        Some(finished(&reflection_job, moment(4)))
+    );
+    assert!(pending(&store, &alice).is_empty(), "every job finished");
+    assert_invalid_write(
+        store.write(WriteBatch {
+            finished_jobs: vec![(reflection_job.id, moment(5))],
+            ..batch_of(&alice)
+        }),
+        "finishing it again",
+    );
+    assert_eq!(
+        stored_job(&store, &alice, reflection_job.id),
+        Some(finished(&reflection_job, moment(4))),
+        "the first completion stands"
+    );
+}
+
+/// Updates and forgets inside a batch leave exactly the state, history and vectors that the same
+/// `update` and `forget` calls would: updates apply in order after the batch's new memories (so
+/// they can edit them), then forgets, which drop the memory's vectors.
+pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
+    let batched = make();
+    let called = make();
+    let user = key("tenant-1", "alice");
+    let data = Dataset::new(&user, 17);
+    let scope = scope_of(&user, "companion", "session-1");
+    let mut rng = Rng(19);
+    let t = turn(&scope, 20, "I switched jobs: I am a nurse now");
+    let fresh = memory(
+        &scope,
+        MemoryKind::Fact,
+        moment(20),
+        "Alice works as a nurse",
+        vec![t.id],
+    );
+    let fresh_vector = vector(fresh.id, MODEL_A, 16, &mut rng);
+    let job = new_job(&scope, moment(20), "persona_update");
+    let edited = data.memories[5].clone();
+    let gone = data.memories[0].clone();
+    assert_eq!(
+        data.vectors
+            .iter()
+            .filter(|v| v.memory_id == gone.id)
+            .count(),
+        2,
+        "fixture: the forgotten memory has vectors in two models"
+    );
+    let updates = vec![
+        BatchUpdate {
+            id: edited.id,
+            patch: MemoryPatch {
+                text: Some("the user moved to Lisbon".into()),
+                metrics: Some(Metrics {
+                    importance: Some(0.9),
+                    ..Metrics::default()
+                }),
+                ..Default::default()
+            },
+            at: moment(21),
+        },
+        BatchUpdate {
+            id: edited.id,
+            patch: MemoryPatch {
+                metadata: Some(meta(&[("topic", "home")])),
+                valid_to: Some(Some(Timestamp(edited.valid_from.0 + 7))),
+                ..Default::default()
+            },
+            at: moment(22),
+        },
+        BatchUpdate {
+            id: fresh.id,
+            patch: MemoryPatch {
+                text: Some("Alice works as a night-shift nurse".into()),
+                ..Default::default()
+            },
+            at: moment(23),
+        },
+    ];
+    let forgets = vec![
+        BatchForget {
+            id: gone.id,
+            reason: "superseded by the new job".into(),
+            at: moment(24),
+        },
+        BatchForget {
+            id: fresh.id,
+            reason: "contradicted at round 25".into(),
+            at: moment(25),
+        },
+    ];
+    for store in [&batched, &called] {
+        unwrap_ok(store.write(data.batch()), "write");
+    }
+    unwrap_ok(
+        batched.write(WriteBatch {
+            turns: vec![t.clone()],
+            memories: vec![fresh.clone()],
+            vectors: vec![fresh_vector.clone()],
+            updates: updates.clone(),
+            forgets: forgets.clone(),
+            jobs: vec![job.clone()],
+            ..Default::default()
+        }),
+        "batch with edits",
+    );
+    unwrap_ok(
+        called.write(WriteBatch {
+            turns: vec![t.clone()],
+            memories: vec![fresh.clone()],
+            vectors: vec![fresh_vector],
+            jobs: vec![job.clone()],
+            ..Default::default()
+        }),
+        "batch without edits",
+    );
+    for u in &updates {
+        unwrap_ok(called.update(&user, u.id, &u.patch, u.at), "update");
+    }
+    for f in &forgets {
+        unwrap_ok(called.forget(&user, f.id, &f.reason, f.at), "forget");
+    }
+    // An edit-only batch that names its user.
+    let solo = BatchUpdate {
+        id: data.memories[3].id,
+        patch: MemoryPatch {
+            text: Some("edited alone".into()),
+            ..Default::default()
+        },
+        at: moment(26),
+    };
+    unwrap_ok(
+        batched.write(WriteBatch {
+            updates: vec![solo.clone()],
+            ..batch_of(&user)
+        }),
+        "edit-only batch",
+    );
+    unwrap_ok(
+        called.update(&user, solo.id, &solo.patch, solo.at),
+        "update",
+    );
+
+    let got = snapshot_user(&batched, &user);
+    assert_eq!(
+        got,
+        snapshot_user(&called, &user),
+        "batch edits differ from the same update and forget calls"
+    );
+    // Spelled out, so a failure says what is wrong.
+    let history = unwrap_ok(batched.history(&user, edited.id), "history");
+    let changes: Vec<(u32, Change, Moment)> = history
+        .iter()
+        .map(|h| (h.version, h.change.clone(), h.at))
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            (1, Change::Created, edited.created),
+            (2, Change::Updated, moment(21)),
+            (3, Change::Updated, moment(22)),
+        ],
+        "history of a memory updated twice in one batch"
+    );
+    let fresh_history = unwrap_ok(batched.history(&user, fresh.id), "history");
+    let changes: Vec<(u32, Change)> = fresh_history
+        .iter()
+        .map(|h| (h.version, h.change.clone()))
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            (1, Change::Created),
+            (2, Change::Updated),
+            (
+                3,
+                Change::Forgotten {
+                    reason: "contradicted at round 25".into()
+                }
+            ),
+        ],
+        "a memory created, updated and forgotten in one batch"
+    );
+    let forgotten = unwrap_ok(batched.memory(&user, gone.id), "memory");
+    assert_eq!(
+        forgotten.as_ref().map(|m| (&m.state, m.version)),
+        Some((
+            &MemoryState::Forgotten {
+                reason: "superseded by the new job".into(),
+                at: moment(24)
+            },
+            2
+        )),
+        "state of a memory forgotten in a batch"
+    );
+    for (model, rows) in [(MODEL_A, &got.vectors_a), (MODEL_B, &got.vectors_b)] {
+        assert!(
+            rows.iter()
+                .all(|v| v.memory_id != gone.id && v.memory_id != fresh.id),
+            "a memory forgotten in a batch still has {model} vectors"
+        );
+    }
+    // The vectors are deleted, not hidden: the purges count the same rows.
+    let report = unwrap_ok(batched.purge_user(&user), "purge");
+    assert_eq!(
+        report,
+        unwrap_ok(called.purge_user(&user), "purge"),
+        "purge after batch edits vs. after single calls"
+    );
+    assert_eq!(
+        report.vectors,
+        data.vectors.len() - 2,
+        "a batch forget must delete the memory's vectors (also those written in the same batch)"
+    );
+}
+
+/// An update or forget of an unknown memory (or another user's), an invalid patch, or edits in a
+/// batch that does not name its user reject the whole batch: none of its turns, memories, jobs or
+/// earlier edits are written.
+pub fn batch_edits_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let data = Dataset::new(&alice, 23);
+    let bob_data = Dataset::new(&bob, 29);
+    unwrap_ok(store.write(data.batch()), "write");
+    unwrap_ok(store.write(bob_data.batch()), "write bob");
+    let before = snapshot_user(&store, &alice);
+    let bob_before = snapshot_user(&store, &bob);
+    let scope = scope_of(&alice, "companion", "session-1");
+    let valid = BatchUpdate {
+        id: data.memories[4].id,
+        patch: MemoryPatch {
+            text: Some("a valid edit".into()),
+            ..Default::default()
+        },
+        at: moment(30),
+    };
+    let valid_forget = BatchForget {
+        id: data.memories[2].id,
+        reason: "a valid forget".into(),
+        at: moment(30),
+    };
+    let update_of = |id: MemoryId, text: &str| BatchUpdate {
+        id,
+        patch: MemoryPatch {
+            text: Some(text.into()),
+            ..Default::default()
+        },
+        at: moment(31),
+    };
+    let forget_of = |id: MemoryId| BatchForget {
+        id,
+        reason: "must not stick".into(),
+        at: moment(31),
+    };
+    let cases: Vec<(&str, Vec<BatchUpdate>, Vec<BatchForget>)> = vec![
+        (
+            "an update of an unknown memory",
+            vec![valid.clone(), update_of(MemoryId::new(), "ghost")],
+            vec![valid_forget.clone()],
+        ),
+        (
+            "a forget of an unknown memory",
+            vec![valid.clone()],
+            vec![valid_forget.clone(), forget_of(MemoryId::new())],
+        ),
+        (
+            "an update of another user's memory",
+            vec![
+                valid.clone(),
+                update_of(bob_data.memories[1].id, "hijacked"),
+            ],
+            vec![],
+        ),
+        (
+            "a forget of another user's memory",
+            vec![valid.clone()],
+            vec![forget_of(bob_data.memories[1].id)],
+        ),
+        (
+            "an invalid patch",
+            vec![valid.clone(), update_of(data.memories[5].id, "   ")],
+            vec![valid_forget.clone()],
+        ),
+    ];
+    for (what, updates, forgets) in cases {
+        let t = turn(&scope, 31, "this turn must not be written");
+        let m = memory(
+            &scope,
+            MemoryKind::Fact,
+            moment(31),
+            "must not be written",
+            vec![],
+        );
+        let job = new_job(&scope, moment(31), "session_summary");
+        assert_invalid_write(
+            store.write(WriteBatch {
+                turns: vec![t.clone()],
+                memories: vec![m.clone()],
+                jobs: vec![job.clone()],
+                updates,
+                forgets,
+                ..Default::default()
+            }),
+            what,
+        );
+        assert_eq!(unwrap_ok(store.turn(&alice, t.id), "turn"), None, "{what}");
+        assert_eq!(
+            unwrap_ok(store.memory(&alice, m.id), "memory"),
+            None,
+            "{what}"
+        );
+        assert_eq!(stored_job(&store, &alice, job.id), None, "{what}");
+        assert_eq!(snapshot_user(&store, &alice), before, "{what}");
+        assert_eq!(snapshot_user(&store, &bob), bob_before, "{what}: bob");
+    }
+
+    // Edits name rows by id only: without a user the batch cannot be checked.
+    let anonymous = [
+        (
+            "updates without a user",
+            WriteBatch {
+                updates: vec![valid.clone()],
+                ..Default::default()
+            },
+        ),
+        (
+            "forgets without a user",
+            WriteBatch {
+                forgets: vec![valid_forget.clone()],
+                ..Default::default()
+            },
+        ),
+        (
+            "job completions without a user",
+            WriteBatch {
+                finished_jobs: vec![(JobId::new(), moment(31))],
+                ..Default::default()
+            },
+        ),
+        (
+            "a user that differs from the batch's turns",
+            WriteBatch {
+                turns: vec![turn(&scope, 31, "alice's turn")],
+                updates: vec![valid.clone()],
+                ..batch_of(&bob)
+            },
+        ),
+    ];
+    for (what, batch) in anonymous {
+        assert_invalid_write(store.write(batch), what);
+        assert_eq!(snapshot_user(&store, &alice), before, "{what}");
+        assert_eq!(snapshot_user(&store, &bob), bob_before, "{what}: bob");
+    }
+
+    // The store keeps working: the valid edits alone apply.
+    unwrap_ok(
+        store.write(WriteBatch {
+            updates: vec![valid.clone()],
+            forgets: vec![valid_forget.clone()],
+            ..batch_of(&alice)
+        }),
+        "valid edits",
+    );
+    let edited = unwrap_ok(store.memory(&alice, valid.id), "memory");
+    assert_eq!(
+        edited.as_ref().map(|m| (m.text.as_str(), m.version)),
+        Some(("a valid edit", 2))
+    );
+    let forgotten = unwrap_ok(store.memory(&alice, valid_forget.id), "memory");
+    assert!(
+        forgotten.is_some_and(|m| !m.is_active() && m.version == 2),
+        "the valid forget applies"
+    );
+}
+
+/// `record_job_failure` counts each failed attempt of a pending job and keeps the last error; a
+/// finished job is returned unchanged; an unknown (or another user's) job is `None`.
+pub fn job_failures_counted<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let scope = scope_of(&alice, "companion", "s1");
+    let flaky = new_job(&scope, moment(1), "session_summary");
+    let later = new_job(&scope, moment(2), "reflection");
+    let done = new_job(&scope, moment(0), "persona_update");
+    unwrap_ok(
+        store.write(WriteBatch {
+            jobs: vec![flaky.clone(), later.clone(), done.clone()],
+            ..Default::default()
+        }),
+        "enqueue",
+    );
+    unwrap_ok(
+        store.write(WriteBatch {
+            finished_jobs: vec![(done.id, moment(1))],
+            ..batch_of(&alice)
+        }),
+        "finish",
+    );
+
+    let first = unwrap_ok(
+        store.record_job_failure(&alice, flaky.id, "model timed out"),
+        "record failure",
+    );
+    let mut expected = flaky.clone();
+    expected.attempts = 1;
+    expected.last_error = Some("model timed out".into());
+    assert_eq!(first.as_ref(), Some(&expected), "after one failure");
+    let error = "the model answered in the wrong format: «résumé» 总结 🧠";
+    let second = unwrap_ok(
+        store.record_job_failure(&alice, flaky.id, error),
+        "record failure",
+    );
+    expected.attempts = 2;
+    expected.last_error = Some(error.into());
+    assert_eq!(second.as_ref(), Some(&expected), "after two failures");
+    assert_eq!(
+        stored_job(&store, &alice, flaky.id).as_ref(),
+        Some(&expected),
+        "job() shows the attempts and the last error"
+    );
+    assert_eq!(
+        pending(&store, &alice),
+        vec![expected.clone(), later.clone()],
+        "a failed job stays pending, in its place"
+    );
+
+    let done_job = finished(&done, moment(1));
+    assert_eq!(
+        unwrap_ok(
+            store.record_job_failure(&alice, done.id, "late failure"),
+            "record failure"
+        ),
+        Some(done_job.clone()),
+        "a finished job is returned unchanged"
+    );
+    assert_eq!(stored_job(&store, &alice, done.id), Some(done_job));
+    assert_eq!(
+        unwrap_ok(
+            store.record_job_failure(&alice, JobId::new(), "nothing"),
+            "record failure"
+        ),
+        None,
+        "unknown job"
+    );
+    assert_eq!(
+        unwrap_ok(
+            store.record_job_failure(&bob, flaky.id, "not yours"),
+            "record failure"
+        ),
+        None,
+        "another user's job"
+    );
+    assert_eq!(
+        stored_job(&store, &alice, flaky.id),
+        Some(expected),
+        "another user's failure report changed the job"
+    );
+}
+
+/// Jobs are invisible to every other user (same user name in another tenant included), and
+/// `purge_user` erases the user's jobs, finished or not, and nobody else's.
+pub fn jobs_isolated_and_purged<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let alice2 = key("tenant-2", "alice");
+    let mut all: Vec<(UserKey, Job, Job)> = Vec::new();
+    for user in [&alice, &bob, &alice2] {
+        let scope = scope_of(user, "companion", "s1");
+        let open = new_job(&scope, moment(1), "session_summary");
+        let closed = new_job(&scope, moment(1), "reflection");
+        unwrap_ok(
+            store.write(WriteBatch {
+                turns: vec![turn(&scope, 1, &format!("hello from {user}"))],
+                jobs: vec![open.clone(), closed.clone()],
+                ..Default::default()
+            }),
+            "enqueue",
+        );
+        unwrap_ok(
+            store.write(WriteBatch {
+                finished_jobs: vec![(closed.id, moment(2))],
+                ..batch_of(user)
+            }),
+            "finish",
+        );
+        all.push((user.clone(), open, finished(&closed, moment(2))));
+    }
+    for (owner, open, closed) in &all {
+        for (other, _, _) in &all {
+            if other == owner {
+                continue;
+            }
+            for job in [open, closed] {
+                assert_eq!(
+                    stored_job(&store, other, job.id),
+                    None,
+                    "{other} reads a job of {owner}"
+                );
+            }
+        }
+        assert_eq!(
+            pending(&store, owner),
+            vec![open.clone()],
+            "pending_jobs of {owner} lists only their own jobs"
+        );
+    }
+
+    unwrap_ok(store.purge_user(&alice), "purge");
+    let (_, open, closed) = &all[0];
+    for job in [open, closed] {
+        assert_eq!(
+            stored_job(&store, &alice, job.id),
+            None,
+            "a purged user's job is still readable"
+        );
+    }
+    assert!(pending(&store, &alice).is_empty(), "purged pending jobs");
+    for (owner, open, closed) in &all[1..] {
+        assert_eq!(stored_job(&store, owner, open.id).as_ref(), Some(open));
+        assert_eq!(stored_job(&store, owner, closed.id).as_ref(), Some(closed));
+        assert_eq!(
+            pending(&store, owner),
+            vec![open.clone()],
+            "{owner} after the purge"
+        );
+    }
+    // Nothing of the purged jobs can be finished or failed any more.
+    assert_invalid_write(
+        store.write(WriteBatch {
+            finished_jobs: vec![(open.id, moment(3))],
+            ..batch_of(&alice)
+        }),
+        "finishing a purged job",
+    );
+    assert_eq!(
+        unwrap_ok(
+            store.record_job_failure(&alice, open.id, "gone"),
+            "record failure"
+        ),
+        None,
+        "a purged job's failure"
+    );
 }

@@ -5,8 +5,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mnemos_core::{
-    Access, HistoryEntry, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryStore, Moment, Page,
-    Paged, PurgeReport, Store, StoreResult, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    Access, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryStore,
+    Moment, Page, Paged, PurgeReport, Store, StoreResult, Turn, TurnId, UserKey, VectorRow,
+    WriteBatch,
 };
 use parking_lot::Mutex;
 
@@ -28,6 +29,12 @@ enum Bug {
     LossyUnicode,
     FlushesNegativeZero,
     PutVectorsIgnoresUser,
+    PendingJobsReversed,
+    FinishingTwiceIsIgnored,
+    BatchForgetKeepsVectors,
+    BatchEditsNotAtomic,
+    FailureCountedOnce,
+    PurgeKeepsPendingJobs,
 }
 
 struct Mutant {
@@ -99,6 +106,37 @@ impl Store for Mutant {
                 }
             }
             Bug::ForgetKeepsVectors => self.vectors.lock().extend(batch.vectors.iter().cloned()),
+            Bug::FinishingTwiceIsIgnored => {
+                if let Ok(Some(user)) = batch.user() {
+                    batch.finished_jobs.retain(|(id, _)| {
+                        !matches!(self.inner.job(&user, *id), Ok(Some(j)) if !j.is_pending())
+                    });
+                }
+            }
+            Bug::BatchEditsNotAtomic => {
+                if let Ok(Some(user)) = batch.user() {
+                    for u in batch.updates.drain(..) {
+                        let _ = self.inner.update(&user, u.id, &u.patch, u.at);
+                    }
+                }
+            }
+            Bug::BatchForgetKeepsVectors => {
+                self.vectors.lock().extend(batch.vectors.iter().cloned());
+                let forgotten: Vec<MemoryId> = batch.forgets.iter().map(|f| f.id).collect();
+                let user = batch.user();
+                self.inner.write(batch)?;
+                if let Ok(Some(user)) = user {
+                    let kept: Vec<VectorRow> = self
+                        .vectors
+                        .lock()
+                        .iter()
+                        .filter(|v| forgotten.contains(&v.memory_id))
+                        .cloned()
+                        .collect();
+                    self.inner.put_vectors(&user, &kept)?;
+                }
+                return Ok(());
+            }
             _ => {}
         }
         self.inner.write(batch)
@@ -189,6 +227,7 @@ impl Store for Mutant {
                     turns: vec![],
                     memories: vec![carrier],
                     vectors: kept,
+                    ..Default::default()
                 })?;
             }
         }
@@ -237,6 +276,15 @@ impl Store for Mutant {
         Ok(rows)
     }
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
+        if self.bug == Bug::PurgeKeepsPendingJobs {
+            let jobs = self.inner.pending_jobs(user, usize::MAX)?;
+            let report = self.inner.purge_user(user)?;
+            self.inner.write(WriteBatch {
+                jobs,
+                ..Default::default()
+            })?;
+            return Ok(report);
+        }
         let mut report = self.inner.purge_user(user)?;
         if self.bug == Bug::PurgeMiscounts {
             report.history_entries = report.memories;
@@ -262,6 +310,29 @@ impl Store for Mutant {
             .map(|m| m.created.round)
             .chain(turns)
             .max())
+    }
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.leak(user, |u| self.inner.job(u, id))
+    }
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        let mut jobs = self.inner.pending_jobs(user, limit)?;
+        if self.bug == Bug::PendingJobsReversed {
+            jobs.reverse();
+        }
+        Ok(jobs)
+    }
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>> {
+        if self.bug == Bug::FailureCountedOnce {
+            if let Some(job) = self.inner.job(user, id)?.filter(|j| j.attempts > 0) {
+                return Ok(Some(job));
+            }
+        }
+        self.inner.record_job_failure(user, id, error)
     }
 }
 
@@ -299,4 +370,14 @@ fn every_check_catches_its_bug() {
         Bug::PutVectorsIgnoresUser,
         c::put_vectors_replaces_within_user,
     );
+    must_fail(Bug::PendingJobsReversed, c::jobs_enqueue_in_order);
+    must_fail(Bug::FinishingTwiceIsIgnored, c::finishing_jobs_at_most_once);
+    must_fail(
+        Bug::BatchForgetKeepsVectors,
+        c::batch_edits_match_update_and_forget,
+    );
+    must_fail(Bug::BatchEditsNotAtomic, c::batch_edits_rejected_atomically);
+    must_fail(Bug::FailureCountedOnce, c::job_failures_counted);
+    must_fail(Bug::LeaksAcrossUsers, c::jobs_isolated_and_purged);
+    must_fail(Bug::PurgeKeepsPendingJobs, c::jobs_isolated_and_purged);
 }

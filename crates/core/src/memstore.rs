@@ -111,8 +111,7 @@ impl Store for MemoryStore {
             for job in &batch.jobs {
                 job.validate()
                     .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-                if !seen.insert(job.id.0)
-                    || existing.is_some_and(|d| d.jobs.contains_key(&job.id))
+                if !seen.insert(job.id.0) || existing.is_some_and(|d| d.jobs.contains_key(&job.id))
                 {
                     return Err(StoreError::InvalidWrite(format!(
                         "job {} already exists",
@@ -139,13 +138,14 @@ impl Store for MemoryStore {
         let mut staged: HashMap<MemoryId, (Memory, Vec<HistoryEntry>)> = HashMap::new();
         {
             let existing = users.get(&user);
-            let current = |id: &MemoryId, staged: &HashMap<MemoryId, (Memory, Vec<HistoryEntry>)>| {
-                staged
-                    .get(id)
-                    .map(|(m, _)| m.clone())
-                    .or_else(|| batch.memories.iter().find(|m| m.id == *id).cloned())
-                    .or_else(|| existing.and_then(|d| d.memories.get(id).cloned()))
-            };
+            let current =
+                |id: &MemoryId, staged: &HashMap<MemoryId, (Memory, Vec<HistoryEntry>)>| {
+                    staged
+                        .get(id)
+                        .map(|(m, _)| m.clone())
+                        .or_else(|| batch.memories.iter().find(|m| m.id == *id).cloned())
+                        .or_else(|| existing.and_then(|d| d.memories.get(id).cloned()))
+                };
             for update in &batch.updates {
                 let Some(mut memory) = current(&update.id, &staged) else {
                     return Err(StoreError::InvalidWrite(format!(
@@ -164,7 +164,9 @@ impl Store for MemoryStore {
                     change: Change::Updated,
                     snapshot: memory.clone(),
                 };
-                let slot = staged.entry(update.id).or_insert_with(|| (memory.clone(), Vec::new()));
+                let slot = staged
+                    .entry(update.id)
+                    .or_insert_with(|| (memory.clone(), Vec::new()));
                 slot.0 = memory;
                 slot.1.push(entry);
             }
@@ -185,7 +187,9 @@ impl Store for MemoryStore {
                     },
                     snapshot: memory.clone(),
                 };
-                let slot = staged.entry(forget.id).or_insert_with(|| (memory.clone(), Vec::new()));
+                let slot = staged
+                    .entry(forget.id)
+                    .or_insert_with(|| (memory.clone(), Vec::new()));
                 slot.0 = memory;
                 slot.1.push(entry);
             }
@@ -461,7 +465,13 @@ impl Store for MemoryStore {
         let users = self.users.read();
         let mut pending: Vec<Job> = users
             .get(user)
-            .map(|d| d.jobs.values().filter(|j| j.is_pending()).cloned().collect())
+            .map(|d| {
+                d.jobs
+                    .values()
+                    .filter(|j| j.is_pending())
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
         pending.truncate(limit);

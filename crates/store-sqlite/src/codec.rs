@@ -5,8 +5,8 @@
 //! blobs. Anything that does not decode is reported as `StoreError::Corrupt`.
 
 use mnemos_core::{
-    Access, Memory, MemoryId, MemoryKind, MemoryState, Metadata, Metrics, Moment, Role, Scope,
-    StoreError, StoreResult, Timestamp, Turn, TurnId,
+    Access, Job, JobId, Memory, MemoryId, MemoryKind, MemoryState, Metadata, Metrics, Moment, Role,
+    Scope, StoreError, StoreResult, Timestamp, Turn, TurnId,
 };
 use rusqlite::Row;
 use serde::de::DeserializeOwned;
@@ -114,6 +114,10 @@ pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.tenant, m.user_id, m.agent, m.s
 pub(crate) const TURN_COLUMNS: &str =
     "id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, metadata";
 
+pub(crate) const JOB_COLUMNS: &str =
+    "id, tenant, user_id, agent, session, mechanism, kind, payload, \
+     created_round, created_time, attempts, last_error, done_round, done_time";
+
 fn get<T: rusqlite::types::FromSql>(row: &Row<'_>, idx: usize, op: &'static str) -> StoreResult<T> {
     row.get(idx).map_err(sql_err(op))
 }
@@ -184,6 +188,44 @@ pub(crate) fn read_memory(row: &Row<'_>) -> StoreResult<Memory> {
         metadata: from_json::<Metadata>(&get::<String>(row, 15, OP)?, &what)?,
         version: u32::try_from(version)
             .map_err(|_| corrupt(format_args!("{what}: version {version}")))?,
+    })
+}
+
+pub(crate) fn read_job(row: &Row<'_>) -> StoreResult<Job> {
+    const OP: &str = "read job";
+    let id = JobId(uuid_from_blob(&get::<Vec<u8>>(row, 0, OP)?, "job")?);
+    let what = format!("job {id}");
+    let attempts: i64 = get(row, 10, OP)?;
+    let done = match (
+        get::<Option<i64>>(row, 12, OP)?,
+        get::<Option<i64>>(row, 13, OP)?,
+    ) {
+        (None, None) => None,
+        (Some(round), Some(time)) => Some(Moment {
+            round: round_from_sql(round, &what)?,
+            time: Timestamp(time),
+        }),
+        _ => return Err(corrupt(format_args!("{what}: half-set completion moment"))),
+    };
+    Ok(Job {
+        id,
+        scope: Scope {
+            tenant: get(row, 1, OP)?,
+            user: get(row, 2, OP)?,
+            agent: get(row, 3, OP)?,
+            session: get(row, 4, OP)?,
+        },
+        mechanism: get(row, 5, OP)?,
+        kind: get(row, 6, OP)?,
+        payload: get(row, 7, OP)?,
+        created: Moment {
+            round: round_from_sql(get(row, 8, OP)?, &what)?,
+            time: Timestamp(get(row, 9, OP)?),
+        },
+        attempts: u32::try_from(attempts)
+            .map_err(|_| corrupt(format_args!("{what}: attempts {attempts}")))?,
+        last_error: get(row, 11, OP)?,
+        done,
     })
 }
 

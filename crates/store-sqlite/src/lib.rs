@@ -5,12 +5,15 @@
 //!   operating system's cache; an OS crash or power loss may roll back the last commits (never
 //!   corrupt the file). Set [`SqliteOptions::synchronous_full`] to fsync the WAL on every commit
 //!   when acknowledged writes must also survive power loss.
-//! - **Atomicity.** Every `write` batch, update, forget, access record and purge is one
-//!   `BEGIN IMMEDIATE` transaction on the single writer connection.
+//! - **Atomicity.** Every `write` batch, update, forget, access record, job failure record and
+//!   purge is one `BEGIN IMMEDIATE` transaction on the single writer connection. A batch's edits,
+//!   forgets, new jobs and job completions share the transaction of its turns and memories, so a
+//!   job is enqueued with the turns that cause it and marked done with its results.
 //! - **Concurrency.** One writer connection behind a mutex, plus a small pool of reader
 //!   connections: in WAL mode readers see the last committed state and never wait for a long
 //!   write. An in-memory database has a single connection for both.
-//! - **Purge leaves nothing behind.** `secure_delete=ON` zeroes deleted rows and freed pages, and
+//! - **Purge leaves nothing behind.** Turns, memories, history, vectors and jobs of the user are
+//!   deleted; `secure_delete=ON` zeroes deleted rows and freed pages, and
 //!   `purge_user` ends with `wal_checkpoint(TRUNCATE)` so no copy of the user's text stays in the
 //!   write-ahead log.
 //! - **Filters** (kind, agent, session, state and metadata pairs) run in SQL; metadata pairs use
@@ -26,9 +29,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, Change, HistoryEntry, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryState, Moment,
-    Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreResult, Timestamp, Turn, TurnId,
-    UserKey, VectorRow, WriteBatch,
+    Access, Change, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch,
+    MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreResult,
+    Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -38,8 +41,8 @@ use rusqlite::{
 
 use codec::{
     blob, check_metrics, decode_vector, encode_vector, from_json, is_constraint_violation,
-    read_memory, read_turn, round_to_sql, sql_err, to_json, uuid_from_blob, MemoryRow,
-    MEMORY_COLUMNS, TURN_COLUMNS,
+    read_job, read_memory, read_turn, round_to_sql, sql_err, to_json, uuid_from_blob, MemoryRow,
+    JOB_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS,
 };
 pub use schema::SCHEMA_VERSION;
 
@@ -369,6 +372,83 @@ fn insert_history(
     Ok(())
 }
 
+/// Patch one memory of `user` and record an `Updated` history entry, inside the caller's
+/// transaction. `Ok(None)` if the user has no such memory.
+fn update_in_tx(
+    tx: &Connection,
+    user: &UserKey,
+    id: MemoryId,
+    patch: &MemoryPatch,
+    at: Moment,
+) -> StoreResult<Option<Memory>> {
+    let Some(mut memory) = load_memory(tx, user, id)? else {
+        return Ok(None);
+    };
+    patch
+        .apply(&mut memory)
+        .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+    rewrite_memory(tx, &memory)?;
+    insert_history(
+        tx,
+        at,
+        &Change::Updated,
+        &to_json(&memory, "memory snapshot")?,
+        &memory,
+    )?;
+    Ok(Some(memory))
+}
+
+/// Forget one memory of `user` (state, version, `Forgotten` history entry, vectors dropped),
+/// inside the caller's transaction. `Ok(None)` if the user has no such memory.
+fn forget_in_tx(
+    tx: &Connection,
+    user: &UserKey,
+    id: MemoryId,
+    reason: &str,
+    at: Moment,
+) -> StoreResult<Option<Memory>> {
+    let Some(mut memory) = load_memory(tx, user, id)? else {
+        return Ok(None);
+    };
+    memory.state = MemoryState::Forgotten {
+        reason: reason.to_string(),
+        at,
+    };
+    memory.version = memory
+        .version
+        .checked_add(1)
+        .ok_or_else(|| StoreError::InvalidWrite(format!("memory {id} has too many versions")))?;
+    rewrite_memory(tx, &memory)?;
+    let change = Change::Forgotten {
+        reason: reason.to_string(),
+    };
+    insert_history(
+        tx,
+        at,
+        &change,
+        &to_json(&memory, "memory snapshot")?,
+        &memory,
+    )?;
+    tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
+        .and_then(|mut s| s.execute(params![id_bytes(&id.0)]))
+        .map_err(sql_err("forget memory"))?;
+    Ok(Some(memory))
+}
+
+/// One job of `user`, finished or not.
+fn load_job(conn: &Connection, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+    let sql =
+        format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1 AND tenant = ?2 AND user_id = ?3");
+    let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("read job"))?;
+    let mut rows = stmt
+        .query(params![id_bytes(&id.0), user.tenant, user.user])
+        .map_err(sql_err("read job"))?;
+    match rows.next().map_err(sql_err("read job"))? {
+        Some(row) => read_job(row).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// The SQL `WHERE` clause and parameters of a memory listing (table aliased `m`).
 fn filter_sql(user: &UserKey, filter: &MemoryFilter) -> (String, Vec<Value>) {
     let mut sql = String::from("FROM memories m WHERE m.tenant = ? AND m.user_id = ?");
@@ -462,6 +542,25 @@ impl Store for SqliteStore {
             .iter()
             .map(|v| (v, encode_vector(&v.vector)))
             .collect();
+        for at in batch
+            .updates
+            .iter()
+            .map(|u| u.at)
+            .chain(batch.forgets.iter().map(|f| f.at))
+            .chain(batch.finished_jobs.iter().map(|(_, at)| *at))
+        {
+            round_to_sql(at.round)?;
+        }
+        let mut jobs = Vec::with_capacity(batch.jobs.len());
+        for job in &batch.jobs {
+            job.validate()
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            let done = match job.done {
+                Some(at) => Some((round_to_sql(at.round)?, at.time.0)),
+                None => None,
+            };
+            jobs.push((job, round_to_sql(job.created.round)?, done));
+        }
 
         self.write_tx("write", |tx| {
             tx.prepare_cached("INSERT OR IGNORE INTO users (tenant, user_id) VALUES (?1, ?2)")
@@ -556,6 +655,88 @@ impl Store for SqliteStore {
                     insert
                         .execute(params![id, row.model, to_sql_count(row.vector.len()), data])
                         .map_err(sql_err("write vector"))?;
+                }
+            }
+            // Edits of existing memories (or of memories created above), in batch order, through
+            // the same code as `update` and `forget`.
+            for update in &batch.updates {
+                if update_in_tx(tx, &user, update.id, &update.patch, update.at)?.is_none() {
+                    return Err(StoreError::InvalidWrite(format!(
+                        "update of unknown memory {}",
+                        update.id
+                    )));
+                }
+            }
+            for forget in &batch.forgets {
+                if forget_in_tx(tx, &user, forget.id, &forget.reason, forget.at)?.is_none() {
+                    return Err(StoreError::InvalidWrite(format!(
+                        "forget of unknown memory {}",
+                        forget.id
+                    )));
+                }
+            }
+            // Before the new jobs are inserted: a batch cannot finish a job it enqueues. The
+            // `done_round IS NULL` guard makes a second completion (a replayed job, or the same
+            // id twice in this batch) change nothing, which rejects the batch.
+            if !batch.finished_jobs.is_empty() {
+                let mut finish = tx
+                    .prepare_cached(
+                        "UPDATE jobs SET done_round = ?4, done_time = ?5 \
+                         WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
+                    )
+                    .map_err(sql_err("finish job"))?;
+                for (id, at) in &batch.finished_jobs {
+                    let changed = finish
+                        .execute(params![
+                            id_bytes(&id.0),
+                            user.tenant,
+                            user.user,
+                            round_to_sql(at.round)?,
+                            at.time.0
+                        ])
+                        .map_err(sql_err("finish job"))?;
+                    if changed == 0 {
+                        return Err(match load_job(tx, &user, *id)? {
+                            Some(_) => StoreError::InvalidWrite(format!("job {id} is already finished")),
+                            None => StoreError::InvalidWrite(format!("unknown job {id}")),
+                        });
+                    }
+                }
+            }
+            if !jobs.is_empty() {
+                let mut insert = tx
+                    .prepare_cached(
+                        "INSERT INTO jobs (id, tenant, user_id, agent, session, mechanism, kind, payload, \
+                         created_round, created_time, attempts, last_error, done_round, done_time) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                    )
+                    .map_err(sql_err("write job"))?;
+                for (job, created_round, done) in &jobs {
+                    let s = &job.scope;
+                    insert
+                        .execute(params![
+                            id_bytes(&job.id.0),
+                            s.tenant,
+                            s.user,
+                            s.agent,
+                            s.session,
+                            job.mechanism,
+                            job.kind,
+                            job.payload,
+                            created_round,
+                            job.created.time.0,
+                            i64::from(job.attempts),
+                            job.last_error,
+                            done.map(|(round, _)| round),
+                            done.map(|(_, time)| time),
+                        ])
+                        .map_err(|e| {
+                            if is_constraint_violation(&e) {
+                                StoreError::InvalidWrite(format!("job {} already exists", job.id))
+                            } else {
+                                sql_err("write job")(e)
+                            }
+                        })?;
                 }
             }
             Ok(())
@@ -693,23 +874,7 @@ impl Store for SqliteStore {
         at: Moment,
     ) -> StoreResult<Option<Memory>> {
         round_to_sql(at.round)?;
-        self.write_tx("update memory", |tx| {
-            let Some(mut memory) = load_memory(tx, user, id)? else {
-                return Ok(None);
-            };
-            patch
-                .apply(&mut memory)
-                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-            rewrite_memory(tx, &memory)?;
-            insert_history(
-                tx,
-                at,
-                &Change::Updated,
-                &to_json(&memory, "memory snapshot")?,
-                &memory,
-            )?;
-            Ok(Some(memory))
-        })
+        self.write_tx("update memory", |tx| update_in_tx(tx, user, id, patch, at))
     }
 
     fn forget(
@@ -720,33 +885,7 @@ impl Store for SqliteStore {
         at: Moment,
     ) -> StoreResult<Option<Memory>> {
         round_to_sql(at.round)?;
-        self.write_tx("forget memory", |tx| {
-            let Some(mut memory) = load_memory(tx, user, id)? else {
-                return Ok(None);
-            };
-            memory.state = MemoryState::Forgotten {
-                reason: reason.to_string(),
-                at,
-            };
-            memory.version = memory.version.checked_add(1).ok_or_else(|| {
-                StoreError::InvalidWrite(format!("memory {id} has too many versions"))
-            })?;
-            rewrite_memory(tx, &memory)?;
-            let change = Change::Forgotten {
-                reason: reason.to_string(),
-            };
-            insert_history(
-                tx,
-                at,
-                &change,
-                &to_json(&memory, "memory snapshot")?,
-                &memory,
-            )?;
-            tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
-                .and_then(|mut s| s.execute(params![id_bytes(&id.0)]))
-                .map_err(sql_err("forget memory"))?;
-            Ok(Some(memory))
-        })
+        self.write_tx("forget memory", |tx| forget_in_tx(tx, user, id, reason, at))
     }
 
     fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
@@ -869,6 +1008,7 @@ impl Store for SqliteStore {
             ))?;
             let memories = run("DELETE FROM memories WHERE tenant = ?1 AND user_id = ?2")?;
             let turns = run("DELETE FROM turns WHERE tenant = ?1 AND user_id = ?2")?;
+            run("DELETE FROM jobs WHERE tenant = ?1 AND user_id = ?2")?;
             run("DELETE FROM users WHERE tenant = ?1 AND user_id = ?2")?;
             Ok(PurgeReport {
                 turns,
@@ -911,6 +1051,49 @@ impl Store for SqliteStore {
             .transpose()
         })
     }
+
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.read(|conn| load_job(conn, user, id))
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let sql = format!(
+                "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND user_id = ?2 AND done_round IS NULL \
+                 ORDER BY created_round, created_time, id LIMIT ?3"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("list jobs"))?;
+            let mut rows = stmt
+                .query(params![user.tenant, user.user, to_sql_count(limit)])
+                .map_err(sql_err("list jobs"))?;
+            let mut jobs = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err("list jobs"))? {
+                jobs.push(read_job(row)?);
+            }
+            Ok(jobs)
+        })
+    }
+
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>> {
+        self.write_tx("record job failure", |tx| {
+            // A finished job is left as it is; the attempt counter saturates like a u32.
+            tx.prepare_cached(
+                "UPDATE jobs SET attempts = MIN(attempts + 1, 4294967295), last_error = ?4 \
+                 WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
+            )
+            .and_then(|mut s| s.execute(params![id_bytes(&id.0), user.tenant, user.user, error]))
+            .map_err(sql_err("record job failure"))?;
+            load_job(tx, user, id)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -922,6 +1105,55 @@ mod tests {
         assert!(
             schema::MIGRATIONS[0].contains(&format!("application_id = {}", schema::APPLICATION_ID))
         );
+    }
+
+    /// A file written by a version-1 build (no jobs table) opens, upgrades in place, keeps its
+    /// data and takes jobs.
+    #[test]
+    fn a_version_1_file_is_upgraded_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let user = UserKey {
+            tenant: "t".into(),
+            user: "u".into(),
+        };
+        let scope = mnemos_core::Scope {
+            tenant: "t".into(),
+            user: "u".into(),
+            agent: "a".into(),
+            session: "s".into(),
+        };
+        let turn_id = TurnId::new();
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(schema::MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute("INSERT INTO users (tenant, user_id) VALUES ('t', 'u')", [])
+                .unwrap();
+            conn.execute(
+                "INSERT INTO turns (id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, \
+                 metadata) VALUES (?1, 't', 'u', 'a', 's', 'user', NULL, 'written by v1', 3, 42, '{}')",
+                params![id_bytes(&turn_id.0)],
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let turn = store.turn(&user, turn_id).unwrap().unwrap();
+        assert_eq!(turn.text, "written by v1");
+        let job = mnemos_core::Job::new(scope, "m", "summary", "{}", turn.at);
+        store
+            .write(WriteBatch {
+                jobs: vec![job.clone()],
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(store.pending_jobs(&user, 10).unwrap(), vec![job]);
+        drop(store);
+        let reopened = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+        assert_eq!(reopened.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(reopened.pending_jobs(&user, 10).unwrap().len(), 1);
+        assert!(reopened.integrity_check().unwrap().is_empty());
     }
 
     #[test]

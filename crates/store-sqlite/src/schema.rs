@@ -81,8 +81,35 @@ CREATE TABLE vectors (
 ) STRICT;
 ";
 
+/// Durable jobs (derived work). A job is enqueued and finished only by `write`, in the batch's
+/// transaction; `done_round`/`done_time` are both NULL while the job is pending.
+const V2: &str = "
+CREATE TABLE jobs (
+    id            BLOB PRIMARY KEY NOT NULL,
+    tenant        TEXT NOT NULL,
+    user_id       TEXT NOT NULL,
+    agent         TEXT NOT NULL,
+    session       TEXT NOT NULL,
+    mechanism     TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    payload       TEXT NOT NULL,
+    created_round INTEGER NOT NULL,
+    created_time  INTEGER NOT NULL,
+    attempts      INTEGER NOT NULL CHECK (attempts >= 0),
+    last_error    TEXT,
+    done_round    INTEGER,
+    done_time     INTEGER,
+    CHECK ((done_round IS NULL) = (done_time IS NULL))
+) STRICT;
+-- Purge and per-user lookups.
+CREATE INDEX jobs_by_user ON jobs (tenant, user_id);
+-- pending_jobs(): only unfinished jobs, already in listing order; finished jobs drop out.
+CREATE INDEX jobs_pending_by_user_order ON jobs (tenant, user_id, created_round, created_time, id)
+    WHERE done_round IS NULL;
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

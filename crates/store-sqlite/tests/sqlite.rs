@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use mnemos_conformance::Guarded;
 use mnemos_core::{
-    Memory, MemoryId, MemoryKind, MemoryPatch, Metadata, Metrics, Moment, Page, Role, Scope, Store,
-    StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    Job, Memory, MemoryId, MemoryKind, MemoryPatch, Metadata, Metrics, Moment, Page, Role, Scope,
+    Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 use tempfile::TempDir;
@@ -176,12 +176,26 @@ mod purge {
                 MemoryKind::Turn
             };
             let v = unit_vector(m.id, 384, round as usize);
+            // Derived work whose payload quotes the user.
+            let jobs = if round % 4 == 0 {
+                vec![Job::new(
+                    sc.clone(),
+                    "test",
+                    "summary",
+                    format!(r#"{{"quote":"{marker} said something"}}"#),
+                    t.at,
+                )]
+            } else {
+                Vec::new()
+            };
             ids.push(m.id);
             store
                 .write(WriteBatch {
                     turns: vec![t],
                     memories: vec![m],
                     vectors: vec![v],
+                    jobs,
+                    ..Default::default()
                 })
                 .expect("write");
         }
@@ -263,6 +277,28 @@ mod purge {
         store
             .record_access(&gone_user, &accesses)
             .expect("record access");
+        // Jobs: some finished, some failed with an error that quotes the user.
+        let gone_jobs = store.pending_jobs(&gone_user, 1_000).expect("pending jobs");
+        assert_eq!(gone_jobs.len(), 30);
+        let finished_jobs = gone_jobs
+            .iter()
+            .step_by(2)
+            .map(|j| (j.id, Moment::default()))
+            .collect();
+        store
+            .write(WriteBatch {
+                user: Some(gone_user.clone()),
+                finished_jobs,
+                ..Default::default()
+            })
+            .expect("finish jobs");
+        for job in gone_jobs.iter().skip(1).step_by(2) {
+            store
+                .record_job_failure(&gone_user, job.id, &format!("error {GONE}"))
+                .expect("record job failure");
+        }
+        let kept_jobs = store.pending_jobs(&kept_user, 1_000).expect("pending jobs");
+        assert_eq!(kept_jobs.len(), 30);
         let before = all_turns(&store, &kept_user);
         assert!(
             files(&path).iter().any(|(_, b)| contains(b, GONE)),
@@ -289,6 +325,14 @@ mod purge {
             .items
             .is_empty());
         assert_eq!(store.users().expect("users"), vec![kept_user.clone()]);
+        for job in &gone_jobs {
+            assert_eq!(store.job(&gone_user, job.id).expect("job"), None);
+        }
+        assert_eq!(
+            store.pending_jobs(&kept_user, 1_000).expect("pending jobs"),
+            kept_jobs,
+            "the other user's jobs are intact"
+        );
 
         // Later writes and a clean close bring nothing back.
         write_user(&store, &kept_user, KEPT, 1_000..1_040);
@@ -365,6 +409,7 @@ mod crash {
                     turns,
                     memories,
                     vectors,
+                    ..Default::default()
                 })
                 .expect("child write");
             next += per_batch;
@@ -517,7 +562,14 @@ mod migrations {
         assert_eq!(raw_user_version(&path), SCHEMA_VERSION);
         assert_eq!(
             tables(&path),
-            vec!["memories", "memory_history", "turns", "users", "vectors"]
+            vec![
+                "jobs",
+                "memories",
+                "memory_history",
+                "turns",
+                "users",
+                "vectors"
+            ]
         );
         let conn = Connection::open(&path).expect("raw open");
         let mode: String = conn
@@ -692,6 +744,7 @@ mod limits {
                 turns: vec![t],
                 memories: vec![m.clone(), m],
                 vectors: vec![],
+                ..Default::default()
             })
             .err();
         assert!(matches!(err, Some(StoreError::InvalidWrite(_))), "{err:?}");

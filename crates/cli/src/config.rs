@@ -23,6 +23,85 @@ pub struct Config {
     /// An OpenAI-compatible endpoint for the memory tasks (`[llm]`, see docs/llm.md). Absent:
     /// the offline model does every task.
     pub llm: Option<mnemos_llm::LlmConfig>,
+    /// Which memory mechanism (preset) runs, with its parameters (`[engine]`).
+    pub engine: EngineSection,
+}
+
+/// `[engine]`: the preset for every agent, per-agent overrides, per-preset parameters and how
+/// derived jobs run.
+///
+/// ```toml
+/// [engine]
+/// preset = "memorybank"
+/// [engine.agents]
+/// companion = "memgpt"
+/// [engine.params.memorybank]
+/// time_scale = 50.0
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSection {
+    /// The preset for agents without their own entry (`mnemos presets` lists them).
+    pub preset: String,
+    /// Agent name → preset name.
+    pub agents: std::collections::BTreeMap<String, String>,
+    /// Preset name → its parameters (unknown keys are errors).
+    pub params: std::collections::BTreeMap<String, toml::Table>,
+    pub jobs: mnemos_engine::JobSettings,
+}
+
+impl Default for EngineSection {
+    fn default() -> Self {
+        Self {
+            preset: "retrieval".into(),
+            agents: Default::default(),
+            params: Default::default(),
+            jobs: Default::default(),
+        }
+    }
+}
+
+impl EngineSection {
+    fn spec(&self, name: &str) -> mnemos_engine::PresetSpec {
+        mnemos_engine::PresetSpec {
+            name: name.to_string(),
+            params: self.params.get(name).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The engine configuration, with `preset` (e.g. a `--preset` flag) replacing the default.
+    pub fn engine_config(&self, preset: Option<&str>) -> mnemos_engine::EngineConfig {
+        mnemos_engine::EngineConfig {
+            preset: self.spec(preset.unwrap_or(&self.preset)),
+            agents: self
+                .agents
+                .iter()
+                .map(|(agent, name)| (agent.clone(), self.spec(name)))
+                .collect(),
+            jobs: self.jobs.clone(),
+        }
+    }
+
+    /// Every named preset exists and every parameter table is valid.
+    pub fn validate(&self) -> Result<()> {
+        let known = mnemos_engine::presets::names();
+        for name in self.params.keys() {
+            if !known.contains(&name.as_str()) {
+                bail!(
+                    "[engine.params.{name}]: unknown preset (the presets are: {})",
+                    known.join(", ")
+                );
+            }
+        }
+        let names = std::iter::once(&self.preset).chain(self.agents.values());
+        for name in names.chain(self.params.keys()) {
+            mnemos_engine::presets::build(&self.spec(name))?;
+        }
+        if self.jobs.max_attempts == 0 {
+            bail!("[engine.jobs] max_attempts must be at least 1");
+        }
+        Ok(())
+    }
 }
 
 impl Default for Config {
@@ -34,6 +113,7 @@ impl Default for Config {
             embedder: EmbedderConfig::default(),
             retrieval: RetrievalConfig::default(),
             llm: None,
+            engine: EngineSection::default(),
         }
     }
 }
@@ -104,6 +184,7 @@ impl Config {
         if let Some(llm) = &self.llm {
             llm.validate().context("invalid [llm] config")?;
         }
+        self.engine.validate().context("invalid [engine] config")?;
         Ok(())
     }
 }
@@ -122,6 +203,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("candidates"), "{err}");
+    }
+
+    #[test]
+    fn engine_presets_and_params_are_validated() {
+        let ok: Config = toml::from_str(
+            "[engine]\npreset = 'recent'\n[engine.agents]\nbot = 'full'\n[engine.params.recent]\nwindow = 4",
+        )
+        .unwrap();
+        ok.validate().unwrap();
+        let spec = ok.engine.engine_config(None);
+        assert_eq!(spec.preset.name, "recent");
+        assert_eq!(spec.agents["bot"].name, "full");
+        assert_eq!(ok.engine.engine_config(Some("full")).preset.name, "full");
+
+        let unknown: Config = toml::from_str("[engine]\npreset = 'nope'").unwrap();
+        let err = format!("{:#}", unknown.validate().unwrap_err());
+        assert!(err.contains("nope") && err.contains("retrieval"), "{err}");
+
+        let bad_key: Config = toml::from_str("[engine.params.recent]\nwindw = 3").unwrap();
+        let err = format!("{:#}", bad_key.validate().unwrap_err());
+        assert!(err.contains("windw") && err.contains("window"), "{err}");
+
+        let bad_value: Config = toml::from_str("[engine.params.recent]\nwindow = 0").unwrap();
+        let err = format!("{:#}", bad_value.validate().unwrap_err());
+        assert!(err.contains("window"), "{err}");
     }
 
     #[test]

@@ -8,9 +8,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use mnemos_core::{SearchRequest, UserKey};
+use mnemos_engine::RecallRequest;
 use mnemos_eval::jsonl::read_turn_lines;
 
-use crate::ingest::{commit_turns, jsonl_turns, IngestArgs};
+use crate::ingest::{commit_turns, jsonl_turns, print_jobs, IngestArgs};
 use crate::{open, output, GlobalArgs};
 
 const SAMPLE: &str = include_str!("../data/demo_dialogue.jsonl");
@@ -35,6 +36,13 @@ pub struct DemoArgs {
     /// Results per query.
     #[arg(long, short = 'k', default_value_t = 3)]
     top_k: usize,
+    /// Run this memory preset and show what its recall hands a prompt for each query
+    /// (default: show the retrieval pipeline's ranked hits with explanations).
+    #[arg(long)]
+    preset: Option<String>,
+    /// Token budget of each recalled context (with --preset).
+    #[arg(long, default_value_t = 400)]
+    budget: usize,
 }
 
 pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
@@ -52,11 +60,14 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
     }
 
     println!("mnemos demo — database {}", config.db.display());
-    let memories = open::open(&config, true)?;
+    let engine = open::engine(&config, args.preset.as_deref())?;
+    let memories = engine.memories();
     println!(
-        "embedder: {} ({} dimensions)",
+        "embedder: {} ({} dimensions); preset: {}; memory model: {}",
         memories.embedder().id(),
-        memories.embedder().dimension()
+        memories.embedder().dimension(),
+        engine.mechanism("demo").name(),
+        engine.model().id()
     );
 
     let read = read_turn_lines(Cursor::new(SAMPLE.as_bytes()), true)?;
@@ -68,23 +79,46 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
         agent: "demo".into(),
         session: "default".into(),
         batch: 64,
+        preset: args.preset.clone(),
     };
     let turns = jsonl_turns(read, &config, &ingest_args)?;
     let started = std::time::Instant::now();
-    let count = commit_turns(&memories, turns, ingest_args.batch)?;
+    let (count, jobs) = commit_turns(&engine, turns, ingest_args.batch)?;
     println!(
-        "ingested {count} turns (an English and a Chinese conversation) in {:.0} ms\n",
+        "ingested {count} turns (an English and a Chinese conversation) in {:.0} ms",
         started.elapsed().as_secs_f64() * 1000.0
     );
+    print_jobs(&jobs);
+    println!();
 
     for (user, query) in QUERIES {
-        let mut request = SearchRequest::new(UserKey::new(config.tenant.clone(), user)?, query);
-        request.top_k = Some(args.top_k);
-        request.record_access = true;
-        let results = memories.search(&request)?;
+        let user_key = UserKey::new(config.tenant.clone(), user)?;
         println!("[{user}] {query}");
-        output::print_results(&results, true);
+        if args.preset.is_some() {
+            let request = RecallRequest {
+                query: query.to_string(),
+                token_budget: args.budget,
+                session: None,
+            };
+            let context = engine.recall(&user_key, "demo", &request)?;
+            output::print_context(&context, true);
+        } else {
+            let mut request = SearchRequest::new(user_key, query);
+            request.top_k = Some(args.top_k);
+            request.record_access = true;
+            let results = memories.search(&request)?;
+            output::print_results(&results, true);
+        }
         println!();
+    }
+    if args.preset.is_some() {
+        for user in ["lena", "wei"] {
+            let stats = engine.stats(&UserKey::new(config.tenant.clone(), user)?, "demo")?;
+            println!(
+                "[{user}] {} memories ({} forgotten), {} tokens; model calls {}",
+                stats.total_memories, stats.forgotten, stats.tokens, stats.model_calls
+            );
+        }
     }
     println!("Try it on your own data: mnemos ingest FILE.jsonl --user NAME; mnemos search \"…\" --user NAME --explain");
     Ok(())

@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use mnemos_core::{Memories, NewTurn, Scope};
+use mnemos_core::{NewTurn, Scope};
+use mnemos_engine::{Engine, JobReport};
 use mnemos_eval::dataset::RetrievalDataset;
 use mnemos_eval::format::{load_retrieval_dataset, sniff_format, Format};
 use mnemos_eval::jsonl::{read_turn_file, JsonlRead};
@@ -37,6 +38,9 @@ pub struct IngestArgs {
     /// Turns committed per transaction (and embedded per batch).
     #[arg(long, default_value_t = 256)]
     pub batch: usize,
+    /// Memory preset to run (default: the config's `[engine] preset`; `mnemos presets` lists them).
+    #[arg(long)]
+    pub preset: Option<String>,
 }
 
 /// What an ingest did.
@@ -45,6 +49,7 @@ pub struct IngestReport {
     pub users: usize,
     pub skipped_lines: usize,
     pub seconds: f64,
+    pub jobs: JobReport,
 }
 
 pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
@@ -57,22 +62,68 @@ pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// Commit `turns` in batches with a progress bar; returns the number committed.
-pub fn commit_turns(memories: &Memories, turns: Vec<NewTurn>, batch: usize) -> Result<usize> {
+/// Commit `turns` through the engine in batches with a progress bar, closing each session
+/// (user, agent, session) right after its last turn in the input so its mechanism can
+/// summarize it. Returns the number of turns committed and what the derived jobs did.
+pub fn commit_turns(
+    engine: &Engine,
+    turns: Vec<NewTurn>,
+    batch: usize,
+) -> Result<(usize, JobReport)> {
     let bar = progress_bar(turns.len() as u64, "ingest");
+    let mut last_of: std::collections::HashMap<Scope, usize> = std::collections::HashMap::new();
+    for (i, turn) in turns.iter().enumerate() {
+        last_of.insert(turn.scope.clone(), i);
+    }
     let mut done = 0;
+    let mut jobs = JobReport::default();
     let mut pending = turns.into_iter().peekable();
     while pending.peek().is_some() {
         let chunk: Vec<NewTurn> = pending.by_ref().take(batch.max(1)).collect();
+        let closing: Vec<Scope> = chunk
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| last_of.get(&t.scope) == Some(&(done + i)))
+            .map(|(_, t)| t.scope.clone())
+            .collect();
         let n = chunk.len();
-        memories
-            .add_turns(chunk)
+        let report = engine
+            .add(chunk)
             .with_context(|| format!("after {done} turns were committed"))?;
+        jobs.absorb(report.jobs);
         done += n;
         bar.inc(n as u64);
+        for scope in closing {
+            jobs.absorb(
+                engine
+                    .end_session(&scope)
+                    .with_context(|| format!("closing session {scope}"))?,
+            );
+        }
     }
     bar.finish_and_clear();
-    Ok(done)
+    Ok((done, jobs))
+}
+
+/// Print what the derived jobs did (failures and stuck jobs are never silent).
+pub fn print_jobs(jobs: &JobReport) {
+    if jobs.ran + jobs.failed == 0 && jobs.stuck.is_empty() {
+        return;
+    }
+    println!(
+        "derived jobs: {} ran, {} failed; memories +{} created, {} updated, {} forgotten",
+        jobs.ran,
+        jobs.failed,
+        jobs.memories_created,
+        jobs.memories_updated,
+        jobs.memories_forgotten
+    );
+    for (id, error) in jobs.errors.iter().take(5) {
+        eprintln!("job {id} failed (it stays pending and is retried): {error}");
+    }
+    for (id, error) in &jobs.stuck {
+        eprintln!("job {id} gave up after repeated failures: {error}");
+    }
 }
 
 pub fn jsonl_turns(read: JsonlRead, config: &Config, args: &IngestArgs) -> Result<Vec<NewTurn>> {
@@ -132,11 +183,7 @@ pub fn resolve_format(path: &std::path::Path, format: &str) -> Result<Format> {
     }
 }
 
-pub fn ingest_into(
-    memories: &Memories,
-    config: &Config,
-    args: &IngestArgs,
-) -> Result<IngestReport> {
+pub fn ingest_into(engine: &Engine, config: &Config, args: &IngestArgs) -> Result<IngestReport> {
     let format = resolve_format(&args.path, &args.format)?;
     let (turns, skipped) = match format {
         Format::Jsonl => {
@@ -158,27 +205,31 @@ pub fn ingest_into(
     let users: std::collections::BTreeSet<String> =
         turns.iter().map(|t| t.scope.user.clone()).collect();
     let started = Instant::now();
-    let committed = commit_turns(memories, turns, args.batch)?;
+    let (committed, jobs) = commit_turns(engine, turns, args.batch)?;
     Ok(IngestReport {
         turns: committed,
         users: users.len(),
         skipped_lines: skipped,
         seconds: started.elapsed().as_secs_f64(),
+        jobs,
     })
 }
 
 pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
-    let memories = open::open(config, true)?;
-    let report = ingest_into(&memories, config, &args)?;
+    let engine = open::engine(config, args.preset.as_deref())?;
+    let report = ingest_into(&engine, config, &args)?;
     println!(
-        "ingested {} turns for {} user(s) into {} in {:.2} s ({:.0} turns/s, embedder {})",
+        "ingested {} turns for {} user(s) into {} in {:.2} s ({:.0} turns/s, embedder {}, preset {}, model {})",
         report.turns,
         report.users,
         config.db.display(),
         report.seconds,
         report.turns as f64 / report.seconds.max(1e-9),
-        memories.embedder().id()
+        engine.memories().embedder().id(),
+        engine.mechanism(&args.agent).name(),
+        engine.model().id()
     );
+    print_jobs(&report.jobs);
     if report.skipped_lines > 0 {
         println!(
             "skipped {} malformed line(s) (use --strict to reject the file instead)",

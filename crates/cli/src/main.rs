@@ -98,6 +98,11 @@ enum Command {
     },
     /// Ingest a bundled sample dialogue into a scratch database and answer a few queries.
     Demo(demo::DemoArgs),
+    /// List every memory preset with its parameters and defaults.
+    Presets {
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure quality and speed on evaluation datasets.
     Eval {
         #[command(subcommand)]
@@ -171,6 +176,10 @@ struct SearchArgs {
     /// Only these kinds (turn, summary, persona, …); repeatable.
     #[arg(long = "kind")]
     kinds: Vec<String>,
+    /// Answer with this preset's recall (what it would hand a prompt, within --budget) instead
+    /// of the retrieval pipeline's ranked hits.
+    #[arg(long)]
+    preset: Option<String>,
 }
 
 #[derive(Args)]
@@ -245,6 +254,26 @@ fn run(cli: Cli) -> Result<()> {
     let global = cli.global;
     match cli.command {
         Command::Ingest(args) => ingest::run(&global.config()?, args),
+        Command::Search(args) if args.preset.is_some() => {
+            let config = global.config()?;
+            if !args.kinds.is_empty() {
+                bail!("--kind filters the retrieval pipeline; a preset decides its own kinds");
+            }
+            let engine = open::engine(&config, args.preset.as_deref())?;
+            let agent = args.agent.clone().unwrap_or_else(|| "default".to_string());
+            let request = mnemos_engine::RecallRequest {
+                query: args.query.clone(),
+                token_budget: args.budget.unwrap_or(1024),
+                session: args.session.clone(),
+            };
+            let context = engine.recall(&user_key(&config, &args.user)?, &agent, &request)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&context)?);
+            } else {
+                output::print_context(&context, args.explain);
+            }
+            Ok(())
+        }
         Command::Search(args) => {
             let config = global.config()?;
             validate_kinds(&args.kinds)?;
@@ -339,13 +368,18 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Forget(args) => {
             let config = global.config()?;
-            let memories = open::open(&config, false)?;
+            let engine = open::engine_for_edits(&config)?;
             let user = user_key(&config, &args.user)?;
-            let memory = memories.forget(&user, args.id.parse()?, &args.reason)?;
+            let (memory, derived) = engine.delete(&user, args.id.parse()?, &args.reason)?;
             println!(
                 "forgot {} (version {}): {}",
                 memory.id, memory.version, args.reason
             );
+            if derived > 0 {
+                println!(
+                    "also forgot {derived} memory(ies) derived from it (summaries, profiles…)"
+                );
+            }
             Ok(())
         }
         Command::Purge(args) => {
@@ -384,6 +418,15 @@ fn run(cli: Cli) -> Result<()> {
             ModelCommand::Try(args) => model_try::run(&global.config()?, args),
         },
         Command::Demo(args) => demo::run(&global, args),
+        Command::Presets { json } => {
+            let presets = mnemos_engine::presets::registry();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&presets)?);
+            } else {
+                output::print_presets(&presets);
+            }
+            Ok(())
+        }
         Command::Eval { command } => match command {
             EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),
             EvalCommand::Lufy(args) => eval_lufy::run(args),

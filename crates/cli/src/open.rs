@@ -90,3 +90,43 @@ pub fn model_status(config: &Config) -> Result<()> {
     }
     Ok(())
 }
+
+/// The memory model the config asks for: the `[llm]` endpoint when set, else the offline model.
+/// Offline degradations are printed once so nothing weaker runs silently.
+pub fn memory_model(
+    config: &Config,
+    embedder: &Arc<dyn Embedder>,
+) -> Result<Arc<dyn mnemos_core::MemoryModel>> {
+    Ok(match &config.llm {
+        Some(llm) => Arc::new(
+            mnemos_llm::LlmModel::new(llm.clone()).context("cannot set up the [llm] endpoint")?,
+        ),
+        None => {
+            let offline = mnemos_offline::OfflineModel::new(Arc::clone(embedder));
+            for note in offline.degradations() {
+                eprintln!("note: {note}");
+            }
+            Arc::new(offline)
+        }
+    })
+}
+
+/// The engine over the configured store, embedder and memory model; `preset` overrides the
+/// config's default preset (e.g. from `--preset`).
+pub fn engine(config: &Config, preset: Option<&str>) -> Result<mnemos_engine::Engine> {
+    let memories = Arc::new(open(config, true)?);
+    let model = memory_model(config, memories.embedder())?;
+    let engine_config = config.engine.engine_config(preset);
+    mnemos_engine::Engine::new(memories, model, &engine_config).context("cannot set up the engine")
+}
+
+/// The engine for commands that only read and forget (no embedding model is loaded; the
+/// offline model is never asked to run a task). Any attempt to embed is an explicit error.
+pub fn engine_for_edits(config: &Config) -> Result<mnemos_engine::Engine> {
+    let memories = Arc::new(open(config, false)?);
+    let model: Arc<dyn mnemos_core::MemoryModel> = Arc::new(mnemos_offline::OfflineModel::new(
+        Arc::clone(memories.embedder()),
+    ));
+    let engine_config = config.engine.engine_config(None);
+    mnemos_engine::Engine::new(memories, model, &engine_config).context("cannot set up the engine")
+}

@@ -189,3 +189,63 @@ pub fn print_page(page: &Paged<Memory>) {
         None => println!("({} of {})", page.items.len(), page.total),
     }
 }
+
+/// A mechanism's recalled context: items by section with their score parts, then the notes.
+pub fn print_context(context: &mnemos_engine::Context, explain_items: bool) {
+    if context.items.is_empty() {
+        println!("(no memories recalled)");
+    }
+    let mut section = "";
+    for item in &context.items {
+        if item.section != section {
+            section = &item.section;
+            println!("  {section}:");
+        }
+        println!(
+            "   - [round {}, {:.3}] {}",
+            item.created.round,
+            item.score,
+            one_line(&item.text, 160)
+        );
+        if explain_items {
+            let parts: Vec<String> = item
+                .breakdown
+                .iter()
+                .map(|p| format!("{} {:.3}", p.name, p.value))
+                .collect();
+            println!(
+                "       {} {}; from {} turn(s){}",
+                item.kind.tag(),
+                item.memory_id,
+                item.provenance.len(),
+                if parts.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", parts.join(", "))
+                }
+            );
+        }
+    }
+    for note in &context.notes {
+        println!("  note: {note}");
+    }
+    println!(
+        "  {} item(s), {} tokens (preset {})",
+        context.items.len(),
+        context.tokens,
+        context.mechanism
+    );
+}
+
+/// `mnemos presets`: every preset with its parameters and defaults.
+pub fn print_presets(presets: &[mnemos_engine::PresetInfo]) {
+    for preset in presets {
+        println!("{} — {}", preset.name, preset.summary);
+        for param in &preset.params {
+            println!("    {} = {}    {}", param.name, param.default, param.doc);
+        }
+        if preset.params.is_empty() {
+            println!("    (no parameters)");
+        }
+    }
+}

@@ -16,8 +16,8 @@ use mnemos_text::Analyzer;
 use crate::embed::{Embedder, EmbedderExt};
 use crate::error::{Error, Result};
 use crate::model::{
-    validate_text, Clock, HistoryEntry, Job, Memory, MemoryId, MemoryPatch, Metadata, Moment,
-    Role, Scope, Timestamp, Turn, TurnId, UserKey,
+    validate_text, Clock, HistoryEntry, Job, Memory, MemoryId, MemoryPatch, Metadata, Moment, Role,
+    Scope, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::retrieval::{
     embedding_windows, select_within_budget, Hit, Reranker, RetrievalConfig, RetrieverKind,
@@ -586,9 +586,16 @@ impl Memories {
 
     /// The user's current moment: their latest round and the clock's time.
     pub fn moment(&self, user: &UserKey) -> Result<Moment> {
-        let slot = self.slot(user);
-        self.ensure_built(user, &slot)?;
-        Ok(self.now(user))
+        let cached = self.slot(user).read().as_ref().map(|i| i.last_round);
+        let round = match cached {
+            Some(round) => round,
+            // No index in this process yet: ask the store rather than build one.
+            None => self.store.last_round(user)?,
+        };
+        Ok(Moment {
+            round: round.unwrap_or(0),
+            time: self.clock.now(),
+        })
     }
 
     /// Commit derived work for `user` in one transaction and keep the index in step: new
@@ -610,7 +617,9 @@ impl Memories {
         }
         batch.user = Some(user.clone());
         if batch.user()?.as_ref() != Some(user) {
-            return Err(Error::invalid(format!("batch items do not belong to {user}")));
+            return Err(Error::invalid(format!(
+                "batch items do not belong to {user}"
+            )));
         }
         for memory in &batch.memories {
             memory.validate()?;
@@ -620,10 +629,11 @@ impl Memories {
                 return Err(Error::invalid("forgetting needs a reason"));
             }
         }
+        // An index not built in this process is left alone: it is built from the store later.
         let slot = self.slot(user);
-        self.ensure_built(user, &slot)?;
         // Texts to (re-)embed: new memories, and edits that change a text.
-        let mut searchable: Vec<String> = batch.memories.iter().map(Self::searchable_text).collect();
+        let mut searchable: Vec<String> =
+            batch.memories.iter().map(Self::searchable_text).collect();
         let mut edited: Vec<MemoryId> = Vec::new();
         for update in &batch.updates {
             if update.patch.text.is_none() && update.patch.metadata.is_none() {
@@ -637,9 +647,17 @@ impl Memories {
             edited.push(update.id);
             searchable.push(Self::searchable_text(&current));
         }
-        let vectors = self.embed_texts(&searchable)?;
+        let vectors = if searchable.is_empty() {
+            Vec::new()
+        } else {
+            self.embed_texts(&searchable)?
+        };
         let model = self.embedder.id().to_string();
-        let ids = batch.memories.iter().map(|m| m.id).chain(edited.iter().copied());
+        let ids = batch
+            .memories
+            .iter()
+            .map(|m| m.id)
+            .chain(edited.iter().copied());
         batch.vectors = ids
             .zip(&vectors)
             .map(|(memory_id, vector)| VectorRow {

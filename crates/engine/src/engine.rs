@@ -79,7 +79,8 @@ pub struct JobReport {
 }
 
 impl JobReport {
-    fn absorb(&mut self, other: JobReport) {
+    /// Add another report's counts to this one.
+    pub fn absorb(&mut self, other: JobReport) {
         self.ran += other.ran;
         self.failed += other.failed;
         self.memories_created += other.memories_created;
@@ -157,7 +158,13 @@ impl Engine {
         }
     }
 
-    fn job_from(&self, spec: JobSpec, mechanism: &str, scope: &Scope, turn: Option<&Turn>) -> EngineResult<Job> {
+    fn job_from(
+        &self,
+        spec: JobSpec,
+        mechanism: &str,
+        scope: &Scope,
+        turn: Option<&Turn>,
+    ) -> EngineResult<Job> {
         let created = match turn {
             Some(t) => t.at,
             None => self.memories.moment(&scope.user_key())?,
@@ -206,7 +213,13 @@ impl Engine {
                 let payload = serde_json::to_string(&spec.payload).map_err(|e| {
                     mnemos_core::Error::invalid(format!("job payload does not serialize: {e}"))
                 })?;
-                let job = Job::new(turn.scope.clone(), mechanism.name(), spec.kind, payload, turn.at);
+                let job = Job::new(
+                    turn.scope.clone(),
+                    mechanism.name(),
+                    spec.kind,
+                    payload,
+                    turn.at,
+                );
                 job.validate()?;
                 jobs.push(job);
             }
@@ -243,7 +256,9 @@ impl Engine {
         if !specs.is_empty() {
             let mut batch = WriteBatch::default();
             for spec in specs {
-                batch.jobs.push(self.job_from(spec, mechanism.name(), scope, None)?);
+                batch
+                    .jobs
+                    .push(self.job_from(spec, mechanism.name(), scope, None)?);
             }
             self.memories.commit(&user, batch)?;
         }
@@ -307,7 +322,9 @@ impl Engine {
             ..WriteBatch::default()
         };
         for spec in derived.jobs {
-            batch.jobs.push(self.job_from(spec, mechanism, scope, None)?);
+            batch
+                .jobs
+                .push(self.job_from(spec, mechanism, scope, None)?);
         }
         if let Some(id) = finished {
             batch.finished_jobs.push((id, self.memories.moment(user)?));
@@ -330,7 +347,9 @@ impl Engine {
             for job in pending {
                 if job.attempts >= self.settings.max_attempts {
                     if tried.insert(job.id) {
-                        report.stuck.push((job.id, job.last_error.clone().unwrap_or_default()));
+                        report
+                            .stuck
+                            .push((job.id, job.last_error.clone().unwrap_or_default()));
                     }
                 } else if !tried.contains(&job.id) {
                     runnable.push(job);
@@ -465,9 +484,57 @@ impl Engine {
     }
 
     /// Delete a memory at the user's request: it leaves retrieval and recall, and its history
-    /// records why. (`purge` erases everything of a user.)
-    pub fn delete(&self, user: &UserKey, id: MemoryId, reason: &str) -> EngineResult<Memory> {
-        Ok(self.memories.forget(user, id, reason)?)
+    /// records why. Deletion follows provenance: when a raw turn's memory is deleted, every
+    /// active memory derived from that turn (summaries, profiles, reflections) is forgotten too,
+    /// in the same transaction, so the deleted words cannot come back through a summary.
+    /// Returns the deleted memory and how many derived memories went with it.
+    /// (`purge` erases everything of a user.)
+    pub fn delete(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+    ) -> EngineResult<(Memory, usize)> {
+        if reason.trim().is_empty() {
+            return Err(mnemos_core::Error::invalid("deleting needs a reason").into());
+        }
+        let target = self.memories.get(user, id)?;
+        let turns: HashSet<_> = target.provenance.iter().copied().collect();
+        let at = self.memories.moment(user)?;
+        let mut batch = WriteBatch {
+            user: Some(user.clone()),
+            ..WriteBatch::default()
+        };
+        if target.is_active() {
+            batch.forgets.push(mnemos_core::BatchForget {
+                id,
+                reason: reason.to_string(),
+                at,
+            });
+        }
+        if target.kind == mnemos_core::MemoryKind::Turn {
+            let store = self.memories.store();
+            for derived in collect_all(store.as_ref(), user, &MemoryFilter::active())? {
+                if derived.id != id
+                    && derived.kind != mnemos_core::MemoryKind::Turn
+                    && derived.provenance.iter().any(|t| turns.contains(t))
+                {
+                    batch.forgets.push(mnemos_core::BatchForget {
+                        id: derived.id,
+                        reason: format!("derived from deleted memory {id}: {reason}"),
+                        at,
+                    });
+                }
+            }
+        }
+        let cascaded = batch
+            .forgets
+            .len()
+            .saturating_sub(usize::from(target.is_active()));
+        if !batch.forgets.is_empty() {
+            self.memories.commit(user, batch)?;
+        }
+        Ok((self.memories.get(user, id)?, cascaded))
     }
 
     pub fn history(&self, user: &UserKey, id: MemoryId) -> EngineResult<Vec<HistoryEntry>> {

@@ -1,8 +1,8 @@
 //! Shared building blocks mechanisms compose: token budgets, context rendering, decay curves,
 //! score normalization, dialogue lines.
 
-use mnemos_core::memory_model::Line;
 use mnemos_core::memories::SPEAKER_KEY;
+use mnemos_core::memory_model::Line;
 use mnemos_core::{Memory, Role, Turn};
 use mnemos_text::Analyzer;
 
@@ -115,10 +115,29 @@ pub fn build_context(
     budget: usize,
     notes: Vec<String>,
 ) -> Context {
-    let mut items = pack_within_budget(items, budget);
+    // Section headers are paid for up front, so packing sees the room the items really have.
+    let mut sections: Vec<&str> = Vec::new();
+    for item in &items {
+        if !sections.contains(&item.section.as_str()) {
+            sections.push(&item.section);
+        }
+    }
+    let headers: usize = sections.iter().map(|s| tokens(&format!("## {s}")) + 1).sum();
+    let mut items = pack_within_budget(items, budget.saturating_sub(headers));
     let mut text = render(&items);
+    // Estimates of parts and whole can differ by a token or two: trim until it fits.
     while tokens(&text) > budget && !items.is_empty() {
-        items.pop();
+        if items.len() == 1 {
+            let item = &mut items[0];
+            let shorter = tokens(&item.text).saturating_sub(2);
+            item.text = truncate_to_tokens(&item.text, shorter);
+            item.tokens = tokens(&item.text);
+            if item.text.is_empty() {
+                items.clear();
+            }
+        } else {
+            items.pop();
+        }
         text = render(&items);
     }
     Context {

@@ -25,11 +25,12 @@ pub trait PresetParams: Default + Serialize + DeserializeOwned {
 
 /// Parse and validate a preset's parameter table.
 pub fn parse_params<P: PresetParams>(preset: &str, table: &toml::Table) -> EngineResult<P> {
-    let params: P = toml::Value::Table(table.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            EngineError::config(format!("preset '{preset}': {}", e.message()))
-        })?;
+    let params: P =
+        toml::Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                EngineError::config(format!("preset '{preset}': {}", e.message()))
+            })?;
     params
         .validate()
         .map_err(|e| EngineError::config(format!("preset '{preset}': {e}")))?;
@@ -100,7 +101,12 @@ fn entries() -> Vec<Entry> {
     vec![
         Entry {
             info: || describe::<full::FullParams>(full::NAME, full::SUMMARY),
-            build: |t| Ok(Arc::new(full::FullMemory::new(parse_params(full::NAME, t)?))),
+            build: |t| {
+                Ok(Arc::new(full::FullMemory::new(parse_params(
+                    full::NAME,
+                    t,
+                )?)))
+            },
         },
         Entry {
             info: || describe::<recent::RecentParams>(recent::NAME, recent::SUMMARY),

@@ -27,8 +27,10 @@ impl Default for RecentParams {
 }
 
 impl PresetParams for RecentParams {
-    const DOCS: &'static [(&'static str, &'static str)] =
-        &[("window", "how many of the latest turns to return (1..=10000)")];
+    const DOCS: &'static [(&'static str, &'static str)] = &[(
+        "window",
+        "how many of the latest turns to return (1..=10000)",
+    )];
     fn validate(&self) -> Result<(), String> {
         if (1..=10_000).contains(&self.window) {
             Ok(())

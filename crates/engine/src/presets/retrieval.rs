@@ -69,7 +69,8 @@ pub(crate) fn retriever_kind(name: &str) -> Result<RetrieverKind, String> {
 /// A search hit as a context item, its score breakdown carried over.
 pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
     let text = speaker_text(&hit.memory);
-    let mut item = ContextItem::from_memory(&hit.memory, section, f64::from(hit.score), tokens(&text));
+    let mut item =
+        ContextItem::from_memory(&hit.memory, section, f64::from(hit.score), tokens(&text));
     item.text = text;
     let b = &hit.breakdown;
     if let Some(l) = &b.lexical {

@@ -134,6 +134,18 @@ impl Engine {
         })
     }
 
+    /// Run a mechanism of your own for every agent without a per-agent one.
+    pub fn with_default_mechanism(mut self, mechanism: Arc<dyn Mechanism>) -> Self {
+        self.default_mechanism = mechanism;
+        self
+    }
+
+    /// Run a mechanism of your own for one agent.
+    pub fn with_agent_mechanism(mut self, agent: &str, mechanism: Arc<dyn Mechanism>) -> Self {
+        self.agent_mechanisms.insert(agent.to_string(), mechanism);
+        self
+    }
+
     pub fn memories(&self) -> &Arc<Memories> {
         &self.memories
     }

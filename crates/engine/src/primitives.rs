@@ -122,7 +122,10 @@ pub fn build_context(
             sections.push(&item.section);
         }
     }
-    let headers: usize = sections.iter().map(|s| tokens(&format!("## {s}")) + 1).sum();
+    let headers: usize = sections
+        .iter()
+        .map(|s| tokens(&format!("## {s}")) + 1)
+        .sum();
     let mut items = pack_within_budget(items, budget.saturating_sub(headers));
     let mut text = render(&items);
     // Estimates of parts and whole can differ by a token or two: trim until it fits.

@@ -5,6 +5,7 @@ mod config;
 mod demo;
 mod eval_classifier;
 mod eval_lufy;
+mod eval_presets;
 mod eval_retrieval;
 mod ingest;
 mod model_try;
@@ -143,6 +144,8 @@ enum EvalCommand {
     Lufy(eval_lufy::EvalLufyArgs),
     /// Accuracy, per-class F1 and latency of the semantic/episodic query classifier.
     Classifier(eval_classifier::EvalClassifierArgs),
+    /// Presets side by side on one dataset conversation: latency, memory size, evidence in context.
+    Presets(eval_presets::EvalPresetsArgs),
 }
 
 #[derive(Args)]
@@ -431,6 +434,7 @@ fn run(cli: Cli) -> Result<()> {
             EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),
             EvalCommand::Lufy(args) => eval_lufy::run(args),
             EvalCommand::Classifier(args) => eval_classifier::run(&global.config()?, args),
+            EvalCommand::Presets(args) => eval_presets::run(&global.config()?, args),
         },
         Command::Train { command } => match command {
             TrainCommand::Classifier(args) => train::run(&global.config()?, args),

@@ -2,6 +2,12 @@
 //!
 //! A preset is chosen by name; its parameters come from a TOML table whose unknown keys are
 //! errors listing the valid ones. `registry()` describes every preset (for `mnemos presets`).
+//!
+//! - `full`, `recent`, `retrieval`: MemBench's baselines (whole history, last N turns, top-k).
+//! - `memorybank`: MemoryBank — session summaries, a user profile, Ebbinghaus forgetting that
+//!   recall strengthens.
+//! - `generative`: GenerativeAgent — importance-rated memory stream ranked by recency +
+//!   importance + relevance, with reflections.
 
 use std::sync::Arc;
 
@@ -14,6 +20,9 @@ use crate::mechanism::Mechanism;
 pub mod full;
 pub mod recent;
 pub mod retrieval;
+
+pub mod generative;
+pub mod memorybank;
 
 /// Parameters of one preset: defaults, validation and one line of documentation per key.
 pub trait PresetParams: Default + Serialize + DeserializeOwned {
@@ -122,6 +131,28 @@ fn entries() -> Vec<Entry> {
             build: |t| {
                 Ok(Arc::new(retrieval::RetrievalMemory::new(parse_params(
                     retrieval::NAME,
+                    t,
+                )?)))
+            },
+        },
+        Entry {
+            info: || {
+                describe::<memorybank::MemoryBankParams>(memorybank::NAME, memorybank::SUMMARY)
+            },
+            build: |t| {
+                Ok(Arc::new(memorybank::MemoryBank::new(parse_params(
+                    memorybank::NAME,
+                    t,
+                )?)))
+            },
+        },
+        Entry {
+            info: || {
+                describe::<generative::GenerativeParams>(generative::NAME, generative::SUMMARY)
+            },
+            build: |t| {
+                Ok(Arc::new(generative::GenerativeAgent::new(parse_params(
+                    generative::NAME,
                     t,
                 )?)))
             },

@@ -74,7 +74,7 @@ pub fn pack_within_budget(items: Vec<ContextItem>, budget: usize) -> Vec<Context
 }
 
 /// Tokens an item costs in the rendered context (its line, with the round prefix).
-fn item_tokens(item: &ContextItem) -> usize {
+pub fn item_tokens(item: &ContextItem) -> usize {
     tokens(&render_item(item)) + 1
 }
 
@@ -118,7 +118,23 @@ pub fn build_context(
     let mut items = pack_within_budget(items, budget);
     let mut text = render(&items);
     while tokens(&text) > budget && !items.is_empty() {
-        items.pop();
+        // A lone item already cut to the budget still has to pay for its header: cut it
+        // further rather than return nothing.
+        let over = tokens(&text) - budget;
+        match items.as_mut_slice() {
+            [only] if only.tokens > over => {
+                let cut = truncate_to_tokens(&only.text, only.tokens - over);
+                if cut.is_empty() || cut.len() >= only.text.len() {
+                    items.clear();
+                } else {
+                    only.text = cut;
+                    only.tokens = tokens(&only.text);
+                }
+            }
+            _ => {
+                items.pop();
+            }
+        }
         text = render(&items);
     }
     Context {

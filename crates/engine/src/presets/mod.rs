@@ -12,8 +12,10 @@ use crate::error::{EngineError, EngineResult};
 use crate::mechanism::Mechanism;
 
 pub mod full;
+pub mod memgpt;
 pub mod recent;
 pub mod retrieval;
+pub mod scmemory;
 
 /// Parameters of one preset: defaults, validation and one line of documentation per key.
 pub trait PresetParams: Default + Serialize + DeserializeOwned {
@@ -116,6 +118,24 @@ fn entries() -> Vec<Entry> {
             build: |t| {
                 Ok(Arc::new(retrieval::RetrievalMemory::new(parse_params(
                     retrieval::NAME,
+                    t,
+                )?)))
+            },
+        },
+        Entry {
+            info: || describe::<memgpt::MemGptParams>(memgpt::NAME, memgpt::SUMMARY),
+            build: |t| {
+                Ok(Arc::new(memgpt::MemGpt::new(parse_params(
+                    memgpt::NAME,
+                    t,
+                )?)))
+            },
+        },
+        Entry {
+            info: || describe::<scmemory::ScmParams>(scmemory::NAME, scmemory::SUMMARY),
+            build: |t| {
+                Ok(Arc::new(scmemory::ScMemory::new(parse_params(
+                    scmemory::NAME,
                     t,
                 )?)))
             },

@@ -74,7 +74,7 @@ pub fn pack_within_budget(items: Vec<ContextItem>, budget: usize) -> Vec<Context
 }
 
 /// Tokens an item costs in the rendered context (its line, with the round prefix).
-fn item_tokens(item: &ContextItem) -> usize {
+pub fn item_tokens(item: &ContextItem) -> usize {
     tokens(&render_item(item)) + 1
 }
 

@@ -22,7 +22,9 @@ pub mod recent;
 pub mod retrieval;
 
 pub mod generative;
+pub mod memgpt;
 pub mod memorybank;
+pub mod scmemory;
 
 /// Parameters of one preset: defaults, validation and one line of documentation per key.
 pub trait PresetParams: Default + Serialize + DeserializeOwned {
@@ -153,6 +155,24 @@ fn entries() -> Vec<Entry> {
             build: |t| {
                 Ok(Arc::new(generative::GenerativeAgent::new(parse_params(
                     generative::NAME,
+                    t,
+                )?)))
+            },
+        },
+        Entry {
+            info: || describe::<memgpt::MemGptParams>(memgpt::NAME, memgpt::SUMMARY),
+            build: |t| {
+                Ok(Arc::new(memgpt::MemGpt::new(parse_params(
+                    memgpt::NAME,
+                    t,
+                )?)))
+            },
+        },
+        Entry {
+            info: || describe::<scmemory::ScmParams>(scmemory::NAME, scmemory::SUMMARY),
+            build: |t| {
+                Ok(Arc::new(scmemory::ScMemory::new(parse_params(
+                    scmemory::NAME,
                     t,
                 )?)))
             },

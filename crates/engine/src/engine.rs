@@ -23,7 +23,6 @@ use crate::mechanism::{
     RecallRequest,
 };
 use crate::presets::{self, PresetSpec};
-use crate::primitives::tokens;
 
 /// How derived jobs run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -430,41 +429,7 @@ impl Engine {
 
     /// Size and cost of `agent`'s memory.
     pub fn stats(&self, user: &UserKey, agent: &str) -> EngineResult<MechanismStats> {
-        let store = self.memories.store();
-        let filter = MemoryFilter {
-            agent: Some(agent.to_string()),
-            state: mnemos_core::StateFilter::All,
-            ..MemoryFilter::default()
-        };
-        let all = collect_all(store.as_ref(), user, &filter)?;
-        let mut stats = MechanismStats {
-            mechanism: self.mechanism(agent).name().to_string(),
-            ..MechanismStats::default()
-        };
-        for memory in &all {
-            if memory.is_active() {
-                *stats
-                    .memories
-                    .entry(memory.kind.tag().to_string())
-                    .or_default() += 1;
-                stats.total_memories += 1;
-                stats.bytes += memory.text.len();
-                stats.tokens += tokens(&memory.text);
-            } else {
-                stats.forgotten += 1;
-            }
-        }
-        stats.pending_jobs = self
-            .pending_jobs(user)?
-            .iter()
-            .filter(|j| j.scope.agent == agent)
-            .count();
-        let usage = self.model.usage();
-        let total = usage.total();
-        stats.model_calls = total.calls;
-        stats.model_tokens = total.prompt_tokens + total.completion_tokens;
-        stats.usage = usage;
-        Ok(stats)
+        self.mechanism(agent).stats(&self.ctx(user, agent))
     }
 
     /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism).

@@ -280,4 +280,48 @@ pub trait Mechanism: Send + Sync {
     }
     /// What a new turn needs from memory, within the budget.
     fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall>;
+    /// Size and cost of this agent's memory. The default counts the agent's memories by kind
+    /// and state, their bytes and tokens, its pending jobs and the model's calls; a mechanism
+    /// with structure of its own may add to it.
+    fn stats(&self, ctx: &MechanismCtx) -> EngineResult<MechanismStats> {
+        base_stats(self.name(), ctx)
+    }
+}
+
+/// The counts every mechanism's `stats` starts from.
+pub fn base_stats(mechanism: &str, ctx: &MechanismCtx) -> EngineResult<MechanismStats> {
+    let store = ctx.memories.store();
+    let filter = MemoryFilter {
+        agent: Some(ctx.agent.to_string()),
+        state: mnemos_core::StateFilter::All,
+        ..MemoryFilter::default()
+    };
+    let mut stats = MechanismStats {
+        mechanism: mechanism.to_string(),
+        ..MechanismStats::default()
+    };
+    for memory in collect_all(store.as_ref(), ctx.user, &filter)? {
+        if memory.is_active() {
+            *stats
+                .memories
+                .entry(memory.kind.tag().to_string())
+                .or_default() += 1;
+            stats.total_memories += 1;
+            stats.bytes += memory.text.len();
+            stats.tokens += crate::primitives::tokens(&memory.text);
+        } else {
+            stats.forgotten += 1;
+        }
+    }
+    stats.pending_jobs = store
+        .pending_jobs(ctx.user, usize::MAX)?
+        .iter()
+        .filter(|j| j.scope.agent == ctx.agent)
+        .count();
+    let usage = ctx.model.usage();
+    let total = usage.total();
+    stats.model_calls = total.calls;
+    stats.model_tokens = total.prompt_tokens + total.completion_tokens;
+    stats.usage = usage;
+    Ok(stats)
 }

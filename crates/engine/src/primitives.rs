@@ -3,7 +3,9 @@
 
 use mnemos_core::memories::SPEAKER_KEY;
 use mnemos_core::memory_model::Line;
-use mnemos_core::{Memory, Role, Turn};
+use mnemos_core::{
+    Job, Memory, MemoryId, MemoryKind, MemoryState, Metadata, Metrics, Moment, Role, Turn, TurnId,
+};
 use mnemos_text::Analyzer;
 
 use crate::mechanism::{Context, ContextItem};
@@ -151,6 +153,46 @@ pub fn build_context(
         text,
         notes,
     }
+}
+
+/// A new derived memory in a job's scope: active, version 1, valid from `created`.
+pub fn derived_memory(
+    job: &Job,
+    kind: MemoryKind,
+    text: String,
+    provenance: Vec<TurnId>,
+    created: Moment,
+    metadata: Metadata,
+) -> Memory {
+    Memory {
+        id: MemoryId::new(),
+        scope: job.scope.clone(),
+        kind,
+        text,
+        provenance,
+        created,
+        valid_from: created.time,
+        valid_to: None,
+        state: MemoryState::Active,
+        metrics: Metrics::default(),
+        access: Vec::new(),
+        metadata,
+        version: 1,
+    }
+}
+
+/// The turn ids behind `memories`, each once, in first-seen order.
+pub fn union_provenance<'m>(memories: impl IntoIterator<Item = &'m Memory>) -> Vec<TurnId> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for memory in memories {
+        for id in &memory.provenance {
+            if seen.insert(*id) {
+                out.push(*id);
+            }
+        }
+    }
+    out
 }
 
 /// Ebbinghaus retention R = exp(−Δt / (c·S)): elapsed time over strength times a time scale.

@@ -60,7 +60,6 @@ use mnemos_core::{
     Moment, RetrieverKind, Role, StateFilter, Turn, TurnId,
 };
 
-use super::memorybank::{derived_memory, union_provenance};
 use super::retrieval::{hit_item, retriever_kind, search};
 use super::PresetParams;
 use crate::error::{EngineError, EngineResult};
@@ -71,6 +70,7 @@ use crate::primitives::{
     build_context, exponential_recency, memory_line, min_max, pack_within_budget, speaker_text,
     tokens, turn_line,
 };
+use crate::primitives::{derived_memory, union_provenance};
 
 pub const NAME: &str = "generative";
 pub const SUMMARY: &str = "GenerativeAgent (Park et al. 2023): memory stream ranked by recency + \
@@ -494,6 +494,7 @@ impl GenerativeAgent {
                 text.clone(),
                 provenance,
                 job.created,
+                mnemos_core::Metadata::new(),
             );
             memory.metrics.importance = Some(f64::from(rating));
             memory

@@ -46,8 +46,7 @@ use serde::{Deserialize, Serialize};
 use mnemos_core::memory_model::{KeyKind, Line, PersonaSchema, PersonaValue};
 use mnemos_core::{
     BatchForget, BatchUpdate, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt,
-    MemoryPatch, MemoryState, Metadata, Metrics, Moment, Page, RetrieverKind, Role, Store, Turn,
-    TurnId, UserKey,
+    MemoryPatch, Metadata, Page, RetrieverKind, Role, Store, Turn, TurnId, UserKey,
 };
 
 use super::full::HEADER_TOKENS;
@@ -58,6 +57,7 @@ use crate::mechanism::{
     collect_all, ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall,
     RecallRequest,
 };
+use crate::primitives::derived_memory;
 use crate::primitives::{
     build_context, item_tokens, speaker_text, tokens, truncate_to_tokens, turn_line,
 };
@@ -400,32 +400,6 @@ fn chunks<T>(items: &[T], size: impl Fn(&T) -> usize) -> Vec<&[T]> {
         out.push(&items[start..]);
     }
     out
-}
-
-/// A derived memory of the job's scope.
-fn derived_memory(
-    job: &Job,
-    kind: MemoryKind,
-    text: String,
-    provenance: Vec<TurnId>,
-    created: Moment,
-    metadata: Metadata,
-) -> Memory {
-    Memory {
-        id: MemoryId::new(),
-        scope: job.scope.clone(),
-        kind,
-        text,
-        provenance,
-        created,
-        valid_from: created.time,
-        valid_to: None,
-        state: MemoryState::Active,
-        metrics: Metrics::default(),
-        access: Vec::new(),
-        metadata,
-        version: 1,
-    }
 }
 
 /// The turn a raw-turn memory stands for.
@@ -884,6 +858,7 @@ mod tests {
 
     use super::*;
     use crate::{Engine, EngineConfig, PresetSpec};
+    use mnemos_core::MemoryState;
 
     fn engine_with(params: &str, inline: bool) -> Engine {
         let embedder = Arc::new(HashEmbedder::default());

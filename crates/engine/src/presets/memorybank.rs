@@ -56,7 +56,7 @@ use serde_json::json;
 use mnemos_core::memory_model::MAX_TASK_BYTES;
 use mnemos_core::{
     BatchForget, BatchUpdate, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt,
-    MemoryPatch, MemoryState, Metadata, Metrics, Moment, RetrieverKind, StateFilter, Turn, TurnId,
+    MemoryPatch, Metadata, Moment, RetrieverKind, StateFilter, Turn, TurnId,
 };
 
 use super::retrieval::{hit_item, retriever_kind, search};
@@ -68,6 +68,7 @@ use crate::mechanism::{
 use crate::primitives::{
     build_context, ebbinghaus_retention, pack_within_budget, speaker_text, tokens,
 };
+use crate::primitives::{derived_memory, union_provenance};
 
 pub const NAME: &str = "memorybank";
 pub const SUMMARY: &str = "MemoryBank (Zhong et al. 2024): turns, session summaries and a user \
@@ -392,6 +393,7 @@ impl MemoryBank {
                 text,
                 provenance,
                 job.created,
+                Metadata::new(),
             );
             summary.metrics.strength = Some(1.0);
             derived.memories.push(summary);
@@ -416,7 +418,14 @@ impl MemoryBank {
             return Ok(());
         }
         let provenance = union_provenance(current.into_iter().chain(derived.memories.iter()));
-        let profile = derived_memory(job, MemoryKind::Profile, text, provenance, job.created);
+        let profile = derived_memory(
+            job,
+            MemoryKind::Profile,
+            text,
+            provenance,
+            job.created,
+            Metadata::new(),
+        );
         for old in &profiles {
             derived.forgets.push(BatchForget {
                 id: old.id,
@@ -450,45 +459,6 @@ impl MemoryBank {
             at: now,
         }
     }
-}
-
-/// A new derived memory in the job's scope.
-pub(crate) fn derived_memory(
-    job: &Job,
-    kind: MemoryKind,
-    text: String,
-    provenance: Vec<TurnId>,
-    created: Moment,
-) -> Memory {
-    Memory {
-        id: MemoryId::new(),
-        scope: job.scope.clone(),
-        kind,
-        text,
-        provenance,
-        created,
-        valid_from: created.time,
-        valid_to: None,
-        state: MemoryState::Active,
-        metrics: Metrics::default(),
-        access: Vec::new(),
-        metadata: Metadata::new(),
-        version: 1,
-    }
-}
-
-/// The turn ids behind `memories`, each once, in first-seen order.
-pub(crate) fn union_provenance<'m>(memories: impl IntoIterator<Item = &'m Memory>) -> Vec<TurnId> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for memory in memories {
-        for id in &memory.provenance {
-            if seen.insert(*id) {
-                out.push(*id);
-            }
-        }
-    }
-    out
 }
 
 /// Consecutive runs of memories whose texts together stay within `max_bytes` (a longer single
@@ -656,6 +626,7 @@ impl Mechanism for MemoryBank {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mnemos_core::MemoryState;
     use std::sync::Arc;
 
     use mnemos_core::{

@@ -38,8 +38,8 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use mnemos_core::{
-    BatchForget, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt, MemoryState,
-    Metadata, Metrics, RetrieverKind, Role, Store, Turn, TurnId, UserKey,
+    BatchForget, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt, Metadata,
+    RetrieverKind, Role, Store, Turn, TurnId, UserKey,
 };
 
 use super::memgpt::{last_turns, turn_id, walk_turns_back, Packer};
@@ -49,6 +49,7 @@ use crate::error::{EngineError, EngineResult};
 use crate::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
+use crate::primitives::derived_memory;
 use crate::primitives::{build_context, exponential_recency, min_max, speaker_text, tokens};
 
 pub const NAME: &str = "scmemory";
@@ -250,21 +251,15 @@ impl ScMemory {
         );
         metadata.insert("full_tokens".into(), full_tokens.to_string());
         let created = last.at;
-        let summary = Memory {
-            id: MemoryId::new(),
-            scope: job.scope.clone(),
-            kind: MemoryKind::Summary { level: 1 },
+        let provenance = kept.iter().map(|(t, _)| t.id).collect();
+        let summary = derived_memory(
+            job,
+            MemoryKind::Summary { level: 1 },
             text,
-            provenance: kept.iter().map(|(t, _)| t.id).collect(),
+            provenance,
             created,
-            valid_from: created.time,
-            valid_to: None,
-            state: MemoryState::Active,
-            metrics: Metrics::default(),
-            access: Vec::new(),
             metadata,
-            version: 1,
-        };
+        );
         // A summary of the same exchange with fewer turns (the session ended, then a reply
         // came) is replaced.
         let forgets = existing
@@ -648,6 +643,7 @@ mod tests {
 
     use super::*;
     use crate::{Engine, EngineConfig, PresetSpec};
+    use mnemos_core::MemoryState;
 
     fn engine_with(params: &str) -> Engine {
         let embedder = Arc::new(HashEmbedder::default());

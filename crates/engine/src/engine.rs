@@ -6,15 +6,15 @@
 //! completion. A crash at any point leaves either a pending job (replayed by the next
 //! `run_pending`) or a finished one (never applied again).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use mnemos_core::{
     AddedTurn, HistoryEntry, Job, JobId, Memories, Memory, MemoryFilter, MemoryId, MemoryModel,
-    MemoryPatch, NewTurn, Page, Paged, PurgeReport, Scope, SearchRequest, SearchResults, Turn,
-    UserKey, WriteBatch,
+    MemoryPatch, Moment, NewTurn, Page, Paged, PurgeReport, Scope, SearchRequest, SearchResults,
+    Turn, UserKey, WriteBatch,
 };
 
 use crate::error::{EngineError, EngineResult};
@@ -98,6 +98,15 @@ pub struct AddReport {
     pub jobs: JobReport,
 }
 
+/// A durable job for `spec`, planned by `mechanism` for `scope` at `created`.
+fn job_for(spec: JobSpec, mechanism: &str, scope: &Scope, created: Moment) -> EngineResult<Job> {
+    let payload = serde_json::to_string(&spec.payload)
+        .map_err(|e| EngineError::config(format!("job payload does not serialize: {e}")))?;
+    let job = Job::new(scope.clone(), mechanism, spec.kind, payload, created);
+    job.validate()?;
+    Ok(job)
+}
+
 /// The memory engine.
 pub struct Engine {
     memories: Arc<Memories>,
@@ -169,22 +178,10 @@ impl Engine {
         }
     }
 
-    fn job_from(
-        &self,
-        spec: JobSpec,
-        mechanism: &str,
-        scope: &Scope,
-        turn: Option<&Turn>,
-    ) -> EngineResult<Job> {
-        let created = match turn {
-            Some(t) => t.at,
-            None => self.memories.moment(&scope.user_key())?,
-        };
-        let payload = serde_json::to_string(&spec.payload)
-            .map_err(|e| EngineError::config(format!("job payload does not serialize: {e}")))?;
-        let job = Job::new(scope.clone(), mechanism, spec.kind, payload, created);
-        job.validate()?;
-        Ok(job)
+    /// A durable job for `spec`, created now (work planned outside an ingest).
+    fn job_now(&self, spec: JobSpec, mechanism: &str, scope: &Scope) -> EngineResult<Job> {
+        let created = self.memories.moment(&scope.user_key())?;
+        job_for(spec, mechanism, scope, created)
     }
 
     /// Commit turns (with the jobs their mechanisms plan), then — when jobs run inline — run
@@ -199,41 +196,29 @@ impl Engine {
             }
         }
         let store = self.memories.store().clone();
-        let mut earlier: Vec<Turn> = Vec::new();
+        // Turns of this write already planned, per (user, agent): mechanisms see them in
+        // `ObserveCtx::earlier` because they are not in the store yet.
+        let mut earlier: HashMap<(UserKey, String), Vec<Turn>> = HashMap::new();
         let mut enqueued = 0usize;
         let mut plan = |turn: &Turn| -> mnemos_core::Result<Vec<Job>> {
             let mechanism = self.mechanism(&turn.scope.agent);
-            let user = turn.scope.user_key();
-            let same: Vec<Turn> = earlier
-                .iter()
-                .filter(|t| t.scope.belongs_to(&user) && t.scope.agent == turn.scope.agent)
-                .cloned()
-                .collect();
+            let key = (turn.scope.user_key(), turn.scope.agent.clone());
+            let same = earlier.entry(key.clone()).or_default();
             let ctx = ObserveCtx {
                 store: store.as_ref(),
-                user: &user,
-                agent: &turn.scope.agent,
-                earlier: &same,
+                user: &key.0,
+                agent: &key.1,
+                earlier: same,
             };
-            let specs = mechanism
-                .observe(&ctx, turn)
-                .map_err(|e| mnemos_core::Error::invalid(format!("planning derived work: {e}")))?;
-            earlier.push(turn.clone());
-            let mut jobs = Vec::with_capacity(specs.len());
-            for spec in specs {
-                let payload = serde_json::to_string(&spec.payload).map_err(|e| {
-                    mnemos_core::Error::invalid(format!("job payload does not serialize: {e}"))
-                })?;
-                let job = Job::new(
-                    turn.scope.clone(),
-                    mechanism.name(),
-                    spec.kind,
-                    payload,
-                    turn.at,
-                );
-                job.validate()?;
-                jobs.push(job);
-            }
+            let planning =
+                |e: EngineError| mnemos_core::Error::invalid(format!("planning derived work: {e}"));
+            let specs = mechanism.observe(&ctx, turn).map_err(planning)?;
+            same.push(turn.clone());
+            let jobs = specs
+                .into_iter()
+                .map(|spec| job_for(spec, mechanism.name(), &turn.scope, turn.at))
+                .collect::<EngineResult<Vec<Job>>>()
+                .map_err(planning)?;
             enqueued += jobs.len();
             Ok(jobs)
         };
@@ -269,7 +254,7 @@ impl Engine {
             for spec in specs {
                 batch
                     .jobs
-                    .push(self.job_from(spec, mechanism.name(), scope, None)?);
+                    .push(self.job_now(spec, mechanism.name(), scope)?);
             }
             self.memories.commit(&user, batch)?;
         }
@@ -333,9 +318,7 @@ impl Engine {
             ..WriteBatch::default()
         };
         for spec in derived.jobs {
-            batch
-                .jobs
-                .push(self.job_from(spec, mechanism, scope, None)?);
+            batch.jobs.push(self.job_now(spec, mechanism, scope)?);
         }
         if let Some(id) = finished {
             batch.finished_jobs.push((id, self.memories.moment(user)?));

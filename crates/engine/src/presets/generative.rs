@@ -724,46 +724,16 @@ fn part(item: &ContextItem, name: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
-    use mnemos_core::{
-        Embedder, FixedClock, Memories, MemoryStore, Metrics, NewTurn, RetrievalConfig, Scope,
-        Timestamp, UserKey,
-    };
-    use mnemos_embed::HashEmbedder;
-    use mnemos_offline::OfflineModel;
+    use mnemos_core::{Metrics, NewTurn, Scope, Timestamp, UserKey};
 
-    use crate::engine::{Engine, EngineConfig, JobSettings};
+    use crate::engine::Engine;
     use crate::presets::PresetSpec;
 
-    const T0: i64 = 1_700_000_000_000;
+    use crate::presets::testing::{memories_of, test_engine, T0};
 
     fn engine_with(params: &str, inline: bool) -> Engine {
-        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
-        let memories = Memories::new(
-            Arc::new(MemoryStore::new()),
-            embedder.clone(),
-            Arc::new(FixedClock(Timestamp(T0))),
-            RetrievalConfig::default(),
-        )
-        .unwrap();
-        let config = EngineConfig {
-            preset: PresetSpec {
-                name: NAME.into(),
-                params: toml::from_str(params).unwrap(),
-            },
-            jobs: JobSettings {
-                inline,
-                ..JobSettings::default()
-            },
-            ..EngineConfig::default()
-        };
-        Engine::new(
-            Arc::new(memories),
-            Arc::new(OfflineModel::new(embedder)),
-            &config,
-        )
-        .unwrap()
+        test_engine(NAME, params, inline)
     }
 
     fn scope(session: &str) -> Scope {
@@ -785,16 +755,7 @@ mod tests {
     }
 
     fn all_of(engine: &Engine, kind: &str) -> Vec<Memory> {
-        crate::mechanism::collect_all(
-            engine.memories().store().as_ref(),
-            &user(),
-            &MemoryFilter {
-                kinds: vec![kind.into()],
-                state: StateFilter::All,
-                ..MemoryFilter::default()
-            },
-        )
-        .unwrap()
+        memories_of(engine, &user(), kind, StateFilter::All)
     }
 
     fn ctx<'a>(engine: &'a Engine, user: &'a UserKey) -> MechanismCtx<'a> {

@@ -850,37 +850,17 @@ impl Mechanism for MemGpt {
 mod tests {
     use std::sync::Arc;
 
-    use mnemos_core::{
-        FixedClock, Memories, MemoryStore, NewTurn, RetrievalConfig, Scope, StateFilter, Timestamp,
-    };
+    use mnemos_core::{NewTurn, Scope, StateFilter};
     use mnemos_embed::HashEmbedder;
     use mnemos_offline::OfflineModel;
 
     use super::*;
-    use crate::{Engine, EngineConfig, PresetSpec};
+    use crate::presets::testing::{memories_of, test_engine};
+    use crate::{Engine, PresetSpec};
     use mnemos_core::MemoryState;
 
     fn engine_with(params: &str, inline: bool) -> Engine {
-        let embedder = Arc::new(HashEmbedder::default());
-        let memories = Memories::new(
-            Arc::new(MemoryStore::new()),
-            embedder.clone(),
-            Arc::new(FixedClock(Timestamp::from_millis(1_700_000_000_000))),
-            RetrievalConfig::default(),
-        )
-        .unwrap();
-        let mut config = EngineConfig::with_preset(NAME);
-        config.preset = PresetSpec {
-            name: NAME.into(),
-            params: toml::from_str(params).unwrap(),
-        };
-        config.jobs.inline = inline;
-        Engine::new(
-            Arc::new(memories),
-            Arc::new(OfflineModel::new(embedder)),
-            &config,
-        )
-        .unwrap()
+        test_engine(NAME, params, inline)
     }
 
     fn scope() -> Scope {
@@ -898,18 +878,7 @@ mod tests {
     }
 
     fn list(engine: &Engine, kind: &str, state: StateFilter) -> Vec<Memory> {
-        engine
-            .list(
-                &user(),
-                &MemoryFilter {
-                    kinds: vec![kind.into()],
-                    state,
-                    ..MemoryFilter::default()
-                },
-                Page::first(1000),
-            )
-            .unwrap()
-            .items
+        memories_of(engine, &user(), kind, state)
     }
 
     fn active_summaries(engine: &Engine) -> Vec<Memory> {

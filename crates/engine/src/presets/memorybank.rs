@@ -627,43 +627,18 @@ impl Mechanism for MemoryBank {
 mod tests {
     use super::*;
     use mnemos_core::MemoryState;
-    use std::sync::Arc;
 
-    use mnemos_core::{
-        Embedder, FixedClock, Memories, MemoryStore, NewTurn, RetrievalConfig, Role, Scope,
-        Timestamp, UserKey,
-    };
-    use mnemos_embed::HashEmbedder;
-    use mnemos_offline::OfflineModel;
+    use mnemos_core::{NewTurn, Role, Scope, Timestamp, UserKey};
+
     use proptest::prelude::*;
 
-    use crate::engine::{Engine, EngineConfig};
+    use crate::engine::Engine;
     use crate::presets::PresetSpec;
 
-    const T0: i64 = 1_700_000_000_000;
+    use crate::presets::testing::{self, memories_of, test_engine, T0};
 
     fn engine(params: &str) -> Engine {
-        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
-        let memories = Memories::new(
-            Arc::new(MemoryStore::new()),
-            embedder.clone(),
-            Arc::new(FixedClock(Timestamp(T0))),
-            RetrievalConfig::default(),
-        )
-        .unwrap();
-        let config = EngineConfig {
-            preset: PresetSpec {
-                name: NAME.into(),
-                params: toml::from_str(params).unwrap(),
-            },
-            ..EngineConfig::default()
-        };
-        Engine::new(
-            Arc::new(memories),
-            Arc::new(OfflineModel::new(embedder)),
-            &config,
-        )
-        .unwrap()
+        test_engine(NAME, params, true)
     }
 
     fn scope(session: &str) -> Scope {
@@ -685,30 +660,11 @@ mod tests {
     }
 
     fn all_of(engine: &Engine, kind: &str, state: StateFilter) -> Vec<Memory> {
-        crate::mechanism::collect_all(
-            engine.memories().store().as_ref(),
-            &user(),
-            &MemoryFilter {
-                kinds: vec![kind.into()],
-                state,
-                ..MemoryFilter::default()
-            },
-        )
-        .unwrap()
+        memories_of(engine, &user(), kind, state)
     }
 
     fn recall(engine: &Engine, query: &str, budget: usize) -> crate::mechanism::Context {
-        engine
-            .recall(
-                &user(),
-                "bot",
-                &RecallRequest {
-                    query: query.into(),
-                    token_budget: budget,
-                    session: None,
-                },
-            )
-            .unwrap()
+        testing::recall(engine, &user(), "bot", query, budget)
     }
 
     proptest! {

@@ -25,6 +25,8 @@ pub mod generative;
 pub mod memgpt;
 pub mod memorybank;
 pub mod scmemory;
+#[cfg(test)]
+mod testing;
 
 /// Parameters of one preset: defaults, validation and one line of documentation per key.
 pub trait PresetParams: Default + Serialize + DeserializeOwned {

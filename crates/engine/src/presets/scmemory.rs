@@ -632,41 +632,16 @@ impl ScMemory {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
-    use mnemos_core::{
-        FixedClock, Memories, MemoryStore, NewTurn, Page, RetrievalConfig, Scope, StateFilter,
-        Timestamp,
-    };
-    use mnemos_embed::HashEmbedder;
-    use mnemos_offline::OfflineModel;
+    use mnemos_core::{NewTurn, Page, Scope, StateFilter};
 
     use super::*;
-    use crate::{Engine, EngineConfig, PresetSpec};
+    use crate::presets::testing::{self, memories_of, test_engine};
+    use crate::{Engine, PresetSpec};
     use mnemos_core::MemoryState;
 
     fn engine_with(params: &str) -> Engine {
-        let embedder = Arc::new(HashEmbedder::default());
-        let memories = Memories::new(
-            Arc::new(MemoryStore::new()),
-            embedder.clone(),
-            Arc::new(FixedClock(Timestamp::from_millis(1_700_000_000_000))),
-            RetrievalConfig::default(),
-        )
-        .unwrap();
-        let config = EngineConfig {
-            preset: PresetSpec {
-                name: NAME.into(),
-                params: toml::from_str(params).unwrap(),
-            },
-            ..EngineConfig::default()
-        };
-        Engine::new(
-            Arc::new(memories),
-            Arc::new(OfflineModel::new(embedder)),
-            &config,
-        )
-        .unwrap()
+        test_engine(NAME, params, true)
     }
 
     fn scope() -> Scope {
@@ -714,32 +689,11 @@ mod tests {
     }
 
     fn summaries(engine: &Engine, state: StateFilter) -> Vec<Memory> {
-        engine
-            .list(
-                &user(),
-                &MemoryFilter {
-                    kinds: vec!["summary".into()],
-                    state,
-                    ..MemoryFilter::default()
-                },
-                Page::first(1000),
-            )
-            .unwrap()
-            .items
+        memories_of(engine, &user(), "summary", state)
     }
 
     fn recall(engine: &Engine, query: &str, budget: usize) -> crate::Context {
-        engine
-            .recall(
-                &user(),
-                "a",
-                &RecallRequest {
-                    query: query.into(),
-                    token_budget: budget,
-                    session: None,
-                },
-            )
-            .unwrap()
+        testing::recall(engine, &user(), "a", query, budget)
     }
 
     #[test]

@@ -1,0 +1,76 @@
+//! Fixtures the preset unit tests share: an engine over the in-memory store, the hash
+//! embedder, the offline model and a fixed clock.
+
+use std::sync::Arc;
+
+use mnemos_core::{
+    Embedder, FixedClock, Memories, Memory, MemoryFilter, MemoryStore, RetrievalConfig,
+    StateFilter, Timestamp, UserKey,
+};
+use mnemos_embed::HashEmbedder;
+use mnemos_offline::OfflineModel;
+
+use crate::engine::{Engine, EngineConfig, JobSettings};
+use crate::mechanism::{collect_all, Context, RecallRequest};
+use crate::presets::PresetSpec;
+
+/// The fixed clock's time (2023-11-14T22:13:20Z).
+pub const T0: i64 = 1_700_000_000_000;
+
+/// An engine running `preset` with `params` (TOML), jobs inline or deferred.
+pub fn test_engine(preset: &str, params: &str, inline: bool) -> Engine {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
+    let memories = Memories::new(
+        Arc::new(MemoryStore::new()),
+        Arc::clone(&embedder),
+        Arc::new(FixedClock(Timestamp(T0))),
+        RetrievalConfig::default(),
+    )
+    .unwrap();
+    let config = EngineConfig {
+        preset: PresetSpec {
+            name: preset.into(),
+            params: toml::from_str(params).unwrap(),
+        },
+        jobs: JobSettings {
+            inline,
+            ..JobSettings::default()
+        },
+        ..EngineConfig::default()
+    };
+    Engine::new(
+        Arc::new(memories),
+        Arc::new(OfflineModel::new(embedder)),
+        &config,
+    )
+    .unwrap()
+}
+
+/// Every memory of `user` of one kind tag in one state, in creation order.
+pub fn memories_of(engine: &Engine, user: &UserKey, kind: &str, state: StateFilter) -> Vec<Memory> {
+    collect_all(
+        engine.memories().store().as_ref(),
+        user,
+        &MemoryFilter {
+            kinds: vec![kind.into()],
+            state,
+            ..MemoryFilter::default()
+        },
+    )
+    .unwrap()
+}
+
+/// `agent`'s recall for `query` within `budget` tokens, over all sessions.
+pub fn recall(engine: &Engine, user: &UserKey, agent: &str, query: &str, budget: usize) -> Context {
+    engine
+        .recall(
+            user,
+            agent,
+            &RecallRequest {
+                query: query.into(),
+                token_budget: budget,
+                session: None,
+            },
+        )
+        .unwrap()
+}

@@ -122,6 +122,16 @@ fn get<T: rusqlite::types::FromSql>(row: &Row<'_>, idx: usize, op: &'static str)
     row.get(idx).map_err(sql_err(op))
 }
 
+/// The scope every row of turns, memories and jobs keeps in columns 1–4.
+fn scope_at(row: &Row<'_>, op: &'static str) -> StoreResult<Scope> {
+    Ok(Scope {
+        tenant: get(row, 1, op)?,
+        user: get(row, 2, op)?,
+        agent: get(row, 3, op)?,
+        session: get(row, 4, op)?,
+    })
+}
+
 /// Borrow a blob column without copying it (vectors are read in bulk).
 pub(crate) fn blob<'r>(row: &'r Row<'_>, idx: usize, op: &'static str) -> StoreResult<&'r [u8]> {
     let value = row.get_ref(idx).map_err(sql_err(op))?;
@@ -143,12 +153,7 @@ pub(crate) fn read_turn(row: &Row<'_>) -> StoreResult<Turn> {
     };
     Ok(Turn {
         id,
-        scope: Scope {
-            tenant: get(row, 1, OP)?,
-            user: get(row, 2, OP)?,
-            agent: get(row, 3, OP)?,
-            session: get(row, 4, OP)?,
-        },
+        scope: scope_at(row, OP)?,
         role,
         speaker: get(row, 6, OP)?,
         text: get(row, 7, OP)?,
@@ -167,12 +172,7 @@ pub(crate) fn read_memory(row: &Row<'_>) -> StoreResult<Memory> {
     let version: i64 = get(row, 16, OP)?;
     Ok(Memory {
         id,
-        scope: Scope {
-            tenant: get(row, 1, OP)?,
-            user: get(row, 2, OP)?,
-            agent: get(row, 3, OP)?,
-            session: get(row, 4, OP)?,
-        },
+        scope: scope_at(row, OP)?,
         kind: from_json::<MemoryKind>(&get::<String>(row, 5, OP)?, &what)?,
         text: get(row, 6, OP)?,
         provenance: from_json::<Vec<TurnId>>(&get::<String>(row, 7, OP)?, &what)?,
@@ -209,12 +209,7 @@ pub(crate) fn read_job(row: &Row<'_>) -> StoreResult<Job> {
     };
     Ok(Job {
         id,
-        scope: Scope {
-            tenant: get(row, 1, OP)?,
-            user: get(row, 2, OP)?,
-            agent: get(row, 3, OP)?,
-            session: get(row, 4, OP)?,
-        },
+        scope: scope_at(row, OP)?,
         mechanism: get(row, 5, OP)?,
         kind: get(row, 6, OP)?,
         payload: get(row, 7, OP)?,

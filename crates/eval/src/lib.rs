@@ -13,6 +13,7 @@ pub mod locomo;
 pub mod lufy;
 pub mod memdaily;
 pub mod metrics;
+pub mod protocol;
 pub mod perltqa;
 pub mod text;
 

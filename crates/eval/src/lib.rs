@@ -5,6 +5,7 @@
 //! care which benchmark they measure.
 
 pub mod dataset;
+pub mod embed_cache;
 pub mod error;
 pub mod format;
 mod json;
@@ -14,6 +15,9 @@ pub mod lufy;
 pub mod memdaily;
 pub mod metrics;
 pub mod protocol;
+pub mod runner;
+pub mod scoring;
+pub mod summary;
 pub mod perltqa;
 pub mod text;
 

@@ -263,6 +263,11 @@ impl LatencyStats {
         self.samples.push(sample);
     }
 
+    /// Add every sample of `other`.
+    pub fn extend(&mut self, other: &LatencyStats) {
+        self.samples.extend_from_slice(&other.samples);
+    }
+
     pub fn count(&self) -> usize {
         self.samples.len()
     }

@@ -115,6 +115,8 @@ pub struct Ask {
     pub history_tokens: usize,
     /// The question's own position (the others are capacity checkpoints).
     pub final_ask: bool,
+    /// The checkpoint (history tokens asked for) of a capacity ask; None for the final ask.
+    pub checkpoint: Option<usize>,
 }
 
 /// A conversation as the protocol streams it.
@@ -469,6 +471,7 @@ fn schedule(
                     after_item: at,
                     history_tokens: prefix[at],
                     final_ask: false,
+                    checkpoint: Some(checkpoint),
                 });
             }
         }
@@ -477,6 +480,7 @@ fn schedule(
             after_item,
             history_tokens: prefix[after_item],
             final_ask: true,
+            checkpoint: None,
         });
     }
     asks.sort_by_key(|a| (a.after_item, a.question, a.final_ask));

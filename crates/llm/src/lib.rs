@@ -94,6 +94,30 @@ impl LlmModel {
             .body(&prompts::render(task), self.client.json_mode_active())
     }
 
+    /// One free-form completion of `messages` (no JSON parsing), with the configured retries
+    /// and deadline, counted in `usage()` under `name`. For callers outside the memory tasks,
+    /// such as an evaluation judge.
+    pub fn chat(&self, name: &str, messages: &[ChatMessage]) -> ModelResult<String> {
+        let started = Instant::now();
+        let mut stats = CallStats::default();
+        let deadline = started + Duration::from_millis(self.client.config().call_budget_ms());
+        let result = self.client.complete(messages, started, deadline, &mut stats);
+        self.usage
+            .lock()
+            .tasks
+            .entry(name.to_string())
+            .or_default()
+            .add(&TaskUsage {
+                calls: 1,
+                failures: u64::from(result.is_err()),
+                retries: stats.requests.saturating_sub(1),
+                prompt_tokens: stats.prompt_tokens,
+                completion_tokens: stats.completion_tokens,
+                micros: started.elapsed().as_micros() as u64,
+            });
+        result.map(|reply| reply.content)
+    }
+
     fn call(
         &self,
         task: &Task,

@@ -1,9 +1,11 @@
-//! Evaluation: dataset loaders, the JSONL turn reader, and retrieval metrics.
+//! Evaluation: dataset loaders, the JSONL turn reader, retrieval metrics, and run artifacts
+//! (output directory, input checksums, charts).
 //!
 //! Datasets are read from a path given at run time (they live beside the repository, never in
 //! it) and converted to one common form, [`RetrievalDataset`], so runners and metrics do not
 //! care which benchmark they measure.
 
+pub mod artifacts;
 pub mod dataset;
 pub mod embed_cache;
 pub mod error;
@@ -19,8 +21,12 @@ pub mod runner;
 pub mod scoring;
 pub mod summary;
 pub mod perltqa;
+pub mod plot;
 pub mod text;
 
+pub use artifacts::{
+    checksum_inputs, sha256_file, ArtifactError, InputChecksum, JsonlWriter, OutDir,
+};
 pub use dataset::{
     Conversation, DatasetSummary, Defect, DefectAction, Item, MemoryClass, Question,
     RetrievalDataset,
@@ -34,3 +40,4 @@ pub use metrics::{
     LatencyStats, LatencySummary, Ranking, RetrievalScores, ScoreReport, ScoreSummary,
 };
 pub use perltqa::{load_perltqa, load_perltqa_dir};
+pub use plot::{plot_font, write_line_chart, LineChart, PlotError, PlotOutput, Series};

@@ -5,8 +5,10 @@ mod config;
 mod demo;
 mod eval_classifier;
 mod eval_lufy;
+mod eval_judge;
 mod eval_presets;
 mod eval_retrieval;
+mod eval_run;
 mod ingest;
 mod model_try;
 mod open;
@@ -146,6 +148,9 @@ enum EvalCommand {
     Classifier(eval_classifier::EvalClassifierArgs),
     /// Presets side by side on one dataset conversation: latency, memory size, evidence in context.
     Presets(eval_presets::EvalPresetsArgs),
+    /// MemBench's protocol (streaming, scenarios, noise, checkpoints) with presets side by
+    /// side: recall through provenance, choice accuracy, answers, cost; --out writes a report.
+    Run(Box<eval_run::EvalRunArgs>),
 }
 
 #[derive(Args)]
@@ -435,6 +440,7 @@ fn run(cli: Cli) -> Result<()> {
             EvalCommand::Lufy(args) => eval_lufy::run(args),
             EvalCommand::Classifier(args) => eval_classifier::run(&global.config()?, args),
             EvalCommand::Presets(args) => eval_presets::run(&global.config()?, args),
+            EvalCommand::Run(args) => eval_run::run(&global.config()?, *args),
         },
         Command::Train { command } => match command {
             TrainCommand::Classifier(args) => train::run(&global.config()?, args),

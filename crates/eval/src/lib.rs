@@ -18,7 +18,6 @@ pub mod memdaily;
 pub mod metrics;
 pub mod protocol;
 pub mod runner;
-pub mod scoring;
 pub mod summary;
 pub mod perltqa;
 pub mod plot;

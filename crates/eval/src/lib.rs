@@ -1,8 +1,12 @@
-//! Evaluation: dataset loaders, the JSONL turn reader, and retrieval metrics.
+//! Evaluation: dataset loaders, the JSONL turn reader, retrieval metrics and text-scoring
+//! metrics.
 //!
 //! Datasets are read from a path given at run time (they live beside the repository, never in
 //! it) and converted to one common form, [`RetrievalDataset`], so runners and metrics do not
-//! care which benchmark they measure.
+//! care which benchmark they measure. Datasets whose supervision is not gold item labels keep a
+//! type of their own: LUFY's importance annotations ([`lufy`]), ZH-4O's memory labels and
+//! probes ([`zh4o`]), MemoryBank's unanswered probing questions ([`memorybank`]); they are
+//! scored with [`scoring`].
 
 pub mod dataset;
 pub mod error;
@@ -12,9 +16,12 @@ pub mod jsonl;
 pub mod locomo;
 pub mod lufy;
 pub mod memdaily;
+pub mod memorybank;
 pub mod metrics;
 pub mod perltqa;
+pub mod scoring;
 pub mod text;
+pub mod zh4o;
 
 pub use dataset::{
     Conversation, DatasetSummary, Defect, DefectAction, Item, MemoryClass, Question,
@@ -25,7 +32,15 @@ pub use format::{load_retrieval_dataset, sniff_bytes, sniff_format, Format};
 pub use jsonl::{parse_turn_line, read_turn_file, read_turn_lines, JsonlRead, TurnRecord};
 pub use locomo::load_locomo;
 pub use memdaily::load_memdaily;
+pub use memorybank::{load_memorybank, MemoryBankDataset, MemoryBankLanguage, MemoryBankProbe};
 pub use metrics::{
     LatencyStats, LatencySummary, Ranking, RetrievalScores, ScoreReport, ScoreSummary,
 };
 pub use perltqa::{load_perltqa, load_perltqa_dir};
+pub use scoring::{
+    answer_in_context, extraction_score, importance_agreement, normalize_answer, rouge_l, rouge_n,
+    token_f1, tokenize, ExtractionScore, Granularity, ImportanceAgreement, Prf,
+};
+pub use zh4o::{
+    load_zh4o, Zh4oDataset, Zh4oDialogue, Zh4oInsert, Zh4oLabel, Zh4oMessage, Zh4oProbe, Zh4oQuery,
+};

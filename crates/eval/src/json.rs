@@ -186,6 +186,39 @@ pub(crate) fn parse_json_bytes(path: &Path, bytes: &[u8]) -> Result<Node, Datase
     })
 }
 
+/// One non-blank line of a JSON Lines file: its 1-based number and the parsed value, or why it
+/// could not be parsed (bad UTF-8, malformed JSON) so the caller can record a located defect.
+pub(crate) struct JsonLine {
+    pub(crate) number: usize,
+    pub(crate) value: Result<Node, String>,
+}
+
+/// Read a JSON Lines file leniently: only I/O failures are errors; blank lines are skipped.
+pub(crate) fn read_json_lines(path: &Path) -> Result<Vec<JsonLine>, DatasetError> {
+    let bytes = std::fs::read(path).map_err(|e| DatasetError::io(path, e))?;
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let mut lines = Vec::new();
+    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let value = match std::str::from_utf8(raw) {
+            Err(e) => Err(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => serde_json::from_str::<Node>(line).map_err(|e| {
+                format!(
+                    "malformed JSON at column {}: {}",
+                    e.column(),
+                    serde_message(&e)
+                )
+            }),
+        };
+        lines.push(JsonLine {
+            number: index + 1,
+            value,
+        });
+    }
+    Ok(lines)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +242,35 @@ mod tests {
             node.get("a").and_then(Node::as_array).map(<[Node]>::len),
             Some(3)
         );
+    }
+
+    #[test]
+    fn json_lines_are_read_leniently() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, b"\xEF\xBB\xBF{\"a\": 1}\r\n\n  \n{oops\n\xff\n[2]").expect("write");
+        let lines = read_json_lines(&path).expect("readable");
+        let numbers: Vec<usize> = lines.iter().map(|l| l.number).collect();
+        assert_eq!(numbers, [1, 4, 5, 6]);
+        assert_eq!(
+            lines[0]
+                .value
+                .as_ref()
+                .ok()
+                .and_then(|n| n.get("a"))
+                .and_then(Node::scalar_text),
+            Some("1".to_string())
+        );
+        assert!(lines[1]
+            .value
+            .as_ref()
+            .is_err_and(|e| e.contains("malformed JSON")));
+        assert!(lines[2].value.as_ref().is_err_and(|e| e.contains("UTF-8")));
+        assert!(lines[3]
+            .value
+            .as_ref()
+            .is_ok_and(|n| n.as_array().is_some()));
+        assert!(read_json_lines(&dir.path().join("missing.jsonl")).is_err());
     }
 
     #[test]

@@ -1,9 +1,13 @@
-//! Evaluation: dataset loaders, the JSONL turn reader, retrieval metrics, and run artifacts
-//! (output directory, input checksums, charts).
+//! Evaluation: dataset loaders, the JSONL turn reader, retrieval and text-scoring metrics,
+//! MemBench's streaming protocol and runner, and run artifacts (output directory, checksums,
+//! charts).
 //!
 //! Datasets are read from a path given at run time (they live beside the repository, never in
 //! it) and converted to one common form, [`RetrievalDataset`], so runners and metrics do not
-//! care which benchmark they measure.
+//! care which benchmark they measure. Datasets whose supervision is not gold item labels keep a
+//! type of their own: LUFY's importance annotations ([`lufy`]), ZH-4O's memory labels and
+//! probes ([`zh4o`]), MemoryBank's unanswered probing questions ([`memorybank`]); they are
+//! scored with [`scoring`].
 
 pub mod artifacts;
 pub mod dataset;
@@ -15,13 +19,16 @@ pub mod jsonl;
 pub mod locomo;
 pub mod lufy;
 pub mod memdaily;
+pub mod memorybank;
 pub mod metrics;
 pub mod protocol;
 pub mod runner;
 pub mod summary;
 pub mod perltqa;
 pub mod plot;
+pub mod scoring;
 pub mod text;
+pub mod zh4o;
 
 pub use artifacts::{
     checksum_inputs, sha256_file, ArtifactError, InputChecksum, JsonlWriter, OutDir,
@@ -35,8 +42,16 @@ pub use format::{load_retrieval_dataset, sniff_bytes, sniff_format, Format};
 pub use jsonl::{parse_turn_line, read_turn_file, read_turn_lines, JsonlRead, TurnRecord};
 pub use locomo::load_locomo;
 pub use memdaily::load_memdaily;
+pub use memorybank::{load_memorybank, MemoryBankDataset, MemoryBankLanguage, MemoryBankProbe};
 pub use metrics::{
     LatencyStats, LatencySummary, Ranking, RetrievalScores, ScoreReport, ScoreSummary,
 };
 pub use perltqa::{load_perltqa, load_perltqa_dir};
 pub use plot::{plot_font, write_line_chart, LineChart, PlotError, PlotOutput, Series};
+pub use scoring::{
+    answer_in_context, extraction_score, importance_agreement, normalize_answer, rouge_l, rouge_n,
+    token_f1, tokenize, ExtractionScore, Granularity, ImportanceAgreement, Prf,
+};
+pub use zh4o::{
+    load_zh4o, Zh4oDataset, Zh4oDialogue, Zh4oInsert, Zh4oLabel, Zh4oMessage, Zh4oProbe, Zh4oQuery,
+};

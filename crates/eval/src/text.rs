@@ -98,6 +98,13 @@ pub fn parse_perltqa_dialogue_time(text: &str) -> Option<Timestamp> {
         .map(to_timestamp)
 }
 
+/// MemoryBank history date: "2023-04-27" (midnight).
+pub fn parse_iso_date(text: &str) -> Option<Timestamp> {
+    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
+        .ok()
+        .map(|date| to_timestamp(date.and_time(NaiveTime::MIN)))
+}
+
 /// PerLTQA event "Creation Time": "May 12, 2022", "October 2021" or "2012" (start of the
 /// period); free text such as "during an election" yields `None`.
 pub fn parse_perltqa_event_time(text: &str) -> Option<Timestamp> {
@@ -169,6 +176,13 @@ mod tests {
         );
         assert_eq!(parse_memdaily_time("2024年13月01日 周一 08:39"), None);
         assert_eq!(parse_memdaily_time("08:39"), None);
+    }
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(parse_iso_date(" 2023-04-27 "), Some(ms(2023, 4, 27, 0, 0)));
+        assert_eq!(parse_iso_date("2023-02-30"), None);
+        assert_eq!(parse_iso_date("April 27"), None);
     }
 
     #[test]

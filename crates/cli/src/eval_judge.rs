@@ -93,7 +93,10 @@ guesses at the reference. Reply with exactly one word: CORRECT or WRONG."
         assert_eq!(parse_verdict("CORRECT"), Some(true));
         assert_eq!(parse_verdict(" wrong."), Some(false));
         assert_eq!(parse_verdict("Incorrect"), Some(false));
-        assert_eq!(parse_verdict("I think it is correct, not wrong"), Some(true));
+        assert_eq!(
+            parse_verdict("I think it is correct, not wrong"),
+            Some(true)
+        );
         assert_eq!(parse_verdict("maybe"), None);
     }
 }

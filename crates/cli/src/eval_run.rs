@@ -18,7 +18,9 @@ use mnemos_eval::artifacts::{checksum_inputs, InputChecksum, OutDir};
 use mnemos_eval::embed_cache::CachingEmbedder;
 use mnemos_eval::format::{load_retrieval_dataset, Format};
 use mnemos_eval::plot::{write_line_chart, LineChart, Series};
-use mnemos_eval::protocol::{prepare, NoiseSpec, PreparedDataset, ProtocolSpec, Scenario};
+use mnemos_eval::protocol::{
+    prepare_with_pool, NoiseSpec, PreparedDataset, ProtocolSpec, Scenario,
+};
 use mnemos_eval::runner::{RunOptions, Runner, StreamClock};
 use mnemos_eval::summary::{PresetAccumulator, PresetSummary, Quality};
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
@@ -44,6 +46,10 @@ pub struct EvalRunArgs {
     /// Pad each conversation with other conversations' items up to this many tokens.
     #[arg(long)]
     noise_tokens: Option<usize>,
+    /// Draw noise from this dataset instead of the evaluated one's other conversations: a
+    /// ZH-4O directory, or a LoCoMo / MemDaily / PerLTQA file (MemBench pads with unrelated text).
+    #[arg(long)]
+    noise_from: Option<PathBuf>,
     /// Seed of the noise placement and of the sample.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -161,8 +167,23 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         max_conversations: args.conversations,
         sample_seed: args.seed,
         checkpoints: args.checkpoints.clone(),
+        ..ProtocolSpec::default()
     };
-    let prepared = prepare(&dataset, &protocol, &mnemos_engine::primitives::tokens)?;
+    let mut protocol = protocol;
+    let pool = match &args.noise_from {
+        Some(path) => {
+            let (name, pool) = load_noise_pool(path)?;
+            protocol.noise_source = name;
+            Some(pool)
+        }
+        None => None,
+    };
+    let prepared = prepare_with_pool(
+        &dataset,
+        &protocol,
+        pool.as_deref(),
+        &mnemos_engine::primitives::tokens,
+    )?;
     let options = RunOptions {
         budget: args.budget,
         choose: !args.no_choose,
@@ -172,7 +193,8 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         ..RunOptions::default()
     };
     let base_embedder = open::embedder(config)?;
-    let cache = (!args.no_embed_cache).then(|| Arc::new(CachingEmbedder::new(Arc::clone(&base_embedder))));
+    let cache =
+        (!args.no_embed_cache).then(|| Arc::new(CachingEmbedder::new(Arc::clone(&base_embedder))));
     let embedder: Arc<dyn Embedder> = match &cache {
         Some(cache) => {
             let mut texts: Vec<&str> = Vec::new();
@@ -258,10 +280,14 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
             }
             accumulator.add(run);
             // Raw records are on disk; keep only what the summary needs.
-            accumulator.asks.iter_mut().for_each(|r| r.context_text.clear());
+            accumulator
+                .asks
+                .iter_mut()
+                .for_each(|r| r.context_text.clear());
         }
         bar.finish_and_clear();
-        let summary = accumulator.summarize(name, options.ks.len(), started.elapsed().as_secs_f64());
+        let summary =
+            accumulator.summarize(name, options.ks.len(), started.elapsed().as_secs_f64());
         eprintln!(
             "{name}: {} asks in {:.0} s",
             summary.overall.asks, summary.wall_seconds
@@ -331,6 +357,41 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Conversations of another dataset to cut noise from, and the pool's name for the report.
+fn load_noise_pool(path: &Path) -> Result<(String, Vec<mnemos_eval::Conversation>)> {
+    if path.join(mnemos_eval::zh4o::DATASET_FILE).is_file() {
+        let zh4o = mnemos_eval::load_zh4o(path)?;
+        let conversations = zh4o
+            .dialogues
+            .iter()
+            .map(|d| mnemos_eval::Conversation {
+                id: format!("zh4o-{}", d.index),
+                items: d
+                    .messages
+                    .iter()
+                    .map(|m| mnemos_eval::Item {
+                        label: m.index.to_string(),
+                        role: m.role,
+                        speaker: Some(m.sender.clone()),
+                        text: m.text.clone(),
+                        time: None,
+                        session: "0".to_string(),
+                        metadata: Default::default(),
+                    })
+                    .collect(),
+                questions: Vec::new(),
+            })
+            .collect();
+        return Ok((format!("zh4o ({})", path.display()), conversations));
+    }
+    let format = crate::ingest::resolve_format(path, "auto")?;
+    let dataset = load_retrieval_dataset(path, format)?;
+    Ok((
+        format!("{} ({})", dataset.name, path.display()),
+        dataset.conversations,
+    ))
+}
+
 fn preset_names(list: &Option<String>) -> Result<Vec<String>> {
     let names: Vec<String> = match list {
         Some(list) => list
@@ -366,13 +427,22 @@ fn dataset_info(
         conversations: prepared.conversations.len(),
         real_items: prepared.conversations.iter().map(|c| c.real_items).sum(),
         noise_items: prepared.conversations.iter().map(|c| c.noise_items).sum(),
-        mean_tokens_per_conversation: prepared.conversations.iter().map(|c| c.tokens as f64).sum::<f64>() / n,
+        mean_tokens_per_conversation: prepared
+            .conversations
+            .iter()
+            .map(|c| c.tokens as f64)
+            .sum::<f64>()
+            / n,
         questions: prepared.questions(),
         asks: prepared.asks(),
         dropped: prepared.dropped.clone(),
         excluded: dataset.excluded.clone(),
         defects: dataset.defects.len(),
-        contaminated_questions: prepared.conversations.iter().map(|c| c.contaminated.len()).sum(),
+        contaminated_questions: prepared
+            .conversations
+            .iter()
+            .map(|c| c.contaminated.len())
+            .sum(),
         checksums,
     }
 }
@@ -392,8 +462,12 @@ fn notes(prepared: &PreparedDataset, cached: bool) -> Vec<String> {
                 .to_string(),
         );
     }
-    if prepared.spec.noise.is_some() {
-        let contaminated: usize = prepared.conversations.iter().map(|c| c.contaminated.len()).sum();
+    if prepared.spec.noise.is_some() && prepared.spec.noise_source == "same dataset" {
+        let contaminated: usize = prepared
+            .conversations
+            .iter()
+            .map(|c| c.contaminated.len())
+            .sum();
         notes.push(format!(
             "Noise is other conversations of the same dataset; {contaminated} question(s) have \
              their answer text in some noise item (possible contradictions)."
@@ -450,8 +524,12 @@ fn render_markdown(report: &Report) -> String {
         md,
         "- protocol: scenario {}, noise {}, sample {}, seed {}, checkpoints {:?}",
         p.scenario.as_str(),
-        p.noise.map_or("none".to_string(), |n| format!("to {} tokens", n.target_tokens)),
-        p.sample_per_category.map_or("all".to_string(), |n| format!("{n} per category")),
+        p.noise.map_or("none".to_string(), |n| format!(
+            "to {} tokens from {}",
+            n.target_tokens, p.noise_source
+        )),
+        p.sample_per_category
+            .map_or("all".to_string(), |n| format!("{n} per category")),
         p.sample_seed,
         p.checkpoints
     );
@@ -521,7 +599,10 @@ fn render_markdown(report: &Report) -> String {
         }
     }
     if report.presets.iter().any(|s| s.capacity.len() > 1) {
-        let _ = writeln!(md, "\n## Capacity (the same questions asked as history grows)\n");
+        let _ = writeln!(
+            md,
+            "\n## Capacity (the same questions asked as history grows)\n"
+        );
         md.push_str("| preset | checkpoint tokens | asks | R@10 | choice acc | answer in context |\n|---|---|---|---|---|---|\n");
         for s in &report.presets {
             for point in &s.capacity {
@@ -529,23 +610,41 @@ fn render_markdown(report: &Report) -> String {
                     md,
                     "| {} | {} | {} | {} | {} | {} |",
                     s.preset,
-                    point.checkpoint.map_or("own position".to_string(), |c| c.to_string()),
+                    point
+                        .checkpoint
+                        .map_or("own position".to_string(), |c| c.to_string()),
                     point.quality.asks,
-                    point.quality.recall_at.last().map_or("–".to_string(), |v| f3(*v)),
+                    point
+                        .quality
+                        .recall_at
+                        .last()
+                        .map_or("–".to_string(), |v| f3(*v)),
                     opt3(point.quality.choice_accuracy),
                     opt3(point.quality.answer_in_context)
                 );
             }
         }
     }
-    let _ = writeln!(md, "\n## Memory over the stream (means over conversations)\n");
+    let _ = writeln!(
+        md,
+        "\n## Memory over the stream (means over conversations)\n"
+    );
     md.push_str("| preset | share of stream | history tokens | memories | memory tokens | bytes |\n|---|---|---|---|---|---|\n");
     for s in &report.presets {
-        for point in s.sizes.iter().filter(|p| (p.progress * 10.0).round() as i64 % 2 == 0 || p.progress >= 1.0) {
+        for point in s
+            .sizes
+            .iter()
+            .filter(|p| (p.progress * 10.0).round() as i64 % 2 == 0 || p.progress >= 1.0)
+        {
             let _ = writeln!(
                 md,
                 "| {} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} |",
-                s.preset, point.progress, point.mean_history_tokens, point.mean_memories, point.mean_memory_tokens, point.mean_bytes
+                s.preset,
+                point.progress,
+                point.mean_history_tokens,
+                point.mean_memories,
+                point.mean_memory_tokens,
+                point.mean_bytes
             );
         }
     }
@@ -555,10 +654,20 @@ fn render_markdown(report: &Report) -> String {
     }
     for s in &report.presets {
         if s.jobs_failed > 0 {
-            let _ = writeln!(md, "- {}: {} job(s) failed, e.g. {:?}", s.preset, s.jobs_failed, s.job_errors.first());
+            let _ = writeln!(
+                md,
+                "- {}: {} job(s) failed, e.g. {:?}",
+                s.preset,
+                s.jobs_failed,
+                s.job_errors.first()
+            );
         }
         if s.overall.model_errors > 0 {
-            let _ = writeln!(md, "- {}: the answer model failed on {} ask(s) (counted as wrong)", s.preset, s.overall.model_errors);
+            let _ = writeln!(
+                md,
+                "- {}: the answer model failed on {} ask(s) (counted as wrong)",
+                s.preset, s.overall.model_errors
+            );
         }
     }
     md
@@ -616,7 +725,11 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
         .iter()
         .map(|s| Series {
             name: s.preset.clone(),
-            points: s.sizes.iter().map(|p| (p.mean_history_tokens, p.mean_memory_tokens)).collect(),
+            points: s
+                .sizes
+                .iter()
+                .map(|p| (p.mean_history_tokens, p.mean_memory_tokens))
+                .collect(),
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -639,7 +752,11 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
 fn plots_section(report: &Report) -> String {
     let mut md = String::from("\n## Plots\n\n");
     for (stem, chart) in charts(report) {
-        let _ = writeln!(md, "- {}: ![{stem}](plots/{stem}.svg) ([PNG](plots/{stem}.png))", chart.title);
+        let _ = writeln!(
+            md,
+            "- {}: ![{stem}](plots/{stem}.svg) ([PNG](plots/{stem}.png))",
+            chart.title
+        );
     }
     md
 }

@@ -4,8 +4,8 @@
 mod config;
 mod demo;
 mod eval_classifier;
-mod eval_lufy;
 mod eval_judge;
+mod eval_lufy;
 mod eval_presets;
 mod eval_retrieval;
 mod eval_run;

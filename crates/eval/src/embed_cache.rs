@@ -30,7 +30,11 @@ impl CachingEmbedder {
     pub fn warm(&self, texts: &[&str], progress: &dyn Fn(u64)) -> Result<(), EmbedError> {
         let mut missing: Vec<&str> = {
             let cache = self.cache.lock();
-            texts.iter().copied().filter(|t| !cache.contains_key(*t)).collect()
+            texts
+                .iter()
+                .copied()
+                .filter(|t| !cache.contains_key(*t))
+                .collect()
         };
         missing.sort_unstable();
         missing.dedup();
@@ -64,8 +68,11 @@ impl Embedder for CachingEmbedder {
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let missing: Vec<&str> = {
             let cache = self.cache.lock();
-            let mut missing: Vec<&str> =
-                texts.iter().copied().filter(|t| !cache.contains_key(*t)).collect();
+            let mut missing: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|t| !cache.contains_key(*t))
+                .collect();
             missing.sort_unstable();
             missing.dedup();
             missing
@@ -88,10 +95,9 @@ impl Embedder for CachingEmbedder {
         texts
             .iter()
             .map(|t| {
-                cache
-                    .get(*t)
-                    .cloned()
-                    .ok_or_else(|| EmbedError::Unavailable("the embedder returned too few vectors".into()))
+                cache.get(*t).cloned().ok_or_else(|| {
+                    EmbedError::Unavailable("the embedder returned too few vectors".into())
+                })
             })
             .collect()
     }

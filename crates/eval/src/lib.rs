@@ -21,12 +21,12 @@ pub mod lufy;
 pub mod memdaily;
 pub mod memorybank;
 pub mod metrics;
-pub mod protocol;
-pub mod runner;
-pub mod summary;
 pub mod perltqa;
 pub mod plot;
+pub mod protocol;
+pub mod runner;
 pub mod scoring;
+pub mod summary;
 pub mod text;
 pub mod zh4o;
 

@@ -81,6 +81,8 @@ pub struct NoiseSpec {
 pub struct ProtocolSpec {
     pub scenario: Scenario,
     pub noise: Option<NoiseSpec>,
+    /// Where noise comes from: "same dataset" or the external pool's name.
+    pub noise_source: String,
     /// Keep at most this many conversations per category (None = all).
     pub sample_per_category: Option<usize>,
     /// Keep at most this many conversations in total, after sampling (None = all).
@@ -96,6 +98,7 @@ impl Default for ProtocolSpec {
         ProtocolSpec {
             scenario: Scenario::Participation,
             noise: None,
+            noise_source: "same dataset".to_string(),
             sample_per_category: None,
             max_conversations: None,
             sample_seed: 0,
@@ -216,6 +219,43 @@ pub fn prepare(
     spec: &ProtocolSpec,
     count_tokens: &dyn Fn(&str) -> usize,
 ) -> Result<PreparedDataset, ProtocolError> {
+    prepare_with_pool(dataset, spec, None, count_tokens)
+}
+
+/// Items per noise block cut from an external pool's long conversations.
+pub const NOISE_BLOCK_ITEMS: usize = 16;
+
+/// [`prepare`] with noise drawn from `pool` (another dataset's conversations, cut into blocks
+/// of [`NOISE_BLOCK_ITEMS`]) instead of the dataset's own other conversations. MemBench pads
+/// with an unrelated corpus so noise cannot contradict the evidence; a pool from another
+/// domain in the same language does the same here.
+pub fn prepare_with_pool(
+    dataset: &RetrievalDataset,
+    spec: &ProtocolSpec,
+    pool: Option<&[Conversation]>,
+    count_tokens: &dyn Fn(&str) -> usize,
+) -> Result<PreparedDataset, ProtocolError> {
+    let external: Option<Vec<Conversation>> = pool.map(|pool| {
+        let mut blocks = Vec::new();
+        for conversation in pool {
+            let items: Vec<&Item> = conversation
+                .items
+                .iter()
+                .filter(|i| spec.scenario.keeps(i))
+                .collect();
+            for (n, chunk) in items.chunks(NOISE_BLOCK_ITEMS).enumerate() {
+                blocks.push(Conversation {
+                    id: format!("{}#{n}", conversation.id),
+                    items: chunk.iter().map(|i| (*i).clone()).collect(),
+                    questions: Vec::new(),
+                });
+            }
+        }
+        blocks
+    });
+    if external.as_ref().is_some_and(|b| b.is_empty()) {
+        return Err(ProtocolError("the noise pool has no items".into()));
+    }
     if spec.noise.is_some_and(|n| n.target_tokens == 0) {
         return Err(ProtocolError("--noise-tokens must be positive".into()));
     }
@@ -234,7 +274,12 @@ pub fn prepare(
             continue;
         }
         let (padded, noise_items) = match spec.noise {
-            Some(noise) => pad_with_noise(conversation, &filtered, noise, count_tokens),
+            Some(noise) => pad_with_noise(
+                conversation,
+                external.as_deref().unwrap_or(&filtered),
+                noise,
+                count_tokens,
+            ),
             None => (conversation.clone(), 0),
         };
         conversations.push(schedule(padded, noise_items, spec, count_tokens));
@@ -536,7 +581,11 @@ mod tests {
     fn conversation(id: &str, scenario: &str, n: usize) -> Conversation {
         let items = (0..n)
             .map(|i| {
-                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+                let role = if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                };
                 item(&format!("{i}"), role, 1000 + i as i64)
             })
             .collect();
@@ -676,8 +725,34 @@ mod tests {
                 assert!(ask.after_item <= c.conversation.items.len());
             }
             assert_eq!(c.asks.iter().filter(|a| a.final_ask).count(), 1);
-            assert!(c.asks.windows(2).all(|w| w[0].after_item <= w[1].after_item));
+            assert!(c
+                .asks
+                .windows(2)
+                .all(|w| w[0].after_item <= w[1].after_item));
         }
+    }
+
+    #[test]
+    fn an_external_pool_supplies_the_noise_in_blocks() {
+        let pool = vec![conversation("zz", "other", 40)];
+        let spec = ProtocolSpec {
+            noise: Some(NoiseSpec {
+                target_tokens: 100,
+                seed: 5,
+            }),
+            ..ProtocolSpec::default()
+        };
+        let prepared = prepare_with_pool(&dataset(), &spec, Some(&pool), &words).expect("ok");
+        for c in &prepared.conversations {
+            assert!(c.tokens >= 100);
+            assert!(c
+                .conversation
+                .items
+                .iter()
+                .filter(|i| i.label.starts_with("noise:"))
+                .all(|i| i.label.starts_with("noise:zz#")));
+        }
+        assert!(prepare_with_pool(&dataset(), &spec, Some(&[]), &words).is_err());
     }
 
     #[test]

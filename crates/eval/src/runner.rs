@@ -212,7 +212,13 @@ impl Runner<'_> {
             while let Some(ask) = asks.next_if(|a| a.after_item <= observed) {
                 let record = self.ask(prepared, ask, &user, &turn_label, &mut run)?;
                 if ask.final_ask {
-                    self.sample(&user, conversation.id.as_str(), observed, ask.history_tokens, &mut run)?;
+                    self.sample(
+                        &user,
+                        conversation.id.as_str(),
+                        observed,
+                        ask.history_tokens,
+                        &mut run,
+                    )?;
                 }
                 run.asks.push(record);
                 progress(0);
@@ -268,7 +274,9 @@ impl Runner<'_> {
             run.turns += end - observed;
             progress((end - observed) as u64);
             observed = end;
-            let session_ends = items.get(observed).is_none_or(|next| next.session != *session);
+            let session_ends = items
+                .get(observed)
+                .is_none_or(|next| next.session != *session);
             if session_ends {
                 let started = Instant::now();
                 let report = self.engine.end_session(&scope)?;
@@ -325,14 +333,11 @@ impl Runner<'_> {
     ) -> Result<AskRecord, RunError> {
         let conversation = &prepared.conversation;
         let question = &conversation.questions[ask.question];
-        let asked_at = question
-            .time
-            .filter(|_| ask.final_ask)
-            .or_else(|| {
-                ask.after_item
-                    .checked_sub(1)
-                    .and_then(|i| conversation.items[i].time)
-            });
+        let asked_at = question.time.filter(|_| ask.final_ask).or_else(|| {
+            ask.after_item
+                .checked_sub(1)
+                .and_then(|i| conversation.items[i].time)
+        });
         if let Some(time) = asked_at {
             self.clock.set(time);
         }
@@ -386,8 +391,7 @@ impl Runner<'_> {
             match chosen {
                 Ok(index) => {
                     let key = question.choices.get(index).map(|(k, _)| k.clone());
-                    record.choice_correct =
-                        Some(key.is_some() && key == question.correct_choice);
+                    record.choice_correct = Some(key.is_some() && key == question.correct_choice);
                     record.chosen = key;
                 }
                 Err(err) => {
@@ -490,7 +494,8 @@ pub fn provenance_scores(covered: &[Vec<String>], gold: usize, ks: &[usize]) -> 
         .enumerate()
         .filter(|(_, n)| **n > 0)
         .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
-        .sum();
+        // An empty float sum is -0.0; reports should read 0.
+        .fold(0.0, |a, b| a + b);
     let ideal: f64 = (0..gold.min(10))
         .map(|i| 1.0 / ((i + 2) as f64).log2())
         .sum();

@@ -241,7 +241,11 @@ fn size_points(samples: &[SizeSample]) -> Vec<SizePoint> {
     }
     let mut buckets: BTreeMap<usize, Vec<&SizeSample>> = BTreeMap::new();
     for s in samples {
-        let total = length.get(s.conversation.as_str()).copied().unwrap_or(1).max(1);
+        let total = length
+            .get(s.conversation.as_str())
+            .copied()
+            .unwrap_or(1)
+            .max(1);
         let tenth = (s.items_observed * 10).div_ceil(total).clamp(1, 10);
         buckets.entry(tenth).or_default().push(s);
     }

@@ -101,7 +101,9 @@ impl LlmModel {
         let started = Instant::now();
         let mut stats = CallStats::default();
         let deadline = started + Duration::from_millis(self.client.config().call_budget_ms());
-        let result = self.client.complete(messages, started, deadline, &mut stats);
+        let result = self
+            .client
+            .complete(messages, started, deadline, &mut stats);
         self.usage
             .lock()
             .tasks

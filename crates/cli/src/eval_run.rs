@@ -84,6 +84,11 @@ pub struct EvalRunArgs {
     /// Grade open answers with the configured [llm] endpoint (one fixed prompt, docs/eval.md).
     #[arg(long)]
     judge: bool,
+    /// Run variants of a preset with one parameter swept, e.g.
+    /// `memorybank.forget_threshold=0,0.05,0.2` (repeatable); they run after --presets and
+    /// draw the forgetting curve (quality against memory kept).
+    #[arg(long)]
+    sweep: Vec<String>,
     /// Write report.md, report.json, asks.jsonl, sizes.jsonl, plots, config and checksums here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -111,7 +116,52 @@ struct Report {
     answer_model: String,
     judge: Option<String>,
     presets: Vec<PresetSummary>,
+    sweeps: Vec<Sweep>,
     notes: Vec<String>,
+}
+
+/// One swept parameter of one preset.
+#[derive(Serialize, Clone)]
+struct Sweep {
+    preset: String,
+    param: String,
+    values: Vec<toml::Value>,
+}
+
+impl Sweep {
+    fn variant(&self, value: &toml::Value) -> String {
+        format!("{}[{}={}]", self.preset, self.param, value)
+    }
+}
+
+/// `preset.param=v1,v2,...`; values are TOML scalars (numbers, booleans), else strings.
+fn parse_sweep(text: &str) -> Result<Sweep> {
+    let Some((target, values)) = text.split_once('=') else {
+        bail!("--sweep {text:?}: expected preset.param=v1,v2,...");
+    };
+    let Some((preset, param)) = target.split_once('.') else {
+        bail!("--sweep {text:?}: expected preset.param=v1,v2,...");
+    };
+    let values: Vec<toml::Value> = values
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            format!("x = {v}")
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|mut t| t.remove("x"))
+                .unwrap_or_else(|| toml::Value::String(v.to_string()))
+        })
+        .collect();
+    if values.is_empty() {
+        bail!("--sweep {text:?}: no values");
+    }
+    Ok(Sweep {
+        preset: preset.trim().to_string(),
+        param: param.trim().to_string(),
+        values,
+    })
 }
 
 #[derive(Serialize)]
@@ -143,13 +193,26 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         bail!("--store must be sqlite or memory, not {:?}", args.store);
     }
     let names = preset_names(&args.presets)?;
-    let specs: Vec<(String, EngineConfig)> = names
+    let mut specs: Vec<(String, EngineConfig)> = names
         .iter()
         .map(|name| (name.clone(), config.engine.engine_config(Some(name))))
         .collect();
-    for (_, spec) in &specs {
+    let mut sweeps: Vec<Sweep> = Vec::new();
+    for text in &args.sweep {
+        let sweep = parse_sweep(text)?;
+        for value in &sweep.values {
+            let mut engine = config.engine.engine_config(Some(&sweep.preset));
+            engine
+                .preset
+                .params
+                .insert(sweep.param.clone(), value.clone());
+            specs.push((sweep.variant(value), engine));
+        }
+        sweeps.push(sweep);
+    }
+    for (name, spec) in &specs {
         // Fail before any work on a misspelt preset or parameter.
-        mnemos_engine::presets::build(&spec.preset)?;
+        mnemos_engine::presets::build(&spec.preset).with_context(|| format!("preset {name}"))?;
     }
     let out = match &args.out {
         Some(dir) => Some(OutDir::create(dir, args.overwrite)?),
@@ -231,12 +294,12 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         Some(dir) => Some(dir.jsonl_writer("sizes.jsonl")?),
         None => None,
     };
-    for (name, engine_config) in &specs {
+    for (index, (name, engine_config)) in specs.iter().enumerate() {
         let clock = StreamClock::new();
         let store: Arc<dyn Store> = match args.store.as_str() {
             "memory" => Arc::new(mnemos_core::MemoryStore::new()),
             _ => Arc::new(SqliteStore::open(
-                &scratch.path().join(format!("{name}.db")),
+                &scratch.path().join(format!("preset-{index}.db")),
                 SqliteOptions::default(),
             )?),
         };
@@ -317,6 +380,7 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         answer_model: answerer.id().to_string(),
         judge: judge.as_ref().map(|j| j.id().to_string()),
         presets: summaries,
+        sweeps,
         notes: notes(&prepared, cache.is_some()),
     };
     let markdown = render_markdown(&report);
@@ -337,7 +401,7 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         dir.write_json("checksums.json", &report.dataset.checksums)?;
         let mut plot_notes = Vec::new();
         for chart in charts(&report) {
-            let output = write_line_chart(&chart.1, &dir.plots_dir(), &chart.0)?;
+            let output = write_line_chart(&chart.1, dir.plots_dir(), &chart.0)?;
             plot_notes.extend(output.notes);
         }
         let mut markdown = markdown.clone();
@@ -746,6 +810,51 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
             },
         ));
     }
+    for sweep in &report.sweeps {
+        let variants: Vec<&PresetSummary> = sweep
+            .values
+            .iter()
+            .filter_map(|v| {
+                let name = sweep.variant(v);
+                report.presets.iter().find(|s| s.preset == name)
+            })
+            .collect();
+        let curve = |pick: &dyn Fn(&Quality) -> Option<f64>| Series {
+            name: format!("{}.{}", sweep.preset, sweep.param),
+            points: variants
+                .iter()
+                .filter_map(|s| pick(&s.overall).map(|y| (s.final_memory_tokens, y)))
+                .collect(),
+        };
+        let stem = format!("forgetting-{}-{}", sweep.preset, sweep.param).replace('_', "-");
+        let recall = curve(&|q| q.recall_at.last().copied());
+        let accuracy = curve(&|q| q.choice_accuracy.or(q.answer_in_context));
+        let series: Vec<Series> = [recall, accuracy]
+            .into_iter()
+            .zip(["Recall@10", "accuracy"])
+            .filter(|(s, _)| !s.points.is_empty())
+            .map(|(mut s, label)| {
+                s.name = format!("{label} ({})", s.name);
+                s
+            })
+            .collect();
+        if !series.is_empty() {
+            charts.push((
+                stem,
+                LineChart {
+                    title: format!(
+                        "{}: quality vs memory kept ({} swept)",
+                        report.dataset.name, sweep.param
+                    ),
+                    x_label: "memory tokens at the end".into(),
+                    y_label: "quality".into(),
+                    series,
+                    log_x: false,
+                    y_range: Some((0.0, 1.0)),
+                },
+            ));
+        }
+    }
     charts
 }
 
@@ -759,4 +868,33 @@ fn plots_section(report: &Report) -> String {
         );
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_parse_typed_values() {
+        let sweep = parse_sweep("memorybank.forget_threshold=0, 0.05,0.2").unwrap();
+        assert_eq!(sweep.preset, "memorybank");
+        assert_eq!(sweep.param, "forget_threshold");
+        assert_eq!(
+            sweep.values,
+            vec![
+                toml::Value::Integer(0),
+                toml::Value::Float(0.05),
+                toml::Value::Float(0.2)
+            ]
+        );
+        let words = parse_sweep("retrieval.retriever=dense,hybrid").unwrap();
+        assert_eq!(words.values[1], toml::Value::String("hybrid".into()));
+        assert_eq!(
+            words.variant(&words.values[1]),
+            "retrieval[retriever=\"hybrid\"]"
+        );
+        assert!(parse_sweep("retrieval").is_err());
+        assert!(parse_sweep("retrieval=1").is_err());
+        assert!(parse_sweep("retrieval.top_k=").is_err());
+    }
 }

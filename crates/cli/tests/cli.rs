@@ -236,6 +236,145 @@ fn eval_retrieval_scores_a_small_locomo_file() {
     assert_eq!(bm25["scores"]["overall"]["recall"]["1"], 1.0);
 }
 
+fn small_locomo(dir: &Path, conversations: usize) -> std::path::PathBuf {
+    let file = dir.join("locomo_small.json");
+    let data: Vec<serde_json::Value> = (0..conversations)
+        .map(|n| {
+            serde_json::json!({
+                "sample_id": format!("conv-{n}"),
+                "conversation": {
+                    "speaker_a": "Ann", "speaker_b": "Bo",
+                    "session_1_date_time": "1:56 pm on 8 May, 2023",
+                    "session_1": [
+                        {"speaker": "Ann", "dia_id": "D1:1", "text": format!("I started pottery classes on Tuesdays, week {n}.")},
+                        {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice! I am learning to play the cello."}
+                    ],
+                    "session_2_date_time": "2:00 pm on 9 May, 2023",
+                    "session_2": [
+                        {"speaker": "Ann", "dia_id": "D2:1", "text": "My dog Rufus chewed my new shoes."},
+                        {"speaker": "Bo", "dia_id": "D2:2", "text": "Oh no, poor shoes! Rufus is a rascal."}
+                    ]
+                },
+                "qa": [
+                    {"question": "What instrument is Bo learning?", "answer": "cello", "evidence": ["D1:2"], "category": 4},
+                    {"question": "What is the name of Ann's dog?", "answer": "Rufus", "evidence": ["D2:1"], "category": 4},
+                    {"question": "When did Ann start pottery?", "answer": "May 2023", "evidence": ["D1:1"], "category": 2}
+                ]
+            })
+        })
+        .collect();
+    std::fs::write(&file, serde_json::Value::Array(data).to_string()).unwrap();
+    file
+}
+
+#[test]
+fn eval_run_writes_a_full_report_for_presets_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_locomo(dir.path(), 3);
+    let out_dir = dir.path().join("report");
+    let out = mnemos(
+        &dir.path().join("x.db"),
+        &[
+            "eval",
+            "run",
+            file.to_str().unwrap(),
+            "--presets",
+            "retrieval,recent",
+            "--sweep",
+            "recent.window=1,4",
+            "--noise-tokens",
+            "60",
+            "--checkpoints",
+            "30",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in [
+        "report.md",
+        "report.json",
+        "asks.jsonl",
+        "sizes.jsonl",
+        "config.json",
+        "checksums.json",
+        "plots/memory-growth.svg",
+        "plots/memory-growth.png",
+        "plots/forgetting-recent-window.svg",
+    ] {
+        assert!(out_dir.join(name).is_file(), "{name} missing");
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    let presets = report["presets"].as_array().unwrap();
+    let names: Vec<&str> = presets
+        .iter()
+        .map(|p| p["preset"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "retrieval",
+            "recent",
+            "recent[window=1]",
+            "recent[window=4]"
+        ]
+    );
+    assert_eq!(report["dataset"]["questions"], 9);
+    assert!(report["dataset"]["noise_items"].as_u64().unwrap() > 0);
+    assert_eq!(report["protocol"]["noise"]["seed"], 42);
+    let retrieval = &presets[0]["overall"];
+    assert_eq!(retrieval["asks"], 9);
+    // Each gold turn is one of a few short turns: retrieval finds it within ten.
+    assert!(
+        retrieval["recall_at"][2].as_f64().unwrap() >= 0.6,
+        "{retrieval}"
+    );
+    // A window of one turn cannot hold evidence from the first session.
+    assert!(
+        presets[2]["overall"]["evidence_in_context"]
+            .as_f64()
+            .unwrap()
+            < 0.5
+    );
+    let asks = std::fs::read_to_string(out_dir.join("asks.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(asks.lines().next().unwrap()).unwrap();
+    assert!(first["context_text"].is_string() && first["gold"].is_array());
+    let checksums: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("checksums.json")).unwrap())
+            .unwrap();
+    assert_eq!(checksums[0]["sha256"].as_str().unwrap().len(), 64);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("## Quality (final asks)") && md.contains("plots/memory-growth.svg"));
+
+    // Refuses to overwrite a report unless asked; bad protocol options are clear errors.
+    let again = mnemos(
+        &dir.path().join("x.db"),
+        &[
+            "eval",
+            "run",
+            file.to_str().unwrap(),
+            "--presets",
+            "recent",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert!(!again.status.success());
+    for (flag, value) in [
+        ("--scenario", "watching"),
+        ("--presets", "nosuch"),
+        ("--sweep", "recent"),
+    ] {
+        let bad = mnemos(
+            &dir.path().join("x.db"),
+            &["eval", "run", file.to_str().unwrap(), flag, value],
+        );
+        assert!(!bad.status.success(), "{flag} {value}");
+    }
+}
+
 #[test]
 fn model_try_runs_a_task_offline_and_through_an_llm_endpoint() {
     let dir = tempfile::tempdir().unwrap();

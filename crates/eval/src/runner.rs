@@ -109,6 +109,7 @@ pub struct AskRecord {
     pub preset: String,
     pub conversation: String,
     pub question: String,
+    pub question_text: String,
     pub category: String,
     pub final_ask: bool,
     /// The capacity checkpoint this ask was made at (None = the question's own position).
@@ -357,6 +358,7 @@ impl Runner<'_> {
             preset: self.preset.to_string(),
             conversation: conversation.id.clone(),
             question: question.id.clone(),
+            question_text: question.text.clone(),
             category: question.category.clone(),
             final_ask: ask.final_ask,
             checkpoint: ask.checkpoint,

@@ -29,6 +29,8 @@ pub mod config;
 pub mod parse;
 pub mod prompts;
 
+pub mod judge;
+
 pub use config::{JsonMode, LlmConfig};
 pub use parse::{surprise_to_perplexity, SURPRISE_PERPLEXITY_CAP};
 pub use prompts::ChatMessage;

@@ -567,3 +567,35 @@ fn code_fenced_and_chatty_answers_are_accepted() {
     );
     assert_eq!(model.usage().total().retries, 0);
 }
+
+#[test]
+fn the_judge_grades_through_the_endpoint_and_never_guesses() {
+    let server = ScriptedLlm::start().unwrap();
+    let model = model(&server);
+    server.push(Step::reply("CORRECT"));
+    server.push(Step::reply("Wrong."));
+    server.push(Step::reply("I cannot tell."));
+    let (first, _) = model
+        .judge("Where does Ann work?", "a bakery", "At a bakery.")
+        .unwrap();
+    assert_eq!(first, Some(true));
+    let (second, _) = model
+        .judge("Where does Ann work?", "a bakery", "At a bank.")
+        .unwrap();
+    assert_eq!(second, Some(false));
+    let (third, reply) = model.judge("Where?", "x", "y").unwrap();
+    assert_eq!(third, None);
+    assert_eq!(reply, "I cannot tell.");
+    let sent = server.requests();
+    let prompt = sent[0].messages()[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(prompt.contains("Reference answer: a bakery") && prompt.contains("At a bakery."));
+    assert_eq!(model.usage().tasks["judge"].calls, 3);
+    // A dead endpoint is an error, not a verdict.
+    let mut dead_config = config(dead_endpoint().unwrap());
+    dead_config.max_retries = 0;
+    let dead = LlmModel::new(dead_config).unwrap();
+    assert!(dead.judge("q", "a", "b").is_err());
+}

@@ -260,11 +260,24 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         (!args.no_embed_cache).then(|| Arc::new(CachingEmbedder::new(Arc::clone(&base_embedder))));
     let embedder: Arc<dyn Embedder> = match &cache {
         Some(cache) => {
-            let mut texts: Vec<&str> = Vec::new();
+            // Warm exactly what the store will embed: the searchable form of each turn (the
+            // speaker before the text) cut in the same windows, and the questions.
+            let analyzer = mnemos_text::Analyzer::shared();
+            let window_tokens = config.retrieval.window_tokens;
+            let mut searchable: Vec<String> = Vec::new();
             for c in &prepared.conversations {
-                texts.extend(c.conversation.items.iter().map(|i| i.text.as_str()));
-                texts.extend(c.conversation.questions.iter().map(|q| q.text.as_str()));
+                for item in &c.conversation.items {
+                    searchable.push(match &item.speaker {
+                        Some(speaker) => format!("{speaker}: {}", item.text),
+                        None => item.text.clone(),
+                    });
+                }
+                searchable.extend(c.conversation.questions.iter().map(|q| q.text.clone()));
             }
+            let texts: Vec<&str> = searchable
+                .iter()
+                .flat_map(|t| mnemos_core::retrieval::embedding_windows(analyzer, t, window_tokens))
+                .collect();
             let bar = progress_bar(texts.len() as u64, "embedding");
             cache.warm(&texts, &|n| bar.inc(n))?;
             bar.finish_and_clear();

@@ -790,7 +790,7 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
             LineChart {
                 title: format!("{}: accuracy as history grows", report.dataset.name),
                 x_label: "history tokens".into(),
-                y_label: "choice accuracy (or answer in context)".into(),
+                y_label: "accuracy (choice, else answer in context)".into(),
                 series: accuracy,
                 log_x: true,
                 y_range: Some((0.0, 1.0)),
@@ -847,7 +847,7 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
             .zip(["Recall@10", "accuracy"])
             .filter(|(s, _)| !s.points.is_empty())
             .map(|(mut s, label)| {
-                s.name = format!("{label} ({})", s.name);
+                s.name = label.to_string();
                 s
             })
             .collect();
@@ -860,7 +860,7 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
                         report.dataset.name, sweep.param
                     ),
                     x_label: "memory tokens at the end".into(),
-                    y_label: "quality".into(),
+                    y_label: "Recall@10 / accuracy (choice, else answer in context)".into(),
                     series,
                     log_x: false,
                     y_range: Some((0.0, 1.0)),

@@ -12,8 +12,8 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use serde::Serialize;
 
-use mnemos_core::{Embedder, Memories, Store};
-use mnemos_engine::{Engine, EngineConfig, PresetSpec};
+use mnemos_core::Embedder;
+use mnemos_engine::PresetSpec;
 use mnemos_eval::artifacts::{checksum_inputs, InputChecksum, OutDir};
 use mnemos_eval::embed_cache::CachingEmbedder;
 use mnemos_eval::format::{load_retrieval_dataset, Format};
@@ -21,11 +21,11 @@ use mnemos_eval::plot::{write_line_chart, LineChart, Series};
 use mnemos_eval::protocol::{
     prepare_with_pool, NoiseSpec, PreparedDataset, ProtocolSpec, Scenario,
 };
-use mnemos_eval::runner::{RunOptions, Runner, StreamClock};
+use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::{PresetAccumulator, PresetSummary, Quality};
-use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::config::Config;
+use crate::eval_common::{engine_for, f3, ms, opt3, preset_configs, preset_names, StoreKind};
 use crate::eval_judge::Judge;
 use crate::ingest::progress_bar;
 use crate::open;
@@ -189,14 +189,8 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
     if args.judge && config.llm.is_none() {
         bail!("--judge needs an [llm] endpoint in the config");
     }
-    if !matches!(args.store.as_str(), "sqlite" | "memory") {
-        bail!("--store must be sqlite or memory, not {:?}", args.store);
-    }
-    let names = preset_names(&args.presets)?;
-    let mut specs: Vec<(String, EngineConfig)> = names
-        .iter()
-        .map(|name| (name.clone(), config.engine.engine_config(Some(name))))
-        .collect();
+    let store_kind = StoreKind::parse(&args.store)?;
+    let mut specs = preset_configs(config, &preset_names(&args.presets)?)?;
     let mut sweeps: Vec<Sweep> = Vec::new();
     for text in &args.sweep {
         let sweep = parse_sweep(text)?;
@@ -206,13 +200,12 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
                 .preset
                 .params
                 .insert(sweep.param.clone(), value.clone());
+            // Fail before any work on a misspelt preset or parameter.
+            mnemos_engine::presets::build(&engine.preset)
+                .with_context(|| format!("--sweep {text}"))?;
             specs.push((sweep.variant(value), engine));
         }
         sweeps.push(sweep);
-    }
-    for (name, spec) in &specs {
-        // Fail before any work on a misspelt preset or parameter.
-        mnemos_engine::presets::build(&spec.preset).with_context(|| format!("preset {name}"))?;
     }
     let out = match &args.out {
         Some(dir) => Some(OutDir::create(dir, args.overwrite)?),
@@ -307,29 +300,21 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         Some(dir) => Some(dir.jsonl_writer("sizes.jsonl")?),
         None => None,
     };
-    for (index, (name, engine_config)) in specs.iter().enumerate() {
-        let clock = StreamClock::new();
-        let store: Arc<dyn Store> = match args.store.as_str() {
-            "memory" => Arc::new(mnemos_core::MemoryStore::new()),
-            _ => Arc::new(SqliteStore::open(
-                &scratch.path().join(format!("preset-{index}.db")),
-                SqliteOptions::default(),
-            )?),
-        };
-        let memories = Arc::new(Memories::new(
-            store,
-            Arc::clone(&embedder),
-            Arc::new(clock.clone()),
-            config.retrieval.clone(),
-        )?);
-        let model = open::memory_model(config, &embedder)?;
-        memory_model_id = model.id().to_string();
-        let engine = Engine::new(memories, model, engine_config)?;
+    for (name, engine_config) in &specs {
+        let preset = engine_for(
+            config,
+            name,
+            engine_config,
+            store_kind,
+            scratch.path(),
+            &embedder,
+        )?;
+        memory_model_id = preset.model_id.clone();
         let runner = Runner {
             preset: name,
-            engine: &engine,
+            engine: &preset.engine,
             answerer: answerer.as_ref(),
-            clock: &clock,
+            clock: &preset.clock,
             options: &options,
         };
         let started = Instant::now();
@@ -441,23 +426,7 @@ fn load_noise_pool(path: &Path) -> Result<(String, Vec<mnemos_eval::Conversation
         let conversations = zh4o
             .dialogues
             .iter()
-            .map(|d| mnemos_eval::Conversation {
-                id: format!("zh4o-{}", d.index),
-                items: d
-                    .messages
-                    .iter()
-                    .map(|m| mnemos_eval::Item {
-                        label: m.index.to_string(),
-                        role: m.role,
-                        speaker: Some(m.sender.clone()),
-                        text: m.text.clone(),
-                        time: None,
-                        session: "0".to_string(),
-                        metadata: Default::default(),
-                    })
-                    .collect(),
-                questions: Vec::new(),
-            })
+            .map(|d| d.conversation(&format!("zh4o-{}", d.index), 0))
             .collect();
         return Ok((format!("zh4o ({})", path.display()), conversations));
     }
@@ -467,24 +436,6 @@ fn load_noise_pool(path: &Path) -> Result<(String, Vec<mnemos_eval::Conversation
         format!("{} ({})", dataset.name, path.display()),
         dataset.conversations,
     ))
-}
-
-fn preset_names(list: &Option<String>) -> Result<Vec<String>> {
-    let names: Vec<String> = match list {
-        Some(list) => list
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        None => mnemos_engine::presets::names()
-            .into_iter()
-            .map(str::to_string)
-            .collect(),
-    };
-    if names.is_empty() {
-        bail!("--presets lists no preset");
-    }
-    Ok(names)
 }
 
 fn preset_json(spec: &PresetSpec) -> serde_json::Value {
@@ -551,21 +502,6 @@ fn notes(prepared: &PreparedDataset, cached: bool) -> Vec<String> {
         ));
     }
     notes
-}
-
-fn f3(value: f64) -> String {
-    format!("{value:.3}")
-}
-
-fn opt3(value: Option<f64>) -> String {
-    value.map_or_else(|| "–".to_string(), f3)
-}
-
-fn ms(summary: &Option<mnemos_eval::LatencySummary>, p95: bool) -> String {
-    summary.as_ref().map_or_else(
-        || "–".to_string(),
-        |s| format!("{:.2}", if p95 { s.p95_ms } else { s.p50_ms }),
-    )
 }
 
 fn quality_row(name: &str, q: &Quality) -> String {

@@ -4,9 +4,12 @@
 mod config;
 mod demo;
 mod eval_classifier;
+mod eval_common;
+mod eval_extraction;
 mod eval_judge;
 mod eval_lufy;
 mod eval_presets;
+mod eval_probes;
 mod eval_retrieval;
 mod eval_run;
 mod ingest;
@@ -142,7 +145,8 @@ enum ModelCommand {
 enum EvalCommand {
     /// Recall@{1,5,10}, MRR, nDCG@10 and latency of BM25 / dense / hybrid retrieval.
     Retrieval(eval_retrieval::EvalRetrievalArgs),
-    /// ROC AUC of the offline arousal, surprise and importance scores against LUFY's labels.
+    /// ROC AUC of the offline arousal, surprise and importance scores against LUFY's labels;
+    /// with --presets, the importance agreement of what each preset keeps (LUFY Table 12).
     Lufy(eval_lufy::EvalLufyArgs),
     /// Accuracy, per-class F1 and latency of the semantic/episodic query classifier.
     Classifier(eval_classifier::EvalClassifierArgs),
@@ -151,6 +155,12 @@ enum EvalCommand {
     /// MemBench's protocol (streaming, scenarios, noise, checkpoints) with presets side by
     /// side: recall through provenance, choice accuracy, answers, cost; --out writes a report.
     Run(Box<eval_run::EvalRunArgs>),
+    /// MOOM's memory-extraction score on ZH-4O or LoCoMo: derived memories against human
+    /// labels (ROUGE-L, ROUGE-2, embedding similarity), presets side by side.
+    Extraction(Box<eval_extraction::EvalExtractionArgs>),
+    /// ZH-4O's probes: plant a fact, ask about it hundreds of messages later; hit rate by
+    /// provenance and answer similarity, presets side by side.
+    Probes(Box<eval_probes::EvalProbesArgs>),
 }
 
 #[derive(Args)]
@@ -437,10 +447,15 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Eval { command } => match command {
             EvalCommand::Retrieval(args) => eval_retrieval::run(&global.config()?, args),
+            EvalCommand::Lufy(args) if args.presets.is_some() => {
+                eval_lufy::run_presets(&global.config()?, args)
+            }
             EvalCommand::Lufy(args) => eval_lufy::run(args),
             EvalCommand::Classifier(args) => eval_classifier::run(&global.config()?, args),
             EvalCommand::Presets(args) => eval_presets::run(&global.config()?, args),
             EvalCommand::Run(args) => eval_run::run(&global.config()?, *args),
+            EvalCommand::Extraction(args) => eval_extraction::run(&global.config()?, *args),
+            EvalCommand::Probes(args) => eval_probes::run(&global.config()?, *args),
         },
         Command::Train { command } => match command {
             TrainCommand::Classifier(args) => train::run(&global.config()?, args),

@@ -421,3 +421,125 @@ fn model_try_runs_a_task_offline_and_through_an_llm_endpoint() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--llm-model"), "{}", stderr(&out));
 }
+
+/// A ZH-4O-shaped directory: two labelled dialogues of ten messages.
+fn write_zh4o_fixture(dir: &Path) {
+    let meta = serde_json::json!({"primary_bot_name": "白羽岚", "user_name": "赵齐"});
+    let message = |i: usize, text: &str| {
+        let (sender, flag) = if i.is_multiple_of(2) {
+            ("白羽岚", "G")
+        } else {
+            ("赵齐", "U")
+        };
+        serde_json::json!({"sender_name": sender, "text": text, "flag": flag})
+    };
+    let dialogues = [
+        (
+            [
+                "早上好，今天想做什么？",
+                "我想去公园散步，我最喜欢春天的公园。",
+                "好啊，公园里的花都开了。",
+                "我是一名中学老师，平时工作很忙。",
+                "老师辛苦了，周末要好好休息。",
+                "我养了一只叫小白的猫。",
+                "小白一定很可爱。",
+                "我不喜欢吃辣的东西。",
+                "那我们去吃粤菜吧。",
+                "好的，谢谢你。",
+            ],
+            serde_json::json!({"1": ["赵齐最喜欢春天的公园"], "3": ["赵齐是一名中学老师"],
+                               "5": ["赵齐养了一只叫小白的猫"], "7": ["赵齐不喜欢吃辣"]}),
+        ),
+        (
+            [
+                "你回来了！",
+                "我今天去医院看了牙医。",
+                "牙还疼吗？",
+                "不疼了，医生说我要少吃糖。",
+                "那以后我给你做无糖蛋糕。",
+                "我妹妹下个月要结婚了。",
+                "恭喜你妹妹！",
+                "我要给她准备一份礼物。",
+                "我陪你去挑礼物。",
+                "太好了。",
+            ],
+            serde_json::json!({"1": ["赵齐今天去看了牙医"], "5": ["赵齐的妹妹下个月结婚"]}),
+        ),
+    ];
+    std::fs::create_dir_all(dir.join("label")).unwrap();
+    let mut lines = String::new();
+    for (index, (texts, labels)) in dialogues.iter().enumerate() {
+        let messages: Vec<_> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| message(i, t))
+            .collect();
+        let line = serde_json::json!({"role_meta": meta, "messages": messages});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+        let labelled = serde_json::json!({"role_meta": meta, "messages": messages,
+                                          "memory_human_label": labels});
+        std::fs::write(
+            dir.join("label").join(format!("ZH-4O_label_{index}.jsonl")),
+            labelled.to_string(),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("ZH-4O_dataset.jsonl"), lines).unwrap();
+}
+
+#[test]
+fn eval_extraction_scores_derived_memories_of_a_small_zh4o_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("zh4o");
+    write_zh4o_fixture(&data);
+    let out_dir = dir.path().join("report");
+    let out = mnemos(
+        &dir.path().join("x.db"),
+        &[
+            "eval",
+            "extraction",
+            data.to_str().unwrap(),
+            "--presets",
+            "memorybank,full",
+            "--session-messages",
+            "5",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("# mnemos eval extraction: zh4o"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert!(out_dir.join("report.md").is_file());
+    assert_eq!(report["dataset"]["name"], "zh4o");
+    assert_eq!(report["dataset"]["dialogues"], 2);
+    assert_eq!(report["dataset"]["labels"], 6);
+    assert_eq!(report["protocol"]["session_messages"], 5);
+    let presets = report["presets"].as_array().unwrap();
+    assert_eq!(presets.len(), 2);
+    let memorybank = &presets[0];
+    assert_eq!(memorybank["preset"], "memorybank");
+    assert_eq!(memorybank["labels"], 6);
+    // Two sessions per dialogue: a summary each, plus the profile.
+    assert!(memorybank["memories_per_dialogue"].as_f64().unwrap() >= 2.0);
+    assert!(memorybank["memories_by_kind"]["summary"].as_u64().unwrap() >= 4);
+    let scores = memorybank["scores"].as_array().unwrap();
+    assert_eq!(scores.len(), 2);
+    assert_eq!(scores[0]["granularity"], "char");
+    assert_eq!(scores[1]["granularity"], "word");
+    // Extractive summaries hold the labelled sentences almost verbatim.
+    assert!(scores[0]["rouge_l"]["recall"].as_f64().unwrap() > 0.5);
+    assert!(scores[0]["rouge_l"]["precision"].as_f64().unwrap() > 0.0);
+    assert!(memorybank["embedding"].as_f64().unwrap() > 0.0);
+    assert_eq!(memorybank["per_dialogue"].as_array().unwrap().len(), 2);
+    // full keeps raw turns only: nothing extracted, every score 0.
+    let full = &presets[1];
+    assert_eq!(full["preset"], "full");
+    assert_eq!(full["memories_per_dialogue"], 0.0);
+    assert_eq!(full["scores"][0]["rouge_l"]["f"], 0.0);
+    assert_eq!(full["embedding"], 0.0);
+    assert!(full["cost"]["final_memories"].as_f64().unwrap() >= 10.0);
+}

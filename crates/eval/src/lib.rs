@@ -13,6 +13,7 @@ pub mod artifacts;
 pub mod dataset;
 pub mod embed_cache;
 pub mod error;
+pub mod extraction;
 pub mod format;
 mod json;
 pub mod jsonl;
@@ -40,7 +41,7 @@ pub use dataset::{
 pub use error::{DatasetError, LineError, MAX_REPORTED_LINE_ERRORS};
 pub use format::{load_retrieval_dataset, sniff_bytes, sniff_format, Format};
 pub use jsonl::{parse_turn_line, read_turn_file, read_turn_lines, JsonlRead, TurnRecord};
-pub use locomo::load_locomo;
+pub use locomo::{load_locomo, load_locomo_observations, LocomoObservations};
 pub use memdaily::load_memdaily;
 pub use memorybank::{load_memorybank, MemoryBankDataset, MemoryBankLanguage, MemoryBankProbe};
 pub use metrics::{

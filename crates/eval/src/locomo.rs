@@ -11,14 +11,18 @@
 //! Evidence ids are normalized ("D8:6; D9:17" → two ids, "D30:05" → "D30:5"); ids that are
 //! malformed or absent from the conversation are dropped as defects, and questions left without
 //! evidence are skipped.
+//!
+//! [`load_locomo_observations`] reads the other supervision of the file: each conversation's
+//! `observation` facts (`{"session_N_observation": {speaker: [[fact, evidence], …]}}`), the
+//! references of MOOM's memory-extraction score on LoCoMo (its Appendix G).
 
 use std::collections::HashSet;
 use std::path::Path;
 
 use mnemos_core::{Metadata, Role, Timestamp};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::dataset::{Conversation, DefectAction, Item, Question, RetrievalDataset};
+use crate::dataset::{Conversation, Defect, DefectAction, Item, Question, RetrievalDataset};
 use crate::error::DatasetError;
 use crate::json::{read_json_file, Node};
 use crate::text::parse_locomo_time;
@@ -76,6 +80,161 @@ pub fn load_locomo(path: &Path) -> Result<RetrievalDataset, DatasetError> {
         }
     }
     Ok(dataset)
+}
+
+/// One `observation` fact: what a speaker revealed in a session, with its source turns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservationFact {
+    /// The session number N of `session_N_observation`.
+    pub session: u64,
+    pub speaker: String,
+    pub text: String,
+    /// Normalized turn ids ("D1:3"); malformed ones are dropped.
+    pub evidence: Vec<String>,
+}
+
+/// The observation facts of one conversation, sessions in numeric order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservedConversation {
+    /// The conversation's `sample_id`.
+    pub id: String,
+    pub facts: Vec<ObservationFact>,
+}
+
+/// Every conversation's observation facts, with what was odd about them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LocomoObservations {
+    /// In file order; a conversation without observations has no facts.
+    pub conversations: Vec<ObservedConversation>,
+    pub defects: Vec<Defect>,
+}
+
+/// Read the `observation` facts of a LoCoMo file (see the module docs). Records that cannot be
+/// read are left out with a located defect; only an unreadable file or a top level that is
+/// not a list is an error.
+pub fn load_locomo_observations(path: &Path) -> Result<LocomoObservations, DatasetError> {
+    let root = read_json_file(path)?;
+    let conversations = root.as_array().ok_or_else(|| {
+        DatasetError::structure(
+            path,
+            "top level",
+            format!("expected an array of conversations, found {}", root.kind()),
+        )
+    })?;
+    let mut out = LocomoObservations {
+        conversations: Vec::new(),
+        defects: Vec::new(),
+    };
+    let defect = |location: String, problem: String, action: DefectAction| Defect {
+        location,
+        problem,
+        action,
+    };
+    let mut defects = Vec::new();
+    for (index, node) in conversations.iter().enumerate() {
+        let Some(id) = node.get("sample_id").and_then(Node::scalar_text) else {
+            defects.push(defect(
+                format!("[{index}]"),
+                "conversation without a sample_id".into(),
+                DefectAction::SkippedRecord,
+            ));
+            continue;
+        };
+        let Some(sessions) = node.get("observation").and_then(Node::as_object) else {
+            defects.push(defect(
+                id.clone(),
+                "missing or non-object `observation`; no facts".into(),
+                DefectAction::Kept,
+            ));
+            out.conversations.push(ObservedConversation {
+                id,
+                facts: Vec::new(),
+            });
+            continue;
+        };
+        let mut numbered: Vec<(u64, &str, &Node)> = Vec::new();
+        for (key, value) in sessions {
+            let number = key
+                .strip_prefix("session_")
+                .and_then(|rest| rest.strip_suffix("_observation"))
+                .and_then(|n| n.parse::<u64>().ok());
+            match number {
+                Some(number) => numbered.push((number, key, value)),
+                None => defects.push(defect(
+                    format!("{id} observation.{key}"),
+                    "not a session_<N>_observation key; ignored".into(),
+                    DefectAction::SkippedRecord,
+                )),
+            }
+        }
+        numbered.sort_by_key(|(number, _, _)| *number);
+        let mut facts = Vec::new();
+        for (session, key, value) in numbered {
+            let Some(speakers) = value.as_object() else {
+                defects.push(defect(
+                    format!("{id} observation.{key}"),
+                    format!("expected an object of speakers, found {}", value.kind()),
+                    DefectAction::SkippedRecord,
+                ));
+                continue;
+            };
+            for (speaker, entries) in speakers {
+                let Some(entries) = entries.as_array() else {
+                    defects.push(defect(
+                        format!("{id} observation.{key}.{speaker}"),
+                        format!("expected a list of facts, found {}", entries.kind()),
+                        DefectAction::SkippedRecord,
+                    ));
+                    continue;
+                };
+                for (n, entry) in entries.iter().enumerate() {
+                    let location = format!("{id} observation.{key}.{speaker}[{n}]");
+                    let parts = entry.as_array().unwrap_or(&[]);
+                    let text = parts.first().and_then(Node::as_str).map(str::trim);
+                    let Some(text) = text.filter(|t| !t.is_empty()) else {
+                        defects.push(defect(
+                            location,
+                            "expected [fact, evidence] with a non-empty fact".into(),
+                            DefectAction::SkippedRecord,
+                        ));
+                        continue;
+                    };
+                    let mut raw_ids: Vec<String> = Vec::new();
+                    match parts.get(1) {
+                        Some(Node::String(ids)) => raw_ids.push(ids.clone()),
+                        Some(Node::Array(ids)) => {
+                            raw_ids.extend(ids.iter().filter_map(Node::scalar_text));
+                        }
+                        _ => {}
+                    }
+                    let mut evidence = Vec::new();
+                    for token in raw_ids.iter().flat_map(|ids| {
+                        ids.split(|c: char| c == ';' || c == ',' || c.is_whitespace())
+                            .filter(|t| !t.is_empty())
+                    }) {
+                        match normalize_dia_id(token) {
+                            Some(id) if !evidence.contains(&id) => evidence.push(id),
+                            Some(_) => {}
+                            None => defects.push(defect(
+                                location.clone(),
+                                format!("malformed evidence id {token:?}; dropped"),
+                                DefectAction::DroppedReference,
+                            )),
+                        }
+                    }
+                    facts.push(ObservationFact {
+                        session,
+                        speaker: speaker.clone(),
+                        text: text.to_string(),
+                        evidence,
+                    });
+                }
+            }
+        }
+        out.conversations.push(ObservedConversation { id, facts });
+    }
+    out.defects = defects;
+    Ok(out)
 }
 
 #[derive(Deserialize)]
@@ -526,6 +685,79 @@ mod tests {
             (5, 3, 1)
         );
         assert_eq!(summary.questions_by_category.get("multi-hop"), Some(&1));
+    }
+
+    #[test]
+    fn loads_observation_facts() {
+        let json = r#"[
+          {"sample_id": "conv-x",
+           "observation": {
+             "session_10_observation": {"Bob": [["Bob has a dog.", "D10:1"]]},
+             "session_2_observation": {
+               "Ann": [["Ann moved to Paris.", "D2:01"],
+                       ["Ann likes tea and cake.", ["D2:3", "D2:4; D2:3", "bad"]],
+                       ["  ", "D2:5"], "not a pair"],
+               "Bob": 7},
+             "summary": {}
+           }},
+          {"sample_id": "conv-y"},
+          {"no_id": true}
+        ]"#;
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        file.write_all(json.as_bytes()).expect("write fixture");
+        let loaded = load_locomo_observations(file.path()).expect("loads");
+        let ids: Vec<&str> = loaded.conversations.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["conv-x", "conv-y"]);
+        let facts = &loaded.conversations[0].facts;
+        let texts: Vec<&str> = facts.iter().map(|f| f.text.as_str()).collect();
+        // Sessions in numeric order (2 before 10).
+        assert_eq!(
+            texts,
+            [
+                "Ann moved to Paris.",
+                "Ann likes tea and cake.",
+                "Bob has a dog."
+            ]
+        );
+        assert_eq!(facts[0].session, 2);
+        assert_eq!(facts[0].speaker, "Ann");
+        assert_eq!(facts[0].evidence, ["D2:1"]);
+        assert_eq!(facts[1].evidence, ["D2:3", "D2:4"]);
+        assert_eq!(facts[2].session, 10);
+        assert!(loaded.conversations[1].facts.is_empty());
+        let at = |location: &str| {
+            loaded
+                .defects
+                .iter()
+                .filter(|d| d.location == location)
+                .map(|d| d.action)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            at("conv-x observation.session_2_observation.Ann[1]"),
+            [DefectAction::DroppedReference]
+        );
+        assert_eq!(
+            at("conv-x observation.session_2_observation.Ann[2]"),
+            [DefectAction::SkippedRecord]
+        );
+        assert_eq!(
+            at("conv-x observation.session_2_observation.Ann[3]"),
+            [DefectAction::SkippedRecord]
+        );
+        assert_eq!(
+            at("conv-x observation.session_2_observation.Bob"),
+            [DefectAction::SkippedRecord]
+        );
+        assert_eq!(
+            at("conv-x observation.summary"),
+            [DefectAction::SkippedRecord]
+        );
+        assert_eq!(at("conv-y"), [DefectAction::Kept]);
+        assert_eq!(at("[2]"), [DefectAction::SkippedRecord]);
+        assert_eq!(loaded.defects.len(), 7, "{:#?}", loaded.defects);
+        let err = load_locomo_observations(Path::new("/nonexistent/x.json")).expect_err("missing");
+        assert!(err.to_string().contains("/nonexistent/x.json"));
     }
 
     #[test]

@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use mnemos_core::Role;
+use mnemos_core::{Metadata, Role};
 use serde::{Deserialize, Serialize};
 
-use crate::dataset::{Defect, DefectAction};
+use crate::dataset::{Conversation, Defect, DefectAction, Item};
 use crate::error::DatasetError;
 use crate::json::{read_json_file, Node};
 
@@ -27,6 +27,58 @@ pub const MAJORITY: usize = 2;
 pub struct LufyDataset {
     pub sessions: Vec<LufySession>,
     pub defects: Vec<Defect>,
+}
+
+impl LufyDataset {
+    /// The study as conversations for the streaming runner: one per chatbot and user (id
+    /// `"<system>/<user>"`, in order of first appearance), holding that pair's sessions in
+    /// session order, each a runner session named by its number. Items are labelled with
+    /// [`turn_label`]; blank utterances are left out (the engine refuses empty turns). Items
+    /// have no time: the file has none.
+    pub fn conversations(&self) -> Vec<Conversation> {
+        let mut order: Vec<(String, Vec<&LufySession>)> = Vec::new();
+        for session in &self.sessions {
+            let id = format!("{}/{}", session.system, session.user);
+            match order.iter_mut().find(|(known, _)| *known == id) {
+                Some((_, sessions)) => sessions.push(session),
+                None => order.push((id, vec![session])),
+            }
+        }
+        order
+            .into_iter()
+            .map(|(id, mut sessions)| {
+                sessions.sort_by_key(|s| s.session);
+                let items = sessions
+                    .iter()
+                    .flat_map(|session| {
+                        session
+                            .turns
+                            .iter()
+                            .filter(|t| !t.utterance.trim().is_empty())
+                            .map(|turn| Item {
+                                label: turn_label(session, turn),
+                                role: turn.role,
+                                speaker: Some(turn.speaker.clone()),
+                                text: turn.utterance.clone(),
+                                time: None,
+                                session: session.session.to_string(),
+                                metadata: Metadata::new(),
+                            })
+                    })
+                    .collect();
+                Conversation {
+                    id,
+                    items,
+                    questions: Vec::new(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The item label of a turn in [`LufyDataset::conversations`]: `"<session id>/<idx>"`.
+pub fn turn_label(session: &LufySession, turn: &LufyTurn) -> String {
+    format!("{}/{}", session.id(), turn.idx)
 }
 
 /// One session of one user with one chatbot.
@@ -287,6 +339,55 @@ pub fn roc_auc(scores: &[f64], labels: &[bool]) -> Option<f64> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn sessions_become_one_conversation_per_system_and_user() {
+        let turn = |idx: i64, role: Role, text: &str| LufyTurn {
+            idx,
+            speaker: if role == Role::User { "Ann" } else { "Bot" }.to_string(),
+            role,
+            utterance: text.to_string(),
+            important: BTreeMap::new(),
+        };
+        let session = |system: &str, number: u64, turns: Vec<LufyTurn>| LufySession {
+            system: system.to_string(),
+            user: "Ann".to_string(),
+            session: number,
+            annotators: Vec::new(),
+            turns,
+        };
+        let dataset = LufyDataset {
+            sessions: vec![
+                session(
+                    "LUFY",
+                    2,
+                    vec![turn(1, Role::User, "later"), turn(2, Role::Assistant, "")],
+                ),
+                session("Naive RAG", 1, vec![turn(1, Role::User, "other bot")]),
+                session(
+                    "LUFY",
+                    1,
+                    vec![turn(1, Role::Assistant, "hi"), turn(2, Role::User, "hello")],
+                ),
+            ],
+            defects: Vec::new(),
+        };
+        let conversations = dataset.conversations();
+        let ids: Vec<&str> = conversations.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["LUFY/Ann", "Naive RAG/Ann"]);
+        let lufy = &conversations[0];
+        let labels: Vec<&str> = lufy.items.iter().map(|i| i.label.as_str()).collect();
+        // Session 1 first; the blank bot turn of session 2 is left out.
+        assert_eq!(labels, ["LUFY/Ann/1/1", "LUFY/Ann/1/2", "LUFY/Ann/2/1"]);
+        let sessions: Vec<&str> = lufy.items.iter().map(|i| i.session.as_str()).collect();
+        assert_eq!(sessions, ["1", "1", "2"]);
+        assert_eq!(lufy.items[1].role, Role::User);
+        assert_eq!(lufy.items[1].speaker.as_deref(), Some("Ann"));
+        assert_eq!(
+            turn_label(&dataset.sessions[0], &dataset.sessions[0].turns[0]),
+            "LUFY/Ann/2/1"
+        );
+    }
 
     #[test]
     fn auc_by_ranks_with_ties() {

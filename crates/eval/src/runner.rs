@@ -178,6 +178,9 @@ pub struct ConversationRun {
     /// The engine's model calls and tokens spent on this conversation.
     pub model_calls: u64,
     pub model_tokens: u64,
+    /// The item label of every turn written, by the id the engine gave it (to map memories'
+    /// provenance back to the dataset).
+    pub turn_labels: HashMap<TurnId, String>,
 }
 
 /// Runs conversations of a prepared dataset through one engine.
@@ -297,6 +300,7 @@ impl Runner<'_> {
         if purge {
             self.engine.purge(&user)?;
         }
+        run.turn_labels = turn_label;
         Ok(run)
     }
 

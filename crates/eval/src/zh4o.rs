@@ -32,6 +32,17 @@
 //! chunk containing it ([`Zh4oQuery::observed_messages`]). Every published probe has one insert
 //! and one query.
 //!
+//! # Streams for the runner
+//!
+//! ZH-4O has neither sessions nor times. [`Zh4oDialogue::conversation`] and
+//! [`Zh4oProbe::prepared`] turn a dialogue into a [`Conversation`] cut into sessions of a fixed
+//! number of messages, so presets that summarize per session (MemoryBank's daily summaries)
+//! have sessions to close; items have no time. Items are labelled with the message's index in
+//! the dialogue (inserted messages `probe-<k>` and `ack-<k>`), and empty messages are left out
+//! (the engine refuses empty turns) without shifting anyone's position. The bot's
+//! acknowledgment of an insert is [`PROBE_ACKNOWLEDGMENTS`]`[probe id % 3]` instead of a random
+//! pick, so runs repeat.
+//!
 //! Records that cannot be used are left out with a located defect (`ZH-4O_dataset.jsonl:3
 //! messages[7]`, `label/ZH-4O_label_2.jsonl:1 memory_human_label["15"]`,
 //! `probe/probe_test.json[4] query[0]`). A message with a missing text is kept as an empty
@@ -40,12 +51,13 @@
 
 use std::path::Path;
 
-use mnemos_core::Role;
+use mnemos_core::{Metadata, Role};
 use serde::{Deserialize, Serialize};
 
-use crate::dataset::{Defect, DefectAction};
+use crate::dataset::{Conversation, Defect, DefectAction, Item, Question};
 use crate::error::DatasetError;
 use crate::json::{read_json_file, read_json_lines, Node};
+use crate::protocol::{Ask, PreparedConversation};
 
 /// The dialogue file inside a ZH-4O directory.
 pub const DATASET_FILE: &str = "ZH-4O_dataset.jsonl";
@@ -57,6 +69,8 @@ pub const PROBE_FILE: &str = "probe/probe_test.json";
 pub const PROBE_DIALOGUE: usize = 1;
 /// Messages per ingestion chunk in the probe protocol.
 pub const PROBE_CHUNK: usize = 20;
+/// The bot's replies to an inserted probe message (the authors' script picks one at random).
+pub const PROBE_ACKNOWLEDGMENTS: [&str; 3] = ["哦", "好的", "我知道了"];
 
 const LABEL_PREFIX: &str = "ZH-4O_label_";
 const LABEL_SUFFIX: &str = ".jsonl";
@@ -98,6 +112,174 @@ impl Zh4oDialogue {
         self.labels
             .iter()
             .flat_map(|label| label.facts.iter().map(String::as_str))
+    }
+
+    /// The dialogue as conversation `id` for the streaming runner, in sessions of
+    /// `session_messages` messages (see the module docs; 0 is taken as one session).
+    pub fn conversation(&self, id: &str, session_messages: usize) -> Conversation {
+        let stream: Vec<StreamMessage> = self
+            .messages
+            .iter()
+            .map(|m| StreamMessage {
+                label: m.index.to_string(),
+                role: m.role,
+                sender: &m.sender,
+                text: &m.text,
+            })
+            .collect();
+        Conversation {
+            id: id.to_string(),
+            items: stream_items(&stream, session_messages).0,
+            questions: Vec::new(),
+        }
+    }
+}
+
+/// One message of a stream before it becomes an [`Item`].
+struct StreamMessage<'a> {
+    label: String,
+    role: Role,
+    sender: &'a str,
+    text: &'a str,
+}
+
+/// Items of a stream (empty messages left out) and, for every stream position `p`, how many
+/// items come before it; `before[stream.len()]` is the item count.
+fn stream_items(stream: &[StreamMessage], session_messages: usize) -> (Vec<Item>, Vec<usize>) {
+    let per_session = if session_messages == 0 {
+        usize::MAX
+    } else {
+        session_messages
+    };
+    let mut items = Vec::with_capacity(stream.len());
+    let mut before = Vec::with_capacity(stream.len() + 1);
+    for (position, message) in stream.iter().enumerate() {
+        before.push(items.len());
+        if message.text.trim().is_empty() {
+            continue;
+        }
+        items.push(Item {
+            label: message.label.clone(),
+            role: message.role,
+            speaker: (!message.sender.is_empty()).then(|| message.sender.to_string()),
+            text: message.text.to_string(),
+            time: None,
+            session: (position / per_session).to_string(),
+            metadata: Metadata::new(),
+        });
+    }
+    before.push(items.len());
+    (items, before)
+}
+
+/// Label of a probe's `k`-th inserted user message in its stream.
+pub fn insert_label(k: usize) -> String {
+    format!("probe-{k}")
+}
+
+impl Zh4oProbe {
+    /// The probed stream of `dialogue` with this probe's queries as asks, ready for the runner
+    /// (conversation id `zh4o-probe-<id>`): each insert goes in as a user message before the
+    /// original message at its position, followed by the bot's acknowledgment; each query is
+    /// a question asked after [`Zh4oQuery::observed_messages`] of the stream, whose gold items
+    /// are the inserted messages and whose answer is the reference reply. The stream stops
+    /// after the last ask (nothing later is measured). Sessions and labels as
+    /// [`Zh4oDialogue::conversation`].
+    pub fn prepared(
+        &self,
+        dialogue: &Zh4oDialogue,
+        session_messages: usize,
+    ) -> PreparedConversation {
+        let acknowledgment = PROBE_ACKNOWLEDGMENTS[self.id % PROBE_ACKNOWLEDGMENTS.len()];
+        let mut inserts: Vec<(usize, &Zh4oInsert)> = self.inserts.iter().enumerate().collect();
+        inserts.sort_by_key(|(k, insert)| (insert.position, *k));
+        let mut pending = inserts.into_iter().peekable();
+        let mut stream: Vec<StreamMessage> = Vec::with_capacity(dialogue.messages.len() + 2);
+        for message in dialogue
+            .messages
+            .iter()
+            .map(Some)
+            .chain(std::iter::once(None))
+        {
+            // Inserts before this message (at the end: every insert not placed yet).
+            while let Some((k, insert)) =
+                pending.next_if(|(_, insert)| message.is_none_or(|m| insert.position <= m.index))
+            {
+                stream.push(StreamMessage {
+                    label: insert_label(k),
+                    role: Role::User,
+                    sender: &dialogue.user_name,
+                    text: &insert.text,
+                });
+                stream.push(StreamMessage {
+                    label: format!("ack-{k}"),
+                    role: Role::Assistant,
+                    sender: &dialogue.bot_name,
+                    text: acknowledgment,
+                });
+            }
+            if let Some(m) = message {
+                stream.push(StreamMessage {
+                    label: m.index.to_string(),
+                    role: m.role,
+                    sender: &m.sender,
+                    text: &m.text,
+                });
+            }
+        }
+        let (mut items, before) = stream_items(&stream, session_messages);
+        let gold: Vec<String> = (0..self.inserts.len()).map(insert_label).collect();
+        let questions: Vec<Question> = self
+            .queries
+            .iter()
+            .enumerate()
+            .map(|(j, query)| Question {
+                id: format!("zh4o-probe-{}/q{j}", self.id),
+                text: query.text.clone(),
+                answer: Some(query.answer.clone()),
+                gold: gold.clone(),
+                category: self.difficulty.clone(),
+                memory_type: None,
+                after_item: before[query.observed_messages(stream.len())],
+                time: None,
+                choices: Vec::new(),
+                correct_choice: None,
+                metadata: Metadata::new(),
+            })
+            .collect();
+        let last = questions.iter().map(|q| q.after_item).max().unwrap_or(0);
+        items.truncate(last);
+        let mut token_prefix = Vec::with_capacity(items.len() + 1);
+        let mut tokens = 0usize;
+        token_prefix.push(0);
+        for item in &items {
+            tokens += mnemos_engine::primitives::tokens(&item.text);
+            token_prefix.push(tokens);
+        }
+        let mut asks: Vec<Ask> = questions
+            .iter()
+            .enumerate()
+            .map(|(question, q)| Ask {
+                question,
+                after_item: q.after_item,
+                history_tokens: token_prefix[q.after_item],
+                final_ask: true,
+                checkpoint: None,
+            })
+            .collect();
+        asks.sort_by_key(|a| (a.after_item, a.question));
+        PreparedConversation {
+            real_items: items.len(),
+            conversation: Conversation {
+                id: format!("zh4o-probe-{}", self.id),
+                items,
+                questions,
+            },
+            asks,
+            noise_items: 0,
+            tokens,
+            contaminated: Vec::new(),
+        }
     }
 }
 
@@ -1035,6 +1217,137 @@ mod tests {
             locations,
             ["ZH-4O_dataset.jsonl:1", "label/", "probe/probe_test.json"]
         );
+    }
+
+    fn long_dialogue(messages: usize, empty: usize) -> Zh4oDialogue {
+        Zh4oDialogue {
+            index: PROBE_DIALOGUE,
+            bot_name: "白羽岚".into(),
+            user_name: "赵齐".into(),
+            messages: (0..messages)
+                .map(|index| {
+                    let role = if index % 2 == 0 {
+                        Role::Assistant
+                    } else {
+                        Role::User
+                    };
+                    Zh4oMessage {
+                        index,
+                        sender: if role == Role::User {
+                            "赵齐"
+                        } else {
+                            "白羽岚"
+                        }
+                        .into(),
+                        text: if index == empty {
+                            " ".into()
+                        } else {
+                            format!("m{index}")
+                        },
+                        flag: if role == Role::User { "U" } else { "G" }.into(),
+                        role,
+                    }
+                })
+                .collect(),
+            labels: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn dialogue_streams_in_fixed_sessions() {
+        let dialogue = long_dialogue(25, 3);
+        let conversation = dialogue.conversation("zh4o-1", 10);
+        assert_eq!(conversation.id, "zh4o-1");
+        // Message 3 is empty: left out, the others keep their index as label.
+        assert_eq!(conversation.items.len(), 24);
+        assert_eq!(conversation.items[3].label, "4");
+        assert_eq!(conversation.items[3].text, "m4");
+        let sessions: Vec<&str> = conversation
+            .items
+            .iter()
+            .map(|i| i.session.as_str())
+            .collect();
+        assert_eq!(sessions.iter().filter(|s| **s == "0").count(), 9);
+        assert_eq!(conversation.items[9].label, "10");
+        assert_eq!(conversation.items[9].session, "1");
+        assert_eq!(conversation.items[23].session, "2");
+        assert_eq!(conversation.items[0].role, Role::Assistant);
+        assert_eq!(conversation.items[0].speaker.as_deref(), Some("白羽岚"));
+        assert!(conversation.items.iter().all(|i| i.time.is_none()));
+        let one = dialogue.conversation("x", 0);
+        assert!(one.items.iter().all(|i| i.session == "0"));
+    }
+
+    #[test]
+    fn probe_stream_inserts_acknowledges_and_asks_after_the_chunk() {
+        let dialogue = long_dialogue(60, 3);
+        let probe = Zh4oProbe {
+            id: 4,
+            difficulty: "easy".into(),
+            dialogue: Some(PROBE_DIALOGUE),
+            inserts: vec![Zh4oInsert {
+                position: 2,
+                text: "我酒量特别差".into(),
+            }],
+            queries: vec![Zh4oQuery {
+                position: 22,
+                text: "你在喝什么？".into(),
+                answer: "我在喝酒。".into(),
+            }],
+        };
+        let prepared = probe.prepared(&dialogue, 10);
+        let conversation = &prepared.conversation;
+        assert_eq!(conversation.id, "zh4o-probe-4");
+        let labels: Vec<&str> = conversation.items[..6]
+            .iter()
+            .map(|i| i.label.as_str())
+            .collect();
+        // Stream: m0 m1 probe ack m2 (m3 is empty) m4 …
+        assert_eq!(labels, ["0", "1", "probe-0", "ack-0", "2", "4"]);
+        assert_eq!(conversation.items[2].role, Role::User);
+        assert_eq!(conversation.items[2].speaker.as_deref(), Some("赵齐"));
+        assert_eq!(conversation.items[2].text, "我酒量特别差");
+        assert_eq!(conversation.items[3].role, Role::Assistant);
+        // Probe 4 gets acknowledgment 4 % 3.
+        assert_eq!(conversation.items[3].text, "好的");
+        // Query at stream position 22 → asked after the 40-message chunk; one of those 40
+        // stream messages is empty, so 39 items, and nothing after them is streamed.
+        assert_eq!(prepared.asks.len(), 1);
+        assert_eq!(prepared.asks[0].after_item, 39);
+        assert!(prepared.asks[0].final_ask);
+        assert_eq!(conversation.items.len(), 39);
+        assert_eq!(prepared.real_items, 39);
+        assert_eq!(conversation.items[38].label, "37");
+        // Stream position 10 (message 8) opens session 1.
+        let m8 = conversation
+            .items
+            .iter()
+            .find(|i| i.label == "8")
+            .expect("message 8");
+        assert_eq!(m8.session, "1");
+        assert_eq!(conversation.items[2].session, "0");
+        let question = &conversation.questions[0];
+        assert_eq!(question.gold, [insert_label(0)]);
+        assert_eq!(question.answer.as_deref(), Some("我在喝酒。"));
+        assert_eq!(question.category, "easy");
+        assert_eq!(question.after_item, 39);
+        let tokens: usize = conversation
+            .items
+            .iter()
+            .map(|i| mnemos_engine::primitives::tokens(&i.text))
+            .sum();
+        assert_eq!(prepared.asks[0].history_tokens, tokens);
+        assert_eq!(prepared.tokens, tokens);
+
+        // An insert past the end goes after the last message.
+        let mut late = probe.clone();
+        late.inserts[0].position = 99;
+        late.queries[0].position = 61;
+        let prepared = late.prepared(&dialogue, 10);
+        let last = prepared.conversation.items.len();
+        assert_eq!(prepared.conversation.items[last - 2].label, "probe-0");
+        assert_eq!(prepared.conversation.items[last - 1].label, "ack-0");
+        assert_eq!(prepared.asks[0].after_item, last);
     }
 
     #[test]

@@ -25,7 +25,9 @@ use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::{PresetAccumulator, PresetSummary, Quality};
 
 use crate::config::Config;
-use crate::eval_common::{engine_for, f3, ms, opt3, preset_configs, preset_names, StoreKind};
+use crate::eval_common::{
+    engine_for, f3, ms, opt3, preset_configs, preset_names, turn_embedding_texts, StoreKind,
+};
 use crate::eval_judge::Judge;
 use crate::ingest::progress_bar;
 use crate::open;
@@ -187,9 +189,15 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         (!args.no_embed_cache).then(|| Arc::new(CachingEmbedder::new(Arc::clone(&base_embedder))));
     let embedder: Arc<dyn Embedder> = match &cache {
         Some(cache) => {
-            let mut texts: Vec<&str> = Vec::new();
+            let turn_texts = turn_embedding_texts(
+                config,
+                prepared
+                    .conversations
+                    .iter()
+                    .flat_map(|c| &c.conversation.items),
+            );
+            let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
             for c in &prepared.conversations {
-                texts.extend(c.conversation.items.iter().map(|i| i.text.as_str()));
                 texts.extend(c.conversation.questions.iter().map(|q| q.text.as_str()));
             }
             let bar = progress_bar(texts.len() as u64, "embedding");

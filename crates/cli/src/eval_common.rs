@@ -14,7 +14,7 @@ use mnemos_eval::embed_cache::CachingEmbedder;
 use mnemos_eval::protocol::PreparedConversation;
 use mnemos_eval::runner::StreamClock;
 use mnemos_eval::summary::PresetSummary;
-use mnemos_eval::{Conversation, LatencySummary};
+use mnemos_eval::{Conversation, Item, LatencySummary};
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::config::Config;
@@ -143,6 +143,33 @@ pub(crate) fn warm_embedder(
     Ok((Arc::clone(&cache) as Arc<dyn Embedder>, cache))
 }
 
+/// The texts the memory base embeds when `items` are written as turns: the speaker's name
+/// before the text, cut into windows, as `Memories` does. Warming the cache with these (not
+/// the bare texts) keeps embedding out of every preset's write latencies, the first one's
+/// included.
+pub(crate) fn turn_embedding_texts<'a>(
+    config: &Config,
+    items: impl IntoIterator<Item = &'a Item>,
+) -> Vec<String> {
+    let mut texts = Vec::new();
+    for item in items {
+        let searchable = match &item.speaker {
+            Some(speaker) => format!("{speaker}: {}", item.text),
+            None => item.text.clone(),
+        };
+        texts.extend(
+            mnemos_core::retrieval::embedding_windows(
+                mnemos_text::Analyzer::shared(),
+                &searchable,
+                config.retrieval.window_tokens,
+            )
+            .into_iter()
+            .map(str::to_string),
+        );
+    }
+    texts
+}
+
 /// Mean time the embedding model took per text, in milliseconds, if it embedded anything.
 pub(crate) fn embedding_ms(cache: &CachingEmbedder) -> Option<f64> {
     cache.cost().1.map(|d| d.as_secs_f64() * 1000.0)
@@ -249,6 +276,28 @@ mod tests {
         assert_eq!(StoreKind::parse("sqlite").unwrap(), StoreKind::Sqlite);
         assert_eq!(StoreKind::parse("memory").unwrap().as_str(), "memory");
         assert!(StoreKind::parse("disk").is_err());
+    }
+
+    #[test]
+    fn turns_are_warmed_as_the_memory_base_embeds_them() {
+        let config = Config::default();
+        let item = |speaker: Option<&str>, text: &str| Item {
+            label: "0".into(),
+            role: mnemos_core::Role::User,
+            speaker: speaker.map(str::to_string),
+            text: text.into(),
+            time: None,
+            session: "0".into(),
+            metadata: Default::default(),
+        };
+        let texts = turn_embedding_texts(
+            &config,
+            &[item(Some("Ann"), "I like tea."), item(None, "Hi.")],
+        );
+        assert_eq!(texts, ["Ann: I like tea.", "Hi."]);
+        let long = "One sentence here. ".repeat(400);
+        let windows = turn_embedding_texts(&config, &[item(None, long.trim())]);
+        assert!(windows.len() > 1, "{}", windows.len());
     }
 
     #[test]

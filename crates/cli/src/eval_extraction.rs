@@ -34,7 +34,7 @@ use mnemos_eval::{extraction_score, Conversation, Granularity, Prf};
 use crate::config::Config;
 use crate::eval_common::{
     active_memories, embedding_ms, engine_for, f3, ms, opt3, preset_configs, preset_names,
-    stream_only, warm_embedder, Cost, StoreKind,
+    stream_only, turn_embedding_texts, warm_embedder, Cost, StoreKind,
 };
 use crate::ingest::progress_bar;
 
@@ -182,16 +182,15 @@ pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
         loaded.name,
         loaded.dialogues.len()
     );
-    let mut texts: Vec<&str> = Vec::new();
+    let turn_texts = turn_embedding_texts(
+        config,
+        loaded
+            .dialogues
+            .iter()
+            .flat_map(|d| &d.prepared.conversation.items),
+    );
+    let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
     for dialogue in &loaded.dialogues {
-        texts.extend(
-            dialogue
-                .prepared
-                .conversation
-                .items
-                .iter()
-                .map(|i| i.text.as_str()),
-        );
         texts.extend(dialogue.labels.iter().map(String::as_str));
     }
     let (embedder, cache) = warm_embedder(config, &texts)?;
@@ -464,6 +463,11 @@ fn notes(rows: &[PresetRow], zh4o: bool, session_messages: usize, batch: usize) 
         "The embedding similarity is the cosine of the run's embedder (MOOM uses M3E, a \
          Chinese model, and BERTScore): comparable across presets here, not with MOOM's \
          numbers."
+            .to_string(),
+        "The score is label-centred: each label takes its best memory, and extra memories are \
+         never penalized, so a preset that keeps one derived memory per exchange (scmemory's \
+         exchange summaries) is credited for its sheer number; read the scores next to \
+         memories per dialogue (MOOM's concern is exactly that growth)."
             .to_string(),
     ];
     let empty: Vec<&str> = rows

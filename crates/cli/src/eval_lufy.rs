@@ -42,7 +42,7 @@ use mnemos_offline::OfflineModel;
 use crate::config::Config;
 use crate::eval_common::{
     active_memories, embedding_ms, engine_for, f3, ms, preset_configs, preset_names, stream_only,
-    warm_embedder, Cost, StoreKind,
+    turn_embedding_texts, warm_embedder, Cost, StoreKind,
 };
 use crate::ingest::progress_bar;
 
@@ -335,10 +335,8 @@ pub fn run_presets(config: &Config, args: EvalLufyArgs) -> Result<()> {
         dataset.sessions.len(),
         conversations.len()
     );
-    let texts: Vec<&str> = conversations
-        .iter()
-        .flat_map(|c| c.items.iter().map(|i| i.text.as_str()))
-        .collect();
+    let turn_texts = turn_embedding_texts(config, conversations.iter().flat_map(|c| &c.items));
+    let texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
     let (embedder, cache) = warm_embedder(config, &texts)?;
     let answerer = crate::open::memory_model(config, &embedder)?;
     let options = RunOptions {

@@ -33,7 +33,8 @@ use mnemos_eval::{answer_in_context, Zh4oProbe};
 
 use crate::config::Config;
 use crate::eval_common::{
-    embedding_ms, engine_for, f3, ms, preset_configs, preset_names, warm_embedder, Cost, StoreKind,
+    embedding_ms, engine_for, f3, ms, preset_configs, preset_names, turn_embedding_texts,
+    warm_embedder, Cost, StoreKind,
 };
 use crate::eval_extraction::embed_all;
 use crate::ingest::progress_bar;
@@ -200,9 +201,12 @@ pub fn run(config: &Config, args: EvalProbesArgs) -> Result<()> {
         "zh4o probes: {} probes, {queries} queries, {items} messages to stream per preset",
         probes.len()
     );
-    let mut texts: Vec<&str> = Vec::new();
+    let turn_texts = turn_embedding_texts(
+        config,
+        streams.iter().flat_map(|(_, s)| &s.conversation.items),
+    );
+    let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
     for (_, stream) in &streams {
-        texts.extend(stream.conversation.items.iter().map(|i| i.text.as_str()));
         for question in &stream.conversation.questions {
             texts.push(question.text.as_str());
             texts.extend(question.answer.as_deref());
@@ -442,6 +446,11 @@ fn notes(args: &EvalProbesArgs) -> Vec<String> {
             .to_string(),
         "The baseline row is the same answer model with an empty context: the similarity a \
          reply gets without any memory."
+            .to_string(),
+        "A hit by provenance credits a summary or profile for every turn it was built from: a \
+         profile rebuilt from every session summary (memorybank) and recalled first names the \
+         probe turn whatever it says, so its hit rate says little; probe in context is the \
+         comparison that reads the text."
             .to_string(),
     ]
 }

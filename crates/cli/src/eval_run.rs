@@ -25,7 +25,9 @@ use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::{PresetAccumulator, PresetSummary, Quality};
 
 use crate::config::Config;
-use crate::eval_common::{engine_for, f3, ms, opt3, preset_configs, preset_names, StoreKind};
+use crate::eval_common::{
+    engine_for, f3, ms, opt3, preset_configs, preset_names, turn_embedding_texts, StoreKind,
+};
 use crate::eval_judge::Judge;
 use crate::ingest::progress_bar;
 use crate::open;
@@ -253,24 +255,17 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         (!args.no_embed_cache).then(|| Arc::new(CachingEmbedder::new(Arc::clone(&base_embedder))));
     let embedder: Arc<dyn Embedder> = match &cache {
         Some(cache) => {
-            // Warm exactly what the store will embed: the searchable form of each turn (the
-            // speaker before the text) cut in the same windows, and the questions.
-            let analyzer = mnemos_text::Analyzer::shared();
-            let window_tokens = config.retrieval.window_tokens;
-            let mut searchable: Vec<String> = Vec::new();
+            let turn_texts = turn_embedding_texts(
+                config,
+                prepared
+                    .conversations
+                    .iter()
+                    .flat_map(|c| &c.conversation.items),
+            );
+            let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
             for c in &prepared.conversations {
-                for item in &c.conversation.items {
-                    searchable.push(match &item.speaker {
-                        Some(speaker) => format!("{speaker}: {}", item.text),
-                        None => item.text.clone(),
-                    });
-                }
-                searchable.extend(c.conversation.questions.iter().map(|q| q.text.clone()));
+                texts.extend(c.conversation.questions.iter().map(|q| q.text.as_str()));
             }
-            let texts: Vec<&str> = searchable
-                .iter()
-                .flat_map(|t| mnemos_core::retrieval::embedding_windows(analyzer, t, window_tokens))
-                .collect();
             let bar = progress_bar(texts.len() as u64, "embedding");
             cache.warm(&texts, &|n| bar.inc(n))?;
             bar.finish_and_clear();

@@ -94,12 +94,15 @@ pub struct LabelMean {
 /// The label-weighted means of a [`LabelMean`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExtractionSummary {
+    /// Dialogues added.
     pub dialogues: usize,
     /// Labels over all dialogues.
     pub labels: usize,
     /// Extracted memories per dialogue, on average.
     pub memories_per_dialogue: f64,
+    /// ROUGE-L of each label's best memory, averaged over labels.
     pub rouge_l: Prf,
+    /// ROUGE-2 of each label's best memory, averaged over labels.
     pub rouge_2: Prf,
     /// Mean best similarity per label, when every dialogue was scored with one.
     pub embedding: Option<f64>,

@@ -87,7 +87,9 @@ pub fn load_locomo(path: &Path) -> Result<RetrievalDataset, DatasetError> {
 pub struct ObservationFact {
     /// The session number N of `session_N_observation`.
     pub session: u64,
+    /// Whom the fact is about (the key it was listed under).
     pub speaker: String,
+    /// The fact, trimmed and non-empty.
     pub text: String,
     /// Normalized turn ids ("D1:3"); malformed ones are dropped.
     pub evidence: Vec<String>,
@@ -98,6 +100,7 @@ pub struct ObservationFact {
 pub struct ObservedConversation {
     /// The conversation's `sample_id`.
     pub id: String,
+    /// In session order, speakers in file order within a session.
     pub facts: Vec<ObservationFact>,
 }
 
@@ -106,6 +109,7 @@ pub struct ObservedConversation {
 pub struct LocomoObservations {
     /// In file order; a conversation without observations has no facts.
     pub conversations: Vec<ObservedConversation>,
+    /// Everything odd found while reading, with what the loader did about it.
     pub defects: Vec<Defect>,
 }
 

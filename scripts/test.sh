@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The test command: fetch the local embedding model once (cached, checksum-verified), then run
-# every test of the workspace in the release profile (candle is ~70x slower unoptimized).
+# The test command: fetch the local embedding models once (cached, checksum-verified: MiniLM and
+# the opt-in Chinese m3e-small, whose tests check it against reference vectors), then run every
+# test of the workspace in the release profile (candle is ~70x slower unoptimized).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
 # As the mnemos binary sets for itself: the MiniLM embedder runs its own per-core workers.
 export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
-cargo run --release -q --bin mnemos -- models fetch
+cargo run --release -q --bin mnemos -- models fetch --embedder bilingual
 cargo test --release --workspace

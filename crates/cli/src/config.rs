@@ -156,6 +156,7 @@ impl Config {
     pub fn set_embedder(&mut self, name: &str) -> Result<()> {
         let current = match self.embedder {
             EmbedderConfig::Minilm { .. } => "minilm",
+            EmbedderConfig::Bilingual { .. } => "bilingual",
             EmbedderConfig::Hash { .. } => "hash",
             EmbedderConfig::Openai { .. } => "openai",
         };
@@ -164,9 +165,13 @@ impl Config {
         }
         self.embedder = match name {
             "minilm" => EmbedderConfig::Minilm { model_dir: None },
+            "bilingual" => EmbedderConfig::Bilingual {
+                model_dir: None,
+                m3e_dir: None,
+            },
             "hash" => EmbedderConfig::Hash { dim: mnemos_embed::DEFAULT_HASH_DIM },
             "openai" => bail!("the openai embedder needs base_url, model and dimension: set them in the [embedder] section of the config file"),
-            other => bail!("unknown embedder '{other}' (expected minilm, hash or openai)"),
+            other => bail!("unknown embedder '{other}' (expected minilm, bilingual, hash or openai)"),
         };
         Ok(())
     }

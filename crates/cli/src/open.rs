@@ -1,5 +1,6 @@
 //! Opening the configured store, embedder and memory base.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -66,27 +67,45 @@ pub fn open(config: &Config, with_model: bool) -> Result<Memories> {
     )?)
 }
 
+/// The local models the configured embedder needs, each with its configured directory.
+fn local_models(config: &Config) -> Vec<(&'static mnemos_embed::WheelModel, Option<PathBuf>)> {
+    match &config.embedder {
+        EmbedderConfig::Minilm { model_dir } => {
+            vec![(&mnemos_embed::MINILM_MODEL, model_dir.clone())]
+        }
+        EmbedderConfig::Bilingual { model_dir, m3e_dir } => vec![
+            (&mnemos_embed::MINILM_MODEL, model_dir.clone()),
+            (&mnemos_embed::M3E_SMALL_MODEL, m3e_dir.clone()),
+        ],
+        // The offline memory model's shipped classifier weights are MiniLM's, so MiniLM is
+        // what `models fetch` gets whatever the embedder.
+        _ => vec![(&mnemos_embed::MINILM_MODEL, None)],
+    }
+}
+
 pub fn fetch_model(config: &Config) -> Result<()> {
-    let explicit = match &config.embedder {
-        EmbedderConfig::Minilm { model_dir } => model_dir.clone(),
-        _ => None,
-    };
-    let dir = match mnemos_embed::resolve_model_dir(explicit.as_deref()) {
-        Ok(dir) => dir,
-        Err(_) => mnemos_embed::fetch_model(&mnemos_embed::default_cache_root()?, true)?,
-    };
-    println!("all-MiniLM-L6-v2 ready in {}", dir.display());
+    for (model, explicit) in local_models(config) {
+        let dir = match model.resolve(explicit.as_deref()) {
+            Ok(dir) => dir,
+            Err(_) => model.fetch(&mnemos_embed::default_cache_root()?, true)?,
+        };
+        println!("{} ready in {}", model.name, dir.display());
+    }
     Ok(())
 }
 
 pub fn model_status(config: &Config) -> Result<()> {
-    let explicit = match &config.embedder {
-        EmbedderConfig::Minilm { model_dir } => model_dir.clone(),
-        _ => None,
-    };
-    match mnemos_embed::resolve_model_dir(explicit.as_deref()) {
-        Ok(dir) => println!("all-MiniLM-L6-v2: present in {}", dir.display()),
-        Err(err) => println!("all-MiniLM-L6-v2: not available ({err}); run `mnemos models fetch`"),
+    for (model, explicit) in local_models(config) {
+        match model.resolve(explicit.as_deref()) {
+            Ok(dir) => println!("{}: present in {}", model.name, dir.display()),
+            Err(err) => {
+                let fetch = match model.name {
+                    "m3e-small" => "mnemos models fetch --embedder bilingual",
+                    _ => "mnemos models fetch",
+                };
+                println!("{}: not available ({err}); run `{fetch}`", model.name)
+            }
+        }
     }
     Ok(())
 }

@@ -7,9 +7,11 @@ use mnemos_core::{EmbedError, Embedder};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::bert::{M3eEmbedder, MiniLmEmbedder, M3E_ID, MINILM_ID};
+use crate::bilingual::BilingualEmbedder;
+use crate::fetch::M3E_SMALL_MODEL;
 use crate::hash::{HashEmbedder, DEFAULT_HASH_DIM, MAX_HASH_DIM, MIN_HASH_DIM};
 use crate::http::{HttpEmbedder, HttpEmbedderOptions, DEFAULT_API_KEY_ENV, DEFAULT_HTTP_MAX_BATCH};
-use crate::minilm::{MiniLmEmbedder, MINILM_ID};
 use crate::resolve_model_dir;
 
 /// Why an embedder could not be built: the configuration is wrong (a user error) or the
@@ -55,6 +57,15 @@ pub enum EmbedderConfig {
     Minilm {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model_dir: Option<PathBuf>,
+    },
+    /// MiniLM for English plus m3e-small for Chinese in one vector space (see
+    /// [`BilingualEmbedder`]); `model_dir` / `m3e_dir` override where the files are looked up.
+    /// m3e-small is for research and non-commercial use only, so this is never the default.
+    Bilingual {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_dir: Option<PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        m3e_dir: Option<PathBuf>,
     },
     /// The weights-free hashing embedder.
     Hash {
@@ -107,6 +118,18 @@ impl EmbedderConfig {
                 if model_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
                     return invalid(
                         "minilm.model_dir must not be empty (omit it to use the cache)".into(),
+                    );
+                }
+            }
+            EmbedderConfig::Bilingual { model_dir, m3e_dir } => {
+                if model_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+                    return invalid(
+                        "bilingual.model_dir must not be empty (omit it to use the cache)".into(),
+                    );
+                }
+                if m3e_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+                    return invalid(
+                        "bilingual.m3e_dir must not be empty (omit it to use the cache)".into(),
                     );
                 }
             }
@@ -181,6 +204,7 @@ impl EmbedderConfig {
     pub fn embedder_id(&self) -> String {
         match self {
             EmbedderConfig::Minilm { .. } => MINILM_ID.to_string(),
+            EmbedderConfig::Bilingual { .. } => format!("bilingual:{MINILM_ID}+{M3E_ID}"),
             EmbedderConfig::Hash { dim } => format!("hash-v1-{dim}"),
             EmbedderConfig::Openai { model, .. } => format!("http:{model}"),
         }
@@ -189,7 +213,7 @@ impl EmbedderConfig {
 
 /// Validate `cfg` and build the embedder it describes.
 ///
-/// For MiniLM, `fetch_if_missing` allows downloading the model into the cache when it is found
+/// For the local models, `fetch_if_missing` allows downloading the model into the cache when it is found
 /// nowhere (see [`MiniLmEmbedder::from_cache_or_fetch`]); otherwise a missing model is an
 /// [`EmbedError::Unavailable`] explaining how to get it. `progress` draws download progress on
 /// stderr.
@@ -208,6 +232,21 @@ pub fn build_embedder(
                 MiniLmEmbedder::load(&resolve_model_dir(explicit)?)?
             };
             Box::new(embedder)
+        }
+        EmbedderConfig::Bilingual { model_dir, m3e_dir } => {
+            let (explicit, explicit_m3e) = (model_dir.as_deref(), m3e_dir.as_deref());
+            let (english, chinese) = if fetch_if_missing {
+                (
+                    MiniLmEmbedder::from_cache_or_fetch(explicit, progress)?,
+                    M3eEmbedder::from_cache_or_fetch(explicit_m3e, progress)?,
+                )
+            } else {
+                (
+                    MiniLmEmbedder::load(&resolve_model_dir(explicit)?)?,
+                    M3eEmbedder::load(&M3E_SMALL_MODEL.resolve(explicit_m3e)?)?,
+                )
+            };
+            Box::new(BilingualEmbedder::new(Box::new(english), Box::new(chinese)))
         }
         EmbedderConfig::Hash { dim } => Box::new(HashEmbedder::new(*dim)?),
         EmbedderConfig::Openai {

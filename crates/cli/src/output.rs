@@ -45,6 +45,9 @@ pub fn explain(hit: &Hit) -> Vec<String> {
         )),
         None => lines.push("dense       —   not among the nearest vectors".to_string()),
     }
+    if let Some(h) = &b.second_hop {
+        lines.push(format!("hop 2  {:>+8.4}  via memory {}", h.added, h.via));
+    }
     lines.push(format!("fused  {:>8.4}", b.fused));
     for adj in &b.adjustments {
         lines.push(format!(
@@ -62,6 +65,15 @@ pub fn explain(hit: &Hit) -> Vec<String> {
 }
 
 pub fn print_results(results: &SearchResults, explain_hits: bool) {
+    if explain_hits && !results.query_parts.is_empty() {
+        println!(
+            "searched as {} parts, rankings merged:",
+            results.query_parts.len()
+        );
+        for part in &results.query_parts {
+            println!("  - {}", one_line(part, 120));
+        }
+    }
     if results.hits.is_empty() {
         println!("no memories matched");
         return;

@@ -23,5 +23,6 @@ pub use memories::{
     AddedTurn, IndexStats, Memories, NewTurn, SearchRequest, SearchResults, SearchTimings,
 };
 pub use retrieval::{
-    Fusion, Hit, Quantization, RetrievalConfig, RetrieverKind, ScoreBreakdown, SearchFilter,
+    Fusion, Hit, HopSignal, Quantization, RetrievalConfig, RetrieverKind, ScoreBreakdown,
+    SearchFilter, SecondHop,
 };

@@ -86,6 +86,114 @@ fn search_finds_the_relevant_turn_with_an_explanation() {
 }
 
 #[test]
+fn a_second_hop_reaches_a_memory_through_the_entity_of_the_first() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let mut texts = vec![
+        "The Harbour Jazz Night takes place in Lisbon.",
+        "Harbour Jazz Night starts next Friday at seven.",
+    ];
+    let filler: Vec<String> = (0..40)
+        .map(|i| format!("Filler line {i} about gardening, tea and the weather."))
+        .collect();
+    texts.extend(filler.iter().map(String::as_str));
+    add(&m, "ann", &texts);
+    let user = UserKey::new("t", "ann").unwrap();
+    let question = "The event in Lisbon: at what hour?";
+    let mut request = SearchRequest::new(user.clone(), question);
+    request.retriever = RetrieverKind::Bm25;
+    request.top_k = Some(3);
+    let one_hop = m.search(&request).unwrap();
+    let found = |r: &SearchResults| r.hits.iter().any(|h| h.memory.text.contains("Friday"));
+    assert!(one_hop.hits[0].memory.text.contains("Lisbon"));
+    assert!(
+        !found(&one_hop),
+        "nothing in the question names the start time's memory"
+    );
+
+    request.second_hop = Some(SecondHop::default());
+    let two_hops = m.search(&request).unwrap();
+    assert!(
+        two_hops.hits[0].memory.text.contains("Lisbon"),
+        "the first hop still leads"
+    );
+    let reached = two_hops
+        .hits
+        .iter()
+        .find(|h| h.memory.text.contains("Friday"))
+        .expect("the second hop finds the start time through 'Harbour Jazz Night'");
+    let hop = reached
+        .breakdown
+        .second_hop
+        .expect("explained as a second hop");
+    assert_eq!(hop.via, two_hops.hits[0].memory.id);
+    assert!(hop.added > 0.0 && hop.added <= reached.breakdown.fused);
+    assert!(one_hop
+        .hits
+        .iter()
+        .all(|h| h.breakdown.second_hop.is_none()));
+
+    // Invalid settings are errors, not silently clamped.
+    request.second_hop = Some(SecondHop {
+        seeds: 0,
+        weight: 0.5,
+    });
+    assert!(m.search(&request).is_err());
+    request.second_hop = Some(SecondHop {
+        seeds: 3,
+        weight: f32::NAN,
+    });
+    assert!(m.search(&request).is_err());
+}
+
+#[test]
+fn compound_questions_split_into_their_questions() {
+    use mnemos_core::memories::question_parts;
+    assert!(question_parts("Where does Ann work?").is_empty());
+    assert!(question_parts("Ann moved. She likes it.").is_empty());
+    assert_eq!(
+        question_parts("Where does Ann work? And who is her boss?"),
+        vec!["Where does Ann work?", "And who is her boss?"]
+    );
+    // A question wrapped in chat: the question alone, and the whole query for its context.
+    let wrapped = "It rained all day. Anyway, where does my sister work?";
+    assert_eq!(
+        question_parts(wrapped),
+        vec!["Anyway, where does my sister work?", wrapped]
+    );
+    assert_eq!(
+        question_parts("我婶婶的生日是什么时候？另外，我参观的医院叫什么名字？"),
+        vec!["我婶婶的生日是什么时候？", "另外，我参观的医院叫什么名字？"]
+    );
+}
+
+#[test]
+fn each_question_of_a_compound_query_gets_its_share_of_the_results() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let mut texts: Vec<String> = (0..8)
+        .map(|i| format!("Ann's cousin number {i} works at the harbour office."))
+        .collect();
+    texts.push("The dentist appointment is on Friday morning.".into());
+    texts.extend((0..30).map(|i| format!("Filler line {i} about gardening, tea and the weather.")));
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    add(&m, "ann", &refs);
+    let user = UserKey::new("t", "ann").unwrap();
+    let query = "Where do Ann's cousins work at the harbour office? When is the dentist?";
+    let mut request = SearchRequest::new(user, query);
+    request.retriever = RetrieverKind::Bm25;
+    request.top_k = Some(3);
+    let whole = m.search(&request).unwrap();
+    let dentist = |r: &SearchResults| r.hits.iter().any(|h| h.memory.text.contains("dentist"));
+    assert!(!dentist(&whole), "the wordier question takes every slot");
+    assert!(whole.query_parts.is_empty());
+
+    request.split_questions = true;
+    let split = m.search(&request).unwrap();
+    assert_eq!(split.query_parts.len(), 2);
+    assert!(dentist(&split), "each question gets its own top places");
+    assert!(split.hits[0].score >= split.hits[split.hits.len() - 1].score);
+}
+
+#[test]
 fn a_detail_deep_inside_a_long_memory_is_found_by_its_window() {
     let m = open(Arc::new(MemoryStore::new()));
     let filler: String = (0..40)

@@ -142,13 +142,54 @@ impl Bm25Index {
     /// Score every live document matching at least one query term; `accept` filters slots.
     /// Returns (slot, score) pairs, unsorted. Repeated query terms count once.
     pub fn score(&self, query_terms: &[String], accept: &dyn Fn(u32) -> bool) -> Vec<(u32, f32)> {
-        if self.live_docs == 0 {
-            return Vec::new();
-        }
-        let mut ids: Vec<u32> = query_terms
+        let ids: Vec<u32> = query_terms
             .iter()
             .filter_map(|t| self.term_ids.get(t).copied())
             .collect();
+        self.score_term_ids(ids, accept)
+    }
+
+    /// Score every live document against the terms of the document in `slot` that are not
+    /// among `exclude` and occur in at most `max_df` documents ("more like this" through its
+    /// rare words, minus what the query already asked for). Returns the slot's own score
+    /// against those terms (the most any document can share with it, up to length
+    /// normalization) and the other documents' unsorted (slot, score) pairs; `None` when the
+    /// slot holds no document or no term is left.
+    pub fn score_like(
+        &self,
+        slot: u32,
+        exclude: &[String],
+        max_df: u32,
+        accept: &dyn Fn(u32) -> bool,
+    ) -> Option<(f32, Vec<(u32, f32)>)> {
+        let Some(Some((terms, _))) = self.docs.get(slot as usize) else {
+            return None;
+        };
+        let excluded: Vec<u32> = exclude
+            .iter()
+            .filter_map(|t| self.term_ids.get(t).copied())
+            .collect();
+        let ids: Vec<u32> = terms
+            .iter()
+            .copied()
+            .filter(|id| !excluded.contains(id) && self.postings[*id as usize].df <= max_df)
+            .collect();
+        if ids.is_empty() {
+            return None;
+        }
+        let scores = self.score_term_ids(ids, &|s| s == slot || accept(s));
+        let own = scores.iter().find(|(s, _)| *s == slot)?.1;
+        let others = scores
+            .into_iter()
+            .filter(|(s, _)| *s != slot && accept(*s))
+            .collect();
+        Some((own, others))
+    }
+
+    fn score_term_ids(&self, mut ids: Vec<u32>, accept: &dyn Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        if self.live_docs == 0 {
+            return Vec::new();
+        }
         ids.sort_unstable();
         ids.dedup();
         let avg_len = (self.total_len as f32 / self.live_docs as f32).max(1.0);
@@ -185,6 +226,39 @@ mod tests {
 
     fn terms(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn more_like_this_scores_by_the_documents_own_terms() {
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        idx.insert(0, &terms("acme summit venue shanghai"));
+        idx.insert(1, &terms("acme summit starts monday"));
+        idx.insert(2, &terms("the venue was nice"));
+        idx.insert(3, &terms("unrelated words here"));
+        let all = |_: u32| true;
+        let (own, mut hits) = idx.score_like(0, &[], 10, &all).unwrap();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let order: Vec<u32> = hits.iter().map(|h| h.0).collect();
+        assert_eq!(
+            order,
+            vec![1, 2],
+            "two shared terms, then one; never itself"
+        );
+        assert!(hits.iter().all(|h| h.1 < own));
+        // Terms the query already has are left out: only "acme summit" (and "shanghai") remain.
+        let (_, hits) = idx.score_like(0, &terms("venue"), 10, &all).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1]);
+        assert!(idx
+            .score_like(0, &terms("acme summit venue shanghai"), 10, &all)
+            .is_none());
+        // Words in more than max_df documents do not bridge: "venue" (2) is left out at 1.
+        let (_, hits) = idx
+            .score_like(0, &terms("acme summit shanghai"), 1, &all)
+            .map_or((0.0, vec![]), |x| x);
+        assert!(hits.is_empty());
+        assert!(idx.score_like(9, &[], 10, &all).is_none());
+        idx.remove(1);
+        assert!(idx.score_like(1, &[], 10, &all).is_none());
     }
 
     #[test]

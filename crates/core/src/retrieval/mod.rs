@@ -255,12 +255,66 @@ pub struct Adjustment {
     pub delta: f32,
 }
 
+/// A second retrieval hop seeded by the first hop's best candidates (pseudo-relevance
+/// feedback through entities): each seed's terms that the query does not already have — the
+/// new information it brings, typically a name — are searched with BM25, and every memory found
+/// inherits part of the seed's score in proportion to how much of that new information it
+/// shares.
+///
+/// This reaches memories that share nothing with the question but an entity with a memory
+/// that does ("the event in Shanghai — when is it?" finds "X is in Shanghai", whose "X" then
+/// finds "X starts Monday"). Only rare words bridge — those in at most √N of the user's N
+/// memories, as names are and a frequent speaker's name or a common word is not — so a seed
+/// that is itself a false hit spreads little. A memory found from seed `s` gains
+/// `weight × fused(s) × min(1, bm25_new(m) / bm25_new(s))`, summed over seeds, where
+/// `bm25_new` scores against the seed's new terms and `bm25_new(s)` is the seed's own score:
+/// a memory that carries all of the seed's new terms ranks just below the seed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecondHop {
+    /// How many of the first hop's best candidates seed the second hop (1..=20).
+    pub seeds: usize,
+    /// Weight of the second hop relative to the first (0, 1].
+    pub weight: f32,
+}
+
+impl Default for SecondHop {
+    fn default() -> Self {
+        Self {
+            seeds: 3,
+            weight: 0.9,
+        }
+    }
+}
+
+impl SecondHop {
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=20).contains(&self.seeds) {
+            return Err(Error::invalid("second hop seeds must be between 1 and 20"));
+        }
+        if !self.weight.is_finite() || self.weight <= 0.0 || self.weight > 1.0 {
+            return Err(Error::invalid("second hop weight must be in (0, 1]"));
+        }
+        Ok(())
+    }
+}
+
+/// What the second hop added to a hit: the seed that contributed most, and the total added.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HopSignal {
+    pub via: MemoryId,
+    pub added: f32,
+}
+
 /// Why a hit scored what it did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScoreBreakdown {
     pub lexical: Option<Signal>,
     pub dense: Option<Signal>,
-    /// Score after fusion, before re-rankers.
+    /// What a second retrieval hop added (included in `fused`), when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_hop: Option<HopSignal>,
+    /// Score after fusion (and the second hop), before re-rankers.
     pub fused: f32,
     pub adjustments: Vec<Adjustment>,
     /// Query terms found in the memory (lexical explanation).
@@ -395,6 +449,26 @@ struct Slot {
     live: bool,
 }
 
+/// One fused candidate of a search, best first in [`ScopeIndex::candidates`]' output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub id: MemoryId,
+    pub fused: f32,
+    pub lexical: Option<Signal>,
+    pub dense: Option<Signal>,
+    pub second_hop: Option<HopSignal>,
+}
+
+/// A candidate by slot while a search ranks it; `hop` is (the seed slot that added most, the
+/// total the second hop added).
+struct Ranked {
+    slot: u32,
+    score: f32,
+    lexical: Option<Signal>,
+    dense: Option<Signal>,
+    hop: Option<(u32, f32)>,
+}
+
 /// Derived per-user search state: slot table, BM25 index and vectors of the active memories.
 #[derive(Clone)]
 pub struct ScopeIndex {
@@ -486,7 +560,7 @@ impl ScopeIndex {
             && filter.session.as_ref().is_none_or(|x| *x == s.session)
     }
 
-    /// Candidate generation and fusion. Returns (memory id, fused score, lexical, dense) best first.
+    /// Candidate generation and fusion, with an optional second hop; best first.
     pub fn candidates(
         &self,
         config: &RetrievalConfig,
@@ -494,7 +568,8 @@ impl ScopeIndex {
         query_terms: &[String],
         query_vector: Option<&[f32]>,
         filter: &SearchFilter,
-    ) -> Vec<(MemoryId, f32, Option<Signal>, Option<Signal>)> {
+        second_hop: Option<&SecondHop>,
+    ) -> Vec<Candidate> {
         let accept = |slot: u32| self.accepts(slot, filter);
         let lexical = if retriever != RetrieverKind::Dense {
             top_n(self.bm25.score(query_terms, &accept), config.candidates)
@@ -505,12 +580,90 @@ impl ScopeIndex {
             (true, Some(q)) => top_n(self.dense.score(q, &accept), config.candidates),
             _ => Vec::new(),
         };
-        fuse(&config.fusion, &lexical, &dense)
+        let mut fused: Vec<Ranked> = fuse(&config.fusion, &lexical, &dense)
             .into_iter()
-            .filter_map(|(slot, fused, l, d)| {
-                self.slots.get(slot as usize).map(|s| (s.id, fused, l, d))
+            .map(|(slot, score, lexical, dense)| Ranked {
+                slot,
+                score,
+                lexical,
+                dense,
+                hop: None,
+            })
+            .collect();
+        if let Some(hop) = second_hop {
+            self.add_second_hop(query_terms, hop, &accept, &mut fused);
+        }
+        fused
+            .into_iter()
+            .filter_map(|r| {
+                let id = self.slots.get(r.slot as usize)?.id;
+                let second_hop = r.hop.and_then(|(via, added)| {
+                    let via = self.slots.get(via as usize)?.id;
+                    Some(HopSignal { via, added })
+                });
+                Some(Candidate {
+                    id,
+                    fused: r.score,
+                    lexical: r.lexical,
+                    dense: r.dense,
+                    second_hop,
+                })
             })
             .collect()
+    }
+
+    /// Query again from the best first-hop candidates and add what they find (see
+    /// [`SecondHop`]); re-sorts `fused`.
+    fn add_second_hop(
+        &self,
+        query_terms: &[String],
+        hop: &SecondHop,
+        accept: &dyn Fn(u32) -> bool,
+        fused: &mut Vec<Ranked>,
+    ) {
+        let seeds: Vec<(u32, f32)> = fused
+            .iter()
+            .take(hop.seeds)
+            .filter(|c| c.score > 0.0)
+            .map(|c| (c.slot, c.score))
+            .collect();
+        let mut position: HashMap<u32, usize> =
+            fused.iter().enumerate().map(|(i, c)| (c.slot, i)).collect();
+        let max_df = (self.bm25.live_docs() as f64).sqrt().ceil().max(2.0) as u32;
+        // slot → (seed that added most, that amount), for the explanation.
+        let mut strongest: HashMap<u32, (u32, f32)> = HashMap::new();
+        for (seed, seed_score) in seeds {
+            let Some((own, found)) = self.bm25.score_like(seed, query_terms, max_df, accept) else {
+                continue;
+            };
+            if own <= 0.0 {
+                continue;
+            }
+            for (slot, score) in found {
+                let added = hop.weight * seed_score * (score / own).min(1.0);
+                if added <= 0.0 {
+                    continue;
+                }
+                let at = *position.entry(slot).or_insert_with(|| {
+                    fused.push(Ranked {
+                        slot,
+                        score: 0.0,
+                        lexical: None,
+                        dense: None,
+                        hop: None,
+                    });
+                    fused.len() - 1
+                });
+                fused[at].score += added;
+                let entry = strongest.entry(slot).or_insert((seed, 0.0));
+                if added > entry.1 {
+                    *entry = (seed, added);
+                }
+                let total = fused[at].hop.map_or(0.0, |(_, t)| t) + added;
+                fused[at].hop = Some((entry.0, total));
+            }
+        }
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot)));
     }
 }
 

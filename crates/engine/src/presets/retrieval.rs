@@ -1,9 +1,14 @@
 //! RetrievalMemory (MemBench's strongest baseline): every turn is embedded; a query gets the
-//! top-k turns by dense similarity. `retriever = "hybrid"` adds BM25 through fusion. No model calls.
+//! top-k turns by dense similarity. `retriever = "hybrid"` adds BM25 through fusion,
+//! `hops = 2` a second retrieval hop seeded by the first hop's best turns (pseudo-relevance
+//! feedback, [`SecondHop`]) for questions that go through an entity ("the person who likes
+//! chess — where is he from?"), and `split_questions` searches each question of a compound
+//! query on its own ([`mnemos_core::memories::question_parts`]). The defaults are MemBench's:
+//! dense, one hop, the query whole. No model calls.
 
 use serde::{Deserialize, Serialize};
 
-use mnemos_core::{Hit, RetrieverKind, SearchFilter, SearchRequest, Turn};
+use mnemos_core::{Hit, RetrieverKind, SearchFilter, SearchRequest, SecondHop, Turn};
 
 use super::full::HEADER_TOKENS;
 use super::PresetParams;
@@ -25,15 +30,38 @@ pub struct RetrievalParams {
     pub retriever: String,
     /// Order of the returned turns: relevance or time.
     pub order: String,
+    /// 1, or 2 for a second retrieval hop from the first hop's best turns.
+    pub hops: usize,
+    /// Second hop: how many first-hop turns seed it.
+    pub hop_seeds: usize,
+    /// Second hop: its weight against the first hop.
+    pub hop_weight: f32,
+    /// Search each question of a compound query on its own and merge the rankings.
+    pub split_questions: bool,
 }
 
 impl Default for RetrievalParams {
     fn default() -> Self {
+        let hop = SecondHop::default();
         Self {
             top_k: 10,
             retriever: "dense".into(),
             order: "relevance".into(),
+            hops: 1,
+            hop_seeds: hop.seeds,
+            hop_weight: hop.weight,
+            split_questions: false,
         }
+    }
+}
+
+impl RetrievalParams {
+    /// The second hop these parameters ask for, if any.
+    pub(crate) fn second_hop(&self) -> Option<SecondHop> {
+        (self.hops == 2).then_some(SecondHop {
+            seeds: self.hop_seeds,
+            weight: self.hop_weight,
+        })
     }
 }
 
@@ -42,12 +70,33 @@ impl PresetParams for RetrievalParams {
         ("top_k", "how many turns to retrieve (1..=1000)"),
         ("retriever", "dense | bm25 | hybrid"),
         ("order", "order of the returned turns: relevance | time"),
+        (
+            "hops",
+            "1, or 2 to search again from the best turns found (multi-hop questions)",
+        ),
+        (
+            "hop_seeds",
+            "second hop: how many of the first hop's best turns seed it (1..=20)",
+        ),
+        (
+            "hop_weight",
+            "second hop: weight of what it finds against the first hop (0, 1]",
+        ),
     ];
     fn validate(&self) -> Result<(), String> {
         if !(1..=1000).contains(&self.top_k) {
             return Err(format!("top_k = {}: expected 1..=1000", self.top_k));
         }
         retriever_kind(&self.retriever)?;
+        if !(1..=2).contains(&self.hops) {
+            return Err(format!("hops = {}: expected 1 or 2", self.hops));
+        }
+        SecondHop {
+            seeds: self.hop_seeds,
+            weight: self.hop_weight,
+        }
+        .validate()
+        .map_err(|e| e.to_string())?;
         match self.order.as_str() {
             "relevance" | "time" => Ok(()),
             other => Err(format!("order = '{other}': expected relevance or time")),
@@ -79,6 +128,9 @@ pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
     if let Some(d) = &b.dense {
         item = item.with_part("cosine", f64::from(d.score));
     }
+    if let Some(h) = &b.second_hop {
+        item = item.with_part("second_hop", f64::from(h.added));
+    }
     item = item.with_part("fused", f64::from(b.fused));
     for adjustment in &b.adjustments {
         item = item.with_part(&adjustment.name, f64::from(adjustment.delta));
@@ -95,9 +147,39 @@ pub(crate) fn search(
     retriever: RetrieverKind,
     top_k: usize,
 ) -> EngineResult<Vec<Hit>> {
+    search_shaped(
+        ctx,
+        query,
+        kinds,
+        session,
+        retriever,
+        top_k,
+        SearchShape::default(),
+    )
+}
+
+/// How a search goes beyond one query and one hop.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SearchShape {
+    pub second_hop: Option<SecondHop>,
+    pub split_questions: bool,
+}
+
+/// [`search`] with an optional second retrieval hop and question splitting.
+pub(crate) fn search_shaped(
+    ctx: &MechanismCtx,
+    query: &str,
+    kinds: &[&str],
+    session: Option<&str>,
+    retriever: RetrieverKind,
+    top_k: usize,
+    shape: SearchShape,
+) -> EngineResult<Vec<Hit>> {
     let mut request = SearchRequest::new(ctx.user.clone(), query);
     request.top_k = Some(top_k);
     request.retriever = retriever;
+    request.second_hop = shape.second_hop;
+    request.split_questions = shape.split_questions;
     request.filter = SearchFilter {
         kinds: kinds.iter().map(|k| k.to_string()).collect(),
         agent: Some(ctx.agent.to_string()),
@@ -128,13 +210,18 @@ impl Mechanism for RetrievalMemory {
     }
 
     fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
-        let hits = search(
+        let shape = SearchShape {
+            second_hop: self.params.second_hop(),
+            split_questions: self.params.split_questions,
+        };
+        let hits = search_shaped(
             ctx,
             &request.query,
             &["turn"],
             request.session.as_deref(),
             self.retriever,
             self.params.top_k,
+            shape,
         )?;
         let items: Vec<ContextItem> = hits.iter().map(|h| hit_item(h, "retrieved")).collect();
         let room = request.token_budget.saturating_sub(HEADER_TOKENS);

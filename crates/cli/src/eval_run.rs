@@ -91,6 +91,10 @@ pub struct EvalRunArgs {
     /// draw the forgetting curve (quality against memory kept).
     #[arg(long)]
     sweep: Vec<String>,
+    /// Run a variant of a preset with several parameters set together, e.g.
+    /// `retrieval:retriever=hybrid,hops=2` (repeatable); it runs after --presets and --sweep.
+    #[arg(long)]
+    variant: Vec<String>,
     /// Write report.md, report.json, asks.jsonl, sizes.jsonl, plots, config and checksums here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -136,6 +140,35 @@ impl Sweep {
     }
 }
 
+/// A TOML scalar (number, boolean) from the command line, else a string.
+fn scalar(v: &str) -> toml::Value {
+    format!("x = {v}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("x"))
+        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+}
+
+/// `preset:param=value,param=value`: a preset with several parameters set; returns the preset
+/// and the (param, value) pairs in order.
+fn parse_variant(text: &str) -> Result<(String, Vec<(String, toml::Value)>)> {
+    let usage = || anyhow::anyhow!("--variant {text:?}: expected preset:param=value,param=value");
+    let (preset, assignments) = text.split_once(':').ok_or_else(usage)?;
+    let mut params = Vec::new();
+    for assignment in assignments
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    {
+        let (param, value) = assignment.split_once('=').ok_or_else(usage)?;
+        params.push((param.trim().to_string(), scalar(value.trim())));
+    }
+    if preset.trim().is_empty() || params.is_empty() {
+        return Err(usage());
+    }
+    Ok((preset.trim().to_string(), params))
+}
+
 /// `preset.param=v1,v2,...`; values are TOML scalars (numbers, booleans), else strings.
 fn parse_sweep(text: &str) -> Result<Sweep> {
     let Some((target, values)) = text.split_once('=') else {
@@ -148,13 +181,7 @@ fn parse_sweep(text: &str) -> Result<Sweep> {
         .split(',')
         .map(str::trim)
         .filter(|v| !v.is_empty())
-        .map(|v| {
-            format!("x = {v}")
-                .parse::<toml::Table>()
-                .ok()
-                .and_then(|mut t| t.remove("x"))
-                .unwrap_or_else(|| toml::Value::String(v.to_string()))
-        })
+        .map(scalar)
         .collect();
     if values.is_empty() {
         bail!("--sweep {text:?}: no values");
@@ -208,6 +235,17 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
             specs.push((sweep.variant(value), engine));
         }
         sweeps.push(sweep);
+    }
+    for text in &args.variant {
+        let (preset, params) = parse_variant(text)?;
+        let mut engine = config.engine.engine_config(Some(&preset));
+        for (param, value) in &params {
+            engine.preset.params.insert(param.clone(), value.clone());
+        }
+        mnemos_engine::presets::build(&engine.preset)
+            .with_context(|| format!("--variant {text}"))?;
+        let label: Vec<String> = params.iter().map(|(p, v)| format!("{p}={v}")).collect();
+        specs.push((format!("{preset}[{}]", label.join(" ")), engine));
     }
     let out = match &args.out {
         Some(dir) => Some(OutDir::create(dir, args.overwrite)?),
@@ -838,6 +876,21 @@ mod tests {
             "retrieval[retriever=\"hybrid\"]"
         );
         assert!(parse_sweep("retrieval").is_err());
+        let (preset, params) = parse_variant("retrieval:retriever=hybrid, hops=2").unwrap();
+        assert_eq!(preset, "retrieval");
+        assert_eq!(
+            params,
+            vec![
+                (
+                    "retriever".to_string(),
+                    toml::Value::String("hybrid".into())
+                ),
+                ("hops".to_string(), toml::Value::Integer(2)),
+            ]
+        );
+        assert!(parse_variant("retrieval").is_err());
+        assert!(parse_variant("retrieval:").is_err());
+        assert!(parse_variant("retrieval:hops").is_err());
         assert!(parse_sweep("retrieval=1").is_err());
         assert!(parse_sweep("retrieval.top_k=").is_err());
     }

@@ -235,3 +235,97 @@ impl Mechanism for RetrievalMemory {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::testing::{self, test_engine};
+    use mnemos_core::{NewTurn, Scope, UserKey};
+
+    fn user() -> UserKey {
+        UserKey::new("t", "u").unwrap()
+    }
+
+    fn engine(params: &str) -> crate::engine::Engine {
+        let engine = test_engine(NAME, params, true);
+        let scope = Scope::new("t", "u", "bot", "s1").unwrap();
+        let mut turns = vec![
+            NewTurn::user(
+                scope.clone(),
+                "The Harbour Jazz Night takes place in Lisbon.",
+            ),
+            NewTurn::user(
+                scope.clone(),
+                "Harbour Jazz Night starts next Friday at seven.",
+            ),
+            NewTurn::user(
+                scope.clone(),
+                "The dentist appointment is on Monday morning.",
+            ),
+        ];
+        for i in 0..30 {
+            let text = format!("Filler line {i} about gardening, tea and the weather.");
+            turns.push(NewTurn::user(scope.clone(), text));
+        }
+        engine.add(turns).unwrap();
+        engine
+    }
+
+    fn texts(engine: &crate::engine::Engine, query: &str) -> Vec<String> {
+        let context = testing::recall(engine, &user(), "bot", query, 1024);
+        context.items.iter().map(|i| i.text.clone()).collect()
+    }
+
+    #[test]
+    fn parameters_are_validated() {
+        let ok = RetrievalParams {
+            hops: 2,
+            split_questions: true,
+            ..RetrievalParams::default()
+        };
+        assert!(ok.validate().is_ok());
+        for bad in [
+            RetrievalParams {
+                hops: 3,
+                ..RetrievalParams::default()
+            },
+            RetrievalParams {
+                hop_seeds: 0,
+                ..RetrievalParams::default()
+            },
+            RetrievalParams {
+                hop_weight: 1.5,
+                ..RetrievalParams::default()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_second_hop_reaches_the_answer_through_the_entity() {
+        let query = "The event in Lisbon: at what hour?";
+        let one = engine("retriever = 'bm25'\ntop_k = 2");
+        assert!(!texts(&one, query).iter().any(|t| t.contains("Friday")));
+        let two = engine("retriever = 'bm25'\ntop_k = 2\nhops = 2");
+        let found = texts(&two, query);
+        assert!(found[0].contains("Lisbon"), "{found:?}");
+        assert!(found.iter().any(|t| t.contains("Friday")), "{found:?}");
+        let context = testing::recall(&two, &user(), "bot", query, 1024);
+        let reached = context
+            .items
+            .iter()
+            .find(|i| i.text.contains("Friday"))
+            .unwrap();
+        assert!(reached.breakdown.iter().any(|p| p.name == "second_hop"));
+    }
+
+    #[test]
+    fn split_questions_give_each_question_a_place() {
+        let query = "Where is the Harbour Jazz Night in Lisbon, and when? When is the dentist?";
+        let whole = engine("retriever = 'bm25'\ntop_k = 2");
+        assert!(!texts(&whole, query).iter().any(|t| t.contains("dentist")));
+        let split = engine("retriever = 'bm25'\ntop_k = 2\nsplit_questions = true");
+        assert!(texts(&split, query).iter().any(|t| t.contains("dentist")));
+    }
+}

@@ -719,6 +719,25 @@ fn render_markdown(report: &Report) -> String {
     md
 }
 
+/// A variant's name as a plot legend shows it: `retrieval[retriever="hybrid" hops=2
+/// split_questions=true]` becomes `retrieval[hybrid, hops=2, split_questions]` (string values
+/// alone, true flags by name), so long variant names stay apart in a narrow legend.
+fn legend_label(variant: &str) -> String {
+    let Some((preset, rest)) = variant.split_once('[') else {
+        return variant.to_string();
+    };
+    let params = rest.trim_end_matches(']');
+    let parts: Vec<String> = params
+        .split_whitespace()
+        .map(|assignment| match assignment.split_once('=') {
+            Some((name, "true")) => name.to_string(),
+            Some((_, value)) if value.starts_with('"') => value.trim_matches('"').to_string(),
+            _ => assignment.to_string(),
+        })
+        .collect();
+    format!("{preset}[{}]", parts.join(", "))
+}
+
 /// (file stem, chart) for every plot the report draws.
 fn charts(report: &Report) -> Vec<(String, LineChart)> {
     let mut charts = Vec::new();
@@ -727,7 +746,7 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
             .presets
             .iter()
             .map(|s| Series {
-                name: s.preset.clone(),
+                name: legend_label(&s.preset),
                 points: s
                     .capacity
                     .iter()
@@ -770,7 +789,7 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
         .presets
         .iter()
         .map(|s| Series {
-            name: s.preset.clone(),
+            name: legend_label(&s.preset),
             points: s
                 .sizes
                 .iter()
@@ -889,6 +908,11 @@ mod tests {
             ]
         );
         assert!(parse_variant("retrieval").is_err());
+        assert_eq!(
+            legend_label("retrieval[retriever=\"hybrid\" hops=2 split_questions=true]"),
+            "retrieval[hybrid, hops=2, split_questions]"
+        );
+        assert_eq!(legend_label("memgpt"), "memgpt");
         assert!(parse_variant("retrieval:").is_err());
         assert!(parse_variant("retrieval:hops").is_err());
         assert!(parse_sweep("retrieval=1").is_err());

@@ -42,7 +42,7 @@ const LEGEND_SIZE: f64 = 16.0;
 const TITLE_BAND: i32 = 44;
 const LEGEND_ROW: i32 = 24;
 /// Legend names longer than this are shortened so the plot keeps most of the width.
-const LEGEND_MAX_CHARS: usize = 32;
+const LEGEND_MAX_CHARS: usize = 44;
 
 /// One named line of a chart; points are drawn in the order given.
 #[derive(Debug, Clone, PartialEq)]
@@ -457,13 +457,42 @@ fn draw_chart<DB: DrawingBackend>(
     let (x0, x1) = chart.x_range;
     let (y0, y1) = chart.y_range;
     if chart.log_x {
-        let mut context = builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1)?;
+        // plotters' own log ticks are the powers of ten, and a range inside one decade
+        // (30k–60k tokens) would get no tick label at all.
+        let axis = (x0..x1).log_scale().with_key_points(log_ticks(x0, x1));
+        let mut context = builder.build_cartesian_2d(axis, y0..y1)?;
         draw_plot(&mut context, chart, ink)?;
     } else {
         let mut context = builder.build_cartesian_2d(x0..x1, y0..y1)?;
         draw_plot(&mut context, chart, ink)?;
     }
     draw_legend(&legend_area, chart, ink)
+}
+
+/// Tick positions for a log axis over `[lo, hi]`: 1-2-5 steps per decade, or every digit when
+/// the range holds fewer than three of those, at most about ten.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo) {
+        return vec![lo.max(f64::MIN_POSITIVE)];
+    }
+    let in_range = |mantissas: &[f64]| -> Vec<f64> {
+        let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (first..=last)
+            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9))
+            .collect()
+    };
+    let mut ticks = in_range(&[1.0, 2.0, 5.0]);
+    if ticks.len() < 3 {
+        ticks = in_range(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    }
+    if ticks.len() > 12 {
+        ticks = in_range(&[1.0]);
+    }
+    if ticks.is_empty() {
+        ticks = vec![lo, hi];
+    }
+    ticks
 }
 
 fn text_style(size: f64, color: RGBAColor) -> TextStyle<'static> {
@@ -582,7 +611,7 @@ fn legend_width(chart: &Prepared) -> i32 {
         })
         .max()
         .unwrap_or(0);
-    (widest + 60).clamp(110, 300)
+    (widest + 60).clamp(110, 400)
 }
 
 /// Tick labels: integers plainly, fractions with at most 4 decimals, very large or small values
@@ -755,6 +784,21 @@ fn font_rank(path: &Path) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_ticks_label_every_range() {
+        assert_eq!(
+            log_ticks(900.0, 110_000.0),
+            vec![1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5]
+        );
+        // Inside one decade: every digit, so the axis still has labels.
+        assert_eq!(log_ticks(28_000.0, 65_000.0), vec![3e4, 4e4, 5e4, 6e4]);
+        assert_eq!(
+            log_ticks(10.0, 1e9),
+            (1..=9).map(|e| 10f64.powi(e)).collect::<Vec<_>>()
+        );
+        assert_eq!(log_ticks(31_000.0, 39_000.0), vec![31_000.0, 39_000.0]);
+    }
 
     fn chart(series: Vec<Series>) -> LineChart {
         LineChart {

@@ -133,6 +133,31 @@ impl PersonaSchema {
         }
     }
 
+    /// The same keys, named and described in Chinese (for Chinese dialogue, so the sketch
+    /// reads in the user's language): 名字, 年龄, 性别, 职业, 工作地点, 居住地, 家人, 宠物,
+    /// 喜欢 ↔ 讨厌, 习惯, 计划, 人际关系, 性格. Each key has the merge kind of its English twin.
+    pub fn default_keys_zh() -> Self {
+        use KeyKind::*;
+        PersonaSchema {
+            keys: vec![
+                PersonaKey::new("名字", Replace, "这个人的名字或称呼"),
+                PersonaKey::new("年龄", Replace, "这个人的年龄"),
+                PersonaKey::new("性别", Replace, "这个人的性别"),
+                PersonaKey::new("职业", Replace, "这个人的职业或专业"),
+                PersonaKey::new("工作地点", Replace, "这个人工作或上学的单位"),
+                PersonaKey::new("居住地", Trajectory, "这个人住在哪里或来自哪里"),
+                PersonaKey::new("家人", Append, "家人以及关于他们的事"),
+                PersonaKey::new("宠物", Append, "这个人的宠物"),
+                PersonaKey::new("喜欢", Contradictory, "这个人喜欢的事物").opposed_to("讨厌"),
+                PersonaKey::new("讨厌", Contradictory, "这个人讨厌的事物").opposed_to("喜欢"),
+                PersonaKey::new("习惯", Append, "日常习惯"),
+                PersonaKey::new("计划", Trajectory, "计划、目标和打算"),
+                PersonaKey::new("人际关系", Complex, "朋友、恋人、同事等关系"),
+                PersonaKey::new("性格", Complex, "性格特点和脾气"),
+            ],
+        }
+    }
+
     pub fn key(&self, name: &str) -> Option<&PersonaKey> {
         self.keys.iter().find(|k| k.name == name)
     }

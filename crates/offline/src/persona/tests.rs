@@ -604,3 +604,35 @@ fn measure_on_locomo_and_zh4o() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn the_chinese_default_keys_mean_what_their_english_twins_mean() {
+    let en = PersonaSchema::default_keys();
+    let zh = PersonaSchema::default_keys_zh();
+    zh.validate().unwrap();
+    assert_eq!(en.keys.len(), zh.keys.len());
+    for (e, z) in en.keys.iter().zip(&zh.keys) {
+        assert_eq!(e.kind, z.kind, "{} / {}", e.name, z.name);
+        assert_eq!(
+            Concept::of_key(e),
+            Concept::of_key(z),
+            "{} / {}",
+            e.name,
+            z.name
+        );
+    }
+}
+
+#[test]
+fn a_chinese_schema_gets_chinese_keys() {
+    let window = vec![Line::new(
+        Role::User,
+        None,
+        "我叫小明，我喜欢爬山，我讨厌香菜",
+    )];
+    let got = snapshot_of(&window, &PersonaSchema::default_keys_zh());
+    let pairs: Vec<(String, String)> = got.into_iter().map(|(k, v, _)| (k, v)).collect();
+    assert!(pairs.contains(&("名字".into(), "小明".into())), "{pairs:?}");
+    assert!(pairs.contains(&("喜欢".into(), "爬山".into())), "{pairs:?}");
+    assert!(pairs.contains(&("讨厌".into(), "香菜".into())), "{pairs:?}");
+}

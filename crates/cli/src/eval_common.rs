@@ -216,6 +216,8 @@ pub(crate) struct Cost {
     pub(crate) final_memories: f64,
     pub(crate) final_memory_tokens: f64,
     pub(crate) model_calls_per_turn: f64,
+    /// Prompt + completion tokens the preset's memory model used per observed turn.
+    pub(crate) model_tokens_per_turn: f64,
     pub(crate) jobs_failed: usize,
     /// The first few job errors, verbatim.
     pub(crate) job_errors: Vec<String>,
@@ -233,6 +235,7 @@ impl Cost {
             final_memories: summary.final_memories,
             final_memory_tokens: summary.final_memory_tokens,
             model_calls_per_turn: summary.model_calls_per_turn,
+            model_tokens_per_turn: summary.model_tokens_per_turn,
             jobs_failed: summary.jobs_failed,
             job_errors: summary.job_errors.clone(),
             wall_seconds: summary.wall_seconds,

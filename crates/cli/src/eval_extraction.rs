@@ -26,6 +26,7 @@ use serde::Serialize;
 use mnemos_core::{Embedder, UserKey};
 use mnemos_eval::artifacts::{checksum_inputs, InputChecksum, OutDir};
 use mnemos_eval::extraction::{cosine, derived_memories, LabelMean};
+use mnemos_eval::plot::{write_line_chart, LineChart, Series};
 use mnemos_eval::protocol::PreparedConversation;
 use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::PresetAccumulator;
@@ -33,8 +34,8 @@ use mnemos_eval::{extraction_score, Conversation, Granularity, Prf};
 
 use crate::config::Config;
 use crate::eval_common::{
-    active_memories, embedding_ms, engine_for, f3, ms, opt3, preset_configs, preset_names,
-    stream_only, turn_embedding_texts, warm_embedder, Cost, StoreKind,
+    active_memories, embedding_ms, engine_for, f3, ms, opt3, stream_only, turn_embedding_texts,
+    warm_embedder, Cost, StoreKind,
 };
 use crate::ingest::progress_bar;
 
@@ -45,9 +46,18 @@ pub struct EvalExtractionArgs {
     /// auto (a directory is ZH-4O, a file LoCoMo), zh4o or locomo.
     #[arg(long, default_value = "auto")]
     dataset: String,
-    /// Comma-separated presets to run side by side (default: every preset).
+    /// Comma-separated presets to run side by side (default: every preset, unless --sweep or
+    /// --variant is given).
     #[arg(long)]
     presets: Option<String>,
+    /// Run a preset with one parameter swept, e.g. `moom.capacity=20,40,80`, or on top of fixed
+    /// ones, `moom[forgetting=ebbinghaus].capacity=20,40,80` (repeatable); each sweep is one
+    /// curve of the forgetting plot (extraction quality against memories kept).
+    #[arg(long)]
+    sweep: Vec<String>,
+    /// Run a preset with several parameters set together, e.g. `moom:nsb=false` (repeatable).
+    #[arg(long)]
+    variant: Vec<String>,
     /// Score only the first N labelled dialogues (LoCoMo: conversations).
     #[arg(long)]
     dialogues: Option<usize>,
@@ -98,6 +108,7 @@ struct Report {
     embedding_ms_per_text: Option<f64>,
     memory_model: String,
     presets: Vec<PresetRow>,
+    sweeps: Vec<crate::eval_variants::Sweep>,
     notes: Vec<String>,
 }
 
@@ -162,7 +173,13 @@ struct PresetRow {
 
 pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
     let store_kind = StoreKind::parse(&args.store)?;
-    let specs = preset_configs(config, &preset_names(&args.presets)?)?;
+    let (specs, sweeps) = crate::eval_variants::expand(
+        config,
+        &args.presets,
+        &args.sweep,
+        &args.variant,
+        args.sweep.is_empty() && args.variant.is_empty(),
+    )?;
     let out = match &args.out {
         Some(dir) => Some(OutDir::create(dir, args.overwrite)?),
         None => None,
@@ -312,10 +329,28 @@ pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
         memory_model,
         notes: notes(&rows, zh4o, args.session_messages, options.batch),
         presets: rows,
+        sweeps,
     };
     let markdown = render_markdown(&report);
     if let Some(dir) = &out {
         dir.write_json("report.json", &report)?;
+        let mut markdown = markdown.clone();
+        let charts = forgetting_charts(&report);
+        if !charts.is_empty() {
+            markdown.push_str("\n## Plots\n\n");
+        }
+        for (stem, chart) in &charts {
+            let output = write_line_chart(chart, dir.plots_dir(), stem)?;
+            let _ = writeln!(
+                markdown,
+                "- {}: ![{stem}](plots/{stem}.svg) ([PNG](plots/{stem}.png))",
+                chart.title
+            );
+            for note in output.notes {
+                eprintln!("note: {note}");
+                let _ = writeln!(markdown, "\n> plot note: {note}");
+            }
+        }
         dir.write_text("report.md", &markdown)?;
         eprintln!("report written to {}", dir.path().display());
     }
@@ -325,6 +360,98 @@ pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
         print!("{markdown}");
     }
     Ok(())
+}
+
+/// Forgetting curves (MOOM Fig. 3): for each sweep, extraction quality against the memories
+/// each run kept per dialogue; every sweep is one line, and the runs of the same preset that
+/// are not part of a sweep are single points beside them (e.g. no forgetting at all).
+fn forgetting_charts(report: &Report) -> Vec<(String, LineChart)> {
+    if report.sweeps.is_empty() {
+        return Vec::new();
+    }
+    let swept: Vec<String> = report
+        .sweeps
+        .iter()
+        .flat_map(|s| s.values.iter().map(|v| s.variant(v)))
+        .collect();
+    let quality = |row: &PresetRow, what: usize| -> Option<f64> {
+        let score = row.scores.first()?;
+        match what {
+            0 => Some(score.rouge_l.f),
+            1 => Some(score.rouge_2.f),
+            _ => row.embedding,
+        }
+    };
+    let granularity = report
+        .protocol
+        .granularities
+        .first()
+        .map_or("", |g| match g {
+            Granularity::Char => "characters",
+            Granularity::Word => "words",
+        });
+    let mut charts = Vec::new();
+    for (what, name, stem) in [
+        (
+            0,
+            format!("ROUGE-L F ({granularity})"),
+            "forgetting-rouge-l",
+        ),
+        (
+            1,
+            format!("ROUGE-2 F ({granularity})"),
+            "forgetting-rouge-2",
+        ),
+        (2, "embedding cosine".to_string(), "forgetting-cosine"),
+    ] {
+        let mut series: Vec<Series> = report
+            .sweeps
+            .iter()
+            .map(|sweep| Series {
+                name: sweep.label(),
+                points: sweep
+                    .values
+                    .iter()
+                    .filter_map(|v| {
+                        let row = report
+                            .presets
+                            .iter()
+                            .find(|r| r.preset == sweep.variant(v))?;
+                        Some((row.memories_per_dialogue, quality(row, what)?))
+                    })
+                    .collect(),
+            })
+            .collect();
+        for row in &report.presets {
+            let same_preset = report.sweeps.iter().any(|s| {
+                row.preset == s.preset || row.preset.starts_with(&format!("{}[", s.preset))
+            });
+            if same_preset && !swept.contains(&row.preset) {
+                if let Some(y) = quality(row, what) {
+                    series.push(Series {
+                        name: row.preset.clone(),
+                        points: vec![(row.memories_per_dialogue, y)],
+                    });
+                }
+            }
+        }
+        series.retain(|s| !s.points.is_empty());
+        if series.is_empty() {
+            continue;
+        }
+        charts.push((
+            stem.to_string(),
+            LineChart {
+                title: format!("{}: {name} vs memories kept", report.dataset.name),
+                x_label: "extracted memories per dialogue at the end".into(),
+                y_label: name,
+                series,
+                log_x: false,
+                y_range: None,
+            },
+        ));
+    }
+    charts
 }
 
 /// The kinds [`mnemos_eval::extraction::is_derived`] accepts, for the report.
@@ -558,7 +685,7 @@ fn render_markdown(report: &Report) -> String {
         }
     }
     let _ = writeln!(md, "\n## Cost\n");
-    md.push_str("| preset | extracted by kind | observe p50 / p95 ms | end-session p50 ms | memories at end (all kinds) | model calls / turn | jobs failed | wall s |\n|---|---|---|---|---|---|---|---|\n");
+    md.push_str("| preset | extracted by kind | observe p50 / p95 ms | end-session p50 ms | memories at end (all kinds) | model calls / turn | model tokens / turn | jobs failed | wall s |\n|---|---|---|---|---|---|---|---|---|\n");
     for row in &report.presets {
         let kinds: Vec<String> = row
             .memories_by_kind
@@ -568,7 +695,7 @@ fn render_markdown(report: &Report) -> String {
         let c = &row.cost;
         let _ = writeln!(
             md,
-            "| {} | {} | {} / {} | {} | {:.0} | {:.3} | {} | {:.0} |",
+            "| {} | {} | {} / {} | {} | {:.0} | {:.3} | {:.1} | {} | {:.0} |",
             row.preset,
             if kinds.is_empty() {
                 "–".to_string()
@@ -580,6 +707,7 @@ fn render_markdown(report: &Report) -> String {
             ms(&c.end_session, false),
             c.final_memories,
             c.model_calls_per_turn,
+            c.model_tokens_per_turn,
             c.jobs_failed,
             c.wall_seconds
         );

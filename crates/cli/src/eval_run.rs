@@ -25,9 +25,7 @@ use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::{PresetAccumulator, PresetSummary, Quality};
 
 use crate::config::Config;
-use crate::eval_common::{
-    engine_for, f3, ms, opt3, preset_configs, preset_names, turn_embedding_texts, StoreKind,
-};
+use crate::eval_common::{engine_for, f3, ms, opt3, turn_embedding_texts, StoreKind};
 use crate::eval_judge::Judge;
 use crate::ingest::progress_bar;
 use crate::open;
@@ -122,75 +120,8 @@ struct Report {
     answer_model: String,
     judge: Option<String>,
     presets: Vec<PresetSummary>,
-    sweeps: Vec<Sweep>,
+    sweeps: Vec<crate::eval_variants::Sweep>,
     notes: Vec<String>,
-}
-
-/// One swept parameter of one preset.
-#[derive(Serialize, Clone)]
-struct Sweep {
-    preset: String,
-    param: String,
-    values: Vec<toml::Value>,
-}
-
-impl Sweep {
-    fn variant(&self, value: &toml::Value) -> String {
-        format!("{}[{}={}]", self.preset, self.param, value)
-    }
-}
-
-/// A TOML scalar (number, boolean) from the command line, else a string.
-fn scalar(v: &str) -> toml::Value {
-    format!("x = {v}")
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|mut t| t.remove("x"))
-        .unwrap_or_else(|| toml::Value::String(v.to_string()))
-}
-
-/// `preset:param=value,param=value`: a preset with several parameters set; returns the preset
-/// and the (param, value) pairs in order.
-fn parse_variant(text: &str) -> Result<(String, Vec<(String, toml::Value)>)> {
-    let usage = || anyhow::anyhow!("--variant {text:?}: expected preset:param=value,param=value");
-    let (preset, assignments) = text.split_once(':').ok_or_else(usage)?;
-    let mut params = Vec::new();
-    for assignment in assignments
-        .split(',')
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-    {
-        let (param, value) = assignment.split_once('=').ok_or_else(usage)?;
-        params.push((param.trim().to_string(), scalar(value.trim())));
-    }
-    if preset.trim().is_empty() || params.is_empty() {
-        return Err(usage());
-    }
-    Ok((preset.trim().to_string(), params))
-}
-
-/// `preset.param=v1,v2,...`; values are TOML scalars (numbers, booleans), else strings.
-fn parse_sweep(text: &str) -> Result<Sweep> {
-    let Some((target, values)) = text.split_once('=') else {
-        bail!("--sweep {text:?}: expected preset.param=v1,v2,...");
-    };
-    let Some((preset, param)) = target.split_once('.') else {
-        bail!("--sweep {text:?}: expected preset.param=v1,v2,...");
-    };
-    let values: Vec<toml::Value> = values
-        .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(scalar)
-        .collect();
-    if values.is_empty() {
-        bail!("--sweep {text:?}: no values");
-    }
-    Ok(Sweep {
-        preset: preset.trim().to_string(),
-        param: param.trim().to_string(),
-        values,
-    })
 }
 
 #[derive(Serialize)]
@@ -219,34 +150,8 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         bail!("--judge needs an [llm] endpoint in the config");
     }
     let store_kind = StoreKind::parse(&args.store)?;
-    let mut specs = preset_configs(config, &preset_names(&args.presets)?)?;
-    let mut sweeps: Vec<Sweep> = Vec::new();
-    for text in &args.sweep {
-        let sweep = parse_sweep(text)?;
-        for value in &sweep.values {
-            let mut engine = config.engine.engine_config(Some(&sweep.preset));
-            engine
-                .preset
-                .params
-                .insert(sweep.param.clone(), value.clone());
-            // Fail before any work on a misspelt preset or parameter.
-            mnemos_engine::presets::build(&engine.preset)
-                .with_context(|| format!("--sweep {text}"))?;
-            specs.push((sweep.variant(value), engine));
-        }
-        sweeps.push(sweep);
-    }
-    for text in &args.variant {
-        let (preset, params) = parse_variant(text)?;
-        let mut engine = config.engine.engine_config(Some(&preset));
-        for (param, value) in &params {
-            engine.preset.params.insert(param.clone(), value.clone());
-        }
-        mnemos_engine::presets::build(&engine.preset)
-            .with_context(|| format!("--variant {text}"))?;
-        let label: Vec<String> = params.iter().map(|(p, v)| format!("{p}={v}")).collect();
-        specs.push((format!("{preset}[{}]", label.join(" ")), engine));
-    }
+    let (specs, sweeps) =
+        crate::eval_variants::expand(config, &args.presets, &args.sweep, &args.variant, true)?;
     let out = match &args.out {
         Some(dir) => Some(OutDir::create(dir, args.overwrite)?),
         None => None,
@@ -821,13 +726,13 @@ fn charts(report: &Report) -> Vec<(String, LineChart)> {
             })
             .collect();
         let curve = |pick: &dyn Fn(&Quality) -> Option<f64>| Series {
-            name: format!("{}.{}", sweep.preset, sweep.param),
+            name: sweep.label(),
             points: variants
                 .iter()
                 .filter_map(|s| pick(&s.overall).map(|y| (s.final_memory_tokens, y)))
                 .collect(),
         };
-        let stem = format!("forgetting-{}-{}", sweep.preset, sweep.param).replace('_', "-");
+        let stem = sweep.stem();
         let recall = curve(&|q| q.recall_at.last().copied());
         let accuracy = curve(&|q| q.choice_accuracy.or(q.answer_in_context));
         let series: Vec<Series> = [recall, accuracy]
@@ -876,46 +781,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sweeps_parse_typed_values() {
-        let sweep = parse_sweep("memorybank.forget_threshold=0, 0.05,0.2").unwrap();
-        assert_eq!(sweep.preset, "memorybank");
-        assert_eq!(sweep.param, "forget_threshold");
-        assert_eq!(
-            sweep.values,
-            vec![
-                toml::Value::Integer(0),
-                toml::Value::Float(0.05),
-                toml::Value::Float(0.2)
-            ]
-        );
-        let words = parse_sweep("retrieval.retriever=dense,hybrid").unwrap();
-        assert_eq!(words.values[1], toml::Value::String("hybrid".into()));
-        assert_eq!(
-            words.variant(&words.values[1]),
-            "retrieval[retriever=\"hybrid\"]"
-        );
-        assert!(parse_sweep("retrieval").is_err());
-        let (preset, params) = parse_variant("retrieval:retriever=hybrid, hops=2").unwrap();
-        assert_eq!(preset, "retrieval");
-        assert_eq!(
-            params,
-            vec![
-                (
-                    "retriever".to_string(),
-                    toml::Value::String("hybrid".into())
-                ),
-                ("hops".to_string(), toml::Value::Integer(2)),
-            ]
-        );
-        assert!(parse_variant("retrieval").is_err());
+    fn legend_labels_are_compact() {
         assert_eq!(
             legend_label("retrieval[retriever=\"hybrid\" hops=2 split_questions=true]"),
             "retrieval[hybrid, hops=2, split_questions]"
         );
         assert_eq!(legend_label("memgpt"), "memgpt");
-        assert!(parse_variant("retrieval:").is_err());
-        assert!(parse_variant("retrieval:hops").is_err());
-        assert!(parse_sweep("retrieval=1").is_err());
-        assert!(parse_sweep("retrieval.top_k=").is_err());
     }
 }

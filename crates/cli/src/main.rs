@@ -12,6 +12,7 @@ mod eval_presets;
 mod eval_probes;
 mod eval_retrieval;
 mod eval_run;
+mod eval_variants;
 mod ingest;
 mod model_try;
 mod open;

@@ -84,7 +84,8 @@ enum Command {
     Ingest(ingest::IngestArgs),
     /// Search one user's memories.
     Search(SearchArgs),
-    /// Show a memory (or turn) and its version history.
+    /// Show a memory (or turn) and its version history; `show persona` / `show timeline` show
+    /// the persona sketch (with each key's history) and the plot summary tree MOOM keeps.
     Show(ShowArgs),
     /// List a user's memories, newest last, with paging and filters.
     List(ListArgs),
@@ -211,10 +212,13 @@ struct SearchArgs {
 
 #[derive(Args)]
 struct ShowArgs {
-    /// Memory id (or turn id).
+    /// Memory id (or turn id), or `persona` / `timeline`.
     id: String,
     #[command(flatten)]
     user: UserArg,
+    /// For persona / timeline: one agent only.
+    #[arg(long)]
+    agent: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -335,7 +339,42 @@ fn run(cli: Cli) -> Result<()> {
             let config = global.config()?;
             let memories = open::open(&config, false)?;
             let user = user_key(&config, &args.user)?;
-            let id: MemoryId = args.id.parse()?;
+            if let Some(agent) = &args.agent {
+                mnemos_core::Scope::new(&user.tenant, &user.user, agent, "show")?;
+            }
+            let agent = args.agent.as_deref();
+            match args.id.as_str() {
+                "persona" => {
+                    let keys = mnemos_engine::presets::moom::view::persona(
+                        memories.store().as_ref(),
+                        &user,
+                        agent,
+                    )?;
+                    if args.json {
+                        println!("{}", serde_json::to_string_pretty(&keys)?);
+                    } else {
+                        output::print_persona(&user, agent, &keys);
+                    }
+                    return Ok(());
+                }
+                "timeline" => {
+                    let tree = mnemos_engine::presets::moom::view::timeline(
+                        memories.store().as_ref(),
+                        &user,
+                        agent,
+                    )?;
+                    if args.json {
+                        println!("{}", serde_json::to_string_pretty(&tree)?);
+                    } else {
+                        output::print_timeline(&user, agent, &tree);
+                    }
+                    return Ok(());
+                }
+                _ => {}
+            }
+            let id: MemoryId = args.id.parse().with_context(|| {
+                format!("'{}' is neither a memory id, persona nor timeline", args.id)
+            })?;
             match memories.get(&user, id) {
                 Ok(memory) => {
                     let history = memories.history(&user, id)?;

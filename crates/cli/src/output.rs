@@ -261,3 +261,66 @@ pub fn print_presets(presets: &[mnemos_engine::PresetInfo]) {
         }
     }
 }
+
+/// The persona sketch: each key's current values, then what it held before and why it left.
+pub fn print_persona(
+    user: &mnemos_core::UserKey,
+    agent: Option<&str>,
+    keys: &[mnemos_engine::presets::moom::view::PersonaKeyView],
+) {
+    let whose = agent.map_or_else(|| user.to_string(), |a| format!("{user} (agent {a})"));
+    if keys.is_empty() {
+        println!("no persona for {whose} (the moom preset builds one)");
+        return;
+    }
+    println!("persona of {whose}");
+    for key in keys {
+        println!("{}", key.key);
+        for value in &key.current {
+            println!("  * {}  (said in round {})", value.value, value.said_round);
+        }
+        for value in &key.history {
+            println!(
+                "    was: {}  (round {}) — {}",
+                value.value,
+                value.said_round,
+                value.reason.as_deref().unwrap_or("forgotten")
+            );
+        }
+    }
+}
+
+/// The plot tree, highest summaries first, each node indented under the one that covers it.
+pub fn print_timeline(
+    user: &mnemos_core::UserKey,
+    agent: Option<&str>,
+    tree: &[mnemos_engine::presets::moom::view::TimelineNode],
+) {
+    let whose = agent.map_or_else(|| user.to_string(), |a| format!("{user} (agent {a})"));
+    if tree.is_empty() {
+        println!("no plot timeline for {whose} (the moom preset builds one)");
+        return;
+    }
+    println!("plot timeline of {whose}");
+    fn walk(node: &mnemos_engine::presets::moom::view::TimelineNode, depth: usize) {
+        let indent = "  ".repeat(depth);
+        let state = match &node.reason {
+            Some(reason) => format!(" [forgotten: {reason}]"),
+            None => String::new(),
+        };
+        println!(
+            "{indent}L{} rounds {}–{} ({} turns){state}  {}",
+            node.level,
+            node.from_round,
+            node.to_round,
+            node.turns,
+            one_line(&node.text, 120)
+        );
+        for child in &node.children {
+            walk(child, depth + 1);
+        }
+    }
+    for node in tree {
+        walk(node, 0);
+    }
+}

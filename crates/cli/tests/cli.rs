@@ -543,3 +543,94 @@ fn eval_extraction_scores_derived_memories_of_a_small_zh4o_directory() {
     assert_eq!(full["embedding"], 0.0);
     assert!(full["cost"]["final_memories"].as_f64().unwrap() >= 10.0);
 }
+
+/// One ZH-4O-shaped dialogue of `rounds` rounds (user line + bot reply), labelled once.
+fn write_long_zh4o_fixture(dir: &Path, rounds: usize) {
+    let meta = serde_json::json!({"primary_bot_name": "白羽岚", "user_name": "赵齐"});
+    let mut messages = Vec::new();
+    for r in 0..rounds {
+        messages.push(serde_json::json!({"sender_name": "赵齐", "flag": "U",
+            "text": format!("第{r}天，我喜欢在公园里散步，今天看到了{r}只鸽子。")}));
+        messages.push(serde_json::json!({"sender_name": "白羽岚", "flag": "G",
+            "text": format!("真好，第{r}天的公园一定很安静。")}));
+    }
+    std::fs::create_dir_all(dir.join("label")).unwrap();
+    let labelled = serde_json::json!({"role_meta": meta, "messages": messages,
+                                      "memory_human_label": {"1": ["赵齐喜欢在公园散步"]}});
+    std::fs::write(
+        dir.join("label").join("ZH-4O_label_0.jsonl"),
+        labelled.to_string(),
+    )
+    .unwrap();
+    let line = serde_json::json!({"role_meta": meta, "messages": messages});
+    std::fs::write(dir.join("ZH-4O_dataset.jsonl"), format!("{line}\n")).unwrap();
+}
+
+/// MOOM through an LLM endpoint: the jobs' schedule decides the calls, whatever the model —
+/// 60 rounds in one session are 10 units → 2 level-2 summaries, and a persona snapshot every
+/// 10 rounds plus one when the session closes. Each preset's calls are counted by the server.
+#[test]
+fn moom_calls_an_llm_on_its_schedule_and_reports_calls_and_tokens_per_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("zh4o");
+    write_long_zh4o_fixture(&data, 60);
+    let mut calls = std::collections::BTreeMap::new();
+    for preset in ["moom", "memorybank"] {
+        let server = mnemos_testkit::ScriptedLlm::start().unwrap();
+        server.set_default(
+            "summarize",
+            mnemos_testkit::Step::reply_json(
+                &serde_json::json!({"summary": "赵齐每天去公园散步。"}),
+            )
+            .with_usage(300, 20),
+        );
+        server.set_default(
+            "persona_snapshot",
+            mnemos_testkit::Step::reply_json(&serde_json::json!({"values": [
+                {"key": "likes", "value": "在公园散步", "line": 0}
+            ]}))
+            .with_usage(400, 30),
+        );
+        let config = dir.path().join(format!("{preset}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[llm]\nbase_url = \"{}\"\nmodel = \"tiny\"\nmax_retries = 0\n",
+                server.base_url()
+            ),
+        )
+        .unwrap();
+        let out = mnemos(
+            &dir.path().join(format!("{preset}.db")),
+            &[
+                "--config",
+                config.to_str().unwrap(),
+                "eval",
+                "extraction",
+                data.to_str().unwrap(),
+                "--presets",
+                preset,
+                "--session-messages",
+                "0",
+                "--json",
+            ],
+        );
+        assert!(out.status.success(), "{preset}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let row = &report["presets"][0];
+        assert_eq!(row["cost"]["jobs_failed"], 0, "{row}");
+        let summaries = server.requests_for("summarize").len();
+        let snapshots = server.requests_for("persona_snapshot").len();
+        let per_turn = row["cost"]["model_calls_per_turn"].as_f64().unwrap();
+        let tokens = row["cost"]["model_tokens_per_turn"].as_f64().unwrap();
+        assert!(
+            (per_turn * 120.0 - (summaries + snapshots) as f64).abs() < 1e-6,
+            "{preset}: {per_turn} per turn vs {summaries} + {snapshots} requests"
+        );
+        assert!(tokens > 0.0);
+        calls.insert(preset, (summaries, snapshots));
+    }
+    assert_eq!(calls["moom"], (2, 6), "{calls:?}");
+    // MemoryBank summarizes the closed session and rebuilds its profile: two calls.
+    assert_eq!(calls["memorybank"], (2, 0), "{calls:?}");
+}

@@ -33,6 +33,7 @@ fn small_params(name: &str) -> toml::Table {
         "generative" => "reflect_threshold = 20.0\n",
         "memorybank" => "",
         "scmemory" => "",
+        "moom" => "theta1 = 2\ntheta2 = 2\ntheta3 = 2\npersona_every = 3\n",
         _ => "",
     };
     toml::from_str(text).unwrap_or_default()

@@ -8,6 +8,8 @@
 //!   recall strengthens.
 //! - `generative`: GenerativeAgent — importance-rated memory stream ranked by recency +
 //!   importance + relevance, with reflections.
+//! - `moom`: MOOM — plot summaries at three time scales, a persona sketch merged per key,
+//!   competition-inhibition forgetting under a capacity.
 
 use std::sync::Arc;
 
@@ -24,6 +26,7 @@ pub mod retrieval;
 pub mod generative;
 pub mod memgpt;
 pub mod memorybank;
+pub mod moom;
 pub mod scmemory;
 #[cfg(test)]
 mod testing;
@@ -178,6 +181,10 @@ fn entries() -> Vec<Entry> {
                     t,
                 )?)))
             },
+        },
+        Entry {
+            info: || describe::<moom::MoomParams>(moom::NAME, moom::SUMMARY),
+            build: |t| Ok(Arc::new(moom::Moom::new(parse_params(moom::NAME, t)?))),
         },
     ]
 }

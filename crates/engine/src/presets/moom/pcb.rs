@@ -1,0 +1,417 @@
+//! Persona Construction Branch (MOOM §3.2, Appendix B): a persona sketch kept up to date from
+//! periodic snapshots, merged key by key according to each key's kind.
+//!
+//! - **Snapshot.** Every `persona_every` rounds, the memory model's `persona_snapshot` reads the
+//!   window of rounds since the last snapshot and returns values for the schema's keys.
+//! - **Sketch.** One `MemoryKind::Persona { key }` memory per value, its text `key: value`,
+//!   its metadata the bare value (`moom.value`) and the round it was said (`moom.round`), its
+//!   provenance the line it came from (or the whole window when the model does not say).
+//!   Replaced, aged-out and contradicted values are forgotten with the reason, so each key's
+//!   history stays in the store (`mnemos show persona`).
+//! - **Merging by kind:**
+//!   - `replace`: a different value replaces the current one.
+//!   - `append`: a value is added unless the key already holds it (same text, or an embedding
+//!     cosine ≥ `dedup_similarity`).
+//!   - `trajectory`: values are added with their round; their age is shown relative to the
+//!     current round; beyond `trajectory_keep` values the oldest ages out.
+//!   - `contradictory`: added as `append`; then every value of the opposite key whose cosine
+//!     with the new one is ≥ `contradiction_similarity` is outdated and removed ("likes: cats"
+//!     goes when "dislikes: cats" arrives).
+//!   - `complex`: one value per key, the old and new merged by the model's `merge` task.
+
+use std::collections::HashMap;
+
+use mnemos_core::memory_model::{KeyKind, Line, PersonaKey, PersonaSchema, PersonaValue};
+use mnemos_core::{
+    BatchForget, Embedder, Job, Memory, MemoryKind, MemoryModelExt, Metadata, TurnId,
+};
+
+use super::nsb::turns_in_rounds;
+use crate::error::{EngineError, EngineResult};
+use crate::mechanism::{Derived, JobSpec, MechanismCtx};
+use crate::primitives::{derived_memory, turn_line};
+
+pub const JOB_PERSONA: &str = "persona";
+/// Metadata keys of a persona value: the bare value and the round it was said.
+pub const VALUE_KEY: &str = "moom.value";
+pub const SAID_ROUND_KEY: &str = "moom.round";
+
+/// Payload of a `persona` job: the window of rounds `from..=to`.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct PersonaPayload {
+    pub from_round: u64,
+    pub to_round: u64,
+}
+
+/// How values merge.
+#[derive(Clone, Debug)]
+pub struct MergeRules {
+    pub schema: PersonaSchema,
+    pub dedup_similarity: f64,
+    pub contradiction_similarity: f64,
+    pub trajectory_keep: usize,
+    /// Use embeddings for deduplication and contradictions (MOOM's embedding-based merging).
+    pub embedding_merge: bool,
+    /// Use the model's `merge` for complex keys; otherwise they append (MOOM's LLM-based merging).
+    pub model_merge: bool,
+}
+
+/// The key a persona memory belongs to.
+pub fn key_of(memory: &Memory) -> Option<&str> {
+    match &memory.kind {
+        MemoryKind::Persona { key } => Some(key),
+        _ => None,
+    }
+}
+
+/// The bare value of a persona memory.
+pub fn value_of(memory: &Memory) -> &str {
+    memory
+        .metadata
+        .get(VALUE_KEY)
+        .map_or(memory.text.as_str(), String::as_str)
+}
+
+/// The round a persona value was said.
+pub fn said_round(memory: &Memory) -> u64 {
+    memory
+        .metadata
+        .get(SAID_ROUND_KEY)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(memory.created.round)
+}
+
+/// The key's name in the value's language: a default key keeps its English name for an
+/// English value and takes its Chinese twin's for a Chinese one (and the reverse), so the
+/// sketch reads in the user's language whichever default set is configured. Custom keys keep
+/// their own name.
+pub fn label_for(key: &str, value: &str) -> String {
+    let en = PersonaSchema::default_keys();
+    let zh = PersonaSchema::default_keys_zh();
+    let chinese = mnemos_text::has_cjk(value);
+    let twin = |from: &PersonaSchema, to: &PersonaSchema| {
+        from.keys
+            .iter()
+            .position(|k| k.name == key)
+            .and_then(|i| to.keys.get(i))
+            .map(|k| k.name.clone())
+    };
+    let translated = if chinese {
+        twin(&en, &zh)
+    } else {
+        twin(&zh, &en)
+    };
+    translated.unwrap_or_else(|| key.to_string())
+}
+
+/// `key: value`, with a full-width colon for a Chinese key.
+pub fn render_value(key: &str, value: &str) -> String {
+    if key.chars().any(mnemos_text::is_cjk) {
+        format!("{key}：{value}")
+    } else {
+        format!("{key}: {value}")
+    }
+}
+
+fn normalized(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        dot += f64::from(*x) * f64::from(*y);
+        na += f64::from(*x) * f64::from(*x);
+        nb += f64::from(*y) * f64::from(*y);
+    }
+    if na <= 0.0 || nb <= 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+/// Embeddings of texts, cached for one merge.
+struct Vectors<'e> {
+    embedder: &'e dyn Embedder,
+    cache: HashMap<String, Vec<f32>>,
+}
+
+impl Vectors<'_> {
+    fn similarity(&mut self, a: &str, b: &str) -> EngineResult<f64> {
+        if normalized(a) == normalized(b) {
+            return Ok(1.0);
+        }
+        for text in [a, b] {
+            if !self.cache.contains_key(text) {
+                let v = self
+                    .embedder
+                    .embed_batch(&[text])
+                    .map_err(|e| EngineError::config(format!("persona merge: {e}")))?
+                    .pop()
+                    .unwrap_or_default();
+                self.cache.insert(text.to_string(), v);
+            }
+        }
+        Ok(match (self.cache.get(a), self.cache.get(b)) {
+            (Some(x), Some(y)) => cosine(x, y),
+            _ => 0.0,
+        })
+    }
+}
+
+/// Take a snapshot of the window and merge it into the sketch.
+pub fn snapshot_and_merge(
+    ctx: &MechanismCtx,
+    job: &Job,
+    rules: &MergeRules,
+) -> EngineResult<Derived> {
+    let payload: PersonaPayload = JobSpec::parse(job)?;
+    let mut derived = Derived::default();
+    let memories = turns_in_rounds(ctx, payload.from_round, payload.to_round)?;
+    if memories.is_empty() {
+        return Ok(derived);
+    }
+    // The turns themselves carry the roles the snapshot needs (whose line is it?).
+    let ids: Vec<TurnId> = memories
+        .iter()
+        .filter_map(|m| m.provenance.first().copied())
+        .collect();
+    let turns = ctx.turns(&ids)?;
+    let lines: Vec<Line> = turns.iter().map(turn_line).collect();
+    let values = ctx.model.persona_snapshot(&lines, &rules.schema)?;
+    let window: Vec<TurnId> = turns.iter().map(|t| t.id).collect();
+    let sketch = ctx.active_of(&["persona"])?;
+    merge(
+        ctx,
+        job,
+        rules,
+        sketch,
+        values,
+        |line| {
+            line.and_then(|i| turns.get(i))
+                .map_or_else(|| window.clone(), |t| vec![t.id])
+        },
+        &mut derived,
+    )?;
+    Ok(derived)
+}
+
+/// Merge snapshot `values` into `sketch` (the active persona memories), by key kind.
+fn merge(
+    ctx: &MechanismCtx,
+    job: &Job,
+    rules: &MergeRules,
+    mut sketch: Vec<Memory>,
+    values: Vec<PersonaValue>,
+    provenance: impl Fn(Option<usize>) -> Vec<TurnId>,
+    derived: &mut Derived,
+) -> EngineResult<()> {
+    let round = job.created.round;
+    let mut vectors = Vectors {
+        embedder: ctx.memories.embedder().as_ref(),
+        cache: HashMap::new(),
+    };
+    // Complex keys gather all their new values into one merge.
+    let mut complex: Vec<(PersonaKey, Vec<String>, Vec<TurnId>)> = Vec::new();
+    for value in values {
+        let Some(key) = rules.schema.key(&value.key).cloned() else {
+            continue;
+        };
+        let text = value.value.trim().to_string();
+        if text.is_empty() {
+            continue;
+        }
+        let held: Vec<usize> = (0..sketch.len())
+            .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))
+            .collect();
+        let sources = provenance(value.line);
+        match key.kind {
+            KeyKind::Replace => {
+                if held
+                    .iter()
+                    .any(|i| normalized(value_of(&sketch[*i])) == normalized(&text))
+                {
+                    continue;
+                }
+                let new = persona_memory(job, &key, &text, sources, round);
+                for i in held.iter().rev() {
+                    let old = sketch.remove(*i);
+                    let reason = format!(
+                        "moom: '{}' replaced by '{text}' at round {round}",
+                        value_of(&old)
+                    );
+                    drop_value(&old, reason, job, derived);
+                }
+                sketch.push(new.clone());
+                derived.memories.push(new);
+            }
+            KeyKind::Append | KeyKind::Contradictory | KeyKind::Trajectory => {
+                let mut duplicate = false;
+                for i in &held {
+                    let old = value_of(&sketch[*i]).to_string();
+                    let same = if rules.embedding_merge && key.kind != KeyKind::Trajectory {
+                        vectors.similarity(&old, &text)? >= rules.dedup_similarity
+                    } else {
+                        normalized(&old) == normalized(&text)
+                    };
+                    if same {
+                        duplicate = true;
+                        break;
+                    }
+                }
+                if duplicate {
+                    continue;
+                }
+                let new = persona_memory(job, &key, &text, sources, round);
+                if key.kind == KeyKind::Contradictory {
+                    if let Some(opposite) = key.opposite.as_deref() {
+                        let mut i = 0;
+                        while i < sketch.len() {
+                            if key_of(&sketch[i]) != Some(opposite) {
+                                i += 1;
+                                continue;
+                            }
+                            let old = value_of(&sketch[i]).to_string();
+                            let similarity = if rules.embedding_merge {
+                                vectors.similarity(&old, &text)?
+                            } else if normalized(&old) == normalized(&text) {
+                                1.0
+                            } else {
+                                0.0
+                            };
+                            if similarity >= rules.contradiction_similarity {
+                                let gone = sketch.remove(i);
+                                let reason = format!(
+                                    "moom: '{opposite}: {old}' contradicted by '{}: {text}' at round {round} (similarity {similarity:.2})",
+                                    key.name
+                                );
+                                drop_value(&gone, reason, job, derived);
+                            } else {
+                                i += 1;
+                            }
+                        }
+                    }
+                }
+                if key.kind == KeyKind::Trajectory {
+                    let mut of_key: Vec<usize> = (0..sketch.len())
+                        .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))
+                        .collect();
+                    of_key.sort_by_key(|i| said_round(&sketch[*i]));
+                    let excess = (of_key.len() + 1).saturating_sub(rules.trajectory_keep);
+                    let mut aged: Vec<usize> = of_key.into_iter().take(excess).collect();
+                    aged.sort_unstable();
+                    for i in aged.into_iter().rev() {
+                        let old = sketch.remove(i);
+                        let reason = format!(
+                            "moom: '{}' aged out of '{}' (said at round {}, {} newer values) at round {round}",
+                            value_of(&old),
+                            key.name,
+                            said_round(&old),
+                            rules.trajectory_keep
+                        );
+                        drop_value(&old, reason, job, derived);
+                    }
+                }
+                sketch.push(new.clone());
+                derived.memories.push(new);
+            }
+            KeyKind::Complex => match complex.iter_mut().find(|(k, _, _)| k.name == key.name) {
+                Some((_, texts, ids)) => {
+                    if !texts.contains(&text) {
+                        texts.push(text);
+                    }
+                    ids.extend(sources);
+                }
+                None => complex.push((key, vec![text], sources)),
+            },
+        }
+    }
+    for (key, texts, mut sources) in complex {
+        let new_text = texts.join("; ");
+        let held: Vec<usize> = (0..sketch.len())
+            .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))
+            .collect();
+        if !rules.model_merge {
+            // Rule-only ablation: complex keys append like expandable ones.
+            for text in texts {
+                if held
+                    .iter()
+                    .any(|i| normalized(value_of(&sketch[*i])) == normalized(&text))
+                {
+                    continue;
+                }
+                let new = persona_memory(job, &key, &text, sources.clone(), round);
+                sketch.push(new.clone());
+                derived.memories.push(new);
+            }
+            continue;
+        }
+        let merged = match held.last() {
+            Some(i) => {
+                let old = value_of(&sketch[*i]).to_string();
+                if normalized(&old).contains(&normalized(&new_text)) {
+                    continue;
+                }
+                ctx.model.merge(&old, &new_text)?
+            }
+            None => new_text,
+        };
+        for i in &held {
+            sources.extend(sketch[*i].provenance.iter().copied());
+        }
+        sources.sort();
+        sources.dedup();
+        let new = persona_memory(job, &key, merged.trim(), sources, round);
+        for i in held.iter().rev() {
+            let old = sketch.remove(*i);
+            let reason = format!(
+                "moom: '{}' merged into {} at round {round}",
+                key.name, new.id
+            );
+            drop_value(&old, reason, job, derived);
+        }
+        sketch.push(new.clone());
+        derived.memories.push(new);
+    }
+    Ok(())
+}
+
+fn persona_memory(
+    job: &Job,
+    key: &PersonaKey,
+    value: &str,
+    provenance: Vec<TurnId>,
+    round: u64,
+) -> Memory {
+    let mut metadata = Metadata::new();
+    metadata.insert(VALUE_KEY.into(), value.to_string());
+    metadata.insert(SAID_ROUND_KEY.into(), round.to_string());
+    derived_memory(
+        job,
+        MemoryKind::Persona {
+            key: key.name.clone(),
+        },
+        render_value(&label_for(&key.name, value), value),
+        provenance,
+        job.created,
+        metadata,
+    )
+}
+
+/// Remove a value from the sketch: forgotten with `reason` when stored, simply not written
+/// when this same merge made it.
+fn drop_value(memory: &Memory, reason: String, job: &Job, derived: &mut Derived) {
+    if let Some(at) = derived.memories.iter().position(|m| m.id == memory.id) {
+        derived.memories.remove(at);
+        return;
+    }
+    derived.forgets.push(BatchForget {
+        id: memory.id,
+        reason,
+        at: job.created,
+    });
+}

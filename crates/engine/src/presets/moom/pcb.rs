@@ -191,9 +191,9 @@ pub fn snapshot_and_merge(
         rules,
         sketch,
         values,
-        |line| {
-            line.and_then(|i| turns.get(i))
-                .map_or_else(|| window.clone(), |t| vec![t.id])
+        |line| match line.and_then(|i| turns.get(i)) {
+            Some(turn) => (vec![turn.id], turn.at.round),
+            None => (window.clone(), payload.to_round),
         },
         &mut derived,
     )?;
@@ -207,16 +207,15 @@ fn merge(
     rules: &MergeRules,
     mut sketch: Vec<Memory>,
     values: Vec<PersonaValue>,
-    provenance: impl Fn(Option<usize>) -> Vec<TurnId>,
+    source: impl Fn(Option<usize>) -> (Vec<TurnId>, u64),
     derived: &mut Derived,
 ) -> EngineResult<()> {
-    let round = job.created.round;
     let mut vectors = Vectors {
         embedder: ctx.memories.embedder().as_ref(),
         cache: HashMap::new(),
     };
     // Complex keys gather all their new values into one merge.
-    let mut complex: Vec<(PersonaKey, Vec<String>, Vec<TurnId>)> = Vec::new();
+    let mut complex: Vec<(PersonaKey, Vec<String>, Vec<TurnId>, u64)> = Vec::new();
     for value in values {
         let Some(key) = rules.schema.key(&value.key).cloned() else {
             continue;
@@ -228,7 +227,8 @@ fn merge(
         let held: Vec<usize> = (0..sketch.len())
             .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))
             .collect();
-        let sources = provenance(value.line);
+        // The turns it came from and the round it was said in (the window's end when unknown).
+        let (sources, round) = source(value.line);
         match key.kind {
             KeyKind::Replace => {
                 if held
@@ -319,18 +319,19 @@ fn merge(
                 sketch.push(new.clone());
                 derived.memories.push(new);
             }
-            KeyKind::Complex => match complex.iter_mut().find(|(k, _, _)| k.name == key.name) {
-                Some((_, texts, ids)) => {
+            KeyKind::Complex => match complex.iter_mut().find(|(k, _, _, _)| k.name == key.name) {
+                Some((_, texts, ids, latest)) => {
                     if !texts.contains(&text) {
                         texts.push(text);
                     }
                     ids.extend(sources);
+                    *latest = (*latest).max(round);
                 }
-                None => complex.push((key, vec![text], sources)),
+                None => complex.push((key, vec![text], sources, round)),
             },
         }
     }
-    for (key, texts, mut sources) in complex {
+    for (key, texts, mut sources, round) in complex {
         let new_text = texts.join("; ");
         let held: Vec<usize> = (0..sketch.len())
             .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))

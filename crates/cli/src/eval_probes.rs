@@ -33,8 +33,7 @@ use mnemos_eval::{answer_in_context, Zh4oProbe};
 
 use crate::config::Config;
 use crate::eval_common::{
-    embedding_ms, engine_for, f3, ms, preset_configs, preset_names, turn_embedding_texts,
-    warm_embedder, Cost, StoreKind,
+    embedding_ms, engine_for, f3, ms, turn_embedding_texts, warm_embedder, Cost, StoreKind,
 };
 use crate::eval_extraction::embed_all;
 use crate::ingest::progress_bar;
@@ -43,9 +42,17 @@ use crate::ingest::progress_bar;
 pub struct EvalProbesArgs {
     /// The ZH-4O directory.
     path: PathBuf,
-    /// Comma-separated presets to run side by side (default: every preset).
+    /// Comma-separated presets to run side by side (default: every preset, unless --sweep or
+    /// --variant is given).
     #[arg(long)]
     presets: Option<String>,
+    /// Run a preset with one parameter swept, e.g. `moom.capacity=20,40` or
+    /// `moom[forgetting=ebbinghaus].capacity=20,40` (repeatable).
+    #[arg(long)]
+    sweep: Vec<String>,
+    /// Run a preset with several parameters set together, e.g. `moom:nsb=false` (repeatable).
+    #[arg(long)]
+    variant: Vec<String>,
     /// Run only the first N probes.
     #[arg(long)]
     probes: Option<usize>,
@@ -167,7 +174,13 @@ struct PresetRow {
 
 pub fn run(config: &Config, args: EvalProbesArgs) -> Result<()> {
     let store_kind = StoreKind::parse(&args.store)?;
-    let specs = preset_configs(config, &preset_names(&args.presets)?)?;
+    let (specs, _) = crate::eval_variants::expand(
+        config,
+        &args.presets,
+        &args.sweep,
+        &args.variant,
+        args.sweep.is_empty() && args.variant.is_empty(),
+    )?;
     let out = match &args.out {
         Some(dir) => Some(OutDir::create(dir, args.overwrite)?),
         None => None,

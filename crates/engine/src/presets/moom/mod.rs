@@ -545,36 +545,68 @@ impl Moom {
     }
 
     /// The persona sketch as context items, in schema key order then by round.
-    fn persona_items(&self, ctx: &MechanismCtx) -> EngineResult<Vec<ContextItem>> {
+    /// The persona sketch as context items within `budget` tokens: the values most relevant
+    /// to the query first (each scored by retrieval relevance, 0 when not retrieved), then
+    /// shown in schema key order and by round.
+    fn persona_items(
+        &self,
+        ctx: &MechanismCtx,
+        query: &str,
+        budget: usize,
+    ) -> EngineResult<(Vec<ContextItem>, usize)> {
         let now = ctx.moment()?.round;
-        let mut values = ctx.active_of(&["persona"])?;
-        let order = |m: &Memory| {
-            let key = pcb::key_of(m).unwrap_or("");
-            let rank = self
-                .rules
-                .schema
-                .keys
-                .iter()
-                .position(|k| k.name == key)
-                .unwrap_or(usize::MAX);
-            (rank, pcb::said_round(m))
-        };
-        values.sort_by_key(order);
-        Ok(values
+        let values = ctx.active_of(&["persona"])?;
+        if values.is_empty() {
+            return Ok((Vec::new(), 0));
+        }
+        let relevance: std::collections::HashMap<mnemos_core::MemoryId, f64> = search(
+            ctx,
+            query,
+            &["persona"],
+            None,
+            self.retriever,
+            values.len().min(10_000),
+        )?
+        .into_iter()
+        .map(|h| (h.memory.id, f64::from(h.score)))
+        .collect();
+        let mut items: Vec<(ContextItem, (usize, u64))> = values
             .iter()
             .map(|m| {
                 let said = pcb::said_round(m);
-                let trajectory = pcb::key_of(m)
-                    .and_then(|k| self.rules.schema.key(k))
+                let key = pcb::key_of(m).unwrap_or("");
+                let trajectory = self
+                    .rules
+                    .schema
+                    .key(key)
                     .is_some_and(|k| k.kind == mnemos_core::memory_model::KeyKind::Trajectory);
-                let mut item = ContextItem::from_memory(m, SECTION_PERSONA, 1.0, 0);
+                let rank = self
+                    .rules
+                    .schema
+                    .keys
+                    .iter()
+                    .position(|k| k.name == key)
+                    .unwrap_or(usize::MAX);
+                let score = relevance.get(&m.id).copied().unwrap_or(0.0);
+                let mut item = ContextItem::from_memory(m, SECTION_PERSONA, score, 0);
                 if trajectory {
                     item.text = format!("{} ({} rounds ago)", m.text, now.saturating_sub(said));
                 }
                 item.tokens = tokens(&item.text);
-                item.with_part("said_round", said as f64)
+                let item = item
+                    .with_part("relevance", score)
+                    .with_part("said_round", said as f64);
+                (item, (rank, said))
             })
-            .collect())
+            .collect();
+        let total = items.len();
+        // Most relevant first (newer first among equals) for packing.
+        items.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(b.1 .1.cmp(&a.1 .1)));
+        let order: std::collections::HashMap<mnemos_core::MemoryId, (usize, u64)> =
+            items.iter().map(|(i, o)| (i.memory_id, *o)).collect();
+        let mut kept = pack_within_budget(items.into_iter().map(|(i, _)| i).collect(), budget);
+        kept.sort_by_key(|i| order.get(&i.memory_id).copied().unwrap_or((usize::MAX, 0)));
+        Ok((kept, total))
     }
 }
 
@@ -666,17 +698,15 @@ impl Mechanism for Moom {
             .sum::<usize>();
         let room = request.token_budget.saturating_sub(headers);
 
-        // The persona sketch takes at most half the room.
-        let persona = if self.params.pcb {
-            self.persona_items(ctx)?
+        // The persona sketch takes at most half the room, its most relevant values first.
+        let (persona, persona_count) = if self.params.pcb {
+            self.persona_items(ctx, &request.query, room / 2)?
         } else {
-            Vec::new()
+            (Vec::new(), 0)
         };
-        let persona_count = persona.len();
-        let persona = pack_within_budget(persona, room / 2);
         if persona.len() < persona_count {
             notes.push(format!(
-                "{} of {persona_count} persona values left out (half the budget)",
+                "{} of {persona_count} persona values left out (half the budget; the least relevant)",
                 persona_count - persona.len()
             ));
         }

@@ -437,3 +437,36 @@ fn a_default_key_is_labelled_in_its_value_language() {
         "名字：小明"
     );
 }
+
+#[test]
+fn a_tight_budget_keeps_the_persona_values_the_query_is_about() {
+    let engine = engine("nsb = false\npersona_every = 1");
+    let lines = [
+        "I love hiking.",
+        "I love chess.",
+        "I love jazz records.",
+        "I love sourdough baking.",
+        "I love watercolor painting.",
+        "I have a dog named Biscuit.",
+    ];
+    feed(&engine, "s1", 0, lines.len(), |r| lines[r].to_string());
+    engine.end_session(&scope("s1")).unwrap();
+    assert!(all(&engine, "persona", StateFilter::Active).len() >= 6);
+    let ctx = testing::recall(
+        &engine,
+        &user(),
+        "bot",
+        "what is the dog called? Biscuit",
+        40,
+    );
+    let texts: Vec<&str> = ctx.items.iter().map(|i| i.text.as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("Biscuit")), "{texts:?}");
+    assert!(texts.len() < 6, "{texts:?}");
+    assert!(
+        ctx.notes
+            .iter()
+            .any(|n| n.contains("persona values left out")),
+        "{:?}",
+        ctx.notes
+    );
+}

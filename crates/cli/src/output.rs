@@ -262,13 +262,18 @@ pub fn print_presets(presets: &[mnemos_engine::PresetInfo]) {
     }
 }
 
+/// "tenant/user", or "tenant/user (agent A)" when one agent is shown.
+fn whose(user: &mnemos_core::UserKey, agent: Option<&str>) -> String {
+    agent.map_or_else(|| user.to_string(), |a| format!("{user} (agent {a})"))
+}
+
 /// The persona sketch: each key's current values, then what it held before and why it left.
 pub fn print_persona(
     user: &mnemos_core::UserKey,
     agent: Option<&str>,
     keys: &[mnemos_engine::presets::moom::view::PersonaKeyView],
 ) {
-    let whose = agent.map_or_else(|| user.to_string(), |a| format!("{user} (agent {a})"));
+    let whose = whose(user, agent);
     if keys.is_empty() {
         println!("no persona for {whose} (the moom preset builds one)");
         return;
@@ -296,7 +301,7 @@ pub fn print_timeline(
     agent: Option<&str>,
     tree: &[mnemos_engine::presets::moom::view::TimelineNode],
 ) {
-    let whose = agent.map_or_else(|| user.to_string(), |a| format!("{user} (agent {a})"));
+    let whose = whose(user, agent);
     if tree.is_empty() {
         println!("no plot timeline for {whose} (the moom preset builds one)");
         return;

@@ -73,6 +73,25 @@ pub fn check_vectors(
     Ok(())
 }
 
+/// Cosine similarity of two vectors; 0 when either is all zeros or their lengths differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (mut dot, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        aa += x * x;
+        bb += y * y;
+    }
+    if aa == 0.0 || bb == 0.0 {
+        0.0
+    } else {
+        dot / (aa.sqrt() * bb.sqrt())
+    }
+}
+
 /// L2-normalize in place; leaves the zero vector as is.
 pub fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();

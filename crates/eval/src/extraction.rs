@@ -60,24 +60,8 @@ pub fn kept_raw_turns(memories: &[Memory]) -> HashSet<TurnId> {
         .collect()
 }
 
-/// Cosine similarity of two vectors; 0 when either is all zeros or their lengths differ.
-pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let (mut dot, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(*x), f64::from(*y));
-        dot += x * y;
-        aa += x * x;
-        bb += y * y;
-    }
-    if aa == 0.0 || bb == 0.0 {
-        0.0
-    } else {
-        dot / (aa.sqrt() * bb.sqrt())
-    }
-}
+/// Cosine similarity of two vectors (the one every crate uses).
+pub use mnemos_core::embed::cosine;
 
 /// Extraction scores of many dialogues, averaged over labels as MOOM does: every label weighs
 /// the same, so a dialogue with many labels counts more than one with few.

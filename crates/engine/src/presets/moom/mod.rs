@@ -349,20 +349,31 @@ impl Moom {
     /// The forgetting score of a plot memory at round `now` under this preset's policy
     /// (persistent suppression included); None under `none`.
     pub fn forgetting_score(&self, memory: &Memory, now: u64) -> Option<f64> {
-        let rounds = forgetting::retrievals(memory);
+        self.score(
+            now,
+            memory.created.round,
+            &forgetting::retrievals(memory),
+            forgetting::inhibition(memory),
+        )
+    }
+
+    /// The policy's score at round `now` of a memory made at round `created`, retrieved in
+    /// `rounds`, with persistent suppression factor `inhibition` (used only under
+    /// `suppression = persistent`); None under `none`.
+    fn score(&self, now: u64, created: u64, rounds: &[u64], inhibition: f64) -> Option<f64> {
         match self.policy {
             Policy::Competition => {
-                let s = self.competition.score(now, memory.created.round, &rounds);
+                let s = self.competition.score(now, created, rounds);
                 Some(if self.suppression == Suppression::Persistent {
-                    s * forgetting::inhibition(memory)
+                    s * inhibition
                 } else {
                     s
                 })
             }
             Policy::Ebbinghaus => Some(forgetting::ebbinghaus(
                 now,
-                memory.created.round,
-                &rounds,
+                created,
+                rounds,
                 self.params.time_scale,
             )),
             Policy::None => None,
@@ -409,6 +420,13 @@ impl Moom {
             let mut rounds = forgetting::retrievals(memory);
             let is_reinforced = reinforced.contains(&memory.id);
             let is_suppressed = suppressed.contains(&memory.id);
+            let persistent = self.suppression == Suppression::Persistent;
+            // Being reinforced lifts a persistent suppression; being suppressed halves it.
+            let inhibition = match (is_reinforced, is_suppressed && persistent) {
+                (true, _) => 1.0,
+                (false, true) => forgetting::inhibition(memory) * 0.5,
+                (false, false) => forgetting::inhibition(memory),
+            };
             let mut metadata = None;
             let mut metrics = None;
             if is_reinforced {
@@ -421,40 +439,22 @@ impl Moom {
                 }
                 let mut x = memory.metrics.clone();
                 x.strength = Some(1.0 + rounds.len() as f64);
-                if self.suppression == Suppression::Persistent {
+                if persistent {
                     x.inhibition = None;
                 }
                 metrics = Some(x);
-            } else if is_suppressed && self.suppression == Suppression::Persistent {
+            } else if is_suppressed && persistent {
                 let mut x = memory.metrics.clone();
-                x.inhibition = Some(forgetting::inhibition(memory) * 0.5);
+                x.inhibition = Some(inhibition);
                 metrics = Some(x);
             }
-            let mut score = match self.policy {
-                Policy::Competition => {
-                    let s = self.competition.score(now, memory.created.round, &rounds);
-                    match self.suppression {
-                        Suppression::Persistent => {
-                            let factor = metrics.as_ref().and_then(|x| x.inhibition).unwrap_or(
-                                if is_reinforced {
-                                    1.0
-                                } else {
-                                    forgetting::inhibition(memory)
-                                },
-                            );
-                            s * factor
-                        }
-                        Suppression::Round if is_suppressed => s * 0.5,
-                        _ => s,
-                    }
-                }
-                Policy::Ebbinghaus => forgetting::ebbinghaus(
-                    now,
-                    memory.created.round,
-                    &rounds,
-                    self.params.time_scale,
-                ),
-                Policy::None => f64::INFINITY,
+            let round_halving = self.policy == Policy::Competition
+                && self.suppression == Suppression::Round
+                && is_suppressed;
+            let mut score = match self.score(now, memory.created.round, &rounds, inhibition) {
+                Some(s) if round_halving => s * 0.5,
+                Some(s) => s,
+                None => f64::INFINITY,
             };
             if !score.is_finite() {
                 score = f64::MAX;
@@ -531,12 +531,16 @@ impl Moom {
 
     /// The rounds no unit covers yet (at most about θ1 of them), as raw turns, oldest first:
     /// the recent dialogue MOOM's prompt carries beside its memories.
-    fn tail_turns(&self, ctx: &MechanismCtx, session: Option<&str>) -> EngineResult<Vec<Memory>> {
+    fn tail_turns(
+        &self,
+        ctx: &MechanismCtx,
+        now: u64,
+        session: Option<&str>,
+    ) -> EngineResult<Vec<Memory>> {
         if !self.params.nsb {
             return Ok(Vec::new());
         }
         let from = nsb::last_packaged_round(ctx)?.map_or(0, |p| p + 1);
-        let now = ctx.moment()?.round;
         let mut tail = nsb::turns_in_rounds(ctx, from, now)?;
         if let Some(session) = session {
             tail.retain(|m| m.scope.session == session);
@@ -544,17 +548,16 @@ impl Moom {
         Ok(tail)
     }
 
-    /// The persona sketch as context items, in schema key order then by round.
     /// The persona sketch as context items within `budget` tokens: the values most relevant
     /// to the query first (each scored by retrieval relevance, 0 when not retrieved), then
     /// shown in schema key order and by round.
     fn persona_items(
         &self,
         ctx: &MechanismCtx,
+        now: u64,
         query: &str,
         budget: usize,
     ) -> EngineResult<(Vec<ContextItem>, usize)> {
-        let now = ctx.moment()?.round;
         let values = ctx.active_of(&["persona"])?;
         if values.is_empty() {
             return Ok((Vec::new(), 0));
@@ -700,7 +703,7 @@ impl Mechanism for Moom {
 
         // The persona sketch takes at most half the room, its most relevant values first.
         let (persona, persona_count) = if self.params.pcb {
-            self.persona_items(ctx, &request.query, room / 2)?
+            self.persona_items(ctx, now, &request.query, room / 2)?
         } else {
             (Vec::new(), 0)
         };
@@ -715,7 +718,7 @@ impl Mechanism for Moom {
         // The recent rounds no unit holds yet take at most a third of what is left, newest
         // lines first.
         let tail: Vec<ContextItem> = self
-            .tail_turns(ctx, request.session.as_deref())?
+            .tail_turns(ctx, now, request.session.as_deref())?
             .iter()
             .map(|m| {
                 let text = crate::primitives::speaker_text(m);

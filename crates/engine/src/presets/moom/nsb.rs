@@ -97,27 +97,74 @@ pub fn span_of(memory: &Memory) -> Option<(u64, u64)> {
     Some((from, to))
 }
 
-/// Every plot node of one level (any state), in timeline order.
-pub fn nodes(ctx: &MechanismCtx, level: u8) -> EngineResult<Vec<Memory>> {
+/// This agent's plot nodes of one level, in any state.
+fn level_filter(ctx: &MechanismCtx, level: u8) -> MemoryFilter {
     let kind = if level == 1 { "exchange" } else { "summary" };
     let mut metadata = Metadata::new();
     metadata.insert(LEVEL_KEY.into(), level.to_string());
-    let mut all = ctx.all(MemoryFilter {
+    MemoryFilter {
         kinds: vec![kind.into()],
+        agent: Some(ctx.agent.to_string()),
         state: StateFilter::All,
         metadata,
         ..MemoryFilter::default()
-    })?;
+    }
+}
+
+/// Every plot node of one level (any state), in timeline order.
+pub fn nodes(ctx: &MechanismCtx, level: u8) -> EngineResult<Vec<Memory>> {
+    let mut all = ctx.all(level_filter(ctx, level))?;
     all.sort_by_key(|m| span_of(m).map_or(m.created.round, |(from, _)| from));
     Ok(all)
 }
 
-/// The last round any unit covers (None before the first unit).
-pub fn last_packaged_round(ctx: &MechanismCtx) -> EngineResult<Option<u64>> {
-    Ok(nodes(ctx, 1)?
+/// The last round the nodes of one level cover (None before the first). Nodes of a level are
+/// made in timeline order, so the newest few hold it: only the end of the list is read.
+pub fn last_covered(ctx: &MechanismCtx, level: u8) -> EngineResult<Option<u64>> {
+    const TAIL: usize = 16;
+    let store = ctx.memories.store();
+    let filter = level_filter(ctx, level);
+    let total = store
+        .list(
+            ctx.user,
+            &filter,
+            Page {
+                offset: 0,
+                limit: 1,
+            },
+        )?
+        .total;
+    let offset = total.saturating_sub(TAIL);
+    let page = store.list(
+        ctx.user,
+        &filter,
+        Page {
+            offset,
+            limit: TAIL,
+        },
+    )?;
+    Ok(page
+        .items
         .iter()
         .filter_map(|m| span_of(m).map(|(_, to)| to))
         .max())
+}
+
+/// The last round any unit covers (None before the first unit).
+pub fn last_packaged_round(ctx: &MechanismCtx) -> EngineResult<Option<u64>> {
+    last_covered(ctx, 1)
+}
+
+/// The nodes of `below` that start after `covered` (what no node of the level above holds yet).
+fn not_covered(below: &[Memory], covered: Option<u64>) -> Vec<&Memory> {
+    below
+        .iter()
+        .filter(|m| match (span_of(m), covered) {
+            (Some((from, _)), Some(c)) => from > c,
+            (Some(_), None) => true,
+            (None, _) => false,
+        })
+        .collect()
 }
 
 /// This agent's active raw-turn memories of rounds `from..=to`, oldest first. Reads the turn
@@ -175,18 +222,13 @@ pub fn turns_in_rounds(ctx: &MechanismCtx, from: u64, to: u64) -> EngineResult<V
 /// units wait for it (or, flushing, when any does).
 pub fn package(ctx: &MechanismCtx, job: &Job, shape: &Shape) -> EngineResult<Derived> {
     let payload: PackagePayload = JobSpec::parse(job)?;
-    let units = nodes(ctx, 1)?;
-    let from = units
-        .iter()
-        .filter_map(|m| span_of(m).map(|(_, to)| to + 1))
-        .max()
-        .unwrap_or(0);
+    let from = last_packaged_round(ctx)?.map_or(0, |to| to + 1);
     let mut derived = Derived::default();
     if from > payload.to_round {
         return Ok(derived);
     }
     let turns = turns_in_rounds(ctx, from, payload.to_round)?;
-    let mut waiting = unfolded(ctx, &units, 2)?;
+    let mut waiting = not_covered(&nodes(ctx, 1)?, last_covered(ctx, 2)?).len();
     if !turns.is_empty() {
         let text = turns
             .iter()
@@ -213,22 +255,6 @@ pub fn package(ctx: &MechanismCtx, job: &Job, shape: &Shape) -> EngineResult<Der
     Ok(derived)
 }
 
-/// How many nodes of `level − 1` no node of `level` covers yet.
-fn unfolded(ctx: &MechanismCtx, below: &[Memory], level: u8) -> EngineResult<usize> {
-    let covered = nodes(ctx, level)?
-        .iter()
-        .filter_map(|m| span_of(m).map(|(_, to)| to))
-        .max();
-    Ok(below
-        .iter()
-        .filter(|m| match (span_of(m), covered) {
-            (Some((from, _)), Some(c)) => from > c,
-            (Some(_), None) => true,
-            (None, _) => false,
-        })
-        .count())
-}
-
 /// Summarize the first fan-in nodes of `level − 1` that no `level` node covers (all of them
 /// when flushing); plan the next level when it has enough waiting.
 pub fn fold(ctx: &MechanismCtx, job: &Job, shape: &Shape) -> EngineResult<Derived> {
@@ -242,18 +268,7 @@ pub fn fold(ctx: &MechanismCtx, job: &Job, shape: &Shape) -> EngineResult<Derive
         });
     }
     let below = nodes(ctx, level - 1)?;
-    let covered = nodes(ctx, level)?
-        .iter()
-        .filter_map(|m| span_of(m).map(|(_, to)| to))
-        .max();
-    let waiting: Vec<&Memory> = below
-        .iter()
-        .filter(|m| match (span_of(m), covered) {
-            (Some((from, _)), Some(c)) => from > c,
-            (Some(_), None) => true,
-            (None, _) => false,
-        })
-        .collect();
+    let waiting = not_covered(&below, last_covered(ctx, level)?);
     let fan_in = shape.fan_in(level);
     let take = if waiting.len() >= fan_in {
         fan_in
@@ -281,7 +296,8 @@ pub fn fold(ctx: &MechanismCtx, job: &Job, shape: &Shape) -> EngineResult<Derive
     );
     derived.memories.push(summary);
     if level < 3 {
-        let above_waiting = unfolded(ctx, &nodes(ctx, level)?, level + 1)? + 1;
+        let above = nodes(ctx, level)?;
+        let above_waiting = not_covered(&above, last_covered(ctx, level + 1)?).len() + 1;
         // Flushing closes level 2 only: a level-3 summary always gathers θ3 level-2 ones.
         if above_waiting >= shape.theta3 {
             derived.jobs.push(JobSpec::new(

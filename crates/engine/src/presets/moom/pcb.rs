@@ -120,20 +120,6 @@ fn normalized(text: &str) -> String {
         .collect()
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
-    for (x, y) in a.iter().zip(b) {
-        dot += f64::from(*x) * f64::from(*y);
-        na += f64::from(*x) * f64::from(*x);
-        nb += f64::from(*y) * f64::from(*y);
-    }
-    if na <= 0.0 || nb <= 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
-    }
-}
-
 /// Embeddings of texts, cached for one merge.
 struct Vectors<'e> {
     embedder: &'e dyn Embedder,
@@ -157,7 +143,7 @@ impl Vectors<'_> {
             }
         }
         Ok(match (self.cache.get(a), self.cache.get(b)) {
-            (Some(x), Some(y)) => cosine(x, y),
+            (Some(x), Some(y)) => mnemos_core::embed::cosine(x, y),
             _ => 0.0,
         })
     }

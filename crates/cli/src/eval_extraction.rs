@@ -23,14 +23,14 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use serde::Serialize;
 
-use mnemos_core::{Embedder, UserKey};
+use mnemos_core::{Embedder, Memory, UserKey};
 use mnemos_eval::artifacts::{checksum_inputs, InputChecksum, OutDir};
 use mnemos_eval::extraction::{cosine, derived_memories, LabelMean};
 use mnemos_eval::plot::{write_line_chart, LineChart, Series};
 use mnemos_eval::protocol::PreparedConversation;
 use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::PresetAccumulator;
-use mnemos_eval::{extraction_score, Conversation, Granularity, Prf};
+use mnemos_eval::{best_rouge_l_matches, extraction_score, Conversation, Granularity, Prf};
 
 use crate::config::Config;
 use crate::eval_common::{
@@ -79,6 +79,10 @@ pub struct EvalExtractionArgs {
     /// Print the report as JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// Write every extracted memory and each label's best match (ROUGE-L on words) to this
+    /// JSONL file, one line per preset and dialogue, for reading the errors.
+    #[arg(long)]
+    dump: Option<PathBuf>,
 }
 
 /// One dialogue with its labels.
@@ -218,6 +222,13 @@ pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
     };
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let answerer = crate::open::memory_model(config, &embedder)?;
+    let mut dump = match &args.dump {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => None,
+    };
     let mut rows = Vec::new();
     let mut memory_model = String::new();
     for (name, engine_config) in &specs {
@@ -256,6 +267,9 @@ pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
                 *by_kind.entry(memory.kind.tag().to_string()).or_insert(0) += 1;
             }
             let predictions: Vec<&str> = derived.iter().map(|m| m.text.as_str()).collect();
+            if let Some(dump) = dump.as_mut() {
+                write_dump_line(dump, name, &conversation.id, &dialogue.labels, &derived)?;
+            }
             let (scores, embedding) = score_dialogue(
                 embedder.as_ref(),
                 &dialogue.labels,
@@ -301,6 +315,9 @@ pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
             cost: Cost::of(&summary),
             per_dialogue,
         });
+    }
+    if let Some(mut dump) = dump {
+        std::io::Write::flush(&mut dump).context("cannot write the dump")?;
     }
     let zh4o = loaded.name == "zh4o";
     let report = Report {
@@ -452,6 +469,37 @@ fn forgetting_charts(report: &Report) -> Vec<(String, LineChart)> {
         ));
     }
     charts
+}
+
+/// One dump line: a dialogue's extracted memories and each label's best match among them.
+fn write_dump_line(
+    out: &mut impl std::io::Write,
+    preset: &str,
+    dialogue: &str,
+    labels: &[String],
+    derived: &[&Memory],
+) -> Result<()> {
+    let texts: Vec<&str> = derived.iter().map(|m| m.text.as_str()).collect();
+    let matches = best_rouge_l_matches(labels, &texts, Granularity::Word);
+    let line = serde_json::json!({
+        "preset": preset,
+        "dialogue": dialogue,
+        "memories": derived
+            .iter()
+            .map(|m| serde_json::json!({ "kind": m.kind.tag(), "text": m.text }))
+            .collect::<Vec<_>>(),
+        "labels": labels
+            .iter()
+            .zip(&matches)
+            .map(|(label, best)| serde_json::json!({
+                "label": label,
+                "best": best.map(|(i, _)| i),
+                "rouge_l_words": best.map(|(_, prf)| prf),
+            }))
+            .collect::<Vec<_>>(),
+    });
+    writeln!(out, "{line}").context("cannot write the dump")?;
+    Ok(())
 }
 
 /// The kinds [`mnemos_eval::extraction::is_derived`] accepts, for the report.

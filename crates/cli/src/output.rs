@@ -279,14 +279,25 @@ pub fn print_persona(
         return;
     }
     println!("persona of {whose}");
+    let mut subject = None;
     for key in keys {
-        println!("{}", key.key);
+        if subject != Some(&key.subject) {
+            subject = Some(&key.subject);
+            if let Some(name) = &key.subject {
+                println!("{name}");
+            }
+        }
+        let indent = if key.subject.is_some() { "  " } else { "" };
+        println!("{indent}{}", key.key);
         for value in &key.current {
-            println!("  * {}  (said in round {})", value.value, value.said_round);
+            println!(
+                "{indent}  * {}  (said in round {})",
+                value.value, value.said_round
+            );
         }
         for value in &key.history {
             println!(
-                "    was: {}  (round {}) — {}",
+                "{indent}    was: {}  (round {}) — {}",
                 value.value,
                 value.said_round,
                 value.reason.as_deref().unwrap_or("forgotten")

@@ -50,8 +50,9 @@ pub use metrics::{
 pub use perltqa::{load_perltqa, load_perltqa_dir};
 pub use plot::{plot_font, write_line_chart, LineChart, PlotError, PlotOutput, Series};
 pub use scoring::{
-    answer_in_context, extraction_score, importance_agreement, normalize_answer, rouge_l, rouge_n,
-    token_f1, tokenize, ExtractionScore, Granularity, ImportanceAgreement, Prf,
+    answer_in_context, best_rouge_l_matches, extraction_score, importance_agreement,
+    normalize_answer, rouge_l, rouge_n, token_f1, tokenize, ExtractionScore, Granularity,
+    ImportanceAgreement, Prf,
 };
 pub use zh4o::{
     load_zh4o, Zh4oDataset, Zh4oDialogue, Zh4oInsert, Zh4oLabel, Zh4oMessage, Zh4oProbe, Zh4oQuery,

@@ -366,6 +366,34 @@ pub struct ExtractionScore {
     pub embedding: Option<f64>,
 }
 
+/// Each label's best memory by ROUGE-L F (the first on ties) with its ROUGE-L, as
+/// [`extraction_score`] picks it; `None` for a label no memory shares a token with.
+pub fn best_rouge_l_matches<L: AsRef<str>, M: AsRef<str>>(
+    labels: &[L],
+    memories: &[M],
+    granularity: Granularity,
+) -> Vec<Option<(usize, Prf)>> {
+    let memory_tokens: Vec<Vec<String>> = memories
+        .iter()
+        .map(|m| tokenize(m.as_ref(), granularity))
+        .collect();
+    labels
+        .iter()
+        .map(|label| {
+            let label_tokens = tokenize(label.as_ref(), granularity);
+            memory_tokens
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (i, rouge_l(m, &label_tokens)))
+                .fold(None, |best: Option<(usize, Prf)>, (i, prf)| match best {
+                    Some(kept) if kept.1.f >= prf.f => Some(kept),
+                    _ => Some((i, prf)),
+                })
+                .filter(|(_, prf)| prf.f > 0.0)
+        })
+        .collect()
+}
+
 /// Score extracted `memories` against labelled facts, MOOM style.
 ///
 /// For each label, the memory with the highest ROUGE-L F is its match (the first one on ties)

@@ -28,6 +28,8 @@ use crate::Ctx;
 pub const MMR_LAMBDA: f32 = 0.7;
 /// Weight of the lexical salience term next to the centroid cosine (which lies in [-1, 1]).
 pub const SALIENCE_WEIGHT: f32 = 0.3;
+/// Relevance factor of a question next to a statement.
+pub const QUESTION_WEIGHT: f32 = 0.5;
 /// Content terms a sentence needs for full salience.
 pub const SALIENCE_FULL_TERMS: usize = 3;
 /// Cosine at or above which two sentences count as saying the same thing.
@@ -59,7 +61,7 @@ pub(crate) struct Prepared<'a> {
 impl<'a> Prepared<'a> {
     pub(crate) fn new(ctx: &Ctx, texts: &'a [String]) -> ModelResult<Self> {
         let doc = Document::parse(texts);
-        let plain: Vec<&str> = doc.sentences.iter().map(|s| s.text).collect();
+        let plain: Vec<&str> = doc.sentences.iter().map(|s| s.text.as_str()).collect();
         let vectors = embed(ctx, &plain)?;
         Ok(Prepared { doc, vectors })
     }
@@ -138,9 +140,14 @@ impl<'a> Prepared<'a> {
 
 /// One sentence of the input and the speaker turn (line) it belongs to.
 #[derive(Clone)]
-struct Sentence<'a> {
-    text: &'a str,
+struct Sentence {
+    text: String,
     unit: usize,
+    /// Retold from a speaker's line in the third person ([`mnemos_text::narrate`]).
+    narrated: bool,
+    /// Narrated speech that names neither speaker nor addressee: shown behind its speaker.
+    needs_label: bool,
+    question: bool,
 }
 
 /// A line of the input, with its speaker label when it has one ("Caroline:").
@@ -152,24 +159,89 @@ struct Unit<'a> {
 }
 
 struct Document<'a> {
-    sentences: Vec<Sentence<'a>>,
+    sentences: Vec<Sentence>,
     units: Vec<Unit<'a>>,
 }
 
+/// The name in a speaker label ("Caroline:" → "Caroline").
+fn label_name(label: &str) -> &str {
+    label.trim_end_matches([':', '：']).trim()
+}
+
 impl<'a> Document<'a> {
+    /// Split the texts into sentences. Lines with a speaker label are retold in the third
+    /// person, the addressee being the nearest other speaker of the same text (before the line,
+    /// else after it); other lines (summaries, notes) are split as they are.
     fn parse(texts: &'a [String]) -> Self {
         let mut sentences = Vec::new();
         let mut units = Vec::new();
         for (source, text) in texts.iter().enumerate() {
-            for line in text.lines() {
-                let (label, body) = split_speaker(line);
-                let pieces = mnemos_text::sentences(body);
-                if pieces.is_empty() {
-                    continue;
-                }
+            let lines: Vec<(Option<&'a str>, &'a str)> = text.lines().map(split_speaker).collect();
+            let first_of_text = sentences.len();
+            let names: Vec<Option<&str>> = lines.iter().map(|(l, _)| l.map(label_name)).collect();
+            for (at, (label, body)) in lines.iter().enumerate() {
                 let unit = units.len();
-                units.push(Unit { label, source });
-                sentences.extend(pieces.into_iter().map(|text| Sentence { text, unit }));
+                let before = sentences.len();
+                match names[at] {
+                    Some(speaker) => {
+                        let other = |n: &&Option<&str>| n.is_some_and(|n| n != speaker);
+                        let addressee = names[..at]
+                            .iter()
+                            .rev()
+                            .find(other)
+                            .or_else(|| names[at + 1..].iter().find(other))
+                            .copied()
+                            .flatten();
+                        sentences.extend(
+                            mnemos_text::narrate(body, speaker, addressee)
+                                .into_iter()
+                                .map(|n| Sentence {
+                                    needs_label: !n.action && !n.names_participant,
+                                    question: n.question,
+                                    text: n.text,
+                                    unit,
+                                    narrated: true,
+                                }),
+                        );
+                    }
+                    None => sentences.extend(mnemos_text::sentences(body).into_iter().map(|t| {
+                        Sentence {
+                            text: t.to_string(),
+                            unit,
+                            narrated: false,
+                            needs_label: false,
+                            question: false,
+                        }
+                    })),
+                }
+                if sentences.len() > before {
+                    units.push(Unit {
+                        label: *label,
+                        source,
+                    });
+                }
+            }
+            // Only small talk ("ok", "哈哈"): nothing to retell, so keep the lines as said
+            // rather than leave the text without a sentence.
+            if sentences.len() == first_of_text {
+                for (label, body) in &lines {
+                    let pieces = mnemos_text::sentences(body);
+                    if pieces.is_empty() {
+                        continue;
+                    }
+                    let unit = units.len();
+                    units.push(Unit {
+                        label: *label,
+                        source,
+                    });
+                    sentences.extend(pieces.into_iter().map(|t| Sentence {
+                        text: t.to_string(),
+                        unit,
+                        narrated: false,
+                        needs_label: false,
+                        question: false,
+                    }));
+                }
             }
         }
         Document { sentences, units }
@@ -192,7 +264,7 @@ impl<'a> Document<'a> {
             .iter()
             .map(|s| {
                 analyzer
-                    .terms(s.text)
+                    .terms(&s.text)
                     .into_iter()
                     .filter(|t| !is_filler(t) && !names.contains(t))
                     .collect()
@@ -209,9 +281,10 @@ impl<'a> Document<'a> {
             .collect()
     }
 
-    /// The chosen sentences (indexes into `sentences`) in original order: sentences of one line
-    /// stay together behind its label; lines are separated by line breaks when any has a
-    /// speaker, by the sentence joiner otherwise.
+    /// The chosen sentences (indexes into `sentences`) in original order. Narrated sentences
+    /// stand alone, each ended with its punctuation (quoted speech behind its speaker's
+    /// label); other sentences of one line stay together behind its label, lines separated by
+    /// line breaks when any has a speaker, by the sentence joiner otherwise.
     fn render(&self, chosen: &[usize]) -> String {
         let mut order: Vec<usize> = chosen
             .iter()
@@ -221,10 +294,12 @@ impl<'a> Document<'a> {
         order.sort_unstable();
         order.dedup();
         let dialogue = order.iter().any(|&i| {
-            self.sentences
-                .get(i)
-                .and_then(|s| self.units.get(s.unit))
-                .is_some_and(|u| u.label.is_some())
+            self.sentences.get(i).is_some_and(|s| !s.narrated)
+                && self
+                    .sentences
+                    .get(i)
+                    .and_then(|s| self.units.get(s.unit))
+                    .is_some_and(|u| u.label.is_some())
         });
         let mut out = String::new();
         let mut current_unit = None;
@@ -232,17 +307,33 @@ impl<'a> Document<'a> {
             let Some(sentence) = self.sentences.get(i) else {
                 continue;
             };
+            let label = self.units.get(sentence.unit).and_then(|u| u.label);
+            if sentence.narrated {
+                current_unit = None;
+                let mut piece = String::new();
+                if let (true, Some(label)) = (sentence.needs_label, label) {
+                    piece.push_str(label);
+                    if label.ends_with(':') {
+                        piece.push(' ');
+                    }
+                }
+                piece.push_str(&sentence.text);
+                if !sentence.question {
+                    piece.push_str(if has_cjk(&sentence.text) { "。" } else { "." });
+                }
+                push_joined(&mut out, &piece);
+                continue;
+            }
             if current_unit == Some(sentence.unit) {
-                push_joined(&mut out, sentence.text);
+                push_joined(&mut out, &sentence.text);
                 continue;
             }
             current_unit = Some(sentence.unit);
-            let label = self.units.get(sentence.unit).and_then(|u| u.label);
             if !out.is_empty() {
                 if dialogue {
                     out.push('\n');
                 } else {
-                    out.push_str(joiner(&out, sentence.text));
+                    out.push_str(joiner(&out, &sentence.text));
                 }
             }
             if let Some(label) = label {
@@ -251,7 +342,7 @@ impl<'a> Document<'a> {
                     out.push(' ');
                 }
             }
-            out.push_str(sentence.text);
+            out.push_str(&sentence.text);
         }
         out
     }
@@ -337,7 +428,14 @@ fn relevance_scores(analyzer: &Analyzer, doc: &Document, vectors: &[Vec<f32>]) -
         .iter()
         .zip(&terms)
         .zip(&weights)
-        .map(|((v, set), &weight)| {
+        .zip(&doc.sentences)
+        .map(|(((v, set), &weight), sentence)| {
+            // A question asks what a memory should state.
+            let weight = if sentence.question {
+                weight * QUESTION_WEIGHT
+            } else {
+                weight
+            };
             let central = centroid.as_ref().map_or(0.0, |c| dot(v, c)).max(0.0);
             let salience = if set.is_empty() {
                 0.0
@@ -537,7 +635,7 @@ fn select_mmr(
     let costs: Vec<usize> = doc
         .sentences
         .iter()
-        .map(|s| analyzer.count_tokens(s.text))
+        .map(|s| analyzer.count_tokens(&s.text))
         .collect();
 
     let mut open = vec![true; n];
@@ -561,7 +659,7 @@ fn select_mmr(
         };
         open[pick] = false;
         let duplicate = !chosen.is_empty() && max_sim[pick] >= DUPLICATE_COSINE;
-        let key = doc.sentences.get(pick).map(|s| normalized_key(s.text));
+        let key = doc.sentences.get(pick).map(|s| normalized_key(&s.text));
         if duplicate || key.as_ref().is_some_and(|k| seen_keys.contains(k)) {
             continue;
         }
@@ -777,7 +875,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn dialogue_keeps_speaker_labels() {
+    fn dialogue_is_retold_in_the_third_person() {
         with_ctx(|ctx| {
             let texts = vec![
                 "Caroline: Hey Mel! I went to a support group yesterday. The support group was \
@@ -789,12 +887,18 @@ pub(crate) mod tests {
             ];
             let out = summarize(ctx, &texts, 1, 40).unwrap();
             assert!(ctx.analyzer.count_tokens(&out) <= 40);
-            for line in out.lines() {
+            assert!(
+                out.contains("Caroline went to a support group yesterday."),
+                "{out}"
+            );
+            assert!(!out.contains("Hey Mel"), "{out}");
+            // Every sentence says whose it is: by name, or behind its speaker's label.
+            for sentence in mnemos_text::sentences(&out) {
                 assert!(
-                    line.starts_with("Caroline: ")
-                        || line.starts_with("Melanie: ")
-                        || line.starts_with("小明："),
-                    "{line}"
+                    ["Caroline", "Melanie", "小明"]
+                        .iter()
+                        .any(|n| sentence.contains(n)),
+                    "{sentence}"
                 );
             }
         });
@@ -870,10 +974,12 @@ pub(crate) mod tests {
                     .join("\n");
                 let out = summarize(ctx, std::slice::from_ref(&text), 1, 80).unwrap();
                 assert!(ctx.analyzer.count_tokens(&out) <= 80);
-                assert!(out.lines().count() >= 2, "{out}");
-                for line in out.lines() {
-                    let (label, _) = split_speaker(line);
-                    assert!(label.is_some(), "{line}");
+                let sentences = mnemos_text::sentences(&out);
+                assert!(sentences.len() >= 2, "{out}");
+                let speakers: Vec<&str> = session.iter().map(|(s, _)| s.as_str()).collect();
+                for sentence in sentences {
+                    assert!(speakers.iter().any(|s| sentence.contains(s)), "{sentence}");
+                    assert!(!sentence.starts_with("I "), "{sentence}");
                 }
             }
         });

@@ -22,6 +22,7 @@
 
 mod count;
 mod date;
+pub mod narrate;
 mod script;
 mod sentences;
 mod stopwords;
@@ -33,6 +34,7 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
+pub use narrate::{narrate, third_person, NarratedSentence};
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;
 
@@ -148,6 +150,16 @@ impl Analyzer {
     /// Whether a term (as produced by `tokens`) is a stopword, English or Chinese.
     pub fn is_stopword(&self, term: &str) -> bool {
         self.stopwords.contains(term)
+    }
+
+    /// jieba's words of a Chinese text with their part-of-speech tags ("v", "n", "nr", "d"…),
+    /// in order (HMM on, so unseen names come out whole).
+    pub fn pos_tags(&self, text: &str) -> Vec<(String, String)> {
+        self.jieba
+            .tag(text, true)
+            .into_iter()
+            .map(|t| (t.word.to_string(), t.tag.to_string()))
+            .collect()
     }
 
     /// Approximate LLM token count used for budgets (fast; no allocation per token).

@@ -22,6 +22,9 @@
 //!   "I was a teacher" → job `formerly teacher`, "我以前住在北京" → location `以前在北京`,
 //!   "我以前是老师" → job `以前是老师`. Where one grew up or was born is plain (`is from`).
 //!   Past likes, pets and habits ("I used to love …") are dropped: they are not the persona now.
+//! - **Names, not pronouns.** When the lines name their speakers, a first- or second-person
+//!   word left in a value becomes a name: "我是你的老师" said by 赵齐 to 白羽岚 gives
+//!   relationships `白羽岚的老师` (the addressee is the nearest other speaker of the window).
 //! - **Values** are the user's own words (never translated), cut to the informative phrase:
 //!   `nurse`, `hiking in the mountains`, `a dog named Max`, `28`, `28岁`, `妈妈是医生`.
 //!   Stage directions in parentheses ("(smiles)", "（开心地跳起来）") are ignored.
@@ -313,18 +316,28 @@ pub fn persona_snapshot(
     if targets.is_empty() {
         return Ok(out);
     }
-    let mut seen: HashSet<(&str, String)> = HashSet::new();
+    let mut seen: HashSet<(Option<&str>, &str, String)> = HashSet::new();
     for (index, line) in window.iter().enumerate() {
         if !speaks_for_itself(line) {
             continue;
         }
+        let speaker = line
+            .speaker
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let addressee = speaker.and_then(|s| addressee_of(window, index, s));
         let facts = facts_of_text(&line.text);
         for (key, concept) in &targets {
             for fact in facts.iter().filter(|f| f.concept == *concept) {
-                if seen.insert((key, fact.value.clone())) {
+                let value = match speaker {
+                    Some(s) => mnemos_text::third_person(&fact.value, s, addressee),
+                    None => fact.value.clone(),
+                };
+                if seen.insert((speaker, key, value.clone())) {
                     out.push(PersonaValue {
                         key: (*key).to_string(),
-                        value: fact.value.clone(),
+                        value,
                         line: Some(index),
                     });
                 }
@@ -332,6 +345,29 @@ pub fn persona_snapshot(
         }
     }
     Ok(out)
+}
+
+/// Whom line `index` of the window speaks to: the nearest other named speaker, before the
+/// line, else after it.
+fn addressee_of<'w>(window: &'w [Line], index: usize, speaker: &str) -> Option<&'w str> {
+    let other = |l: &&'w Line| {
+        l.speaker
+            .as_deref()
+            .map(str::trim)
+            .is_some_and(|n| !n.is_empty() && n != speaker)
+    };
+    window
+        .get(..index)?
+        .iter()
+        .rev()
+        .find(other)
+        .or_else(|| {
+            window
+                .get(index + 1..)
+                .and_then(|rest| rest.iter().find(other))
+        })
+        .and_then(|l| l.speaker.as_deref())
+        .map(str::trim)
 }
 
 /// Whether a line's first person is someone whose persona we keep (see the module docs).

@@ -338,7 +338,8 @@ fn only_user_lines_and_named_speakers_count() {
         vec![
             ("job".into(), "nurse".into(), Some(1)),
             ("likes".into(), "看书".into(), Some(2)),
-            ("relationships".into(), "你的老师".into(), Some(2)),
+            // 白羽岚 speaks to Ann, the nearest other named speaker.
+            ("relationships".into(), "Ann的老师".into(), Some(2)),
             ("location".into(), "Oslo".into(), Some(4)),
         ]
     );

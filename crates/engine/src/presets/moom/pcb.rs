@@ -3,9 +3,15 @@
 //!
 //! - **Snapshot.** Every `persona_every` rounds, the memory model's `persona_snapshot` reads the
 //!   window of rounds since the last snapshot and returns values for the schema's keys.
-//! - **Sketch.** One `MemoryKind::Persona { key }` memory per value, its text `key: value`,
-//!   its metadata the bare value (`moom.value`) and the round it was said (`moom.round`), its
-//!   provenance the line it came from (or the whole window when the model does not say).
+//! - **Whose.** A role-play window has two speakers who both say things about themselves, so
+//!   the sketch is kept per subject: the speaker of the line a value came from (the window's
+//!   user when the model does not say which line). Values merge only with values of the same
+//!   subject and key; the user's name never replaces the character's.
+//! - **Sketch.** One `MemoryKind::Persona { key }` memory per value, its text a statement about
+//!   its subject in the value's language ("赵齐喜欢坦克", "Ann works as a nurse"; custom keys
+//!   read "Ann's favourite_tea: 龙井"), its metadata the bare value (`moom.value`), the subject
+//!   (`moom.subject`) and the round it was said (`moom.round`), its provenance the line it came
+//!   from (or the whole window when the model does not say).
 //!   Replaced, aged-out and contradicted values are forgotten with the reason, so each key's
 //!   history stays in the store (`mnemos show persona`).
 //! - **Merging by kind:**
@@ -35,6 +41,8 @@ pub const JOB_PERSONA: &str = "persona";
 /// Metadata keys of a persona value: the bare value and the round it was said.
 pub const VALUE_KEY: &str = "moom.value";
 pub const SAID_ROUND_KEY: &str = "moom.round";
+/// Metadata key of a persona value: whom it is about (a speaker's display name).
+pub const SUBJECT_KEY: &str = "moom.subject";
 
 /// Payload of a `persona` job: the window of rounds `from..=to`.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -70,6 +78,11 @@ pub fn value_of(memory: &Memory) -> &str {
         .metadata
         .get(VALUE_KEY)
         .map_or(memory.text.as_str(), String::as_str)
+}
+
+/// Whom a persona value is about, when known.
+pub fn subject_of(memory: &Memory) -> Option<&str> {
+    memory.metadata.get(SUBJECT_KEY).map(String::as_str)
 }
 
 /// The round a persona value was said.
@@ -110,6 +123,85 @@ pub fn render_value(key: &str, value: &str) -> String {
         format!("{key}：{value}")
     } else {
         format!("{key}: {value}")
+    }
+}
+
+/// A value as a statement about its subject, in the value's language: "赵齐喜欢坦克",
+/// "Ann works as a nurse". Default keys (English or Chinese) read as sentences; custom keys as
+/// "Ann's favourite_tea: 龙井" / "赵齐的口头禅：好家伙". Without a subject: `key: value`.
+pub fn render_statement(subject: Option<&str>, key: &str, value: &str) -> String {
+    let label = label_for(key, value);
+    let Some(s) = subject.map(str::trim).filter(|s| !s.is_empty()) else {
+        return render_value(&label, value);
+    };
+    let v = value.trim();
+    let en = PersonaSchema::default_keys();
+    let zh = PersonaSchema::default_keys_zh();
+    let concept = en
+        .keys
+        .iter()
+        .position(|k| k.name == key)
+        .or_else(|| zh.keys.iter().position(|k| k.name == key))
+        .and_then(|i| en.keys.get(i))
+        .map(|k| k.name.as_str());
+    if mnemos_text::has_cjk(v) {
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| v.starts_with(p));
+        match concept {
+            Some("name") => format!("{s}的名字是{v}"),
+            Some("age") if v.ends_with('岁') => format!("{s}{v}"),
+            Some("age") => format!("{s}的年龄是{v}"),
+            Some("gender") => format!("{s}是{v}"),
+            Some("job") if starts(&["以前", "曾"]) => format!("{s}{v}"),
+            Some("job") => format!("{s}是{v}"),
+            Some("workplace") => format!("{s}在{v}工作或学习"),
+            Some("location") if starts(&["以前", "在", "曾"]) => format!("{s}{v}"),
+            Some("location") => format!("{s}住在{v}"),
+            Some("family")
+                if v.starts_with(|c: char| c.is_ascii_digit() || "一两二三四五".contains(c)) =>
+            {
+                format!("{s}有{v}")
+            }
+            Some("family") => format!("{s}的{v}"),
+            Some("pets") => format!("{s}养了{v}"),
+            Some("likes") if starts(&["最喜欢", "喜欢", "爱"]) => format!("{s}{v}"),
+            Some("likes") => format!("{s}喜欢{v}"),
+            Some("dislikes") => format!("{s}不喜欢{v}"),
+            Some("habits") => format!("{s}{v}"),
+            Some("plans") if starts(&["想", "要", "打算", "准备", "计划"]) => {
+                format!("{s}{v}")
+            }
+            Some("plans") => format!("{s}打算{v}"),
+            Some("relationships")
+                if v.ends_with(|c: char| c.is_alphanumeric()) && v.contains('的') =>
+            {
+                format!("{s}是{v}")
+            }
+            Some("personality") => format!("{s}性格{v}"),
+            _ => format!("{s}的{label}：{v}"),
+        }
+    } else {
+        let article = if v.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        };
+        let former = v.strip_prefix("formerly ");
+        match (concept, former) {
+            (Some("name"), _) => format!("{s}'s name is {v}"),
+            (Some("age" | "gender" | "personality"), _) => format!("{s} is {v}"),
+            (Some("job"), Some(rest)) => format!("{s} formerly worked as {rest}"),
+            (Some("job"), None) => format!("{s} works as {article} {v}"),
+            (Some("workplace"), _) => format!("{s} works or studies at {v}"),
+            (Some("location"), Some(rest)) => format!("{s} formerly lived in {rest}"),
+            (Some("location"), None) => format!("{s} lives in {v}"),
+            (Some("family"), _) => format!("{s}'s {v}"),
+            (Some("pets"), _) => format!("{s} has {v}"),
+            (Some("likes"), _) => format!("{s} likes {v}"),
+            (Some("dislikes"), _) => format!("{s} dislikes {v}"),
+            (Some("plans"), _) if v.starts_with("to ") => format!("{s} plans {v}"),
+            (Some("plans"), _) => format!("{s} plans to {v}"),
+            _ => format!("{s}'s {label}: {v}"),
+        }
     }
 }
 
@@ -170,6 +262,11 @@ pub fn snapshot_and_merge(
     let lines: Vec<Line> = turns.iter().map(turn_line).collect();
     let values = ctx.model.persona_snapshot(&lines, &rules.schema)?;
     let window: Vec<TurnId> = turns.iter().map(|t| t.id).collect();
+    // A value the model does not place on a line is about the window's user.
+    let user = turns
+        .iter()
+        .find(|t| t.role == mnemos_core::Role::User)
+        .and_then(|t| t.speaker.clone());
     let sketch = ctx.active_of(&["persona"])?;
     merge(
         ctx,
@@ -178,30 +275,49 @@ pub fn snapshot_and_merge(
         sketch,
         values,
         |line| match line.and_then(|i| turns.get(i)) {
-            Some(turn) => (vec![turn.id], turn.at.round),
-            None => (window.clone(), payload.to_round),
+            Some(turn) => Source {
+                turns: vec![turn.id],
+                round: turn.at.round,
+                subject: turn.speaker.clone().or_else(|| user.clone()),
+            },
+            None => Source {
+                turns: window.clone(),
+                round: payload.to_round,
+                subject: user.clone(),
+            },
         },
         &mut derived,
     )?;
     Ok(derived)
 }
 
-/// Merge snapshot `values` into `sketch` (the active persona memories), by key kind.
+/// Where a snapshot value came from.
+struct Source {
+    /// The turns it came from.
+    turns: Vec<TurnId>,
+    /// The round it was said in (the window's end when unknown).
+    round: u64,
+    /// Whom it is about.
+    subject: Option<String>,
+}
+
+/// Merge snapshot `values` into `sketch` (the active persona memories), by key kind, each
+/// subject's values apart.
 fn merge(
     ctx: &MechanismCtx,
     job: &Job,
     rules: &MergeRules,
     mut sketch: Vec<Memory>,
     values: Vec<PersonaValue>,
-    source: impl Fn(Option<usize>) -> (Vec<TurnId>, u64),
+    source: impl Fn(Option<usize>) -> Source,
     derived: &mut Derived,
 ) -> EngineResult<()> {
     let mut vectors = Vectors {
         embedder: ctx.memories.embedder().as_ref(),
         cache: HashMap::new(),
     };
-    // Complex keys gather all their new values into one merge.
-    let mut complex: Vec<(PersonaKey, Vec<String>, Vec<TurnId>, u64)> = Vec::new();
+    // Complex keys gather all their new values (per subject) into one merge.
+    let mut complex: Vec<ComplexValues> = Vec::new();
     for value in values {
         let Some(key) = rules.schema.key(&value.key).cloned() else {
             continue;
@@ -210,11 +326,15 @@ fn merge(
         if text.is_empty() {
             continue;
         }
+        let Source {
+            turns: sources,
+            round,
+            subject,
+        } = source(value.line);
+        let subject = subject.as_deref();
         let held: Vec<usize> = (0..sketch.len())
-            .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))
+            .filter(|i| holds(&sketch[*i], &key.name, subject))
             .collect();
-        // The turns it came from and the round it was said in (the window's end when unknown).
-        let (sources, round) = source(value.line);
         match key.kind {
             KeyKind::Replace => {
                 if held
@@ -223,7 +343,7 @@ fn merge(
                 {
                     continue;
                 }
-                let new = persona_memory(job, &key, &text, sources, round);
+                let new = persona_memory(job, &key, &text, sources, round, subject);
                 for i in held.iter().rev() {
                     let old = sketch.remove(*i);
                     let reason = format!(
@@ -252,12 +372,12 @@ fn merge(
                 if duplicate {
                     continue;
                 }
-                let new = persona_memory(job, &key, &text, sources, round);
+                let new = persona_memory(job, &key, &text, sources, round, subject);
                 if key.kind == KeyKind::Contradictory {
                     if let Some(opposite) = key.opposite.as_deref() {
                         let mut i = 0;
                         while i < sketch.len() {
-                            if key_of(&sketch[i]) != Some(opposite) {
+                            if !holds(&sketch[i], opposite, subject) {
                                 i += 1;
                                 continue;
                             }
@@ -284,7 +404,7 @@ fn merge(
                 }
                 if key.kind == KeyKind::Trajectory {
                     let mut of_key: Vec<usize> = (0..sketch.len())
-                        .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))
+                        .filter(|i| holds(&sketch[*i], &key.name, subject))
                         .collect();
                     of_key.sort_by_key(|i| said_round(&sketch[*i]));
                     let excess = (of_key.len() + 1).saturating_sub(rules.trajectory_keep);
@@ -305,22 +425,39 @@ fn merge(
                 sketch.push(new.clone());
                 derived.memories.push(new);
             }
-            KeyKind::Complex => match complex.iter_mut().find(|(k, _, _, _)| k.name == key.name) {
-                Some((_, texts, ids, latest)) => {
-                    if !texts.contains(&text) {
-                        texts.push(text);
+            KeyKind::Complex => match complex
+                .iter_mut()
+                .find(|c| c.key.name == key.name && c.subject.as_deref() == subject)
+            {
+                Some(pending) => {
+                    if !pending.texts.contains(&text) {
+                        pending.texts.push(text);
                     }
-                    ids.extend(sources);
-                    *latest = (*latest).max(round);
+                    pending.sources.extend(sources);
+                    pending.round = pending.round.max(round);
                 }
-                None => complex.push((key, vec![text], sources, round)),
+                None => complex.push(ComplexValues {
+                    key,
+                    texts: vec![text],
+                    sources,
+                    round,
+                    subject: subject.map(str::to_string),
+                }),
             },
         }
     }
-    for (key, texts, mut sources, round) in complex {
+    for ComplexValues {
+        key,
+        texts,
+        mut sources,
+        round,
+        subject,
+    } in complex
+    {
+        let subject = subject.as_deref();
         let new_text = texts.join("; ");
         let held: Vec<usize> = (0..sketch.len())
-            .filter(|i| key_of(&sketch[*i]) == Some(key.name.as_str()))
+            .filter(|i| holds(&sketch[*i], &key.name, subject))
             .collect();
         if !rules.model_merge {
             // Rule-only ablation: complex keys append like expandable ones.
@@ -331,7 +468,7 @@ fn merge(
                 {
                     continue;
                 }
-                let new = persona_memory(job, &key, &text, sources.clone(), round);
+                let new = persona_memory(job, &key, &text, sources.clone(), round, subject);
                 sketch.push(new.clone());
                 derived.memories.push(new);
             }
@@ -352,7 +489,7 @@ fn merge(
         }
         sources.sort();
         sources.dedup();
-        let new = persona_memory(job, &key, merged.trim(), sources, round);
+        let new = persona_memory(job, &key, merged.trim(), sources, round, subject);
         for i in held.iter().rev() {
             let old = sketch.remove(*i);
             let reason = format!(
@@ -367,22 +504,45 @@ fn merge(
     Ok(())
 }
 
+/// The new values of one complex key of one subject, merged together at the end.
+struct ComplexValues {
+    key: PersonaKey,
+    texts: Vec<String>,
+    sources: Vec<TurnId>,
+    round: u64,
+    subject: Option<String>,
+}
+
+/// Does `memory` hold a value of `key` about `subject`? A value stored without a subject
+/// (before subjects were recorded) belongs to every subject.
+fn holds(memory: &Memory, key: &str, subject: Option<&str>) -> bool {
+    key_of(memory) == Some(key)
+        && match (subject_of(memory), subject) {
+            (Some(held), Some(new)) => held == new,
+            _ => true,
+        }
+}
+
 fn persona_memory(
     job: &Job,
     key: &PersonaKey,
     value: &str,
     provenance: Vec<TurnId>,
     round: u64,
+    subject: Option<&str>,
 ) -> Memory {
     let mut metadata = Metadata::new();
     metadata.insert(VALUE_KEY.into(), value.to_string());
     metadata.insert(SAID_ROUND_KEY.into(), round.to_string());
+    if let Some(subject) = subject {
+        metadata.insert(SUBJECT_KEY.into(), subject.to_string());
+    }
     derived_memory(
         job,
         MemoryKind::Persona {
             key: key.name.clone(),
         },
-        render_value(&label_for(&key.name, value), value),
+        render_statement(subject, &key.name, value),
         provenance,
         job.created,
         metadata,

@@ -244,7 +244,93 @@ fn a_chinese_schema_keeps_chinese_keys_and_values() {
         .iter()
         .map(|m| m.text.clone())
         .collect();
-    assert!(texts.contains(&"名字：小明".to_string()), "{texts:?}");
+    // Each value reads as a statement about whoever said it.
+    assert!(texts.contains(&"Ana的名字是小明".to_string()), "{texts:?}");
+    assert!(texts.contains(&"Ana喜欢爬山".to_string()), "{texts:?}");
+    assert!(texts.contains(&"Ana不喜欢香菜".to_string()), "{texts:?}");
+}
+
+#[test]
+fn the_user_and_the_character_keep_sketches_of_their_own() {
+    let engine = engine("nsb = false\npersona_every = 1\nschema = \"zh\"");
+    let named = |role: Role, speaker: &str, text: &str, minute: i64| NewTurn {
+        speaker: Some(speaker.into()),
+        ..turn("s1", role, text, minute)
+    };
+    engine
+        .add(vec![
+            named(Role::User, "赵齐", "我叫赵齐，我是一名特工。", 0),
+            named(Role::Assistant, "白羽岚", "我叫白羽岚，我是一名学生。", 1),
+        ])
+        .unwrap();
+    engine.end_session(&scope("s1")).unwrap();
+    let active = all(&engine, "persona", StateFilter::Active);
+    let texts: Vec<&str> = active.iter().map(|m| m.text.as_str()).collect();
+    // Both names stay: a replace key replaces only its own subject's value.
+    for expected in [
+        "赵齐的名字是赵齐",
+        "赵齐是特工",
+        "白羽岚的名字是白羽岚",
+        "白羽岚是学生",
+    ] {
+        assert!(texts.contains(&expected), "{texts:?}");
+    }
+    assert!(all(&engine, "persona", StateFilter::All)
+        .iter()
+        .all(|m| m.is_active()));
+    let store = engine.memories().store().clone();
+    let sketch = view::persona(store.as_ref(), &user(), None).unwrap();
+    let subjects: Vec<Option<&str>> = sketch.iter().map(|k| k.subject.as_deref()).collect();
+    assert_eq!(subjects.first(), Some(&Some("赵齐")), "{sketch:?}");
+    assert!(subjects.contains(&Some("白羽岚")));
+}
+
+#[test]
+fn persona_values_read_as_statements_in_their_language() {
+    let cases = [
+        (Some("赵齐"), "job", "特工", "赵齐是特工"),
+        (Some("赵齐"), "职业", "以前是老师", "赵齐以前是老师"),
+        (Some("李鱼"), "likes", "女生", "李鱼喜欢女生"),
+        (Some("李鱼"), "dislikes", "咖啡", "李鱼不喜欢咖啡"),
+        (Some("小明"), "家人", "妈妈是医生", "小明的妈妈是医生"),
+        (
+            Some("小明"),
+            "plans",
+            "明年去日本旅游",
+            "小明打算明年去日本旅游",
+        ),
+        (
+            Some("小明"),
+            "relationships",
+            "白羽岚的老师",
+            "小明是白羽岚的老师",
+        ),
+        (Some("Ann"), "job", "nurse", "Ann works as a nurse"),
+        (
+            Some("Ann"),
+            "location",
+            "formerly Paris",
+            "Ann formerly lived in Paris",
+        ),
+        (
+            Some("Ann"),
+            "family",
+            "sister lives in Boston",
+            "Ann's sister lives in Boston",
+        ),
+        (
+            Some("Ann"),
+            "favourite_tea",
+            "oolong",
+            "Ann's favourite_tea: oolong",
+        ),
+        (Some("小明"), "口头禅", "好家伙", "小明的口头禅：好家伙"),
+        (None, "likes", "hiking", "likes: hiking"),
+        (None, "name", "小明", "名字：小明"),
+    ];
+    for (subject, key, value, expected) in cases {
+        assert_eq!(pcb::render_statement(subject, key, value), expected);
+    }
 }
 
 /// A stream where round r talks about topic r % 4, and one topic ("lighthouse") keeps coming

@@ -6,7 +6,7 @@ use serde::Serialize;
 use mnemos_core::{Memory, MemoryFilter, MemoryId, MemoryState, StateFilter, Store, UserKey};
 
 use super::nsb::{level_of, span_of};
-use super::pcb::{key_of, said_round, value_of};
+use super::pcb::{key_of, said_round, subject_of, value_of};
 use crate::error::EngineResult;
 use crate::mechanism::collect_all;
 
@@ -25,9 +25,12 @@ pub struct PersonaValueView {
     pub turns: usize,
 }
 
-/// One key of the sketch: its current values and everything it held before.
+/// One key of one subject's sketch: its current values and everything it held before.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PersonaKeyView {
+    /// Whom the values are about (a speaker's name), when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     pub key: String,
     pub current: Vec<PersonaValueView>,
     pub history: Vec<PersonaValueView>,
@@ -74,7 +77,8 @@ fn all_of(
     )
 }
 
-/// The persona sketch of `user` (one agent, or all), keys in the order they were first said.
+/// The persona sketch of `user` (one agent, or all): per subject, in the order each subject
+/// was first described, keys in the order they were first said.
 pub fn persona(
     store: &dyn Store,
     user: &UserKey,
@@ -93,10 +97,15 @@ pub fn persona(
             reason: reason(memory),
             turns: memory.provenance.len(),
         };
-        let at = match keys.iter().position(|k| k.key == key) {
+        let subject = subject_of(memory).map(str::to_string);
+        let at = match keys
+            .iter()
+            .position(|k| k.key == key && k.subject == subject)
+        {
             Some(at) => at,
             None => {
                 keys.push(PersonaKeyView {
+                    subject,
                     key: key.to_string(),
                     current: Vec::new(),
                     history: Vec::new(),
@@ -110,6 +119,14 @@ pub fn persona(
             keys[at].history.push(view);
         }
     }
+    // Group by subject (stable: first-described subject first, keys in first-said order).
+    let mut subjects: Vec<Option<String>> = Vec::new();
+    for k in &keys {
+        if !subjects.contains(&k.subject) {
+            subjects.push(k.subject.clone());
+        }
+    }
+    keys.sort_by_key(|k| subjects.iter().position(|s| *s == k.subject));
     Ok(keys)
 }
 

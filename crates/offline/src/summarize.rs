@@ -170,26 +170,36 @@ fn label_name(label: &str) -> &str {
 
 impl<'a> Document<'a> {
     /// Split the texts into sentences. Lines with a speaker label are retold in the third
-    /// person, the addressee being the nearest other speaker of the same text (before the line,
-    /// else after it); other lines (summaries, notes) are split as they are.
+    /// person, the addressee being the nearest other speaker (before the line, else after it,
+    /// across texts); other lines (summaries, notes) are split as they are.
     fn parse(texts: &'a [String]) -> Self {
         let mut sentences = Vec::new();
         let mut units = Vec::new();
+        // Every line's speaker, over all texts: a text may be a single line.
+        let names: Vec<Option<&str>> = texts
+            .iter()
+            .flat_map(|t| t.lines())
+            .map(|l| split_speaker(l).0.map(label_name))
+            .collect();
+        let mut line_index = 0;
         for (source, text) in texts.iter().enumerate() {
             let lines: Vec<(Option<&'a str>, &'a str)> = text.lines().map(split_speaker).collect();
             let first_of_text = sentences.len();
-            let names: Vec<Option<&str>> = lines.iter().map(|(l, _)| l.map(label_name)).collect();
-            for (at, (label, body)) in lines.iter().enumerate() {
+            for (label, body) in &lines {
+                let at = line_index;
+                line_index += 1;
                 let unit = units.len();
                 let before = sentences.len();
-                match names[at] {
+                match names.get(at).copied().flatten() {
                     Some(speaker) => {
                         let other = |n: &&Option<&str>| n.is_some_and(|n| n != speaker);
                         let addressee = names[..at]
                             .iter()
                             .rev()
                             .find(other)
-                            .or_else(|| names[at + 1..].iter().find(other))
+                            .or_else(|| {
+                                names.get(at + 1..).and_then(|rest| rest.iter().find(other))
+                            })
                             .copied()
                             .flatten();
                         sentences.extend(

@@ -280,6 +280,19 @@ fn narrate_sentence(sentence: &str, action: bool, people: &People) -> Option<Nar
             format!("{} {text}", people.speaker)
         };
     }
+    // "李鱼…" / "Mel!": a name called out says nothing.
+    let mut rest = text.clone();
+    for name in [Some(people.speaker), people.addressee]
+        .into_iter()
+        .flatten()
+    {
+        if !name.is_empty() {
+            rest = rest.replace(name, "");
+        }
+    }
+    if !rest.chars().any(char::is_alphanumeric) {
+        return None;
+    }
     if !chinese {
         text = capitalize_first(&text);
     }
@@ -474,10 +487,23 @@ fn clean_english(core: &str, people: &People) -> String {
             .addressee
             .map(|a| a.split_whitespace().map(str::to_lowercase).collect())
             .unwrap_or_default();
-        words.len() <= 4
-            && words
-                .iter()
-                .all(|w| EN_FILLERS.contains(&w.as_str()) || name_words.contains(w))
+        // "Hey Mel": a greeting and a capitalized name.
+        let greeting_and_name = {
+            let raw: Vec<&str> = clause.split_whitespace().collect();
+            raw.len() <= 3
+                && words
+                    .first()
+                    .is_some_and(|w| EN_FILLERS.contains(&w.as_str()))
+                && raw
+                    .iter()
+                    .skip(1)
+                    .all(|w| w.chars().next().is_some_and(char::is_uppercase))
+        };
+        greeting_and_name
+            || words.len() <= 4
+                && words
+                    .iter()
+                    .all(|w| EN_FILLERS.contains(&w.as_str()) || name_words.contains(w))
     };
     let first = clauses.iter().position(|c| !is_address(c));
     let last = clauses.iter().rposition(|c| !is_address(c));
@@ -847,12 +873,14 @@ mod tests {
     fn fillers_addresses_and_particles_go() {
         assert!(texts("好的，师父。", "白羽岚", Some("赵齐")).is_empty());
         assert!(texts("哈哈哈", "赵齐", None).is_empty());
+        assert!(texts("你……", "叶安宁", Some("李鱼")).is_empty());
         assert_eq!(
             texts("小白，我们走吧！", "赵齐", Some("小白")),
             ["赵齐和小白走"]
         );
         assert_eq!(texts("我是女生哦", "李鱼", Some("叶安宁")), ["李鱼是女生"]);
         assert!(texts("Hey Mel!", "Caroline", Some("Mel")).is_empty());
+        assert!(texts("Hey Mel!", "Caroline", None).is_empty());
     }
 
     #[test]

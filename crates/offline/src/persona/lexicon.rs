@@ -1248,6 +1248,11 @@ pub(super) const ZH_CUT_WORDS: &[&str] = &[
     "呵呵",
     "嘻嘻",
     "我",
+    // "我住楼下的也救不了你": a new predicate after a 的-phrase.
+    "的也",
+    "的都",
+    "的就",
+    "的还",
 ];
 
 /// Particles and marks trimmed from the end of a Chinese value.

@@ -268,7 +268,15 @@ fn place_of_person(np: &str) -> Option<&str> {
     {
         return None;
     }
-    if place.contains('的')
+    // A place is a place name to jieba ("北京" ns) or ends like one ("…省", "…村");
+    // "那个天选之人" is neither.
+    let named_place = mnemos_text::Analyzer::shared()
+        .pos_tags(place)
+        .iter()
+        .any(|(_, tag)| tag == "ns")
+        || place.ends_with(['省', '市', '县', '区', '镇', '村', '州', '城', '岛', '国']);
+    if !named_place
+        || place.contains('的')
         || trait_at(place).is_some()
         || ZH_INTENSIFIERS.iter().any(|w| place.starts_with(w))
     {
@@ -310,7 +318,11 @@ fn is_institution(owner: &str) -> bool {
 
 impl Extractor<'_, '_> {
     fn push(&mut self, concept: Concept, value: &str) {
-        let v = value.trim();
+        let mut v = value.trim();
+        // "我还挺喜欢园艺的": the closing 的 is mood, not part of the thing liked.
+        if matches!(concept, Concept::Likes | Concept::Dislikes) && v.chars().count() > 2 {
+            v = v.strip_suffix('的').unwrap_or(v);
+        }
         if !v.is_empty() {
             self.out.push(Fact::new(concept, v));
         }
@@ -334,6 +346,10 @@ impl Extractor<'_, '_> {
             || is_pronoun_start(s)
             || starts_any(s, &["了", "过", "醒", "住", "来", "去", "着"])
         {
+            return;
+        }
+        // "直接叫我的名字": the word 名字, not a name.
+        if s.starts_with('的') {
             return;
         }
         let mut v = value(s, 8);

@@ -167,7 +167,11 @@ pub fn render_statement(subject: Option<&str>, key: &str, value: &str) -> String
             Some("likes") => format!("{s}喜欢{v}"),
             Some("dislikes") => format!("{s}不喜欢{v}"),
             Some("habits") => format!("{s}{v}"),
-            Some("plans") if starts(&["想", "要", "打算", "准备", "计划"]) => {
+            Some("plans")
+                if ["想", "要", "打算", "准备", "计划"]
+                    .iter()
+                    .any(|w| v.contains(w)) =>
+            {
                 format!("{s}{v}")
             }
             Some("plans") => format!("{s}打算{v}"),

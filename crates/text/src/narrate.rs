@@ -512,21 +512,22 @@ fn clean_english(core: &str, people: &People) -> String {
     };
     let mut text = clauses[first..=last].join(", ");
     // "Oh I love it": a filler word glued to the start.
-    loop {
-        let Some(word) = text.split_whitespace().next() else {
-            break;
-        };
+    while let Some(word) = text.split_whitespace().next().map(str::to_string) {
         let bare_word = word
             .trim_matches(|c: char| !c.is_alphanumeric())
             .to_lowercase();
-        if EN_FILLERS.contains(&bare_word.as_str())
+        let glued = EN_FILLERS.contains(&bare_word.as_str())
             && text.split_whitespace().count() > 3
-            && !matches!(bare_word.as_str(), "so" | "well" | "right" | "look" | "man")
-        {
-            text = text[word.len()..].trim_start().to_string();
-        } else {
+            && !matches!(bare_word.as_str(), "so" | "well" | "right" | "look" | "man");
+        if !glued {
             break;
         }
+        text = text
+            .trim_start()
+            .get(word.len()..)
+            .unwrap_or("")
+            .trim_start()
+            .to_string();
     }
     text
 }

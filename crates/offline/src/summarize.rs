@@ -150,6 +150,22 @@ struct Sentence {
     question: bool,
 }
 
+impl Sentence {
+    /// The sentences of `text` as written, for line `unit`.
+    fn raw(text: &str, unit: usize) -> Vec<Sentence> {
+        mnemos_text::sentences(text)
+            .into_iter()
+            .map(|t| Sentence {
+                text: t.to_string(),
+                unit,
+                narrated: false,
+                needs_label: false,
+                question: false,
+            })
+            .collect()
+    }
+}
+
 /// A line of the input, with its speaker label when it has one ("Caroline:").
 #[derive(Clone)]
 struct Unit<'a> {
@@ -175,84 +191,55 @@ impl<'a> Document<'a> {
     fn parse(texts: &'a [String]) -> Self {
         let mut sentences = Vec::new();
         let mut units = Vec::new();
-        // Every line's speaker, over all texts: a text may be a single line.
-        let names: Vec<Option<&str>> = texts
+        // Every line of every text, split once; addressees are looked up over all of them
+        // (a text may be a single line).
+        let lines: Vec<(usize, Option<&'a str>, &'a str)> = texts
             .iter()
-            .flat_map(|t| t.lines())
-            .map(|l| split_speaker(l).0.map(label_name))
+            .enumerate()
+            .flat_map(|(source, t)| t.lines().map(move |l| (source, l)))
+            .map(|(source, l)| {
+                let (label, body) = split_speaker(l);
+                (source, label, body)
+            })
             .collect();
-        let mut line_index = 0;
-        for (source, text) in texts.iter().enumerate() {
-            let lines: Vec<(Option<&'a str>, &'a str)> = text.lines().map(split_speaker).collect();
-            let first_of_text = sentences.len();
-            for (label, body) in &lines {
-                let at = line_index;
-                line_index += 1;
-                let unit = units.len();
-                let before = sentences.len();
-                match names.get(at).copied().flatten() {
-                    Some(speaker) => {
-                        let other = |n: &&Option<&str>| n.is_some_and(|n| n != speaker);
-                        let addressee = names[..at]
-                            .iter()
-                            .rev()
-                            .find(other)
-                            .or_else(|| {
-                                names.get(at + 1..).and_then(|rest| rest.iter().find(other))
-                            })
-                            .copied()
-                            .flatten();
-                        sentences.extend(
-                            mnemos_text::narrate(body, speaker, addressee)
-                                .into_iter()
-                                .map(|n| Sentence {
-                                    needs_label: !n.action && !n.names_participant,
-                                    question: n.question,
-                                    text: n.text,
-                                    unit,
-                                    narrated: true,
-                                }),
-                        );
-                    }
-                    None => sentences.extend(mnemos_text::sentences(body).into_iter().map(|t| {
-                        Sentence {
-                            text: t.to_string(),
+        let speakers: Vec<Option<&str>> = lines.iter().map(|(_, l, _)| l.map(label_name)).collect();
+        let mut first_of_text = 0;
+        for (at, &(source, label, body)) in lines.iter().enumerate() {
+            let unit = units.len();
+            let before = sentences.len();
+            match speakers[at] {
+                Some(speaker) => sentences.extend(
+                    mnemos_text::narrate(body, speaker, mnemos_text::addressee_of(&speakers, at))
+                        .into_iter()
+                        .map(|n| Sentence {
+                            needs_label: !n.action && !n.names_participant,
+                            question: n.question,
+                            text: n.text,
                             unit,
-                            narrated: false,
-                            needs_label: false,
-                            question: false,
-                        }
-                    })),
-                }
-                if sentences.len() > before {
-                    units.push(Unit {
-                        label: *label,
-                        source,
-                    });
-                }
+                            narrated: true,
+                        }),
+                ),
+                None => sentences.extend(Sentence::raw(body, unit)),
             }
-            // Only small talk ("ok", "哈哈"): nothing to retell, so keep the lines as said
-            // rather than leave the text without a sentence.
+            if sentences.len() > before {
+                units.push(Unit { label, source });
+            }
+            let text_ends = lines.get(at + 1).is_none_or(|next| next.0 != source);
+            if !text_ends {
+                continue;
+            }
+            // Only small talk ("ok", "哈哈"): nothing to retell, so keep the text's lines as
+            // said rather than leave it without a sentence.
             if sentences.len() == first_of_text {
-                for (label, body) in &lines {
-                    let pieces = mnemos_text::sentences(body);
-                    if pieces.is_empty() {
-                        continue;
+                for &(_, label, body) in lines.iter().filter(|l| l.0 == source) {
+                    let raw = Sentence::raw(body, units.len());
+                    if !raw.is_empty() {
+                        units.push(Unit { label, source });
+                        sentences.extend(raw);
                     }
-                    let unit = units.len();
-                    units.push(Unit {
-                        label: *label,
-                        source,
-                    });
-                    sentences.extend(pieces.into_iter().map(|t| Sentence {
-                        text: t.to_string(),
-                        unit,
-                        narrated: false,
-                        needs_label: false,
-                        question: false,
-                    }));
                 }
             }
+            first_of_text = sentences.len();
         }
         Document { sentences, units }
     }
@@ -304,12 +291,9 @@ impl<'a> Document<'a> {
         order.sort_unstable();
         order.dedup();
         let dialogue = order.iter().any(|&i| {
-            self.sentences.get(i).is_some_and(|s| !s.narrated)
-                && self
-                    .sentences
-                    .get(i)
-                    .and_then(|s| self.units.get(s.unit))
-                    .is_some_and(|u| u.label.is_some())
+            self.sentences.get(i).is_some_and(|s| {
+                !s.narrated && self.units.get(s.unit).is_some_and(|u| u.label.is_some())
+            })
         });
         let mut out = String::new();
         let mut current_unit = None;

@@ -34,7 +34,7 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
-pub use narrate::{narrate, third_person, NarratedSentence};
+pub use narrate::{addressee_of, narrate, third_person, NarratedSentence};
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;
 

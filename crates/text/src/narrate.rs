@@ -40,11 +40,7 @@ pub struct NarratedSentence {
 /// Retell `line`, said by `speaker` to `addressee`, as third-person sentences (see the module
 /// documentation). Sentences come in the line's order.
 pub fn narrate(line: &str, speaker: &str, addressee: Option<&str>) -> Vec<NarratedSentence> {
-    let speaker = speaker.trim();
-    let addressee = addressee
-        .map(str::trim)
-        .filter(|a| !a.is_empty() && *a != speaker);
-    let people = People { speaker, addressee };
+    let people = People::new(speaker, addressee);
     let mut out = Vec::new();
     for segment in segments(line) {
         let (text, action) = match segment {
@@ -64,14 +60,10 @@ pub fn narrate(line: &str, speaker: &str, addressee: Option<&str>) -> Vec<Narrat
 /// [`narrate`]): for a phrase taken out of `speaker`'s line, e.g. a persona value ("你的老师"
 /// → "白羽岚的老师"). Nothing else changes.
 pub fn third_person(text: &str, speaker: &str, addressee: Option<&str>) -> String {
-    let speaker = speaker.trim();
-    if speaker.is_empty() {
+    let people = People::new(speaker, addressee);
+    if people.speaker.is_empty() {
         return text.to_string();
     }
-    let addressee = addressee
-        .map(str::trim)
-        .filter(|a| !a.is_empty() && *a != speaker);
-    let people = People { speaker, addressee };
     if text.chars().any(is_cjk) {
         chinese_pronouns(text, &people)
     } else {
@@ -79,12 +71,42 @@ pub fn third_person(text: &str, speaker: &str, addressee: Option<&str>) -> Strin
     }
 }
 
+/// Whom the line at `at` speaks to, given every line's speaker in order (`None` for a line
+/// without one): the nearest other speaker before it, else the nearest after it.
+pub fn addressee_of<'a>(speakers: &[Option<&'a str>], at: usize) -> Option<&'a str> {
+    let speaker = speakers.get(at).copied().flatten()?.trim();
+    let other =
+        |n: &&Option<&'a str>| n.is_some_and(|n| !n.trim().is_empty() && n.trim() != speaker);
+    speakers
+        .get(..at)?
+        .iter()
+        .rev()
+        .find(other)
+        .or_else(|| {
+            speakers
+                .get(at + 1..)
+                .and_then(|rest| rest.iter().find(other))
+        })
+        .copied()
+        .flatten()
+        .map(str::trim)
+}
+
 struct People<'a> {
     speaker: &'a str,
     addressee: Option<&'a str>,
 }
 
-impl People<'_> {
+impl<'a> People<'a> {
+    /// Trimmed names; an empty addressee, or one that is the speaker, is none.
+    fn new(speaker: &'a str, addressee: Option<&'a str>) -> Self {
+        let speaker = speaker.trim();
+        let addressee = addressee
+            .map(str::trim)
+            .filter(|a| !a.is_empty() && *a != speaker);
+        People { speaker, addressee }
+    }
+
     fn pair(&self, chinese: bool) -> Option<String> {
         let a = self.addressee?;
         Some(if chinese {
@@ -766,7 +788,6 @@ fn english_pronouns(text: &str, people: &People) -> String {
             agree = subject && trail.is_empty();
             continue;
         }
-        // "you are" / "you were" after a replaced second person: singular.
         if agree {
             if EN_ADVERBS.contains(&lower.as_str()) && trail.is_empty() {
                 out.push(token.to_string());
@@ -778,6 +799,7 @@ fn english_pronouns(text: &str, people: &People) -> String {
                 continue;
             }
         }
+        // "you are" / "you were" after a replaced second person: singular.
         if let Some(last) = out.last() {
             let addressee_subject = people.addressee.is_some_and(|a| last.ends_with(a));
             if addressee_subject {
@@ -951,6 +973,17 @@ mod tests {
             "Bo's teacher"
         );
         assert_eq!(third_person("你的老师", "", Some("白羽岚")), "你的老师");
+    }
+
+    #[test]
+    fn the_addressee_is_the_nearest_other_speaker() {
+        let speakers = [Some("甲"), None, Some("甲"), Some("乙"), Some("丙")];
+        assert_eq!(addressee_of(&speakers, 0), Some("乙"));
+        assert_eq!(addressee_of(&speakers, 3), Some("甲"));
+        assert_eq!(addressee_of(&speakers, 4), Some("乙"));
+        assert_eq!(addressee_of(&speakers, 1), None);
+        assert_eq!(addressee_of(&[Some("甲")], 0), None);
+        assert_eq!(addressee_of(&speakers, 9), None);
     }
 
     #[test]

@@ -317,6 +317,7 @@ pub fn persona_snapshot(
         return Ok(out);
     }
     let mut seen: HashSet<(Option<&str>, &str, String)> = HashSet::new();
+    let speakers: Vec<Option<&str>> = window.iter().map(|l| l.speaker.as_deref()).collect();
     for (index, line) in window.iter().enumerate() {
         if !speaks_for_itself(line) {
             continue;
@@ -326,7 +327,7 @@ pub fn persona_snapshot(
             .as_deref()
             .map(str::trim)
             .filter(|s| !s.is_empty());
-        let addressee = speaker.and_then(|s| addressee_of(window, index, s));
+        let addressee = mnemos_text::addressee_of(&speakers, index);
         let facts = facts_of_text(&line.text);
         for (key, concept) in &targets {
             for fact in facts.iter().filter(|f| f.concept == *concept) {
@@ -345,29 +346,6 @@ pub fn persona_snapshot(
         }
     }
     Ok(out)
-}
-
-/// Whom line `index` of the window speaks to: the nearest other named speaker, before the
-/// line, else after it.
-fn addressee_of<'w>(window: &'w [Line], index: usize, speaker: &str) -> Option<&'w str> {
-    let other = |l: &&'w Line| {
-        l.speaker
-            .as_deref()
-            .map(str::trim)
-            .is_some_and(|n| !n.is_empty() && n != speaker)
-    };
-    window
-        .get(..index)?
-        .iter()
-        .rev()
-        .find(other)
-        .or_else(|| {
-            window
-                .get(index + 1..)
-                .and_then(|rest| rest.iter().find(other))
-        })
-        .and_then(|l| l.speaker.as_deref())
-        .map(str::trim)
 }
 
 /// Whether a line's first person is someone whose persona we keep (see the module docs).

@@ -99,22 +99,21 @@ pub fn said_round(memory: &Memory) -> u64 {
 /// sketch reads in the user's language whichever default set is configured. Custom keys keep
 /// their own name.
 pub fn label_for(key: &str, value: &str) -> String {
-    let en = PersonaSchema::default_keys();
-    let zh = PersonaSchema::default_keys_zh();
-    let chinese = mnemos_text::has_cjk(value);
-    let twin = |from: &PersonaSchema, to: &PersonaSchema| {
-        from.keys
-            .iter()
-            .position(|k| k.name == key)
-            .and_then(|i| to.keys.get(i))
-            .map(|k| k.name.clone())
-    };
-    let translated = if chinese {
-        twin(&en, &zh)
+    let target = if mnemos_text::has_cjk(value) {
+        PersonaSchema::default_keys_zh()
     } else {
-        twin(&zh, &en)
+        PersonaSchema::default_keys()
     };
-    translated.unwrap_or_else(|| key.to_string())
+    default_key_index(key)
+        .and_then(|i| target.keys.get(i))
+        .map_or_else(|| key.to_string(), |k| k.name.clone())
+}
+
+/// A default key's position in the default sets (the English and Chinese sets list the same
+/// keys in the same order); `None` for a custom key.
+fn default_key_index(key: &str) -> Option<usize> {
+    let position = |schema: PersonaSchema| schema.keys.iter().position(|k| k.name == key);
+    position(PersonaSchema::default_keys()).or_else(|| position(PersonaSchema::default_keys_zh()))
 }
 
 /// `key: value`, with a full-width colon for a Chinese key.
@@ -135,13 +134,9 @@ pub fn render_statement(subject: Option<&str>, key: &str, value: &str) -> String
         return render_value(&label, value);
     };
     let v = value.trim();
+    // The English name says what the key is about, whichever default set it comes from.
     let en = PersonaSchema::default_keys();
-    let zh = PersonaSchema::default_keys_zh();
-    let concept = en
-        .keys
-        .iter()
-        .position(|k| k.name == key)
-        .or_else(|| zh.keys.iter().position(|k| k.name == key))
+    let concept = default_key_index(key)
         .and_then(|i| en.keys.get(i))
         .map(|k| k.name.as_str());
     if mnemos_text::has_cjk(v) {

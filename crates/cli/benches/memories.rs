@@ -1,4 +1,4 @@
-//! Observe-one-turn and search-top-10 latency in scopes of 1k, 10k and 100k memories, over a
+//! Observe-one-turn and search-top-10 latency through the engine (retrieval preset) in scopes of 1k, 10k and 100k memories, over a
 //! SQLite store, with the hashing and the MiniLM embedders.
 //!
 //! Corpus: real utterances from LoCoMo and MemDaily (../shared/data), cycled with a counter to
@@ -11,11 +11,10 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-use mnemos_core::{
-    Embedder, Memories, NewTurn, RetrievalConfig, RetrieverKind, Scope, SearchRequest, SystemClock,
-    UserKey,
-};
+use mnemos_core::{Embedder, RetrieverKind, Scope, UserKey};
 use mnemos_embed::{build_embedder, EmbedderConfig};
+use mnemos_engine::{Engine, EngineConfig, NewTurn, SearchRequest};
+use mnemos_offline::OfflineModel;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
 fn data_dir() -> PathBuf {
@@ -51,19 +50,18 @@ fn build(
     texts: &[String],
     size: usize,
     dir: &std::path::Path,
-) -> Memories {
+) -> Engine {
     let store = SqliteStore::open(
         &dir.join(format!("bench-{size}.db")),
         SqliteOptions::default(),
     )
     .expect("store");
-    let memories = Memories::new(
-        Arc::new(store),
-        embedder,
-        Arc::new(SystemClock),
-        RetrievalConfig::default(),
-    )
-    .expect("memories");
+    // The retrieval preset plans no derived work: a write is the turn, its vector and indexes.
+    let model = Arc::new(OfflineModel::new(Arc::clone(&embedder)));
+    let memories = Engine::builder(Arc::new(store), embedder, model)
+        .config(EngineConfig::with_preset("retrieval"))
+        .build()
+        .expect("engine");
     let scope = Scope::new("bench", "u", "a", "s").expect("scope");
     let turns: Vec<NewTurn> = (0..size)
         .map(|i| {
@@ -77,7 +75,7 @@ fn build(
         })
         .collect();
     for chunk in turns.chunks(1_000) {
-        memories.add_turns(chunk.to_vec()).expect("ingest");
+        memories.add(chunk.to_vec()).expect("ingest");
     }
     memories
 }
@@ -123,7 +121,7 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| {
                     ti += 1;
                     let turn = NewTurn::user(scope.clone(), texts[ti % texts.len()].clone());
-                    memories.add_turns(vec![turn]).expect("observe")
+                    memories.add(vec![turn]).expect("observe")
                 })
             });
             group.finish();

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use mnemos_core::{SearchRequest, UserKey};
-use mnemos_engine::RecallRequest;
+use mnemos_core::UserKey;
+use mnemos_engine::{RecallRequest, SearchRequest};
 use mnemos_eval::jsonl::read_turn_lines;
+use mnemos_eval::{jsonl_turns, TurnDefaults};
 
-use crate::ingest::{commit_turns, jsonl_turns, print_jobs, IngestArgs};
-use crate::{open, output, GlobalArgs};
+use crate::ingest::{ingest, writing_engine};
+use crate::{output, GlobalArgs};
 
 const SAMPLE: &str = include_str!("../data/demo_dialogue.jsonl");
 
@@ -60,53 +61,47 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
     }
 
     println!("mnemos demo — database {}", config.db.display());
-    let engine = open::engine(&config, args.preset.as_deref())?;
-    let memories = engine.memories();
+    let engine = writing_engine(&config, args.preset.as_deref())?;
+    let info = engine.info();
     println!(
         "embedder: {} ({} dimensions); preset: {}; memory model: {}",
-        memories.embedder().id(),
-        memories.embedder().dimension(),
+        info.embedder,
+        info.dimension,
         engine.mechanism("demo").name(),
-        engine.model().id()
+        info.memory_model
     );
-
-    let read = read_turn_lines(Cursor::new(SAMPLE.as_bytes()), true)?;
-    let ingest_args = IngestArgs {
-        path: PathBuf::from("demo_dialogue.jsonl"),
-        format: "jsonl".into(),
-        strict: true,
+    let defaults = TurnDefaults {
+        tenant: config.tenant.clone(),
         user: "default".into(),
         agent: "demo".into(),
         session: "default".into(),
-        batch: 64,
-        preset: args.preset.clone(),
     };
-    let turns = jsonl_turns(read, &config, &ingest_args)?;
+    let turns = jsonl_turns(
+        read_turn_lines(Cursor::new(SAMPLE.as_bytes()), true)?,
+        &defaults,
+    );
     let started = std::time::Instant::now();
-    let (count, jobs) = commit_turns(&engine, turns, ingest_args.batch)?;
+    let report = ingest(&engine, turns.turns, 64)?;
     println!(
-        "ingested {count} turns (an English and a Chinese conversation) in {:.0} ms",
+        "ingested {} turns (an English and a Chinese conversation) in {:.0} ms",
+        report.added,
         started.elapsed().as_secs_f64() * 1000.0
     );
-    print_jobs(&jobs);
+    output::print_jobs(&report.jobs);
     println!();
 
     for (user, query) in QUERIES {
         let user_key = UserKey::new(config.tenant.clone(), user)?;
         println!("[{user}] {query}");
         if args.preset.is_some() {
-            let request = RecallRequest {
-                query: query.to_string(),
-                token_budget: args.budget,
-                session: None,
-            };
+            let request = RecallRequest::new(query, args.budget);
             let context = engine.recall(&user_key, "demo", &request)?;
             output::print_context(&context, true);
         } else {
             let mut request = SearchRequest::new(user_key, query);
             request.top_k = Some(args.top_k);
             request.record_access = true;
-            let results = memories.search(&request)?;
+            let results = engine.search(&request)?;
             output::print_results(&results, true);
         }
         println!();

@@ -18,8 +18,7 @@ use mnemos_offline::classify::{ClassifierWeights, QueryClassifier};
 use mnemos_offline::Ctx;
 use mnemos_text::Analyzer;
 
-use crate::config::Config;
-use crate::open;
+use mnemos_engine::Config;
 
 #[derive(Args)]
 pub struct EvalClassifierArgs {
@@ -98,7 +97,7 @@ pub fn run(config: &Config, args: EvalClassifierArgs) -> Result<()> {
         bail!("--dataset must be perltqa (the only dataset with memory-type labels)");
     }
     let dataset = load_retrieval_dataset(&args.path, format)?;
-    let embedder = open::embedder(config)?;
+    let embedder = mnemos_engine::setup::embedder(config)?;
     let classifier = match &args.weights {
         Some(path) => {
             let json = std::fs::read_to_string(path)

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use mnemos_core::{Embedder, Memories, Memory, MemoryFilter, Store, UserKey};
+use mnemos_core::{Embedder, Memory, MemoryFilter, Store, UserKey};
 use mnemos_engine::{Engine, EngineConfig};
 use mnemos_eval::embed_cache::CachingEmbedder;
 use mnemos_eval::protocol::PreparedConversation;
@@ -17,9 +17,17 @@ use mnemos_eval::summary::PresetSummary;
 use mnemos_eval::{Conversation, Item, LatencySummary};
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
-use crate::config::Config;
-use crate::ingest::progress_bar;
-use crate::open;
+use crate::progress::bar as progress_bar;
+use mnemos_engine::Config;
+
+/// The format of `path`: the one given, else recognized from the file.
+pub(crate) fn resolve_format(path: &Path, format: &str) -> Result<mnemos_eval::format::Format> {
+    if format == "auto" {
+        Ok(mnemos_eval::format::sniff_format(path)?)
+    } else {
+        format.parse().map_err(|e: String| anyhow::anyhow!("{e}"))
+    }
+}
 
 /// The presets named by `--presets a,b,c`, or every preset.
 pub(crate) fn preset_names(list: &Option<String>) -> Result<Vec<String>> {
@@ -114,15 +122,13 @@ pub(crate) fn engine_for(
             SqliteOptions::default(),
         )?),
     };
-    let memories = Arc::new(Memories::new(
-        store,
-        Arc::clone(embedder),
-        Arc::new(clock.clone()),
-        config.retrieval.clone(),
-    )?);
-    let model = open::memory_model(config, embedder)?;
+    let model = mnemos_engine::setup::memory_model(config, embedder)?.0;
     let model_id = model.id().to_string();
-    let engine = Engine::new(memories, model, engine_config)?;
+    let engine = Engine::builder(store, Arc::clone(embedder), model)
+        .clock(Arc::new(clock.clone()))
+        .retrieval(config.retrieval.clone())
+        .config(engine_config.clone())
+        .build()?;
     Ok(PresetEngine {
         engine,
         clock,
@@ -136,7 +142,9 @@ pub(crate) fn warm_embedder(
     config: &Config,
     texts: &[&str],
 ) -> Result<(Arc<dyn Embedder>, Arc<CachingEmbedder>)> {
-    let cache = Arc::new(CachingEmbedder::new(open::embedder(config)?));
+    let cache = Arc::new(CachingEmbedder::new(mnemos_engine::setup::embedder(
+        config,
+    )?));
     let bar = progress_bar(texts.len() as u64, "embedding");
     cache.warm(texts, &|n| bar.inc(n))?;
     bar.finish_and_clear();
@@ -197,11 +205,7 @@ pub(crate) fn stream_only(conversation: Conversation) -> PreparedConversation {
 
 /// Every active memory of `user`, all kinds and agents.
 pub(crate) fn active_memories(engine: &Engine, user: &UserKey) -> Result<Vec<Memory>> {
-    Ok(mnemos_engine::mechanism::collect_all(
-        engine.memories().store().as_ref(),
-        user,
-        &MemoryFilter::active(),
-    )?)
+    Ok(engine.reader().all(user, &MemoryFilter::active())?)
 }
 
 /// What running a preset cost, from the runner's summary.

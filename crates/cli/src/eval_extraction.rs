@@ -32,12 +32,12 @@ use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::PresetAccumulator;
 use mnemos_eval::{best_rouge_l_matches, extraction_score, Conversation, Granularity, Prf};
 
-use crate::config::Config;
 use crate::eval_common::{
     active_memories, embedding_ms, engine_for, f3, ms, opt3, stream_only, turn_embedding_texts,
     warm_embedder, Cost, StoreKind,
 };
-use crate::ingest::progress_bar;
+use crate::progress::bar as progress_bar;
+use mnemos_engine::Config;
 
 #[derive(Args, Clone, Serialize)]
 pub struct EvalExtractionArgs {
@@ -221,7 +221,7 @@ pub fn run(config: &Config, args: EvalExtractionArgs) -> Result<()> {
         ..RunOptions::default()
     };
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
-    let answerer = crate::open::memory_model(config, &embedder)?;
+    let answerer = mnemos_engine::setup::memory_model(config, &embedder)?.0;
     let mut dump = match &args.dump {
         Some(path) => Some(std::io::BufWriter::new(
             std::fs::File::create(path)

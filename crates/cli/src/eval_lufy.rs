@@ -39,12 +39,12 @@ use mnemos_eval::summary::PresetAccumulator;
 use mnemos_eval::{importance_agreement, ImportanceAgreement};
 use mnemos_offline::OfflineModel;
 
-use crate::config::Config;
 use crate::eval_common::{
     active_memories, embedding_ms, engine_for, f3, ms, preset_configs, preset_names, stream_only,
     turn_embedding_texts, warm_embedder, Cost, StoreKind,
 };
-use crate::ingest::progress_bar;
+use crate::progress::bar as progress_bar;
+use mnemos_engine::Config;
 
 #[derive(Args)]
 pub struct EvalLufyArgs {
@@ -338,7 +338,7 @@ pub fn run_presets(config: &Config, args: EvalLufyArgs) -> Result<()> {
     let turn_texts = turn_embedding_texts(config, conversations.iter().flat_map(|c| &c.items));
     let texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
     let (embedder, cache) = warm_embedder(config, &texts)?;
-    let answerer = crate::open::memory_model(config, &embedder)?;
+    let answerer = mnemos_engine::setup::memory_model(config, &embedder)?.0;
     let options = RunOptions {
         batch: args.batch.max(1),
         tenant: config.tenant.clone(),

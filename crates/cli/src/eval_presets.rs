@@ -11,15 +11,14 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use serde::Serialize;
 
-use mnemos_core::{Memories, NewTurn, Scope, SystemClock, TurnId, UserKey};
+use mnemos_core::{Scope, SystemClock, TurnId, UserKey};
 use mnemos_engine::{Engine, RecallRequest};
 use mnemos_eval::format::{load_retrieval_dataset, Format};
 use mnemos_eval::metrics::{LatencyStats, LatencySummary};
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
-use crate::config::Config;
-use crate::ingest::progress_bar;
-use crate::open;
+use crate::progress::bar as progress_bar;
+use mnemos_engine::Config;
 
 #[derive(Args)]
 pub struct EvalPresetsArgs {
@@ -80,7 +79,7 @@ fn ms(summary: &Option<LatencySummary>, pick: fn(&LatencySummary) -> f64) -> Str
 }
 
 pub fn run(config: &Config, args: EvalPresetsArgs) -> Result<()> {
-    let format = crate::ingest::resolve_format(&args.path, &args.dataset)?;
+    let format = crate::eval_common::resolve_format(&args.path, &args.dataset)?;
     if format == Format::Jsonl {
         bail!("eval presets needs a dataset with questions (LoCoMo, MemDaily or PerLTQA)");
     }
@@ -104,7 +103,7 @@ pub fn run(config: &Config, args: EvalPresetsArgs) -> Result<()> {
         // Fail before any work on a misspelt preset.
         mnemos_engine::presets::build(&config.engine.engine_config(Some(name)).preset)?;
     }
-    let embedder = open::embedder(config)?;
+    let embedder = mnemos_engine::setup::embedder(config)?;
     let questions: Vec<_> = conversation
         .questions
         .iter()
@@ -119,15 +118,13 @@ pub fn run(config: &Config, args: EvalPresetsArgs) -> Result<()> {
             &scratch.path().join(format!("{name}.db")),
             SqliteOptions::default(),
         )?);
-        let memories = Arc::new(Memories::new(
-            store,
-            Arc::clone(&embedder),
-            Arc::new(SystemClock),
-            config.retrieval.clone(),
-        )?);
-        let model = open::memory_model(config, &embedder)?;
+        let model = mnemos_engine::setup::memory_model(config, &embedder)?.0;
         model_id = model.id().to_string();
-        let engine = Engine::new(memories, model, &config.engine.engine_config(Some(name)))?;
+        let engine = Engine::builder(store, Arc::clone(&embedder), model)
+            .clock(Arc::new(SystemClock))
+            .retrieval(config.retrieval.clone())
+            .config(config.engine.engine_config(Some(name)))
+            .build()?;
         rows.push(run_preset(
             &engine,
             config,
@@ -229,15 +226,7 @@ fn run_preset(
             AGENT,
             item.session.clone(),
         )?;
-        let turn = NewTurn {
-            scope: scope.clone(),
-            role: item.role,
-            speaker: item.speaker.clone(),
-            text: item.text.clone(),
-            time: item.time,
-            round: None,
-            metadata: item.metadata.clone(),
-        };
+        let turn = item.new_turn(scope.clone());
         let started = Instant::now();
         let report = engine.add(vec![turn])?;
         observe.push(started.elapsed());

@@ -31,12 +31,12 @@ use mnemos_eval::summary::PresetAccumulator;
 use mnemos_eval::zh4o::{PROBE_ACKNOWLEDGMENTS, PROBE_CHUNK, PROBE_DIALOGUE};
 use mnemos_eval::{answer_in_context, Zh4oProbe};
 
-use crate::config::Config;
 use crate::eval_common::{
     embedding_ms, engine_for, f3, ms, turn_embedding_texts, warm_embedder, Cost, StoreKind,
 };
 use crate::eval_extraction::embed_all;
-use crate::ingest::progress_bar;
+use crate::progress::bar as progress_bar;
+use mnemos_engine::Config;
 
 #[derive(Args, Clone, Serialize)]
 pub struct EvalProbesArgs {
@@ -226,7 +226,7 @@ pub fn run(config: &Config, args: EvalProbesArgs) -> Result<()> {
         }
     }
     let (embedder, cache) = warm_embedder(config, &texts)?;
-    let answerer = crate::open::memory_model(config, &embedder)?;
+    let answerer = mnemos_engine::setup::memory_model(config, &embedder)?.0;
     let options = RunOptions {
         budget: args.budget,
         choose: false,

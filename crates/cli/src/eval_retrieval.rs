@@ -11,18 +11,15 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 
-use mnemos_core::{
-    Memories, MemoryStore, NewTurn, RetrieverKind, Scope, SearchRequest, Store, SystemClock,
-    TurnId, UserKey,
-};
+use mnemos_core::{MemoryStore, RetrieverKind, Scope, Store, SystemClock, TurnId, UserKey};
+use mnemos_engine::{Engine, EngineConfig, NewTurn, SearchRequest};
 use mnemos_eval::dataset::RetrievalDataset;
 use mnemos_eval::format::{load_retrieval_dataset, Format};
 use mnemos_eval::metrics::{LatencyStats, LatencySummary, RetrievalScores, ScoreReport};
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
-use crate::config::Config;
-use crate::ingest::progress_bar;
-use crate::open;
+use crate::progress::bar as progress_bar;
+use mnemos_engine::Config;
 
 const KS: [usize; 3] = [1, 5, 10];
 
@@ -118,13 +115,14 @@ pub fn run(config: &Config, args: EvalRetrievalArgs) -> Result<()> {
         "memory" => Arc::new(MemoryStore::new()),
         other => bail!("unknown store '{other}' (expected sqlite or memory)"),
     };
-    let embedder = open::embedder(config)?;
-    let memories = Memories::new(
-        store,
-        embedder,
-        Arc::new(SystemClock),
-        config.retrieval.clone(),
-    )?;
+    let embedder = mnemos_engine::setup::embedder(config)?;
+    let model = mnemos_engine::setup::memory_model(config, &embedder)?.0;
+    // The retrieval preset plans no derived work: the engine only stores and indexes turns.
+    let memories = Engine::builder(store, embedder, model)
+        .clock(Arc::new(SystemClock))
+        .retrieval(config.retrieval.clone())
+        .config(EngineConfig::with_preset("retrieval"))
+        .build()?;
     let report = evaluate(&memories, config, &dataset, &retrievers, &args)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -135,7 +133,7 @@ pub fn run(config: &Config, args: EvalRetrievalArgs) -> Result<()> {
 }
 
 fn evaluate(
-    memories: &Memories,
+    memories: &Engine,
     config: &Config,
     dataset: &RetrievalDataset,
     retrievers: &[RetrieverKind],
@@ -182,27 +180,17 @@ fn evaluate(
                 let batch: Vec<NewTurn> = conversation.items[next_item..end]
                     .iter()
                     .map(|item| -> Result<NewTurn> {
-                        let mut metadata = item.metadata.clone();
-                        metadata.insert("label".into(), item.label.clone());
-                        Ok(NewTurn {
-                            scope: Scope::new(
-                                config.tenant.clone(),
-                                conversation.id.clone(),
-                                "eval",
-                                item.session.clone(),
-                            )?,
-                            role: item.role,
-                            speaker: item.speaker.clone(),
-                            text: item.text.clone(),
-                            time: item.time,
-                            round: None,
-                            metadata,
-                        })
+                        Ok(item.new_turn(Scope::new(
+                            config.tenant.clone(),
+                            conversation.id.clone(),
+                            "eval",
+                            item.session.clone(),
+                        )?))
                     })
                     .collect::<Result<_>>()?;
                 let n = batch.len();
                 let started = Instant::now();
-                let added = memories.add_turns(batch)?;
+                let added = memories.add(batch)?.turns;
                 let elapsed = started.elapsed();
                 ingest_seconds += elapsed.as_secs_f64();
                 writes.push(elapsed / n as u32);

@@ -24,11 +24,10 @@ use mnemos_eval::protocol::{
 use mnemos_eval::runner::{RunOptions, Runner};
 use mnemos_eval::summary::{PresetAccumulator, PresetSummary, Quality};
 
-use crate::config::Config;
 use crate::eval_common::{engine_for, f3, ms, opt3, turn_embedding_texts, StoreKind};
 use crate::eval_judge::Judge;
-use crate::ingest::progress_bar;
-use crate::open;
+use crate::progress::bar as progress_bar;
+use mnemos_engine::Config;
 
 #[derive(Args, Clone, Serialize)]
 pub struct EvalRunArgs {
@@ -142,7 +141,7 @@ struct DatasetInfo {
 }
 
 pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
-    let format = crate::ingest::resolve_format(&args.path, &args.dataset)?;
+    let format = crate::eval_common::resolve_format(&args.path, &args.dataset)?;
     if format == Format::Jsonl {
         bail!("eval run needs a dataset with questions (LoCoMo, MemDaily or PerLTQA)");
     }
@@ -193,7 +192,7 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
         tenant: config.tenant.clone(),
         ..RunOptions::default()
     };
-    let base_embedder = open::embedder(config)?;
+    let base_embedder = mnemos_engine::setup::embedder(config)?;
     let cache =
         (!args.no_embed_cache).then(|| Arc::new(CachingEmbedder::new(Arc::clone(&base_embedder))));
     let embedder: Arc<dyn Embedder> = match &cache {
@@ -218,7 +217,7 @@ pub fn run(config: &Config, args: EvalRunArgs) -> Result<()> {
     };
     // The answer model is the engine's kind of model but its own instance, so presets' call
     // counts stay their own.
-    let answerer = open::memory_model(config, &embedder)?;
+    let answerer = mnemos_engine::setup::memory_model(config, &embedder)?.0;
     let judge = if args.judge {
         match &config.llm {
             Some(llm) => Some(Judge::new(llm.clone())?),
@@ -368,7 +367,7 @@ fn load_noise_pool(path: &Path) -> Result<(String, Vec<mnemos_eval::Conversation
             .collect();
         return Ok((format!("zh4o ({})", path.display()), conversations));
     }
-    let format = crate::ingest::resolve_format(path, "auto")?;
+    let format = crate::eval_common::resolve_format(path, "auto")?;
     let dataset = load_retrieval_dataset(path, format)?;
     Ok((
         format!("{} ({})", dataset.name, path.display()),

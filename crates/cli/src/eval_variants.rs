@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use mnemos_engine::EngineConfig;
 
-use crate::config::Config;
 use crate::eval_common::{preset_configs, preset_names};
+use mnemos_engine::Config;
 
 /// One swept parameter of one preset, on top of fixed `base` parameters.
 #[derive(Serialize, Clone, Debug, PartialEq)]

@@ -1,31 +1,31 @@
-//! `mnemos ingest`: JSONL turn files and dataset files into the store, in batches.
+//! `mnemos ingest`: a JSONL turn file or a dataset file into the engine.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
-use mnemos_core::{NewTurn, Scope};
-use mnemos_engine::{Engine, JobReport};
-use mnemos_eval::dataset::RetrievalDataset;
-use mnemos_eval::format::{load_retrieval_dataset, sniff_format, Format};
-use mnemos_eval::jsonl::{read_turn_file, JsonlRead};
+use mnemos_engine::{Config, Engine, IngestOptions, IngestReport, OpenOptions};
+use mnemos_eval::{read_turns, Format, TurnDefaults};
 
-use crate::config::Config;
-use crate::open;
+use crate::usage::usage;
+use crate::{output, progress};
 
 #[derive(Args)]
 pub struct IngestArgs {
     /// A JSONL turn file, or a LoCoMo / MemDaily / PerLTQA file (or PerLTQA directory).
     pub path: PathBuf,
-    /// auto, jsonl, locomo, memdaily or perltqa.
-    #[arg(long, default_value = "auto")]
-    pub format: String,
-    /// Reject the whole file if any line is malformed (default: skip and count bad lines).
-    #[arg(long)]
+    /// The input's format (default: recognized from the file).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Reject the whole file if any line is malformed.
+    #[arg(long, conflicts_with = "skip_bad")]
     pub strict: bool,
+    /// Ingest the good lines of a file with malformed ones and exit 0 (by default the good lines
+    /// are ingested, the bad ones listed, and the exit status is 2).
+    #[arg(long)]
+    pub skip_bad: bool,
     /// User for JSONL lines that name none.
     #[arg(long, short = 'u', default_value = "default")]
     pub user: String,
@@ -43,197 +43,86 @@ pub struct IngestArgs {
     pub preset: Option<String>,
 }
 
-/// What an ingest did.
-pub struct IngestReport {
-    pub turns: usize,
-    pub users: usize,
-    pub skipped_lines: usize,
-    pub seconds: f64,
-    pub jobs: JobReport,
-}
-
-pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    let style = ProgressStyle::with_template(&format!(
-        "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
-    ))
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style.progress_chars("=> "));
-    bar
-}
-
-/// Commit `turns` through the engine in batches with a progress bar, closing each session
-/// (user, agent, session) right after its last turn in the input so its mechanism can
-/// summarize it. Returns the number of turns committed and what the derived jobs did.
-pub fn commit_turns(
-    engine: &Engine,
-    turns: Vec<NewTurn>,
-    batch: usize,
-) -> Result<(usize, JobReport)> {
-    let bar = progress_bar(turns.len() as u64, "ingest");
-    let mut last_of: std::collections::HashMap<Scope, usize> = std::collections::HashMap::new();
-    for (i, turn) in turns.iter().enumerate() {
-        last_of.insert(turn.scope.clone(), i);
-    }
-    let mut done = 0;
-    let mut jobs = JobReport::default();
-    let mut pending = turns.into_iter().peekable();
-    while pending.peek().is_some() {
-        let chunk: Vec<NewTurn> = pending.by_ref().take(batch.max(1)).collect();
-        let closing: Vec<Scope> = chunk
-            .iter()
-            .enumerate()
-            .filter(|(i, t)| last_of.get(&t.scope) == Some(&(done + i)))
-            .map(|(_, t)| t.scope.clone())
-            .collect();
-        let n = chunk.len();
-        let report = engine
-            .add(chunk)
-            .with_context(|| format!("after {done} turns were committed"))?;
-        jobs.absorb(report.jobs);
-        done += n;
-        bar.inc(n as u64);
-        for scope in closing {
-            jobs.absorb(
-                engine
-                    .end_session(&scope)
-                    .with_context(|| format!("closing session {scope}"))?,
-            );
-        }
-    }
-    bar.finish_and_clear();
-    Ok((done, jobs))
-}
-
-/// Print what the derived jobs did (failures and stuck jobs are never silent).
-pub fn print_jobs(jobs: &JobReport) {
-    if jobs.ran + jobs.failed == 0 && jobs.stuck.is_empty() {
-        return;
-    }
-    println!(
-        "derived jobs: {} ran, {} failed; memories +{} created, {} updated, {} forgotten",
-        jobs.ran,
-        jobs.failed,
-        jobs.memories_created,
-        jobs.memories_updated,
-        jobs.memories_forgotten
-    );
-    for (id, error) in jobs.errors.iter().take(5) {
-        eprintln!("job {id} failed (it stays pending and is retried): {error}");
-    }
-    for (id, error) in &jobs.stuck {
-        eprintln!("job {id} gave up after repeated failures: {error}");
-    }
-}
-
-pub fn jsonl_turns(read: JsonlRead, config: &Config, args: &IngestArgs) -> Result<Vec<NewTurn>> {
-    let mut turns = Vec::with_capacity(read.records.len());
-    for (line, record) in read.records {
-        let scope = Scope::new(
-            config.tenant.clone(),
-            record.user.unwrap_or_else(|| args.user.clone()),
-            record.agent.unwrap_or_else(|| args.agent.clone()),
-            record.session.unwrap_or_else(|| args.session.clone()),
-        )
-        .with_context(|| format!("line {line}"))?;
-        turns.push(NewTurn {
-            scope,
-            role: record.role,
-            speaker: record.speaker,
-            text: record.text,
-            time: record.time,
-            round: None,
-            metadata: record.metadata,
-        });
-    }
-    Ok(turns)
-}
-
-/// Every conversation of a dataset goes into its own user scope, items in time order.
-pub fn dataset_turns(
-    dataset: &RetrievalDataset,
-    tenant: &str,
-    agent: &str,
-) -> Result<Vec<NewTurn>> {
-    let mut turns = Vec::new();
-    for conversation in &dataset.conversations {
-        for item in &conversation.items {
-            let scope = Scope::new(tenant, conversation.id.clone(), agent, item.session.clone())?;
-            let mut metadata = item.metadata.clone();
-            metadata.insert("label".into(), item.label.clone());
-            turns.push(NewTurn {
-                scope,
-                role: item.role,
-                speaker: item.speaker.clone(),
-                text: item.text.clone(),
-                time: item.time,
-                round: None,
-                metadata,
-            });
-        }
-    }
-    Ok(turns)
-}
-
-pub fn resolve_format(path: &std::path::Path, format: &str) -> Result<Format> {
-    if format == "auto" {
-        Ok(sniff_format(path)?)
-    } else {
-        format.parse::<Format>().map_err(|e| anyhow::anyhow!("{e}"))
-    }
-}
-
-pub fn ingest_into(engine: &Engine, config: &Config, args: &IngestArgs) -> Result<IngestReport> {
-    let format = resolve_format(&args.path, &args.format)?;
-    let (turns, skipped) = match format {
-        Format::Jsonl => {
-            let read = read_turn_file(&args.path, args.strict)?;
-            let errors = read.errors.clone();
-            for error in errors.iter().take(20) {
-                eprintln!("skipped line {}: {}", error.line, error.message);
-            }
-            if errors.len() > 20 {
-                eprintln!("… and {} more malformed lines", errors.len() - 20);
-            }
-            (jsonl_turns(read, config, args)?, errors.len())
-        }
-        other => {
-            let dataset = load_retrieval_dataset(&args.path, other)?;
-            (dataset_turns(&dataset, &config.tenant, &args.agent)?, 0)
-        }
+/// The engine ingest and demo write through: creates the database, loads the embedder, and
+/// says when derived work waits on a model.
+pub fn writing_engine(config: &Config, preset: Option<&str>) -> Result<Engine> {
+    let options = OpenOptions {
+        create: true,
+        load_embedder: true,
+        preset: preset.map(str::to_string),
     };
-    let users: std::collections::BTreeSet<String> =
-        turns.iter().map(|t| t.scope.user.clone()).collect();
-    let started = Instant::now();
-    let (committed, jobs) = commit_turns(engine, turns, args.batch)?;
-    Ok(IngestReport {
-        turns: committed,
-        users: users.len(),
-        skipped_lines: skipped,
-        seconds: started.elapsed().as_secs_f64(),
-        jobs,
-    })
+    let engine = Engine::open_with(config, &options, Some(progress::ModelWait::start()))?;
+    for note in engine.notes() {
+        eprintln!("note: {note}");
+    }
+    Ok(engine)
+}
+
+/// Ingest `turns` with a progress bar.
+pub fn ingest(
+    engine: &Engine,
+    turns: Vec<mnemos_engine::NewTurn>,
+    batch: usize,
+) -> Result<IngestReport> {
+    let bar = progress::bar(turns.len() as u64, "ingest");
+    let options = IngestOptions {
+        batch: batch.max(1),
+        close_sessions: true,
+    };
+    let report = engine.ingest(turns, &options, &mut |done| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    Ok(report?)
 }
 
 pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
-    let engine = open::engine(config, args.preset.as_deref())?;
-    let report = ingest_into(&engine, config, &args)?;
+    let defaults = TurnDefaults {
+        tenant: config.tenant.clone(),
+        user: args.user.clone(),
+        agent: args.agent.clone(),
+        session: args.session.clone(),
+    };
+    let source = read_turns(&args.path, args.format, &defaults, args.strict)?;
+    for error in source.skipped.iter().take(20) {
+        eprintln!("skipped line {}: {}", error.line, error.message);
+    }
+    if source.skipped.len() > 20 {
+        eprintln!("… and {} more malformed lines", source.skipped.len() - 20);
+    }
+    if source.turns.is_empty() {
+        usage!(
+            "{}: no turn to ingest ({} line(s) rejected)",
+            args.path.display(),
+            source.skipped.len()
+        );
+    }
+    let engine = writing_engine(config, args.preset.as_deref())?;
+    let started = Instant::now();
+    let report = ingest(&engine, source.turns, args.batch)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let info = engine.info();
     println!(
-        "ingested {} turns for {} user(s) into {} in {:.2} s ({:.0} turns/s, embedder {}, preset {}, model {})",
-        report.turns,
+        "ingested {} new turn(s) for {} user(s) into {} in {seconds:.2} s ({:.0} turns/s, \
+         embedder {}, preset {}, model {})",
+        report.added,
         report.users,
         config.db.display(),
-        report.seconds,
-        report.turns as f64 / report.seconds.max(1e-9),
-        engine.memories().embedder().id(),
+        report.added as f64 / seconds.max(1e-9),
+        info.embedder,
         engine.mechanism(&args.agent).name(),
-        engine.model().id()
+        info.memory_model
     );
-    print_jobs(&report.jobs);
-    if report.skipped_lines > 0 {
+    if report.duplicates > 0 {
         println!(
-            "skipped {} malformed line(s) (use --strict to reject the file instead)",
-            report.skipped_lines
+            "{} turn(s) were already stored (same key) and were not added again",
+            report.duplicates
+        );
+    }
+    output::print_jobs(&report.jobs);
+    if !source.skipped.is_empty() && !args.skip_bad {
+        usage!(
+            "{} malformed line(s) were skipped (see above); fix them and ingest again (only new \
+             turns are added), or pass --skip-bad to accept the rest",
+            source.skipped.len()
         );
     }
     Ok(())

@@ -1,6 +1,24 @@
-//! Human-readable printing of search results, memories and histories.
+//! Human-readable printing of search results, memories, histories, views and jobs. Times are
+//! ISO 8601 (UTC): the turn's own time when its source gave one.
 
-use mnemos_core::{HistoryEntry, Hit, Memory, MemoryState, Paged, SearchResults, Turn};
+use mnemos_core::{
+    HistoryEntry, Hit, Memory, MemoryState, Moment, Paged, TaskOutput, Timestamp, Turn, UserKey,
+};
+use mnemos_engine::{
+    JobReport, PendingJob, PersonaKeyView, SearchResults, TimelineNode, View, SPEAKER_KEY,
+};
+
+/// `2023-05-08T13:56:00Z`.
+pub fn iso(time: Timestamp) -> String {
+    chrono::DateTime::from_timestamp_millis(time.millis())
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| format!("{} ms", time.millis()))
+}
+
+/// `2023-05-08T13:56:00Z (round 12)`.
+fn when(at: Moment) -> String {
+    format!("{} (round {})", iso(at.time), at.round)
+}
 
 fn one_line(text: &str, max_chars: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -15,7 +33,7 @@ fn one_line(text: &str, max_chars: usize) -> String {
 fn speaker_prefix(memory: &Memory) -> String {
     memory
         .metadata
-        .get(mnemos_core::memories::SPEAKER_KEY)
+        .get(SPEAKER_KEY)
         .map(|s| format!("{s}: "))
         .unwrap_or_default()
 }
@@ -56,10 +74,11 @@ pub fn explain(hit: &Hit) -> Vec<String> {
         ));
     }
     lines.push(format!(
-        "from   {} turn(s), round {}, {} tokens",
+        "from   {} turn(s), round {}, {} tokens, {}",
         hit.memory.provenance.len(),
         hit.memory.created.round,
-        hit.tokens
+        hit.tokens,
+        iso(hit.memory.created.time)
     ));
     lines
 }
@@ -106,12 +125,10 @@ pub fn print_results(results: &SearchResults, explain_hits: bool) {
     }
 }
 
-fn state_text(state: &MemoryState) -> String {
+pub fn state_text(state: &MemoryState) -> String {
     match state {
         MemoryState::Active => "active".into(),
-        MemoryState::Forgotten { reason, at } => {
-            format!("forgotten at round {}: {reason}", at.round)
-        }
+        MemoryState::Forgotten { reason, at } => format!("forgotten {}: {reason}", when(*at)),
     }
 }
 
@@ -120,11 +137,7 @@ pub fn print_memory(memory: &Memory, history: &[HistoryEntry]) {
     println!("scope    {}", memory.scope);
     println!("kind     {}", memory.kind.tag());
     println!("state    {}", state_text(&memory.state));
-    println!(
-        "created  round {} at {} ms",
-        memory.created.round,
-        memory.created.time.millis()
-    );
+    println!("created  {}", when(memory.created));
     println!("version  {}", memory.version);
     println!(
         "from     {}",
@@ -154,9 +167,9 @@ pub fn print_memory(memory: &Memory, history: &[HistoryEntry]) {
             mnemos_core::Change::Restored => "restored".to_string(),
         };
         println!(
-            "  v{} round {:<5} {change}: {}",
+            "  v{} {} {change}: {}",
             entry.version,
-            entry.at.round,
+            when(entry.at),
             one_line(&entry.snapshot.text, 100)
         );
     }
@@ -173,21 +186,18 @@ pub fn print_turn(turn: &Turn) {
             .map(|s| format!(" ({s})"))
             .unwrap_or_default()
     );
-    println!(
-        "at       round {} / {} ms",
-        turn.at.round,
-        turn.at.time.millis()
-    );
+    println!("at       {}", when(turn.at));
     println!("text     {}", turn.text);
 }
 
 pub fn print_page(page: &Paged<Memory>) {
     for memory in &page.items {
         println!(
-            "{}  r{:<5} {:<9} {}{}",
+            "{}  {} r{:<5} {:<9} {}{}",
             memory.id,
+            iso(memory.created.time),
             memory.created.round,
-            memory.kind.tag(),
+            memory.kind.tag().as_str(),
             speaker_prefix(memory),
             one_line(&memory.text, 100)
         );
@@ -214,7 +224,8 @@ pub fn print_context(context: &mnemos_engine::Context, explain_items: bool) {
             println!("  {section}:");
         }
         println!(
-            "   - [round {}, {:.3}] {}",
+            "   - [{}, round {}, {:.3}] {}",
+            iso(item.created.time),
             item.created.round,
             item.score,
             one_line(&item.text, 160)
@@ -263,16 +274,12 @@ pub fn print_presets(presets: &[mnemos_engine::PresetInfo]) {
 }
 
 /// "tenant/user", or "tenant/user (agent A)" when one agent is shown.
-fn whose(user: &mnemos_core::UserKey, agent: Option<&str>) -> String {
+fn whose(user: &UserKey, agent: Option<&str>) -> String {
     agent.map_or_else(|| user.to_string(), |a| format!("{user} (agent {a})"))
 }
 
 /// The persona sketch: each key's current values, then what it held before and why it left.
-pub fn print_persona(
-    user: &mnemos_core::UserKey,
-    agent: Option<&str>,
-    keys: &[mnemos_engine::presets::moom::view::PersonaKeyView],
-) {
+fn print_persona(user: &UserKey, agent: Option<&str>, keys: &[PersonaKeyView]) {
     let whose = whose(user, agent);
     if keys.is_empty() {
         println!("no persona for {whose} (the moom preset builds one)");
@@ -307,25 +314,25 @@ pub fn print_persona(
 }
 
 /// The plot tree, highest summaries first, each node indented under the one that covers it.
-pub fn print_timeline(
-    user: &mnemos_core::UserKey,
-    agent: Option<&str>,
-    tree: &[mnemos_engine::presets::moom::view::TimelineNode],
-) {
+fn print_timeline(user: &UserKey, agent: Option<&str>, tree: &[TimelineNode]) {
     let whose = whose(user, agent);
     if tree.is_empty() {
         println!("no plot timeline for {whose} (the moom preset builds one)");
         return;
     }
     println!("plot timeline of {whose}");
-    fn walk(node: &mnemos_engine::presets::moom::view::TimelineNode, depth: usize) {
+    fn walk(node: &TimelineNode, depth: usize) {
         let indent = "  ".repeat(depth);
         let state = match &node.reason {
             Some(reason) => format!(" [forgotten: {reason}]"),
             None => String::new(),
         };
+        let dates = match (node.from_time, node.to_time) {
+            (Some(from), Some(to)) => format!(", {} – {}", iso(from), iso(to)),
+            _ => String::new(),
+        };
         println!(
-            "{indent}L{} rounds {}–{} ({} turns){state}  {}",
+            "{indent}L{} rounds {}–{}{dates} ({} turns){state}  {}",
             node.level,
             node.from_round,
             node.to_round,
@@ -338,5 +345,104 @@ pub fn print_timeline(
     }
     for node in tree {
         walk(node, 0);
+    }
+}
+
+/// A preset's view of a user's memories.
+pub fn print_view(user: &UserKey, agent: Option<&str>, view: &View) {
+    match view {
+        View::Persona(keys) => print_persona(user, agent, keys),
+        View::Timeline(tree) => print_timeline(user, agent, tree),
+    }
+}
+
+/// What derived jobs did (failures and stuck jobs are never silent).
+pub fn print_jobs(jobs: &JobReport) {
+    if jobs.is_empty() {
+        return;
+    }
+    println!(
+        "derived jobs: {} ran, {} failed; memories +{} created, {} updated, {} forgotten",
+        jobs.ran,
+        jobs.failed,
+        jobs.memories_created,
+        jobs.memories_updated,
+        jobs.memories_forgotten
+    );
+    for (id, error) in jobs.errors.iter().take(5) {
+        eprintln!("job {id} failed (it stays pending and is retried): {error}");
+    }
+    for (id, error) in &jobs.stuck {
+        eprintln!(
+            "job {id} gave up after repeated failures: {error} (`mnemos jobs retry {id} --user …`)"
+        );
+    }
+}
+
+/// `mnemos jobs`: one line per pending job.
+pub fn print_pending_jobs(jobs: &[PendingJob]) {
+    if jobs.is_empty() {
+        println!("no pending job");
+        return;
+    }
+    for pending in jobs {
+        let job = &pending.job;
+        let error = job
+            .last_error
+            .as_deref()
+            .map(|e| format!(" — last error: {}", one_line(e, 120)))
+            .unwrap_or_default();
+        println!(
+            "{}  {:<7} {}/{} {} {} (agent {}, {}, {} attempt(s)){error}",
+            job.id,
+            format!("{:?}", pending.state).to_lowercase(),
+            pending.user.tenant,
+            pending.user.user,
+            job.mechanism,
+            job.kind,
+            job.scope.agent,
+            iso(job.created.time),
+            job.attempts
+        );
+    }
+    println!("({} pending; `mnemos jobs run` runs them)", jobs.len());
+}
+
+/// A memory task's typed output.
+pub fn print_task_output(output: &TaskOutput) {
+    match output {
+        TaskOutput::Text(t) => println!("{t}"),
+        TaskOutput::Persona(values) => {
+            if values.is_empty() {
+                println!("(no persona values found)");
+            }
+            for v in values {
+                let line = v
+                    .line
+                    .map(|l| format!("  [line {}]", l + 1))
+                    .unwrap_or_default();
+                println!("{:<14} {}{line}", v.key, v.value);
+            }
+        }
+        TaskOutput::Categories(categories) => {
+            for c in categories {
+                let lines: Vec<String> = c.lines.iter().map(|l| (l + 1).to_string()).collect();
+                println!("[{}] (lines {}) {}", c.category, lines.join(","), c.summary);
+            }
+        }
+        TaskOutput::Flag(b) => println!("{}", if *b { "yes" } else { "no" }),
+        TaskOutput::Importance(i) => println!("{i} / 10"),
+        TaskOutput::Score(s) => println!("{s:.4}"),
+        TaskOutput::QueryClass(c) => println!(
+            "{} (P(semantic) = {:.3}, P(episodic) = {:.3})",
+            if c.is_semantic() {
+                "semantic"
+            } else {
+                "episodic"
+            },
+            c.semantic,
+            c.episodic
+        ),
+        TaskOutput::Choice(i) => println!("option {}", i + 1),
     }
 }

@@ -10,8 +10,19 @@ use clap::Args;
 use mnemos_core::Embedder;
 use mnemos_offline::classify::{parse_question_set, ClassifierWeights, FeatureSet, TrainOptions};
 
-use crate::config::Config;
-use crate::open;
+use mnemos_engine::Config;
+
+#[derive(clap::Subcommand)]
+pub enum TrainCommand {
+    /// Fit the semantic/episodic query classifier and write its weights file.
+    Classifier(TrainClassifierArgs),
+}
+
+pub fn run(config: &Config, command: TrainCommand) -> Result<()> {
+    match command {
+        TrainCommand::Classifier(args) => train_classifier(config, args),
+    }
+}
 
 /// L2 penalties tried for the lexical weights and, separately, for the embedding weights; the
 /// pair with the best cross-validated accuracy is kept.
@@ -40,7 +51,7 @@ pub struct TrainClassifierArgs {
     out: Option<PathBuf>,
 }
 
-pub fn run(config: &Config, args: TrainClassifierArgs) -> Result<()> {
+fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
     let data = std::fs::read_to_string(&args.data)
         .with_context(|| format!("cannot read {}", args.data.display()))?;
     let examples = parse_question_set(&data)?;
@@ -55,7 +66,7 @@ pub fn run(config: &Config, args: TrainClassifierArgs) -> Result<()> {
     let embedder = if args.lexical_only {
         None
     } else {
-        Some(open::embedder(config)?)
+        Some(mnemos_engine::setup::embedder(config)?)
     };
     let embedder_ref: Option<&dyn Embedder> = embedder.as_deref();
     let started = Instant::now();

@@ -28,16 +28,25 @@ const GOOD: &str = r#"{"text": "I adopted a grey cat called Pixel.", "speaker": 
 {"text": "我在杭州做后端工程师。", "user": "wei"}
 "#;
 
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 #[test]
 fn ingest_search_show_forget_purge() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    let file = dir.path().join("turns.jsonl");
-    std::fs::write(&file, GOOD).unwrap();
+    let file = write(dir.path(), "turns.jsonl", GOOD);
     let out = mnemos(&db, &["ingest", file.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("ingested 3 turns for 2 user(s)"),
+        stdout(&out).contains("ingested 3 new turn(s) for 2 user(s)"),
         "{}",
         stdout(&out)
     );
@@ -69,7 +78,7 @@ fn ingest_search_show_forget_purge() {
 
     // Isolation: lena cannot see wei's memory by id.
     let out = mnemos(&db, &["show", &id, "--user", "lena"]);
-    assert!(!out.status.success());
+    assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("not found"), "{}", stderr(&out));
 
     let out = mnemos(
@@ -77,11 +86,24 @@ fn ingest_search_show_forget_purge() {
         &["forget", &id, "--user", "wei", "--reason", "user asked"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("forgot "), "{}", stdout(&out));
+    // A second forget says so instead of reporting success again.
+    let out = mnemos(&db, &["forget", &id, "--user", "wei", "--reason", "again"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("was already forgotten") && stdout(&out).contains("user asked"),
+        "{}",
+        stdout(&out)
+    );
     let out = mnemos(&db, &["show", &id, "--user", "wei"]);
     let text = stdout(&out);
     assert!(
         text.contains("forgotten") && text.contains("user asked") && text.contains("v2"),
         "{text}"
+    );
+    assert!(
+        !text.contains("v3"),
+        "a repeated forget makes no new version: {text}"
     );
     let out = mnemos(&db, &["search", "杭州 工程师", "--user", "wei", "--json"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -99,7 +121,7 @@ fn ingest_search_show_forget_purge() {
     );
 
     let out = mnemos(&db, &["purge", "--user", "lena"]);
-    assert!(!out.status.success(), "purge without --yes must refuse");
+    assert_eq!(code(&out), 2, "purge without --yes must refuse");
     let out = mnemos(&db, &["purge", "--user", "lena", "--yes"]);
     assert!(stdout(&out).contains("2 turns"), "{}", stdout(&out));
     let out = mnemos(&db, &["users"]);
@@ -108,6 +130,208 @@ fn ingest_search_show_forget_purge() {
         "{}",
         stdout(&out)
     );
+}
+
+#[test]
+fn times_are_iso_dates_and_list_filters_by_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let file = write(
+        dir.path(),
+        "dated.jsonl",
+        "{\"text\": \"I moved to Berlin.\", \"time\": \"2024-05-01T10:00:00Z\"}\n\
+         {\"text\": \"I started at the bakery.\", \"time\": \"2024-06-03T08:30:00Z\"}\n",
+    );
+    assert!(mnemos(&db, &["ingest", file.to_str().unwrap()])
+        .status
+        .success());
+    let out = mnemos(&db, &["list"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("2024-05-01T10:00:00Z") && text.contains("2024-06-03T08:30:00Z"),
+        "{text}"
+    );
+    let out = mnemos(&db, &["list", "--since", "2024-06-01"]);
+    assert!(
+        stdout(&out).contains("bakery") && !stdout(&out).contains("Berlin"),
+        "{}",
+        stdout(&out)
+    );
+    let out = mnemos(&db, &["list", "--until", "2024-06-01T00:00:00Z"]);
+    assert!(stdout(&out).contains("Berlin") && !stdout(&out).contains("bakery"));
+    let out = mnemos(&db, &["list", "--since", "last tuesday"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = mnemos(&db, &["search", "bakery", "--explain"]);
+    assert!(
+        stdout(&out).contains("2024-06-03T08:30:00Z"),
+        "{}",
+        stdout(&out)
+    );
+    let id = stdout(&mnemos(&db, &["list", "--json"]));
+    let json: serde_json::Value = serde_json::from_str(&id).unwrap();
+    let id = json["items"][0]["id"].as_str().unwrap().to_string();
+    let out = mnemos(&db, &["show", &id]);
+    assert!(
+        stdout(&out).contains("created  2024-05-01T10:00:00Z (round 0)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn running_an_ingest_again_adds_only_what_is_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let file = write(dir.path(), "turns.jsonl", GOOD);
+    assert!(mnemos(&db, &["ingest", file.to_str().unwrap()])
+        .status
+        .success());
+    // The same file again (a crash re-run), then with one more line appended.
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ingested 0 new turn(s)")
+            && stdout(&out).contains("3 turn(s) were already stored"),
+        "{}",
+        stdout(&out)
+    );
+    let more = format!("{GOOD}{{\"text\": \"I also play the cello.\", \"user\": \"lena\"}}\n");
+    std::fs::write(&file, more).unwrap();
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains("ingested 1 new turn(s)"),
+        "{}",
+        stdout(&out)
+    );
+    let out = mnemos(&db, &["list", "--user", "lena", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        json["total"], 3,
+        "lena has her two turns and the new one, once each"
+    );
+}
+
+#[test]
+fn two_processes_adding_turns_for_one_user_never_share_a_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    // Create the database first so both processes open the same schema.
+    let seed = write(
+        dir.path(),
+        "seed.jsonl",
+        "{\"text\": \"hello\", \"user\": \"ann\"}\n",
+    );
+    assert!(mnemos(&db, &["ingest", seed.to_str().unwrap()])
+        .status
+        .success());
+    let files: Vec<_> = (0..2)
+        .map(|p| {
+            let lines: String = (0..150)
+                .map(|i| {
+                    format!("{{\"text\": \"process {p} says line {i}\", \"user\": \"ann\"}}\n")
+                })
+                .collect();
+            write(dir.path(), &format!("p{p}.jsonl"), &lines)
+        })
+        .collect();
+    let children: Vec<_> = files
+        .iter()
+        .map(|file| {
+            Command::new(env!("CARGO_BIN_EXE_mnemos"))
+                .arg("--db")
+                .arg(&db)
+                .args([
+                    "--embedder",
+                    "hash",
+                    "ingest",
+                    file.to_str().unwrap(),
+                    "--batch",
+                    "1",
+                ])
+                .env_remove("MNEMOS_CONFIG")
+                .env_remove("MNEMOS_DB")
+                .output_spawned()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = mnemos(&db, &["list", "--user", "ann", "--limit", "1000", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rounds: std::collections::BTreeSet<u64> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["created"]["round"].as_u64().unwrap())
+        .collect();
+    assert_eq!(json["total"], 301);
+    assert_eq!(rounds.len(), 301, "every user turn opens its own round");
+}
+
+trait SpawnOutput {
+    fn output_spawned(&mut self) -> std::process::Child;
+}
+
+impl SpawnOutput for Command {
+    fn output_spawned(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn mnemos")
+    }
+}
+
+#[test]
+fn pending_jobs_are_listed_run_and_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    // Jobs that do not run inline stay pending, as after a crash.
+    let config = write(dir.path(), "c.toml", "[engine.jobs]\ninline = false\n");
+    let file = write(dir.path(), "turns.jsonl", GOOD);
+    let with_config = |args: &[&str]| {
+        let mut all = vec!["--config", config.to_str().unwrap()];
+        all.extend_from_slice(args);
+        mnemos(&db, &all)
+    };
+    let out = with_config(&["ingest", file.to_str().unwrap(), "--preset", "memorybank"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = mnemos(&db, &["jobs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("memorybank") && stdout(&out).contains("pending"),
+        "{}",
+        stdout(&out)
+    );
+    let out = mnemos(
+        &db,
+        &["search", "cat", "--user", "lena", "--preset", "memorybank"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("have not run yet"),
+        "{}",
+        stderr(&out)
+    );
+    let out = mnemos(&db, &["jobs", "run", "--user", "lena"]);
+    assert!(
+        stdout(&out).contains("ran") && stdout(&out).contains("0 failed"),
+        "{}",
+        stdout(&out)
+    );
+    let out = mnemos(&db, &["jobs", "--user", "lena"]);
+    assert!(stdout(&out).contains("no pending job"), "{}", stdout(&out));
+    let out = mnemos(
+        &db,
+        &["search", "cat", "--user", "lena", "--preset", "memorybank"],
+    );
+    assert!(
+        !stderr(&out).contains("have not run yet"),
+        "{}",
+        stderr(&out)
+    );
+    let out = mnemos(&db, &["jobs", "run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]
@@ -120,68 +344,129 @@ fn malformed_lines_are_reported_skipped_or_rejected() {
     std::fs::write(&file, &bytes).unwrap();
 
     let out = mnemos(&db, &["ingest", file.to_str().unwrap(), "--strict"]);
-    assert!(!out.status.success());
+    assert_eq!(code(&out), 2);
     let err = stderr(&out);
     for line in ["line 2", "line 3", "line 4", "line 5", "line 6"] {
         assert!(err.contains(line), "strict error should name {line}: {err}");
     }
-    let out = mnemos(&db, &["users"]);
-    assert!(
-        stdout(&out).trim().is_empty(),
-        "strict mode must write nothing: {}",
-        stdout(&out)
-    );
+    assert!(!db.exists(), "strict mode must write nothing");
 
+    // By default the good lines go in, the bad ones are listed, and the exit status says so.
     let out = mnemos(&db, &["ingest", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("ingested 2 turns"),
+        stdout(&out).contains("ingested 2 new turn(s)"),
         "{}",
         stdout(&out)
     );
     assert!(
-        stdout(&out).contains("skipped 5 malformed line(s)"),
+        stderr(&out).contains("5 malformed line(s) were skipped"),
         "{}",
-        stdout(&out)
+        stderr(&out)
     );
     assert!(
         stderr(&out).contains("line 6") && stderr(&out).contains("UTF-8"),
         "{}",
         stderr(&out)
     );
+    // Asked to tolerate them: exit 0, and the good lines are not added twice.
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap(), "--skip-bad"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ingested 0 new turn(s)"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Every line bad: an error, said once.
+    let all_bad = write(dir.path(), "all_bad.jsonl", "nope\n{\"text\": 1}\n");
+    let out = mnemos(&db, &["ingest", all_bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("no turn to ingest"),
+        "{}",
+        stderr(&out)
+    );
+    let missing = dir.path().join("missing.jsonl");
+    let out = mnemos(&db, &["ingest", missing.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.matches("No such file").count(), 1, "said once: {err}");
 }
 
 #[test]
-fn bad_arguments_get_clear_errors() {
+fn read_only_commands_need_a_database_and_a_known_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("absent.db");
+    for args in [
+        vec!["list"],
+        vec!["users"],
+        vec!["search", "cat"],
+        vec!["show", "persona"],
+        vec!["jobs"],
+        vec!["purge", "--yes"],
+    ] {
+        let out = mnemos(&db, &args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("no database"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(!db.exists(), "{args:?} created the database");
+    }
+    let db = dir.path().join("m.db");
+    let file = write(dir.path(), "turns.jsonl", GOOD);
+    assert!(mnemos(&db, &["ingest", file.to_str().unwrap()])
+        .status
+        .success());
+    let out = mnemos(&db, &["list", "--user", "lenna"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("no user 'lenna'") && stderr(&out).contains("lena"),
+        "{}",
+        stderr(&out)
+    );
+    let out = mnemos(&db, &["search", "cat", "--user", "nobody"]);
+    assert!(
+        stderr(&out).contains("no user 'nobody'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn bad_arguments_get_clear_errors_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    let out = mnemos(&db, &["show", "not-a-uuid"]);
-    assert!(stderr(&out).contains("not a valid"), "{}", stderr(&out));
-    let out = mnemos(&db, &["search", "   "]);
+    let file = write(dir.path(), "turns.jsonl", GOOD);
+    assert!(mnemos(&db, &["ingest", file.to_str().unwrap()])
+        .status
+        .success());
+    let out = mnemos(&db, &["show", "not-a-uuid", "--user", "lena"]);
+    assert!(stderr(&out).contains("not-a-uuid"), "{}", stderr(&out));
+    assert_eq!(code(&out), 2);
+    let out = mnemos(&db, &["search", "   ", "--user", "lena"]);
     assert!(stderr(&out).contains("query is empty"), "{}", stderr(&out));
+    assert_eq!(code(&out), 2);
+    // Closed choices list their values.
     let out = mnemos(&db, &["search", "x", "--kind", "nonsense"]);
     assert!(
-        stderr(&out).contains("unknown memory kind"),
+        stderr(&out).contains("possible values") && stderr(&out).contains("chain_node"),
         "{}",
         stderr(&out)
     );
-    let out = mnemos(
-        &db,
-        &["ingest", dir.path().join("missing.jsonl").to_str().unwrap()],
-    );
-    assert!(!out.status.success());
-    let config = dir.path().join("bad.toml");
-    std::fs::write(&config, "[retrieval]\ncandidatez = 3\n").unwrap();
+    assert_eq!(code(&out), 2);
+    let help = mnemos(&db, &["list", "--help"]);
+    assert!(stdout(&help).contains("forgotten") && stdout(&help).contains("reflection"));
+    let config = write(dir.path(), "bad.toml", "[retrieval]\ncandidatez = 3\n");
     let out = mnemos(&db, &["--config", config.to_str().unwrap(), "users"]);
     assert!(stderr(&out).contains("candidates"), "{}", stderr(&out));
-    let not_db = dir.path().join("text.db");
-    std::fs::write(&not_db, "this is not a database").unwrap();
+    assert_eq!(code(&out), 2);
+    let not_db = write(dir.path(), "text.db", "this is not a database");
     let out = mnemos(&not_db, &["users"]);
-    assert!(
-        !out.status.success() && stderr(&out).contains("database"),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(code(&out), 1, "a broken database is a service error");
+    assert!(stderr(&out).contains("database"), "{}", stderr(&out));
 }
 
 #[test]
@@ -381,7 +666,7 @@ fn model_try_runs_a_task_offline_and_through_an_llm_endpoint() {
     let db = dir.path().join("m.db");
     // Unknown tasks list the valid ones.
     let out = mnemos(&db, &["model", "try", "sumarize", "x"]);
-    assert!(!out.status.success());
+    assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("persona_snapshot"),
         "{}",
@@ -418,8 +703,49 @@ fn model_try_runs_a_task_offline_and_through_an_llm_endpoint() {
 
     // --llm URL without a model name is a clear error, before any request.
     let out = mnemos(&db, &["model", "try", "arousal", "wow", "--llm", &url]);
-    assert!(!out.status.success());
+    assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("--llm-model"), "{}", stderr(&out));
+}
+
+#[test]
+fn model_try_against_a_silent_endpoint_says_it_waits_and_gives_up() {
+    // A loopback server that accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = mnemos(
+        &dir.path().join("m.db"),
+        &[
+            "model",
+            "try",
+            "arousal",
+            "wow",
+            "--llm",
+            &url,
+            "--llm-model",
+            "m",
+            "--llm-timeout",
+            "0.5",
+        ],
+    );
+    assert_eq!(
+        code(&out),
+        1,
+        "a dead endpoint is a service error: {}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert!(err.contains("asking m at"), "{err}");
+    assert!(err.contains("arousal failed"), "{err}");
+    // Three tries of half a second plus backoff, not the default minutes.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
 
 /// A ZH-4O-shaped directory: two labelled dialogues of ten messages.

@@ -24,10 +24,11 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 
 use mnemos_core::{
-    Access, BatchForget, BatchUpdate, Change, HistoryEntry, Job, JobId, Memory, MemoryFilter,
-    MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata, Metrics, Moment, Page, Paged,
-    PurgeReport, Role, Scope, StateFilter, Store, StoreError, StoreResult, Timestamp, Turn, TurnId,
-    UserKey, VectorRow, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
+    Access, BatchForget, BatchUpdate, Change, Conflict, HistoryEntry, Job, JobId, KindTag, Memory,
+    MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata, Metrics, Moment, Page,
+    Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store, StoreError, StoreRead,
+    StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch, MAX_JOB_PAYLOAD_BYTES,
+    MAX_TEXT_BYTES,
 };
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
@@ -41,6 +42,11 @@ macro_rules! define_suite {
         /// Run every check against fresh stores from `make`.
         pub fn run_all<S: Store>(make: &dyn Fn() -> S) {
             $( $name(make); )+
+        }
+
+        /// Every check with its name, in the order `run_all` runs them.
+        pub fn checks<S: Store>() -> Vec<(&'static str, fn(&dyn Fn() -> S))> {
+            vec![$((stringify!($name), $name::<S> as fn(&dyn Fn() -> S))),+]
         }
 
         /// Expand to one `#[test]` per conformance check.
@@ -76,6 +82,8 @@ define_suite!($
     purge_user_removes_only_that_user,
     scope_isolation,
     last_round,
+    last_round_precondition,
+    turn_keys_unique_per_user,
     concurrent_writers,
     validation_rejects_bad_input,
     unicode_round_trip,
@@ -108,22 +116,26 @@ impl<S, G> Guarded<S, G> {
     }
 }
 
-impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
-    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        self.store.write(batch)
+impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
+        self.store.turns_by_keys(user, keys)
     }
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.store.turn(user, id)
     }
+
     fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
         self.store.turns(user, page)
     }
+
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
         self.store.memory(user, id)
     }
+
     fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
         self.store.memories(user, ids)
     }
+
     fn list(
         &self,
         user: &UserKey,
@@ -132,6 +144,37 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
     ) -> StoreResult<Paged<Memory>> {
         self.store.list(user, filter, page)
     }
+
+    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
+        self.store.history(user, id)
+    }
+
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.store.vectors(user, model)
+    }
+
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        self.store.users()
+    }
+
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        self.store.last_round(user)
+    }
+
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.store.job(user, id)
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        self.store.pending_jobs(user, limit)
+    }
+}
+
+impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
+    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
+        self.store.write(batch)
+    }
+
     fn update(
         &self,
         user: &UserKey,
@@ -141,6 +184,7 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
     ) -> StoreResult<Option<Memory>> {
         self.store.update(user, id, patch, at)
     }
+
     fn forget(
         &self,
         user: &UserKey,
@@ -150,33 +194,19 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
     ) -> StoreResult<Option<Memory>> {
         self.store.forget(user, id, reason, at)
     }
-    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
-        self.store.history(user, id)
-    }
+
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         self.store.record_access(user, accesses)
     }
+
     fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
         self.store.put_vectors(user, rows)
     }
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        self.store.vectors(user, model)
-    }
+
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
         self.store.purge_user(user)
     }
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.store.users()
-    }
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.store.last_round(user)
-    }
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.store.job(user, id)
-    }
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        self.store.pending_jobs(user, limit)
-    }
+
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -247,6 +277,7 @@ fn turn(scope: &Scope, round: u64, text: &str) -> Turn {
         text: text.into(),
         at: moment(round),
         metadata: Metadata::new(),
+        key: None,
     }
 }
 
@@ -910,7 +941,7 @@ pub fn pagination<S: Store>(make: &dyn Fn() -> S) {
 
 const PATH_LIKE_KEY: &str = "$.a[0] \"b\".c' --";
 
-/// Filters by kind, agent, session, state and metadata pairs select exactly what
+/// Filters by kind, agent, session, state, creation time and metadata pairs select exactly what
 /// `MemoryFilter::matches` selects, in order, with the right total.
 pub fn list_filters<S: Store>(make: &dyn Fn() -> S) {
     let store = make();
@@ -968,7 +999,7 @@ pub fn list_filters<S: Store>(make: &dyn Fn() -> S) {
         (
             "kind fact",
             MemoryFilter {
-                kinds: vec!["fact".into()],
+                kinds: vec![KindTag::Fact],
                 ..Default::default()
             },
             6,
@@ -976,18 +1007,36 @@ pub fn list_filters<S: Store>(make: &dyn Fn() -> S) {
         (
             "kinds summary+persona",
             MemoryFilter {
-                kinds: vec!["summary".into(), "persona".into()],
+                kinds: vec![KindTag::Summary, KindTag::Persona],
                 ..Default::default()
             },
             9,
         ),
         (
-            "unknown kind",
+            "created since",
             MemoryFilter {
-                kinds: vec!["no-such-kind".into()],
+                created_since: Some(moment(10).time),
                 ..Default::default()
             },
-            0,
+            12,
+        ),
+        (
+            "created before",
+            MemoryFilter {
+                created_before: Some(moment(5).time),
+                ..Default::default()
+            },
+            4,
+        ),
+        (
+            "created in a window, any state",
+            MemoryFilter {
+                created_since: Some(moment(3).time),
+                created_before: Some(moment(10).time),
+                state: StateFilter::All,
+                ..Default::default()
+            },
+            7,
         ),
         (
             "agent a2",
@@ -1090,11 +1139,13 @@ pub fn list_filters<S: Store>(make: &dyn Fn() -> S) {
         (
             "everything combined",
             MemoryFilter {
-                kinds: vec!["turn".into(), "fact".into(), "persona".into()],
+                kinds: vec![KindTag::Turn, KindTag::Fact, KindTag::Persona],
                 agent: Some("a1".into()),
                 session: None,
                 state: StateFilter::All,
                 metadata: meta(&[("topic", "travel")]),
+                created_since: Some(moment(1).time),
+                created_before: None,
             },
             3,
         ),
@@ -1872,6 +1923,181 @@ pub fn last_round<S: Store>(make: &dyn Fn() -> S) {
         unwrap_ok(store.last_round(&alice), "last_round"),
         None,
         "after purge"
+    );
+}
+
+fn assert_conflict<T: Debug>(result: StoreResult<T>, what: &str) -> Conflict {
+    match result {
+        Err(StoreError::Conflict(conflict)) => conflict,
+        other => panic!("{what}: expected a write conflict, got {other:?}"),
+    }
+}
+
+/// A batch guarded by `Precondition::LastRound` commits only while the user's last turn round
+/// is what it names; otherwise it is rejected whole with `Conflict::LastRoundMoved`. Threads
+/// that number turns from the last round they read and retry on conflict never reuse a round.
+pub fn last_round_precondition<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let scope = scope_of(&alice, "agent", "s1");
+    let guarded = |expected: Option<u64>, round: u64| {
+        let t = turn(&scope, round, &format!("turn at round {round}"));
+        WriteBatch {
+            precondition: Precondition::LastRound(expected),
+            memories: vec![Memory::from_turn(&t)],
+            turns: vec![t],
+            ..Default::default()
+        }
+    };
+    unwrap_ok(store.write(guarded(None, 0)), "first turn, no turn yet");
+    unwrap_ok(
+        store.write(guarded(Some(0), 1)),
+        "second turn after round 0",
+    );
+    let stale = guarded(Some(0), 1);
+    let conflict = assert_conflict(store.write(stale), "stale last round");
+    assert_eq!(
+        conflict,
+        Conflict::LastRoundMoved {
+            expected: Some(0),
+            found: Some(1)
+        }
+    );
+    assert_conflict(store.write(guarded(None, 5)), "expects no turn yet");
+    assert_eq!(
+        unwrap_ok(store.turns(&alice, all_page()), "turns").total,
+        2,
+        "a rejected batch writes nothing"
+    );
+    assert_eq!(list_all(&store, &alice, &MemoryFilter::default()).total, 2);
+    // Another user's rounds are their own.
+    let bob = key("tenant-1", "bob");
+    let bob_turn = turn(&scope_of(&bob, "agent", "s1"), 0, "bob");
+    unwrap_ok(
+        store.write(WriteBatch {
+            precondition: Precondition::LastRound(None),
+            turns: vec![bob_turn],
+            ..Default::default()
+        }),
+        "bob's first turn",
+    );
+
+    const THREADS: usize = 4;
+    const PER_THREAD: usize = 40;
+    let carol = key("tenant-1", "carol");
+    std::thread::scope(|s| {
+        for thread in 0..THREADS {
+            let store = &store;
+            let carol = &carol;
+            s.spawn(move || {
+                let scope = scope_of(carol, &format!("agent-{thread}"), "s1");
+                for i in 0..PER_THREAD {
+                    loop {
+                        let last = unwrap_ok(store.last_round(carol), "last_round");
+                        let t = turn(&scope, last.map_or(0, |r| r + 1), &format!("{thread}/{i}"));
+                        let batch = WriteBatch {
+                            precondition: Precondition::LastRound(last),
+                            turns: vec![t],
+                            ..Default::default()
+                        };
+                        match store.write(batch) {
+                            Ok(()) => break,
+                            Err(StoreError::Conflict(_)) => continue,
+                            Err(e) => panic!("concurrent guarded write: {e}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let turns = unwrap_ok(store.turns(&carol, all_page()), "turns");
+    let rounds: BTreeSet<u64> = turns.items.iter().map(|t| t.at.round).collect();
+    assert_eq!(turns.total, THREADS * PER_THREAD, "no guarded write lost");
+    assert_eq!(
+        rounds.len(),
+        THREADS * PER_THREAD,
+        "every guarded turn got a round of its own"
+    );
+}
+
+fn keyed_turn(scope: &Scope, round: u64, key: &str) -> Turn {
+    let mut t = turn(scope, round, &format!("turn keyed {key}"));
+    t.key = Some(key.to_string());
+    t
+}
+
+/// A turn's idempotency key is unique per user: a batch holding a stored key is rejected whole
+/// with `Conflict::DuplicateTurnKey`, a key twice in one batch is invalid, another user may use
+/// the same key, and `turns_by_keys` finds stored turns by key within the user only.
+pub fn turn_keys_unique_per_user<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let a = scope_of(&alice, "agent", "s1");
+    let first = keyed_turn(&a, 0, "line-1");
+    let unkeyed = turn(&a, 1, "no key");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![first.clone(), unkeyed.clone(), turn(&a, 1, "no key either")],
+            ..Default::default()
+        }),
+        "keyed and unkeyed turns",
+    );
+    let again = WriteBatch {
+        turns: vec![keyed_turn(&a, 2, "line-2"), keyed_turn(&a, 3, "line-1")],
+        ..Default::default()
+    };
+    let conflict = assert_conflict(store.write(again), "a stored key");
+    assert_eq!(
+        conflict,
+        Conflict::DuplicateTurnKey {
+            key: "line-1".into()
+        }
+    );
+    let found = unwrap_ok(
+        store.turns_by_keys(&alice, &["line-1".into(), "line-2".into(), "x".into()]),
+        "turns_by_keys",
+    );
+    assert_eq!(
+        found,
+        vec![first.clone()],
+        "the rejected batch wrote nothing"
+    );
+    assert_invalid_write(
+        store.write(WriteBatch {
+            turns: vec![keyed_turn(&a, 4, "twice"), keyed_turn(&a, 5, "twice")],
+            ..Default::default()
+        }),
+        "a key twice in one batch",
+    );
+    let b = scope_of(&bob, "agent", "s1");
+    let bobs = keyed_turn(&b, 0, "line-1");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![bobs.clone()],
+            ..Default::default()
+        }),
+        "another user's key",
+    );
+    assert_eq!(
+        unwrap_ok(store.turns_by_keys(&bob, &["line-1".into()]), "bob's keys"),
+        vec![bobs]
+    );
+    assert_eq!(
+        unwrap_ok(
+            store.turns_by_keys(&alice, &["line-1".into()]),
+            "alice's keys"
+        ),
+        vec![first]
+    );
+    assert!(unwrap_ok(store.turns_by_keys(&alice, &[]), "no keys").is_empty());
+    unwrap_ok(store.purge_user(&alice), "purge");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![keyed_turn(&a, 0, "line-1")],
+            ..Default::default()
+        }),
+        "a purged user's keys are free again",
     );
 }
 

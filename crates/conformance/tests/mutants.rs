@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mnemos_core::{
     Access, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryStore,
-    Moment, Page, Paged, PurgeReport, Store, StoreResult, Turn, TurnId, UserKey, VectorRow,
-    WriteBatch,
+    Moment, Page, Paged, PurgeReport, Store, StoreRead, StoreResult, Turn, TurnId, UserKey,
+    VectorRow, WriteBatch,
 };
 use parking_lot::Mutex;
 
@@ -35,6 +35,9 @@ enum Bug {
     BatchEditsNotAtomic,
     FailureCountedOnce,
     PurgeKeepsPendingJobs,
+    IgnoresPrecondition,
+    AcceptsStoredKeys,
+    IgnoresTimeFilter,
 }
 
 struct Mutant {
@@ -76,6 +79,123 @@ impl Mutant {
     }
 }
 
+impl StoreRead for Mutant {
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
+        self.inner.turns_by_keys(user, keys)
+    }
+    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
+        let found = self.leak(user, |u| self.inner.turn(u, id))?;
+        Ok(found.map(|mut t| {
+            if self.bug == Bug::DropsSpeaker {
+                t.speaker = None;
+            }
+            t
+        }))
+    }
+
+    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
+        let mut paged = self.inner.turns(user, page)?;
+        if self.bug == Bug::LossyUnicode {
+            for t in &mut paged.items {
+                t.text = t
+                    .text
+                    .chars()
+                    .map(|c| if c.len_utf8() == 4 { '\u{FFFD}' } else { c })
+                    .collect();
+            }
+        }
+        Ok(paged)
+    }
+
+    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
+        self.leak(user, |u| self.inner.memory(u, id))
+    }
+
+    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
+        let mut found = self.inner.memories(user, ids)?;
+        if self.bug == Bug::MemoriesSorted {
+            found.sort_by_key(|m| m.id);
+        }
+        Ok(found)
+    }
+
+    fn list(
+        &self,
+        user: &UserKey,
+        filter: &MemoryFilter,
+        page: Page,
+    ) -> StoreResult<Paged<Memory>> {
+        let mut filter = filter.clone();
+        if self.bug == Bug::IgnoresMetadataFilter {
+            filter.metadata.clear();
+        }
+        if self.bug == Bug::IgnoresTimeFilter {
+            filter.created_since = None;
+        }
+        let mut paged = self.inner.list(user, &filter, page)?;
+        if self.bug == Bug::ListReversed {
+            paged.items.reverse();
+        }
+        Ok(paged)
+    }
+
+    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
+        let mut entries = self.inner.history(user, id)?;
+        if self.bug == Bug::HidesUpdateHistory {
+            entries.retain(|h| h.change != mnemos_core::Change::Updated);
+        }
+        Ok(entries)
+    }
+
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        let mut rows = self.inner.vectors(user, model)?;
+        if self.bug == Bug::FlushesNegativeZero {
+            for row in &mut rows {
+                for x in &mut row.vector {
+                    if *x == 0.0 {
+                        *x = 0.0;
+                    }
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        self.inner.users()
+    }
+
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        let turns = self.inner.last_round(user)?;
+        if self.bug != Bug::LastRoundCountsMemories {
+            return Ok(turns);
+        }
+        let all = MemoryFilter {
+            state: mnemos_core::StateFilter::All,
+            ..Default::default()
+        };
+        let memories = self.inner.list(user, &all, Page::first(Page::MAX_LIMIT))?;
+        Ok(memories
+            .items
+            .iter()
+            .map(|m| m.created.round)
+            .chain(turns)
+            .max())
+    }
+
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.leak(user, |u| self.inner.job(u, id))
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        let mut jobs = self.inner.pending_jobs(user, limit)?;
+        if self.bug == Bug::PendingJobsReversed {
+            jobs.reverse();
+        }
+        Ok(jobs)
+    }
+}
+
 impl Store for Mutant {
     fn write(&self, mut batch: WriteBatch) -> StoreResult<()> {
         if let Ok(Some(user)) = batch.user() {
@@ -85,6 +205,17 @@ impl Store for Mutant {
             }
         }
         match self.bug {
+            Bug::IgnoresPrecondition => batch.precondition = mnemos_core::Precondition::None,
+            Bug::AcceptsStoredKeys => {
+                if let Ok(Some(user)) = batch.user() {
+                    for t in &mut batch.turns {
+                        let Some(key) = t.key.clone() else { continue };
+                        if !self.inner.turns_by_keys(&user, &[key.clone()])?.is_empty() {
+                            t.key = Some(format!("{key}#again"));
+                        }
+                    }
+                }
+            }
             Bug::NonAtomicWrite if batch.turns.len() > 1 => {
                 for t in batch.turns.drain(..) {
                     self.inner.write(WriteBatch {
@@ -141,54 +272,7 @@ impl Store for Mutant {
         }
         self.inner.write(batch)
     }
-    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
-        let found = self.leak(user, |u| self.inner.turn(u, id))?;
-        Ok(found.map(|mut t| {
-            if self.bug == Bug::DropsSpeaker {
-                t.speaker = None;
-            }
-            t
-        }))
-    }
-    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
-        let mut paged = self.inner.turns(user, page)?;
-        if self.bug == Bug::LossyUnicode {
-            for t in &mut paged.items {
-                t.text = t
-                    .text
-                    .chars()
-                    .map(|c| if c.len_utf8() == 4 { '\u{FFFD}' } else { c })
-                    .collect();
-            }
-        }
-        Ok(paged)
-    }
-    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
-        self.leak(user, |u| self.inner.memory(u, id))
-    }
-    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
-        let mut found = self.inner.memories(user, ids)?;
-        if self.bug == Bug::MemoriesSorted {
-            found.sort_by_key(|m| m.id);
-        }
-        Ok(found)
-    }
-    fn list(
-        &self,
-        user: &UserKey,
-        filter: &MemoryFilter,
-        page: Page,
-    ) -> StoreResult<Paged<Memory>> {
-        let mut filter = filter.clone();
-        if self.bug == Bug::IgnoresMetadataFilter {
-            filter.metadata.clear();
-        }
-        let mut paged = self.inner.list(user, &filter, page)?;
-        if self.bug == Bug::ListReversed {
-            paged.items.reverse();
-        }
-        Ok(paged)
-    }
+
     fn update(
         &self,
         user: &UserKey,
@@ -198,6 +282,7 @@ impl Store for Mutant {
     ) -> StoreResult<Option<Memory>> {
         self.inner.update(user, id, patch, at)
     }
+
     fn forget(
         &self,
         user: &UserKey,
@@ -233,13 +318,7 @@ impl Store for Mutant {
         }
         Ok(forgotten)
     }
-    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
-        let mut entries = self.inner.history(user, id)?;
-        if self.bug == Bug::HidesUpdateHistory {
-            entries.retain(|h| h.change != mnemos_core::Change::Updated);
-        }
-        Ok(entries)
-    }
+
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         self.inner.record_access(user, accesses)?;
         if self.bug == Bug::AccessBumpsVersion {
@@ -250,6 +329,7 @@ impl Store for Mutant {
         }
         Ok(())
     }
+
     fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
         if self.bug == Bug::PutVectorsIgnoresUser {
             // Writes each row to whichever user owns the memory.
@@ -262,19 +342,7 @@ impl Store for Mutant {
         }
         self.inner.put_vectors(user, rows)
     }
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        let mut rows = self.inner.vectors(user, model)?;
-        if self.bug == Bug::FlushesNegativeZero {
-            for row in &mut rows {
-                for x in &mut row.vector {
-                    if *x == 0.0 {
-                        *x = 0.0;
-                    }
-                }
-            }
-        }
-        Ok(rows)
-    }
+
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
         if self.bug == Bug::PurgeKeepsPendingJobs {
             let jobs = self.inner.pending_jobs(user, usize::MAX)?;
@@ -291,36 +359,7 @@ impl Store for Mutant {
         }
         Ok(report)
     }
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.inner.users()
-    }
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        let turns = self.inner.last_round(user)?;
-        if self.bug != Bug::LastRoundCountsMemories {
-            return Ok(turns);
-        }
-        let all = MemoryFilter {
-            state: mnemos_core::StateFilter::All,
-            ..Default::default()
-        };
-        let memories = self.inner.list(user, &all, Page::first(Page::MAX_LIMIT))?;
-        Ok(memories
-            .items
-            .iter()
-            .map(|m| m.created.round)
-            .chain(turns)
-            .max())
-    }
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.leak(user, |u| self.inner.job(u, id))
-    }
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        let mut jobs = self.inner.pending_jobs(user, limit)?;
-        if self.bug == Bug::PendingJobsReversed {
-            jobs.reverse();
-        }
-        Ok(jobs)
-    }
+
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -347,37 +386,95 @@ fn a_correct_wrapper_passes() {
     mnemos_conformance::run_all(&|| mnemos_conformance::Guarded::new(MemoryStore::new(), ()));
 }
 
+/// For every conformance check, the injected bugs it must catch.
+const CATCHES: &[(&str, &[Bug])] = &[
+    ("crud_round_trip", &[Bug::DropsSpeaker]),
+    ("duplicate_ids_rejected_atomically", &[Bug::NonAtomicWrite]),
+    ("memories_by_ids", &[Bug::MemoriesSorted]),
+    ("pagination", &[Bug::ListReversed]),
+    (
+        "list_filters",
+        &[Bug::IgnoresMetadataFilter, Bug::IgnoresTimeFilter],
+    ),
+    ("update_versions_and_history", &[Bug::HidesUpdateHistory]),
+    ("forget_semantics", &[Bug::ForgetKeepsVectors]),
+    ("record_access_appends", &[Bug::AccessBumpsVersion]),
+    ("history_in_order", &[Bug::HidesUpdateHistory]),
+    ("purge_user_removes_only_that_user", &[Bug::PurgeMiscounts]),
+    ("scope_isolation", &[Bug::LeaksAcrossUsers]),
+    ("last_round", &[Bug::LastRoundCountsMemories]),
+    ("last_round_precondition", &[Bug::IgnoresPrecondition]),
+    ("turn_keys_unique_per_user", &[Bug::AcceptsStoredKeys]),
+    ("concurrent_writers", &[Bug::LosesSomeWrites]),
+    ("validation_rejects_bad_input", &[Bug::AcceptsNul]),
+    ("unicode_round_trip", &[Bug::LossyUnicode]),
+    ("vectors_bit_exact", &[Bug::FlushesNegativeZero]),
+    (
+        "put_vectors_replaces_within_user",
+        &[Bug::PutVectorsIgnoresUser],
+    ),
+    ("jobs_enqueue_in_order", &[Bug::PendingJobsReversed]),
+    (
+        "finishing_jobs_at_most_once",
+        &[Bug::FinishingTwiceIsIgnored],
+    ),
+    (
+        "batch_edits_match_update_and_forget",
+        &[Bug::BatchForgetKeepsVectors],
+    ),
+    (
+        "batch_edits_rejected_atomically",
+        &[Bug::BatchEditsNotAtomic],
+    ),
+    ("job_failures_counted", &[Bug::FailureCountedOnce]),
+    (
+        "jobs_isolated_and_purged",
+        &[Bug::LeaksAcrossUsers, Bug::PurgeKeepsPendingJobs],
+    ),
+];
+
 #[test]
-fn every_check_catches_its_bug() {
-    use mnemos_conformance as c;
-    must_fail(Bug::DropsSpeaker, c::crud_round_trip);
-    must_fail(Bug::NonAtomicWrite, c::duplicate_ids_rejected_atomically);
-    must_fail(Bug::MemoriesSorted, c::memories_by_ids);
-    must_fail(Bug::ListReversed, c::pagination);
-    must_fail(Bug::IgnoresMetadataFilter, c::list_filters);
-    must_fail(Bug::HidesUpdateHistory, c::update_versions_and_history);
-    must_fail(Bug::ForgetKeepsVectors, c::forget_semantics);
-    must_fail(Bug::AccessBumpsVersion, c::record_access_appends);
-    must_fail(Bug::HidesUpdateHistory, c::history_in_order);
-    must_fail(Bug::PurgeMiscounts, c::purge_user_removes_only_that_user);
-    must_fail(Bug::LeaksAcrossUsers, c::scope_isolation);
-    must_fail(Bug::LastRoundCountsMemories, c::last_round);
-    must_fail(Bug::LosesSomeWrites, c::concurrent_writers);
-    must_fail(Bug::AcceptsNul, c::validation_rejects_bad_input);
-    must_fail(Bug::LossyUnicode, c::unicode_round_trip);
-    must_fail(Bug::FlushesNegativeZero, c::vectors_bit_exact);
-    must_fail(
-        Bug::PutVectorsIgnoresUser,
-        c::put_vectors_replaces_within_user,
+fn every_check_catches_its_bugs() {
+    for (name, check) in mnemos_conformance::checks::<Mutant>() {
+        let bugs = CATCHES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, bugs)| *bugs)
+            .unwrap_or_default();
+        for bug in bugs {
+            must_fail(*bug, check);
+        }
+    }
+}
+
+/// A check without a mutant could pass a store that breaks exactly what it checks: every
+/// check of the suite (including ones added later) must name at least one bug it catches.
+#[test]
+fn every_check_has_a_mutant() {
+    let names: Vec<&str> = mnemos_conformance::checks::<Mutant>()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(names, mnemos_conformance::CHECK_NAMES);
+    let uncovered: Vec<&&str> = names
+        .iter()
+        .filter(|name| {
+            !CATCHES
+                .iter()
+                .any(|(n, bugs)| n == *name && !bugs.is_empty())
+        })
+        .collect();
+    assert!(
+        uncovered.is_empty(),
+        "checks without a mutant: {uncovered:?}"
     );
-    must_fail(Bug::PendingJobsReversed, c::jobs_enqueue_in_order);
-    must_fail(Bug::FinishingTwiceIsIgnored, c::finishing_jobs_at_most_once);
-    must_fail(
-        Bug::BatchForgetKeepsVectors,
-        c::batch_edits_match_update_and_forget,
+    let unknown: Vec<&str> = CATCHES
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !names.contains(n))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "mutants for checks that do not exist: {unknown:?}"
     );
-    must_fail(Bug::BatchEditsNotAtomic, c::batch_edits_rejected_atomically);
-    must_fail(Bug::FailureCountedOnce, c::job_failures_counted);
-    must_fail(Bug::LeaksAcrossUsers, c::jobs_isolated_and_purged);
-    must_fail(Bug::PurgeKeepsPendingJobs, c::jobs_isolated_and_purged);
 }

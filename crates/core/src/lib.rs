@@ -9,19 +9,17 @@ pub mod memory_model;
 pub mod memstore;
 pub mod model;
 pub mod store;
+pub mod task_text;
 
 pub use embed::{Embedder, EmbedderExt};
-pub use error::{EmbedError, Error, Result, StoreError};
+pub use error::{Conflict, EmbedError, Error, ErrorClass, Result, StoreError};
 pub use memory_model::{MemoryModel, MemoryModelExt, ModelError, ModelResult, Task, TaskOutput};
 pub use memstore::MemoryStore;
 pub use model::*;
 pub use store::*;
-pub mod memories;
+pub use task_text::{TaskName, TaskTextOptions};
 pub mod retrieval;
 
-pub use memories::{
-    AddedTurn, IndexStats, Memories, NewTurn, SearchRequest, SearchResults, SearchTimings,
-};
 pub use retrieval::{
     Fusion, Hit, HopSignal, Quantization, RetrievalConfig, RetrieverKind, ScoreBreakdown,
     SearchFilter, SecondHop,

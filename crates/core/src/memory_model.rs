@@ -601,6 +601,19 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// Whose fault the failure is: bad task input is the caller's; an endpoint that is down,
+    /// slow or answers nonsense is an unavailable dependency; a wrong output kind is a bug.
+    pub fn class(&self) -> crate::error::ErrorClass {
+        use crate::error::ErrorClass;
+        match self {
+            ModelError::InvalidInput(_) => ErrorClass::InvalidInput,
+            ModelError::Unavailable(_) | ModelError::Timeout(_) | ModelError::BadOutput { .. } => {
+                ErrorClass::Unavailable
+            }
+            ModelError::WrongOutput { .. } => ErrorClass::Internal,
+        }
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         ModelError::InvalidInput(message.into())
     }

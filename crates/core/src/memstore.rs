@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use parking_lot::RwLock;
 
-use crate::error::StoreError;
+use crate::error::{Conflict, StoreError};
 use crate::model::{
     Access, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment,
     Turn, TurnId, UserKey,
 };
 use crate::store::{
-    MemoryFilter, Page, Paged, PurgeReport, Store, StoreResult, VectorRow, WriteBatch,
+    MemoryFilter, Page, Paged, PurgeReport, Store, StoreRead, StoreResult, VectorRow, WriteBatch,
 };
 
 #[derive(Default)]
@@ -50,156 +50,122 @@ fn memory_order(a: &Memory, b: &Memory) -> std::cmp::Ordering {
     (a.created.round, a.created.time, a.id).cmp(&(b.created.round, b.created.time, b.id))
 }
 
-impl Store for MemoryStore {
-    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        let Some(user) = batch.user()? else {
-            if batch.vectors.is_empty() {
-                return Ok(());
+type Staged = HashMap<MemoryId, (Memory, Vec<HistoryEntry>)>;
+
+impl UserData {
+    /// What only the stored data can refute: ids or turn keys already stored, vectors of
+    /// unknown memories, jobs to finish that are unknown or done.
+    fn check_against(&self, batch: &WriteBatch) -> StoreResult<()> {
+        let invalid = StoreError::InvalidWrite;
+        if let Some(turn) = batch.turns.iter().find(|t| self.turns.contains_key(&t.id)) {
+            return Err(invalid(format!("turn {} already exists", turn.id)));
+        }
+        for key in batch.turns.iter().filter_map(|t| t.key.as_ref()) {
+            if self.turns.values().any(|t| t.key.as_ref() == Some(key)) {
+                return Err(Conflict::DuplicateTurnKey { key: key.clone() }.into());
             }
-            return Err(StoreError::InvalidWrite(
-                "vectors without memories go through put_vectors".into(),
-            ));
+        }
+        if let Some(m) = batch
+            .memories
+            .iter()
+            .find(|m| self.memories.contains_key(&m.id))
+        {
+            return Err(invalid(format!("memory {} already exists", m.id)));
+        }
+        for row in &batch.vectors {
+            let known = batch.memories.iter().any(|m| m.id == row.memory_id)
+                || self.memories.contains_key(&row.memory_id);
+            if !known {
+                return Err(invalid(format!(
+                    "vector for unknown memory {}",
+                    row.memory_id
+                )));
+            }
+        }
+        if let Some(job) = batch.jobs.iter().find(|j| self.jobs.contains_key(&j.id)) {
+            return Err(invalid(format!("job {} already exists", job.id)));
+        }
+        for (id, _) in &batch.finished_jobs {
+            match self.jobs.get(id) {
+                None => return Err(invalid(format!("unknown job {id}"))),
+                Some(job) if !job.is_pending() => {
+                    return Err(invalid(format!("job {id} is already finished")))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn last_round(&self) -> Option<u64> {
+        self.turns.values().map(|t| t.at.round).max()
+    }
+
+    /// Edits of existing (or batch) memories applied to copies, so a failing one changes
+    /// nothing.
+    fn stage_edits(&self, batch: &WriteBatch) -> StoreResult<Staged> {
+        let mut staged: Staged = HashMap::new();
+        let current = |id: &MemoryId, staged: &Staged| {
+            staged
+                .get(id)
+                .map(|(m, _)| m.clone())
+                .or_else(|| batch.memories.iter().find(|m| m.id == *id).cloned())
+                .or_else(|| self.memories.get(id).cloned())
         };
-        let mut users = self.users.write();
-        // Validate everything before touching state so a failed batch changes nothing.
-        {
-            let existing = users.get(&user);
-            for turn in &batch.turns {
-                turn.validate()
-                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-                if existing.is_some_and(|d| d.turns.contains_key(&turn.id)) {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "turn {} already exists",
-                        turn.id
-                    )));
-                }
-            }
-            let mut seen = std::collections::HashSet::new();
-            for id in batch
-                .turns
-                .iter()
-                .map(|t| t.id.0)
-                .chain(batch.memories.iter().map(|m| m.id.0))
-            {
-                if !seen.insert(id) {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "id {id} appears twice in one batch"
-                    )));
-                }
-            }
-            for memory in &batch.memories {
-                memory
-                    .validate()
-                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-                if existing.is_some_and(|d| d.memories.contains_key(&memory.id)) {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "memory {} already exists",
-                        memory.id
-                    )));
-                }
-            }
-            for row in &batch.vectors {
-                let known = batch.memories.iter().any(|m| m.id == row.memory_id)
-                    || existing.is_some_and(|d| d.memories.contains_key(&row.memory_id));
-                if !known {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "vector for unknown memory {}",
-                        row.memory_id
-                    )));
-                }
-            }
-            for job in &batch.jobs {
-                job.validate()
-                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-                if !seen.insert(job.id.0) || existing.is_some_and(|d| d.jobs.contains_key(&job.id))
-                {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "job {} already exists",
-                        job.id
-                    )));
-                }
-            }
-            let mut finishing = std::collections::HashSet::new();
-            for (id, _) in &batch.finished_jobs {
-                match existing.and_then(|d| d.jobs.get(id)) {
-                    None => {
-                        return Err(StoreError::InvalidWrite(format!("unknown job {id}")));
-                    }
-                    Some(job) if !job.is_pending() || !finishing.insert(*id) => {
-                        return Err(StoreError::InvalidWrite(format!(
-                            "job {id} is already finished"
-                        )));
-                    }
-                    Some(_) => {}
-                }
-            }
+        let record = |staged: &mut Staged, memory: Memory, at: Moment, change: Change| {
+            let entry = HistoryEntry {
+                memory_id: memory.id,
+                version: memory.version,
+                at,
+                change,
+                snapshot: memory.clone(),
+            };
+            let slot = staged
+                .entry(memory.id)
+                .or_insert_with(|| (memory.clone(), Vec::new()));
+            slot.0 = memory;
+            slot.1.push(entry);
+        };
+        for update in &batch.updates {
+            let Some(mut memory) = current(&update.id, &staged) else {
+                return Err(StoreError::InvalidWrite(format!(
+                    "update of unknown memory {}",
+                    update.id
+                )));
+            };
+            update
+                .patch
+                .apply(&mut memory)
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            record(&mut staged, memory, update.at, Change::Updated);
         }
-        // Stage edits of existing memories on copies so a failing one changes nothing.
-        let mut staged: HashMap<MemoryId, (Memory, Vec<HistoryEntry>)> = HashMap::new();
-        {
-            let existing = users.get(&user);
-            let current =
-                |id: &MemoryId, staged: &HashMap<MemoryId, (Memory, Vec<HistoryEntry>)>| {
-                    staged
-                        .get(id)
-                        .map(|(m, _)| m.clone())
-                        .or_else(|| batch.memories.iter().find(|m| m.id == *id).cloned())
-                        .or_else(|| existing.and_then(|d| d.memories.get(id).cloned()))
-                };
-            for update in &batch.updates {
-                let Some(mut memory) = current(&update.id, &staged) else {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "update of unknown memory {}",
-                        update.id
-                    )));
-                };
-                update
-                    .patch
-                    .apply(&mut memory)
-                    .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-                let entry = HistoryEntry {
-                    memory_id: update.id,
-                    version: memory.version,
-                    at: update.at,
-                    change: Change::Updated,
-                    snapshot: memory.clone(),
-                };
-                let slot = staged
-                    .entry(update.id)
-                    .or_insert_with(|| (memory.clone(), Vec::new()));
-                slot.0 = memory;
-                slot.1.push(entry);
-            }
-            for forget in &batch.forgets {
-                let Some(memory) = current(&forget.id, &staged) else {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "forget of unknown memory {}",
-                        forget.id
-                    )));
-                };
-                let memory = forgotten(&memory, &forget.reason, forget.at);
-                let entry = HistoryEntry {
-                    memory_id: forget.id,
-                    version: memory.version,
-                    at: forget.at,
-                    change: Change::Forgotten {
-                        reason: forget.reason.clone(),
-                    },
-                    snapshot: memory.clone(),
-                };
-                let slot = staged
-                    .entry(forget.id)
-                    .or_insert_with(|| (memory.clone(), Vec::new()));
-                slot.0 = memory;
-                slot.1.push(entry);
-            }
+        for forget in &batch.forgets {
+            let Some(memory) = current(&forget.id, &staged) else {
+                return Err(StoreError::InvalidWrite(format!(
+                    "forget of unknown memory {}",
+                    forget.id
+                )));
+            };
+            let change = Change::Forgotten {
+                reason: forget.reason.clone(),
+            };
+            record(
+                &mut staged,
+                forgotten(&memory, &forget.reason, forget.at),
+                forget.at,
+                change,
+            );
         }
-        let data = users.entry(user).or_default();
+        Ok(staged)
+    }
+
+    /// Apply a checked batch and its staged edits.
+    fn apply(&mut self, batch: WriteBatch, staged: Staged) {
         for turn in batch.turns {
-            data.turns.insert(turn.id, turn);
+            self.turns.insert(turn.id, turn);
         }
         for memory in batch.memories {
-            data.history
+            self.history
                 .entry(memory.id)
                 .or_default()
                 .push(HistoryEntry {
@@ -209,32 +175,33 @@ impl Store for MemoryStore {
                     change: Change::Created,
                     snapshot: memory.clone(),
                 });
-            data.memories.insert(memory.id, memory);
+            self.memories.insert(memory.id, memory);
         }
         for row in batch.vectors {
-            data.vectors
+            self.vectors
                 .entry(row.memory_id)
                 .or_default()
                 .insert(row.model, row.vector);
         }
         for (id, (memory, entries)) in staged {
             if !memory.is_active() {
-                data.vectors.remove(&id);
+                self.vectors.remove(&id);
             }
-            data.history.entry(id).or_default().extend(entries);
-            data.memories.insert(id, memory);
+            self.history.entry(id).or_default().extend(entries);
+            self.memories.insert(id, memory);
         }
         for job in batch.jobs {
-            data.jobs.insert(job.id, job);
+            self.jobs.insert(job.id, job);
         }
         for (id, at) in batch.finished_jobs {
-            if let Some(job) = data.jobs.get_mut(&id) {
+            if let Some(job) = self.jobs.get_mut(&id) {
                 job.done = Some(at);
             }
         }
-        Ok(())
     }
+}
 
+impl StoreRead for MemoryStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         Ok(self
             .users
@@ -251,6 +218,19 @@ impl Store for MemoryStore {
             .unwrap_or_default();
         all.sort_by_key(|t| (t.at.round, t.at.time, t.id));
         Ok(Paged::from_sorted(all, page))
+    }
+
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
+        let users = self.users.read();
+        let Some(data) = users.get(user) else {
+            return Ok(Vec::new());
+        };
+        Ok(data
+            .turns
+            .values()
+            .filter(|t| t.key.as_ref().is_some_and(|k| keys.contains(k)))
+            .cloned()
+            .collect())
     }
 
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
@@ -291,6 +271,95 @@ impl Store for MemoryStore {
             .unwrap_or_default();
         all.sort_by(memory_order);
         Ok(Paged::from_sorted(all, page))
+    }
+
+    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.history.get(&id).cloned())
+            .unwrap_or_default())
+    }
+
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        let users = self.users.read();
+        let Some(data) = users.get(user) else {
+            return Ok(Vec::new());
+        };
+        let mut rows: Vec<(&Memory, VectorRow)> = data
+            .vectors
+            .iter()
+            .filter_map(|(id, by_model)| {
+                let memory = data.memories.get(id).filter(|m| m.is_active())?;
+                let vector = by_model.get(model)?;
+                Some((
+                    memory,
+                    VectorRow {
+                        memory_id: *id,
+                        model: model.to_string(),
+                        vector: vector.clone(),
+                    },
+                ))
+            })
+            .collect();
+        rows.sort_by(|a, b| memory_order(a.0, b.0));
+        Ok(rows.into_iter().map(|(_, row)| row).collect())
+    }
+
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
+    }
+
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.jobs.get(&id).cloned()))
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        let users = self.users.read();
+        let mut pending: Vec<Job> = users
+            .get(user)
+            .map(|d| {
+                d.jobs
+                    .values()
+                    .filter(|j| j.is_pending())
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
+        pending.truncate(limit);
+        Ok(pending)
+    }
+}
+
+impl Store for MemoryStore {
+    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
+        let Some(user) = batch.validate()? else {
+            return Ok(());
+        };
+        let mut users = self.users.write();
+        let empty = UserData::default();
+        let existing = users.get(&user).unwrap_or(&empty);
+        batch.precondition.check(existing.last_round())?;
+        existing.check_against(&batch)?;
+        let staged = existing.stage_edits(&batch)?;
+        users.entry(user).or_default().apply(batch, staged);
+        Ok(())
     }
 
     fn update(
@@ -351,15 +420,6 @@ impl Store for MemoryStore {
         Ok(Some(updated))
     }
 
-    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
-        Ok(self
-            .users
-            .read()
-            .get(user)
-            .and_then(|d| d.history.get(&id).cloned())
-            .unwrap_or_default())
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         let mut users = self.users.write();
         let Some(data) = users.get_mut(user) else {
@@ -402,31 +462,6 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        let users = self.users.read();
-        let Some(data) = users.get(user) else {
-            return Ok(Vec::new());
-        };
-        let mut rows: Vec<(&Memory, VectorRow)> = data
-            .vectors
-            .iter()
-            .filter_map(|(id, by_model)| {
-                let memory = data.memories.get(id).filter(|m| m.is_active())?;
-                let vector = by_model.get(model)?;
-                Some((
-                    memory,
-                    VectorRow {
-                        memory_id: *id,
-                        model: model.to_string(),
-                        vector: vector.clone(),
-                    },
-                ))
-            })
-            .collect();
-        rows.sort_by(|a, b| memory_order(a.0, b.0));
-        Ok(rows.into_iter().map(|(_, row)| row).collect())
-    }
-
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
         let removed = self.users.write().remove(user);
         Ok(removed
@@ -437,45 +472,6 @@ impl Store for MemoryStore {
                 vectors: d.vectors.values().map(BTreeMap::len).sum(),
             })
             .unwrap_or_default())
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
-        keys.sort();
-        Ok(keys)
-    }
-
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        Ok(self
-            .users
-            .read()
-            .get(user)
-            .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
-    }
-
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        Ok(self
-            .users
-            .read()
-            .get(user)
-            .and_then(|d| d.jobs.get(&id).cloned()))
-    }
-
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        let users = self.users.read();
-        let mut pending: Vec<Job> = users
-            .get(user)
-            .map(|d| {
-                d.jobs
-                    .values()
-                    .filter(|j| j.is_pending())
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
-        pending.truncate(limit);
-        Ok(pending)
     }
 
     fn record_job_failure(

@@ -310,12 +310,19 @@ pub struct Turn {
     pub text: String,
     pub at: Moment,
     pub metadata: Metadata,
+    /// The caller's idempotency key: unique per user, so a turn submitted twice (a retried
+    /// request, a re-run ingest) is stored once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 impl Turn {
     pub fn validate(&self) -> Result<()> {
         self.scope.validate()?;
         validate_text("turn text", &self.text)?;
+        if let Some(key) = &self.key {
+            validate_name("turn key", key)?;
+        }
         if self.at.round > MAX_ROUND {
             return Err(Error::invalid("turn round is out of range"));
         }
@@ -362,29 +369,89 @@ pub enum MemoryKind {
 
 impl MemoryKind {
     /// The kind's tag without its payload (used by filters and SQL).
-    pub fn tag(&self) -> &'static str {
+    pub fn tag(&self) -> KindTag {
         match self {
-            MemoryKind::Turn => "turn",
-            MemoryKind::Exchange => "exchange",
-            MemoryKind::Summary { .. } => "summary",
-            MemoryKind::Persona { .. } => "persona",
-            MemoryKind::ChainNode { .. } => "chain_node",
-            MemoryKind::Fact => "fact",
-            MemoryKind::Profile => "profile",
-            MemoryKind::Reflection => "reflection",
+            MemoryKind::Turn => KindTag::Turn,
+            MemoryKind::Exchange => KindTag::Exchange,
+            MemoryKind::Summary { .. } => KindTag::Summary,
+            MemoryKind::Persona { .. } => KindTag::Persona,
+            MemoryKind::ChainNode { .. } => KindTag::ChainNode,
+            MemoryKind::Fact => KindTag::Fact,
+            MemoryKind::Profile => KindTag::Profile,
+            MemoryKind::Reflection => KindTag::Reflection,
+        }
+    }
+}
+
+/// A memory kind without its payload: what filters and listings name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[cfg_attr(feature = "clap", value(rename_all = "snake_case"))]
+pub enum KindTag {
+    Turn,
+    Exchange,
+    Summary,
+    Persona,
+    ChainNode,
+    Fact,
+    Profile,
+    Reflection,
+}
+
+impl KindTag {
+    /// Every tag, in display order.
+    pub const ALL: [KindTag; 8] = [
+        KindTag::Turn,
+        KindTag::Exchange,
+        KindTag::Summary,
+        KindTag::Persona,
+        KindTag::ChainNode,
+        KindTag::Fact,
+        KindTag::Profile,
+        KindTag::Reflection,
+    ];
+
+    /// The tag's name (`chain_node`, …), as serialized and stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KindTag::Turn => "turn",
+            KindTag::Exchange => "exchange",
+            KindTag::Summary => "summary",
+            KindTag::Persona => "persona",
+            KindTag::ChainNode => "chain_node",
+            KindTag::Fact => "fact",
+            KindTag::Profile => "profile",
+            KindTag::Reflection => "reflection",
         }
     }
 
-    pub const TAGS: [&'static str; 8] = [
-        "turn",
-        "exchange",
-        "summary",
-        "persona",
-        "chain_node",
-        "fact",
-        "profile",
-        "reflection",
-    ];
+    /// Is this a memory derived from turns (not a raw turn or a verbatim exchange)?
+    pub fn is_derived(self) -> bool {
+        !matches!(self, KindTag::Turn | KindTag::Exchange)
+    }
+}
+
+impl fmt::Display for KindTag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for KindTag {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        KindTag::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = KindTag::ALL.iter().map(|k| k.as_str()).collect();
+                Error::invalid(format!(
+                    "unknown memory kind '{s}' (expected one of {})",
+                    names.join(", ")
+                ))
+            })
+    }
 }
 
 /// Is a memory live, or was it forgotten by a policy or a user request?
@@ -666,6 +733,7 @@ mod tests {
             text: "hello".into(),
             at: Moment::default(),
             metadata: Metadata::new(),
+            key: None,
         };
         let mut m = Memory::from_turn(&turn);
         MemoryPatch {

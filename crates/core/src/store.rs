@@ -3,12 +3,14 @@
 //! Every implementation (in-memory reference, SQLite, PostgreSQL) passes the conformance suite in
 //! `mnemos-conformance`. Retrieval indexes are caches rebuilt from what a store returns here.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 
-use crate::error::StoreError;
+use crate::error::{Conflict, StoreError};
 use crate::model::{
-    Access, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch, Metadata, Moment, Turn,
-    TurnId, UserKey,
+    Access, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch, Metadata, Moment,
+    Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
 };
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
@@ -40,6 +42,32 @@ pub struct BatchForget {
     pub at: Moment,
 }
 
+/// A condition a [`WriteBatch`] holds the store to, checked inside the write's transaction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precondition {
+    /// Write unconditionally.
+    #[default]
+    None,
+    /// Write only if the user's highest turn round is still this (`None`: the user has no
+    /// turn yet); otherwise reject the batch with [`Conflict::LastRoundMoved`]. A writer that
+    /// numbered its turns from the last round it read uses this so that two writers (threads or
+    /// processes) never give two turns the same round: the loser re-reads and retries.
+    LastRound(Option<u64>),
+}
+
+impl Precondition {
+    /// Does the user's current last round (`found`) satisfy the condition?
+    pub fn check(self, found: Option<u64>) -> StoreResult<()> {
+        match self {
+            Precondition::None => Ok(()),
+            Precondition::LastRound(expected) if expected == found => Ok(()),
+            Precondition::LastRound(expected) => {
+                Err(Conflict::LastRoundMoved { expected, found }.into())
+            }
+        }
+    }
+}
+
 /// Everything one ingest or job step writes, committed atomically: all or nothing.
 ///
 /// All items must belong to the same user; a store rejects mixed batches with
@@ -54,6 +82,8 @@ pub struct BatchForget {
 pub struct WriteBatch {
     /// The batch's user; optional when turns, memories or jobs already name it.
     pub user: Option<UserKey>,
+    /// Checked inside the transaction before anything is written.
+    pub precondition: Precondition,
     pub turns: Vec<Turn>,
     /// New memories (version 1); each gets a `Created` history entry.
     pub memories: Vec<Memory>,
@@ -66,6 +96,10 @@ pub struct WriteBatch {
     pub jobs: Vec<Job>,
     /// Pending jobs this batch completes, with the moment they finished.
     pub finished_jobs: Vec<(JobId, Moment)>,
+}
+
+fn invalid(message: String) -> StoreError {
+    StoreError::InvalidWrite(message)
 }
 
 impl WriteBatch {
@@ -99,7 +133,7 @@ impl WriteBatch {
                 None => user = Some(scope.user_key()),
                 Some(u) if scope.belongs_to(u) => {}
                 Some(u) => {
-                    return Err(StoreError::InvalidWrite(format!(
+                    return Err(invalid(format!(
                         "write batch mixes users {u} and {}",
                         scope.user_key()
                     )))
@@ -107,24 +141,102 @@ impl WriteBatch {
             }
         }
         if user.is_none() && self.touches_existing() {
-            return Err(StoreError::InvalidWrite(
+            return Err(invalid(
                 "a batch that updates, forgets or finishes jobs must name its user".into(),
             ));
         }
         Ok(user)
+    }
+
+    /// Every check a store makes before it touches its data, in one place: one user, every
+    /// turn, memory and job valid, no id or turn key twice in the batch, every round in range,
+    /// every forget with a reason, no job finished twice. Returns the batch's user (`None` for
+    /// an empty batch). What only the store can know (ids or keys already stored, memories a
+    /// vector or edit names, the precondition) the store checks in its transaction.
+    pub fn validate(&self) -> StoreResult<Option<UserKey>> {
+        let user = self.user()?;
+        if user.is_none() && !self.vectors.is_empty() {
+            return Err(invalid(
+                "vectors without memories go through put_vectors".into(),
+            ));
+        }
+        let invalid_item = |e: crate::error::Error| invalid(e.to_string());
+        for turn in &self.turns {
+            turn.validate().map_err(invalid_item)?;
+        }
+        for memory in &self.memories {
+            memory.validate().map_err(invalid_item)?;
+        }
+        for job in &self.jobs {
+            job.validate().map_err(invalid_item)?;
+        }
+        self.check_unique_ids()?;
+        let moments = self
+            .updates
+            .iter()
+            .map(|u| u.at)
+            .chain(self.forgets.iter().map(|f| f.at))
+            .chain(self.finished_jobs.iter().map(|(_, at)| *at));
+        for at in moments {
+            if at.round > MAX_ROUND {
+                return Err(invalid(format!(
+                    "round {} is beyond the limit of {MAX_ROUND}",
+                    at.round
+                )));
+            }
+        }
+        if let Some(forget) = self.forgets.iter().find(|f| f.reason.trim().is_empty()) {
+            return Err(invalid(format!("forgetting {} needs a reason", forget.id)));
+        }
+        Ok(user)
+    }
+
+    /// No id (turn, memory, job) twice in the batch, no turn key twice, no job finished twice.
+    fn check_unique_ids(&self) -> StoreResult<()> {
+        let mut ids = HashSet::new();
+        let all_ids = self
+            .turns
+            .iter()
+            .map(|t| t.id.0)
+            .chain(self.memories.iter().map(|m| m.id.0))
+            .chain(self.jobs.iter().map(|j| j.id.0));
+        for id in all_ids {
+            if !ids.insert(id) {
+                return Err(invalid(format!("id {id} appears twice in one batch")));
+            }
+        }
+        let mut keys = HashSet::new();
+        for key in self.turns.iter().filter_map(|t| t.key.as_deref()) {
+            if !keys.insert(key) {
+                return Err(invalid(format!(
+                    "turn key '{key}' appears twice in one batch"
+                )));
+            }
+        }
+        let mut finishing = HashSet::new();
+        for (id, _) in &self.finished_jobs {
+            if !finishing.insert(*id) {
+                return Err(invalid(format!("job {id} is already finished")));
+            }
+        }
+        Ok(())
     }
 }
 
 /// Which memories a listing returns.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryFilter {
-    /// Kind tags (`MemoryKind::tag`); empty = all kinds.
-    pub kinds: Vec<String>,
+    /// Kinds; empty = all kinds.
+    pub kinds: Vec<KindTag>,
     pub agent: Option<String>,
     pub session: Option<String>,
     pub state: StateFilter,
     /// Every pair must match the memory's metadata exactly.
     pub metadata: Metadata,
+    /// Only memories created at or after this time (`created.time`).
+    pub created_since: Option<Timestamp>,
+    /// Only memories created before this time.
+    pub created_before: Option<Timestamp>,
 }
 
 impl MemoryFilter {
@@ -132,9 +244,17 @@ impl MemoryFilter {
         Self::default()
     }
 
+    /// Active memories of these kinds.
+    pub fn of_kinds(kinds: &[KindTag]) -> Self {
+        Self {
+            kinds: kinds.to_vec(),
+            ..Self::default()
+        }
+    }
+
     /// Does `memory` pass this filter? (Stores may push filters down; this is the reference.)
     pub fn matches(&self, memory: &Memory) -> bool {
-        (self.kinds.is_empty() || self.kinds.iter().any(|k| k == memory.kind.tag()))
+        (self.kinds.is_empty() || self.kinds.contains(&memory.kind.tag()))
             && self.agent.as_ref().is_none_or(|a| *a == memory.scope.agent)
             && self
                 .session
@@ -145,11 +265,18 @@ impl MemoryFilter {
                 .metadata
                 .iter()
                 .all(|(k, v)| memory.metadata.get(k) == Some(v))
+            && self
+                .created_since
+                .is_none_or(|since| memory.created.time >= since)
+            && self
+                .created_before
+                .is_none_or(|before| memory.created.time < before)
     }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum StateFilter {
     #[default]
     Active,
@@ -179,6 +306,22 @@ impl Page {
     pub fn first(limit: usize) -> Self {
         Self { offset: 0, limit }
     }
+
+    /// A page a caller may ask for: a limit between 1 and [`Page::MAX_LIMIT`].
+    pub fn validate(self) -> crate::error::Result<Self> {
+        if self.limit == 0 || self.limit > Page::MAX_LIMIT {
+            return Err(crate::error::Error::invalid(format!(
+                "page limit must be between 1 and {}",
+                Page::MAX_LIMIT
+            )));
+        }
+        Ok(self)
+    }
+
+    /// Does the page reach into a listing of `total` items? (Stores skip the query if not.)
+    pub fn reaches(self, total: usize) -> bool {
+        self.limit > 0 && self.offset < total
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -195,6 +338,12 @@ impl<T> Paged<T> {
     pub fn from_sorted(all: Vec<T>, page: Page) -> Self {
         let total = all.len();
         let items: Vec<T> = all.into_iter().skip(page.offset).take(page.limit).collect();
+        Self::from_window(items, total, page)
+    }
+
+    /// A page from the items a store fetched for `page` and the listing's total: the one rule
+    /// for `next_offset` every store follows.
+    pub fn from_window(items: Vec<T>, total: usize, page: Page) -> Self {
         let end = page.offset.saturating_add(items.len());
         let next_offset = (end < total && !items.is_empty()).then_some(end);
         Paged {
@@ -214,11 +363,65 @@ pub struct PurgeReport {
     pub vectors: usize,
 }
 
+/// Rows listed per store call when a caller pages through everything.
+const LIST_ALL_PAGE: usize = 5_000;
+
+/// The reading half of a [`Store`]: everything that looks and nothing that changes.
+///
+/// Mechanisms and views get a `&dyn StoreRead`, so they cannot write even by mistake; only the
+/// engine holds the whole [`Store`]. The contract is written on [`Store`].
+pub trait StoreRead: Send + Sync {
+    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>>;
+    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>>;
+    /// The user's stored turns that carry one of these idempotency keys (any order; keys with
+    /// no turn are skipped).
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>>;
+
+    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>>;
+    /// Fetch several memories of one user; unknown ids are skipped. Order follows `ids`.
+    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>>;
+    fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page)
+        -> StoreResult<Paged<Memory>>;
+    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>>;
+
+    /// All vectors of the user's active memories in one embedder's space.
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>>;
+
+    /// Every user with at least one turn or memory.
+    fn users(&self) -> StoreResult<Vec<UserKey>>;
+    /// The highest round index of the user's turns, if any.
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>>;
+
+    /// One job of `user`, finished or not. `Ok(None)` if unknown.
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>>;
+    /// Up to `limit` unfinished jobs of `user`, oldest first (created round, time, then id).
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>>;
+
+    /// Every memory matching `filter`, in listing order, paging through [`list`](Self::list).
+    fn list_all(&self, user: &UserKey, filter: &MemoryFilter) -> StoreResult<Vec<Memory>> {
+        let mut out = Vec::new();
+        let mut page = Page::first(LIST_ALL_PAGE);
+        loop {
+            let listed = self.list(user, filter, page)?;
+            out.extend(listed.items);
+            match listed.next_offset {
+                Some(next) => page.offset = next,
+                None => return Ok(out),
+            }
+        }
+    }
+}
+
 /// Persistent storage of turns, memories, their history and vectors.
 ///
 /// Contract (checked by `mnemos-conformance`):
 /// - **Ids** are globally unique (UUIDv7); a batch repeating an id, or reusing a stored one, is
 ///   rejected as a whole.
+/// - **Turn keys**: a turn's idempotency key is unique per user; a batch holding a key already
+///   stored for the user is rejected as a whole with [`Conflict::DuplicateTurnKey`], and
+///   `turns_by_keys` finds stored turns by key.
+/// - **Preconditions**: a batch's [`Precondition`] is checked inside the write's transaction;
+///   a failed one rejects the batch with a `Conflict` and writes nothing.
 /// - **Isolation**: every read takes a `UserKey` and never returns another user's rows; asking
 ///   for another user's id behaves exactly like asking for an unknown id.
 /// - **Atomicity**: `write` commits the whole batch or nothing; when it returns `Ok` the data
@@ -229,24 +432,17 @@ pub struct PurgeReport {
 ///   `purge_user` erases all of a user's turns, memories, history and vectors so that no trace of
 ///   their text remains in the backing files.
 /// - **Order**: listings are ordered by (created round, created time, id), ascending.
+/// - **Filters**: `list` returns exactly the memories [`MemoryFilter::matches`] accepts.
 /// - **Jobs**: a job is enqueued and finished only through `write`, atomically with the rest of
 ///   the batch; finishing an unknown or already finished job rejects the batch. `pending_jobs`
 ///   lists unfinished jobs oldest first; `record_job_failure` counts a failed attempt. Purging a
 ///   user erases their jobs.
+/// - **Validation**: a store rejects what [`WriteBatch::validate`] rejects, before it writes.
 /// - Thread-safe: concurrent writers from several threads never lose a write.
-pub trait Store: Send + Sync {
+pub trait Store: StoreRead {
     /// Atomically write a batch (turns, new memories with their `Created` history, vectors,
     /// updates and forgets of existing memories, new and finished jobs).
     fn write(&self, batch: WriteBatch) -> StoreResult<()>;
-
-    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>>;
-    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>>;
-
-    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>>;
-    /// Fetch several memories of one user; unknown ids are skipped. Order follows `ids`.
-    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>>;
-    fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page)
-        -> StoreResult<Paged<Memory>>;
 
     /// Apply a caller's edit and record it in history. `Ok(None)` if the memory is unknown.
     fn update(
@@ -265,7 +461,6 @@ pub trait Store: Send + Sync {
         reason: &str,
         at: Moment,
     ) -> StoreResult<Option<Memory>>;
-    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>>;
     /// Append retrievals to memories' access logs (no new version).
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()>;
 
@@ -273,20 +468,9 @@ pub trait Store: Send + Sync {
     /// unknown memory, or another user's, rejects the whole call with `InvalidWrite`.
     fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()>;
 
-    /// All vectors of the user's active memories in one embedder's space.
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>>;
-
     /// Erase everything of one user. Irreversible.
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport>;
-    /// Every user with at least one turn or memory.
-    fn users(&self) -> StoreResult<Vec<UserKey>>;
-    /// The highest round index of the user's turns, if any.
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>>;
 
-    /// One job of `user`, finished or not. `Ok(None)` if unknown.
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>>;
-    /// Up to `limit` unfinished jobs of `user`, oldest first (created round, time, then id).
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>>;
     /// Count a failed attempt of a pending job and keep its error. `Ok(None)` if the job is
     /// unknown; a finished job is returned unchanged.
     fn record_job_failure(

@@ -230,7 +230,7 @@ impl SentenceBert {
             .into_iter()
             .map(|slot| {
                 slot.unwrap_or_else(|| {
-                    Err(EmbedError::Failed(format!(
+                    Err(EmbedError::failed(format!(
                         "{} worker panicked",
                         self.spec.model.name
                     )))
@@ -243,7 +243,7 @@ impl SentenceBert {
     fn forward(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let name = self.spec.model.name;
         let failed =
-            |e: candle_core::Error| EmbedError::Failed(format!("{name} forward pass: {e}"));
+            |e: candle_core::Error| EmbedError::failed_from(format!("{name} forward pass"), e);
         let n = encodings.len();
         let len = encodings
             .iter()
@@ -304,7 +304,7 @@ impl SentenceBert {
         // sentence-transformers strips inputs before tokenizing.
         let inputs: Vec<&str> = texts.iter().map(|t| t.trim()).collect();
         let encodings = self.tokenizer.encode_batch(inputs, true).map_err(|e| {
-            EmbedError::Failed(format!("{} tokenization: {e}", self.spec.model.name))
+            EmbedError::failed(format!("{} tokenization: {e}", self.spec.model.name))
         })?;
 
         // Sort by length (stable, so ties keep input order and results stay deterministic),

@@ -170,11 +170,13 @@ impl HttpEmbedder {
             req = req.bearer_auth(key);
         }
         let resp = req.send().map_err(|e| {
-            let msg = format!("request to {} failed: {e}", self.url);
             if e.is_timeout() || e.is_connect() || e.is_request() {
-                Attempt::Retry(msg, None)
+                Attempt::Retry(format!("request to {} failed: {e}", self.url), None)
             } else {
-                Attempt::Fatal(EmbedError::Failed(msg))
+                Attempt::Fatal(EmbedError::failed_from(
+                    format!("request to {} failed", self.url),
+                    e,
+                ))
             }
         })?;
         let status = resp.status();
@@ -201,18 +203,21 @@ impl HttpEmbedder {
                 "{msg} ({hint})"
             ))))
         } else {
-            Err(Attempt::Fatal(EmbedError::Failed(msg)))
+            Err(Attempt::Fatal(EmbedError::failed(msg)))
         }
     }
 
     /// Check and convert a response body into vectors in input order.
     fn parse(&self, body: &[u8], expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
         let parsed: EmbeddingsResponse = serde_json::from_slice(body).map_err(|e| {
-            EmbedError::Failed(format!(
-                "malformed embeddings response from {}: {e}; body starts with: {}",
-                self.url,
-                snippet(&String::from_utf8_lossy(body))
-            ))
+            EmbedError::failed_from(
+                format!(
+                    "malformed embeddings response from {}; body starts with: {}",
+                    self.url,
+                    snippet(&String::from_utf8_lossy(body))
+                ),
+                e,
+            )
         })?;
         let mut data = parsed.data;
         if data.len() != expected {
@@ -226,7 +231,7 @@ impl HttpEmbedder {
         if data.iter().all(|d| d.index.is_some()) {
             data.sort_by_key(|d| d.index);
             if data.iter().enumerate().any(|(i, d)| d.index != Some(i)) {
-                return Err(EmbedError::Failed(format!(
+                return Err(EmbedError::failed(format!(
                     "embeddings response from {} has indices that are not 0..{expected}",
                     self.url
                 )));
@@ -321,10 +326,10 @@ impl HttpEmbedder {
                         None,
                     ),
                     Err(e) => {
-                        return Err(EmbedError::Failed(format!(
-                            "reading response from {} failed: {e}",
-                            self.url
-                        )))
+                        return Err(EmbedError::failed_from(
+                            format!("reading response from {} failed", self.url),
+                            e,
+                        ))
                     }
                 },
                 Err(a) => a,
@@ -333,7 +338,7 @@ impl HttpEmbedder {
                 Attempt::Fatal(e) => return Err(e),
                 Attempt::Retry(msg, retry_after) => {
                     if attempt >= self.max_retries {
-                        return Err(EmbedError::Failed(format!(
+                        return Err(EmbedError::failed(format!(
                             "{msg} (gave up after {} attempts)",
                             attempt + 1
                         )));
@@ -577,7 +582,7 @@ mod tests {
         let (url, _) = serve(vec![reply(200, "{\"data\": [oops")]);
         let err = embedder(&url, 3).embed_one("x").unwrap_err();
         let msg = err.to_string();
-        assert!(matches!(err, EmbedError::Failed(_)));
+        assert!(matches!(err, EmbedError::Failed { .. }));
         assert!(
             msg.contains("malformed embeddings response") && msg.contains("[oops"),
             "{msg}"

@@ -1,5 +1,5 @@
-//! `Engine`: the library API applications embed — one store, one embedder, one memory model,
-//! and a mechanism (preset) per agent.
+//! `Engine`: the one front door — one store, one embedder, one memory model, and a mechanism
+//! (preset) per agent. Every write goes through it; mechanisms only read and return writes.
 //!
 //! Writes follow one rule: raw turns and the jobs they cause commit first, in one transaction;
 //! derived work runs afterwards as durable jobs whose results commit together with the job's
@@ -11,17 +11,19 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use mnemos_core::retrieval::{Reranker, RetrievalConfig};
 use mnemos_core::{
-    AddedTurn, HistoryEntry, Job, JobId, Memories, Memory, MemoryFilter, MemoryId, MemoryModel,
-    MemoryPatch, Moment, NewTurn, Page, Paged, PurgeReport, Scope, SearchRequest, SearchResults,
-    Turn, UserKey, WriteBatch,
+    BatchForget, Clock, Embedder, HistoryEntry, Job, KindTag, Memory, MemoryFilter, MemoryId,
+    MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, Store, StoreRead,
+    SystemClock, Turn, TurnId, UserKey, WriteBatch,
 };
 
 use crate::error::{EngineError, EngineResult};
+use crate::jobs::{JobProgress, JobReport};
 use crate::mechanism::{
-    collect_all, Context, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx,
-    RecallRequest,
+    Context, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx, RecallRequest,
 };
+use crate::memories::{AddedTurn, IndexStats, Memories, NewTurn, SearchRequest, SearchResults};
 use crate::presets::{self, PresetSpec};
 
 /// How derived jobs run.
@@ -45,61 +47,75 @@ impl Default for JobSettings {
 }
 
 /// Which preset runs for which agent.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EngineConfig {
     /// The preset for agents without their own entry.
     pub preset: PresetSpec,
     /// Per-agent presets.
     pub agents: BTreeMap<String, PresetSpec>,
+    /// Parameters of presets by name, for running jobs that a preset no agent runs now
+    /// planned earlier (the job names its preset).
+    pub params: BTreeMap<String, toml::Table>,
     pub jobs: JobSettings,
+}
+
+/// The preset an engine runs when nothing else is configured.
+pub const DEFAULT_PRESET: &str = "retrieval";
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self::with_preset(DEFAULT_PRESET)
+    }
 }
 
 impl EngineConfig {
     pub fn with_preset(name: &str) -> Self {
         Self {
             preset: PresetSpec::named(name),
-            ..Self::default()
+            agents: BTreeMap::new(),
+            params: BTreeMap::new(),
+            jobs: JobSettings::default(),
         }
-    }
-}
-
-/// What a run of pending jobs did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct JobReport {
-    pub ran: usize,
-    pub failed: usize,
-    pub memories_created: usize,
-    pub memories_updated: usize,
-    pub memories_forgotten: usize,
-    /// Jobs left alone after `max_attempts` failures (id, last error).
-    pub stuck: Vec<(JobId, String)>,
-    /// Errors of this run's failed attempts (id, error).
-    pub errors: Vec<(JobId, String)>,
-}
-
-impl JobReport {
-    /// Add another report's counts to this one.
-    pub fn absorb(&mut self, other: JobReport) {
-        self.ran += other.ran;
-        self.failed += other.failed;
-        self.memories_created += other.memories_created;
-        self.memories_updated += other.memories_updated;
-        self.memories_forgotten += other.memories_forgotten;
-        self.stuck.extend(other.stuck);
-        self.errors.extend(other.errors);
     }
 }
 
 /// What `add` committed and what its jobs did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AddReport {
+    /// One entry per input turn, in input order (added now, or a duplicate of a stored key).
     pub turns: Vec<AddedTurn>,
     pub jobs_enqueued: usize,
     pub jobs: JobReport,
 }
 
+/// What a user's forget request did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForgetReport {
+    /// The memory as it is now (its state holds the reason and moment of the forget).
+    pub memory: Memory,
+    /// It had been forgotten before this request; the first reason stands.
+    pub already_forgotten: bool,
+    /// Memories derived from it (summaries, profiles…) forgotten by this request.
+    pub derived: usize,
+}
+
+/// What an engine runs on, for reports and status lines.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EngineInfo {
+    pub embedder: String,
+    pub dimension: usize,
+    pub memory_model: String,
+    /// The preset of agents without their own.
+    pub preset: String,
+}
+
 /// A durable job for `spec`, planned by `mechanism` for `scope` at `created`.
-fn job_for(spec: JobSpec, mechanism: &str, scope: &Scope, created: Moment) -> EngineResult<Job> {
+pub(crate) fn job_for(
+    spec: JobSpec,
+    mechanism: &str,
+    scope: &Scope,
+    created: Moment,
+) -> EngineResult<Job> {
     let payload = serde_json::to_string(&spec.payload)
         .map_err(|e| EngineError::config(format!("job payload does not serialize: {e}")))?;
     let job = Job::new(scope.clone(), mechanism, spec.kind, payload, created);
@@ -107,59 +123,211 @@ fn job_for(spec: JobSpec, mechanism: &str, scope: &Scope, created: Moment) -> En
     Ok(job)
 }
 
-/// The memory engine.
-pub struct Engine {
-    memories: Arc<Memories>,
+/// Builds an [`Engine`] over a store, an embedder and a memory model.
+pub struct EngineBuilder {
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
     model: Arc<dyn MemoryModel>,
-    default_mechanism: Arc<dyn Mechanism>,
-    agent_mechanisms: BTreeMap<String, Arc<dyn Mechanism>>,
-    settings: JobSettings,
+    clock: Arc<dyn Clock>,
+    retrieval: RetrievalConfig,
+    config: EngineConfig,
+    progress: Option<Arc<dyn JobProgress>>,
+    mechanisms: Vec<(Option<String>, Arc<dyn Mechanism>)>,
+    rerankers: Vec<Box<dyn Reranker>>,
+    notes: Vec<String>,
 }
 
-impl Engine {
-    /// Build the engine; every preset in `config` is validated here.
-    pub fn new(
-        memories: Arc<Memories>,
-        model: Arc<dyn MemoryModel>,
-        config: &EngineConfig,
-    ) -> EngineResult<Self> {
+impl EngineBuilder {
+    /// The wall clock memories are stamped with (default: the system clock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Retrieval settings (default: [`RetrievalConfig::default`]).
+    pub fn retrieval(mut self, retrieval: RetrievalConfig) -> Self {
+        self.retrieval = retrieval;
+        self
+    }
+
+    /// Presets per agent and job settings (default: `retrieval` for every agent).
+    pub fn config(mut self, config: EngineConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Told when a derived job starts and ends (progress lines while a model works).
+    pub fn job_progress(mut self, progress: Arc<dyn JobProgress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Things worth telling whoever runs this engine (weaker configurations, fallbacks).
+    pub fn notes(mut self, notes: Vec<String>) -> Self {
+        self.notes = notes;
+        self
+    }
+
+    /// Add a re-ranking stage to every search (stages run in the order added).
+    pub fn reranker(mut self, reranker: Box<dyn Reranker>) -> Self {
+        self.rerankers.push(reranker);
+        self
+    }
+
+    /// Run a mechanism of your own for every agent without a per-agent one.
+    pub fn default_mechanism(mut self, mechanism: Arc<dyn Mechanism>) -> Self {
+        self.mechanisms.push((None, mechanism));
+        self
+    }
+
+    /// Run a mechanism of your own for one agent.
+    pub fn agent_mechanism(mut self, agent: &str, mechanism: Arc<dyn Mechanism>) -> Self {
+        self.mechanisms.push((Some(agent.to_string()), mechanism));
+        self
+    }
+
+    /// Build the engine; every preset in the config is validated here.
+    pub fn build(self) -> EngineResult<Engine> {
+        let config = self.config;
         if config.jobs.max_attempts == 0 {
             return Err(EngineError::config("jobs.max_attempts must be at least 1"));
         }
-        let default_mechanism = presets::build(&config.preset)?;
+        let mut memories = Memories::new(self.store, self.embedder, self.clock, self.retrieval)?;
+        for reranker in self.rerankers {
+            memories = memories.with_reranker(reranker);
+        }
+        let mut default_mechanism = presets::build(&config.preset)?;
         let mut agent_mechanisms = BTreeMap::new();
         for (agent, spec) in &config.agents {
             let mechanism = presets::build(spec)
                 .map_err(|e| EngineError::config(format!("agent '{agent}': {e}")))?;
             agent_mechanisms.insert(agent.clone(), mechanism);
         }
-        Ok(Self {
+        for (agent, mechanism) in self.mechanisms {
+            match agent {
+                Some(agent) => {
+                    agent_mechanisms.insert(agent, mechanism);
+                }
+                None => default_mechanism = mechanism,
+            }
+        }
+        Ok(Engine {
             memories,
-            model,
+            model: self.model,
             default_mechanism,
             agent_mechanisms,
-            settings: config.jobs.clone(),
+            settings: config.jobs,
+            preset_params: config.params,
+            progress: self.progress,
+            notes: self.notes,
         })
     }
+}
 
-    /// Run a mechanism of your own for every agent without a per-agent one.
-    pub fn with_default_mechanism(mut self, mechanism: Arc<dyn Mechanism>) -> Self {
-        self.default_mechanism = mechanism;
-        self
+/// The memory engine: the API applications embed, and the only way anything is written.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mnemos_core::{MemoryStore, Scope, UserKey};
+/// use mnemos_embed::HashEmbedder;
+/// use mnemos_engine::{Engine, NewTurn, RecallRequest, SearchRequest};
+/// use mnemos_offline::OfflineModel;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // An in-memory store, a weights-free embedder and the offline memory model: no files, no
+/// // network. `Engine::open(&config, …)` does the same from a `mnemos.toml`.
+/// let embedder = Arc::new(HashEmbedder::default());
+/// let model = Arc::new(OfflineModel::new(embedder.clone()));
+/// let engine = Engine::builder(Arc::new(MemoryStore::new()), embedder, model).build()?;
+///
+/// let scope = Scope::new("acme", "ann", "assistant", "s1")?;
+/// let added = engine.add(vec![
+///     NewTurn::user(scope.clone(), "I just started a job at a bakery in Berlin."),
+///     NewTurn::user(scope.clone(), "我的猫叫小白。"),
+/// ])?;
+/// let ann = UserKey::new("acme", "ann")?;
+///
+/// // What a prompt should carry for a new turn, within 200 tokens, each item with its reasons.
+/// let context = engine.recall(&ann, "assistant", &RecallRequest::new("Where does Ann work?", 200))?;
+/// assert!(context.text.contains("bakery"));
+///
+/// // Ranked memories with score breakdowns.
+/// let hits = engine.search(&SearchRequest::new(ann.clone(), "猫"))?.hits;
+/// assert!(hits[0].memory.text.contains("小白"));
+///
+/// // Forgetting follows provenance and is recorded in the memory's history.
+/// let bakery = added.turns[0].memory_id().expect("added now");
+/// let report = engine.forget(&ann, bakery, "the user asked")?;
+/// assert!(!report.memory.is_active());
+/// assert!(engine.search(&SearchRequest::new(ann.clone(), "bakery"))?
+///     .hits.iter().all(|h| h.memory.id != bakery));
+/// # Ok(())
+/// # }
+/// ```
+pub struct Engine {
+    memories: Memories,
+    model: Arc<dyn MemoryModel>,
+    default_mechanism: Arc<dyn Mechanism>,
+    agent_mechanisms: BTreeMap<String, Arc<dyn Mechanism>>,
+    pub(crate) settings: JobSettings,
+    pub(crate) preset_params: BTreeMap<String, toml::Table>,
+    pub(crate) progress: Option<Arc<dyn JobProgress>>,
+    notes: Vec<String>,
+}
+
+impl Engine {
+    /// Start building an engine over `store`, `embedder` and `model`.
+    pub fn builder(
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+        model: Arc<dyn MemoryModel>,
+    ) -> EngineBuilder {
+        EngineBuilder {
+            store,
+            embedder,
+            model,
+            clock: Arc::new(SystemClock),
+            retrieval: RetrievalConfig::default(),
+            config: EngineConfig::default(),
+            progress: None,
+            mechanisms: Vec::new(),
+            rerankers: Vec::new(),
+            notes: Vec::new(),
+        }
     }
 
-    /// Run a mechanism of your own for one agent.
-    pub fn with_agent_mechanism(mut self, agent: &str, mechanism: Arc<dyn Mechanism>) -> Self {
-        self.agent_mechanisms.insert(agent.to_string(), mechanism);
-        self
-    }
-
-    pub fn memories(&self) -> &Arc<Memories> {
+    #[cfg(test)]
+    pub(crate) fn memories(&self) -> &Memories {
         &self.memories
     }
 
+    pub(crate) fn store(&self) -> &dyn Store {
+        self.memories.store().as_ref()
+    }
+
+    /// The embedder behind retrieval.
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        self.memories.embedder()
+    }
+
+    /// The memory model derived work runs on.
     pub fn model(&self) -> &Arc<dyn MemoryModel> {
         &self.model
+    }
+
+    /// What this engine does less well than it could, in words (e.g. an offline classifier
+    /// that runs without its trained weights). Empty when nothing is degraded.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    pub fn info(&self) -> EngineInfo {
+        EngineInfo {
+            embedder: self.embedder().id().to_string(),
+            dimension: self.embedder().dimension(),
+            memory_model: self.model.id().to_string(),
+            preset: self.default_mechanism.name().to_string(),
+        }
     }
 
     /// The mechanism that runs for `agent`.
@@ -169,24 +337,30 @@ impl Engine {
             .unwrap_or(&self.default_mechanism)
     }
 
-    fn ctx<'a>(&'a self, user: &'a UserKey, agent: &'a str) -> MechanismCtx<'a> {
-        MechanismCtx {
-            memories: &self.memories,
-            model: self.model.as_ref(),
-            user,
-            agent,
-        }
+    /// Every mechanism this engine runs (the default first).
+    pub(crate) fn mechanisms(&self) -> impl Iterator<Item = &Arc<dyn Mechanism>> {
+        std::iter::once(&self.default_mechanism).chain(self.agent_mechanisms.values())
+    }
+
+    pub(crate) fn ctx<'a>(&'a self, user: &'a UserKey, agent: &'a str) -> MechanismCtx<'a> {
+        MechanismCtx::new(&self.memories, self.model.as_ref(), user, agent)
     }
 
     /// A durable job for `spec`, created now (work planned outside an ingest).
-    fn job_now(&self, spec: JobSpec, mechanism: &str, scope: &Scope) -> EngineResult<Job> {
+    pub(crate) fn job_now(
+        &self,
+        spec: JobSpec,
+        mechanism: &str,
+        scope: &Scope,
+    ) -> EngineResult<Job> {
         let created = self.memories.moment(&scope.user_key())?;
         job_for(spec, mechanism, scope, created)
     }
 
     /// Commit turns (with the jobs their mechanisms plan), then — when jobs run inline — run
     /// the users' pending jobs. A failing job does not fail the add: the turns are committed and
-    /// the failure is in the report (the job stays pending and is retried).
+    /// the failure is in the report (the job stays pending and is retried). A turn whose key is
+    /// already stored is reported as a duplicate and not added again.
     pub fn add(&self, turns: Vec<NewTurn>) -> EngineResult<AddReport> {
         let mut users: Vec<UserKey> = Vec::new();
         for turn in &turns {
@@ -195,31 +369,12 @@ impl Engine {
                 users.push(key);
             }
         }
-        let store = self.memories.store().clone();
-        // Turns of this write already planned, per (user, agent): mechanisms see them in
-        // `ObserveCtx::earlier` because they are not in the store yet.
-        let mut earlier: HashMap<(UserKey, String), Vec<Turn>> = HashMap::new();
         let mut enqueued = 0usize;
-        let mut plan = |turn: &Turn| -> mnemos_core::Result<Vec<Job>> {
-            let mechanism = self.mechanism(&turn.scope.agent);
-            let key = (turn.scope.user_key(), turn.scope.agent.clone());
-            let same = earlier.entry(key.clone()).or_default();
-            let ctx = ObserveCtx {
-                store: store.as_ref(),
-                user: &key.0,
-                agent: &key.1,
-                earlier: same,
-            };
-            let planning =
-                |e: EngineError| mnemos_core::Error::invalid(format!("planning derived work: {e}"));
-            let specs = mechanism.observe(&ctx, turn).map_err(planning)?;
-            same.push(turn.clone());
-            let jobs = specs
-                .into_iter()
-                .map(|spec| job_for(spec, mechanism.name(), &turn.scope, turn.at))
-                .collect::<EngineResult<Vec<Job>>>()
-                .map_err(planning)?;
-            enqueued += jobs.len();
+        let mut plan = |turns: &[Turn]| -> mnemos_core::Result<Vec<Vec<Job>>> {
+            let jobs = self
+                .plan_turns(turns)
+                .map_err(|e| mnemos_core::Error::invalid(format!("planning derived work: {e}")))?;
+            enqueued = jobs.iter().map(Vec::len).sum();
             Ok(jobs)
         };
         let added = self.memories.add_turns_planned(turns, &mut plan)?;
@@ -236,6 +391,32 @@ impl Engine {
         Ok(report)
     }
 
+    /// The jobs each turn of one user's write causes: every turn is observed by its agent's
+    /// mechanism, which sees the write's earlier turns of the same agent.
+    fn plan_turns(&self, turns: &[Turn]) -> EngineResult<Vec<Vec<Job>>> {
+        let mut earlier: HashMap<(UserKey, String), Vec<Turn>> = HashMap::new();
+        let mut planned = Vec::with_capacity(turns.len());
+        for turn in turns {
+            let mechanism = self.mechanism(&turn.scope.agent);
+            let key = (turn.scope.user_key(), turn.scope.agent.clone());
+            let same = earlier.entry(key.clone()).or_default();
+            let ctx = ObserveCtx {
+                store: self.store(),
+                user: &key.0,
+                agent: &key.1,
+                earlier: same,
+            };
+            let specs = mechanism.observe(&ctx, turn)?;
+            same.push(turn.clone());
+            let jobs = specs
+                .into_iter()
+                .map(|spec| job_for(spec, mechanism.name(), &turn.scope, turn.at))
+                .collect::<EngineResult<Vec<Job>>>()?;
+            planned.push(jobs);
+        }
+        Ok(planned)
+    }
+
     /// Close a session: its mechanism plans the closing work (summaries…), which commits as
     /// jobs and, inline, runs now.
     pub fn end_session(&self, scope: &Scope) -> EngineResult<JobReport> {
@@ -243,7 +424,7 @@ impl Engine {
         let user = scope.user_key();
         let mechanism = self.mechanism(&scope.agent);
         let ctx = ObserveCtx {
-            store: self.memories.store().as_ref(),
+            store: self.store(),
             user: &user,
             agent: &scope.agent,
             earlier: &[],
@@ -265,45 +446,15 @@ impl Engine {
         }
     }
 
-    /// Pending jobs of `user` (including ones left alone after too many failures).
-    pub fn pending_jobs(&self, user: &UserKey) -> EngineResult<Vec<Job>> {
-        Ok(self.memories.store().pending_jobs(user, usize::MAX)?)
-    }
-
-    fn mechanism_for_job(&self, job: &Job) -> EngineResult<&Arc<dyn Mechanism>> {
-        let mechanism = self.mechanism(&job.scope.agent);
-        if mechanism.name() != job.mechanism {
-            return Err(EngineError::Job {
-                id: job.id.to_string(),
-                message: format!(
-                    "planned by '{}' but agent '{}' now runs '{}'",
-                    job.mechanism,
-                    job.scope.agent,
-                    mechanism.name()
-                ),
-            });
-        }
-        Ok(mechanism)
-    }
-
-    /// Compute a pending job's writes without committing them (inspection, crash drills).
-    pub fn dry_run_job(&self, user: &UserKey, id: JobId) -> EngineResult<Derived> {
-        let job = self
-            .memories
-            .store()
-            .job(user, id)?
-            .ok_or_else(|| mnemos_core::Error::not_found("job", id))?;
-        let mechanism = self.mechanism_for_job(&job)?;
-        mechanism.run_job(&self.ctx(user, &job.scope.agent), &job)
-    }
-
-    fn commit_derived(
+    /// Commit what a mechanism derived (and, for a job, the job's completion) in one write.
+    /// Returns (created, updated, forgotten) counts.
+    pub(crate) fn commit_derived(
         &self,
         user: &UserKey,
         scope: &Scope,
         mechanism: &str,
         derived: Derived,
-        finished: Option<JobId>,
+        finished: Option<mnemos_core::JobId>,
     ) -> EngineResult<(usize, usize, usize)> {
         let counts = (
             derived.memories.len(),
@@ -328,54 +479,6 @@ impl Engine {
         }
         self.memories.commit(user, batch)?;
         Ok(counts)
-    }
-
-    /// Run `user`'s pending jobs, oldest first, until none is runnable. Each job's results commit
-    /// with its completion; a failure counts an attempt and leaves the job pending.
-    pub fn run_pending(&self, user: &UserKey) -> EngineResult<JobReport> {
-        let mut report = JobReport::default();
-        let mut tried: HashSet<JobId> = HashSet::new();
-        loop {
-            let pending = self.pending_jobs(user)?;
-            let mut runnable = Vec::new();
-            for job in pending {
-                if job.attempts >= self.settings.max_attempts {
-                    if tried.insert(job.id) {
-                        report
-                            .stuck
-                            .push((job.id, job.last_error.clone().unwrap_or_default()));
-                    }
-                } else if !tried.contains(&job.id) {
-                    runnable.push(job);
-                }
-            }
-            if runnable.is_empty() {
-                return Ok(report);
-            }
-            for job in runnable {
-                tried.insert(job.id);
-                let result = self.mechanism_for_job(&job).and_then(|m| {
-                    let derived = m.run_job(&self.ctx(user, &job.scope.agent), &job)?;
-                    self.commit_derived(user, &job.scope, m.name(), derived, Some(job.id))
-                });
-                match result {
-                    Ok((created, updated, forgotten)) => {
-                        report.ran += 1;
-                        report.memories_created += created;
-                        report.memories_updated += updated;
-                        report.memories_forgotten += forgotten;
-                    }
-                    Err(e) => {
-                        let message = e.to_string();
-                        self.memories
-                            .store()
-                            .record_job_failure(user, job.id, &message)?;
-                        report.failed += 1;
-                        report.errors.push((job.id, message));
-                    }
-                }
-            }
-        }
     }
 
     /// What a new turn of `agent` needs from `user`'s memory, within the request's budget.
@@ -420,11 +523,17 @@ impl Engine {
         Ok(self.memories.search(request)?)
     }
 
+    /// One memory; `NotFound` for unknown ids and other users' ids alike.
     pub fn get(&self, user: &UserKey, id: MemoryId) -> EngineResult<Memory> {
         Ok(self.memories.get(user, id)?)
     }
 
-    /// A page of memories (filter by kind, agent, session, state, metadata).
+    /// One raw turn; `NotFound` for unknown ids and other users' ids alike.
+    pub fn turn(&self, user: &UserKey, id: TurnId) -> EngineResult<Turn> {
+        Ok(self.memories.turn(user, id)?)
+    }
+
+    /// A page of memories (filter by kind, agent, session, state, metadata, creation time).
     pub fn list(
         &self,
         user: &UserKey,
@@ -434,6 +543,7 @@ impl Engine {
         Ok(self.memories.list(user, filter, page)?)
     }
 
+    /// Edit a memory (a new version in its history); a changed text is re-embedded.
     pub fn update(
         &self,
         user: &UserKey,
@@ -443,65 +553,115 @@ impl Engine {
         Ok(self.memories.update(user, id, patch)?)
     }
 
-    /// Delete a memory at the user's request: it leaves retrieval and recall, and its history
-    /// records why. Deletion follows provenance: when a raw turn's memory is deleted, every
+    /// Forget a memory at the user's request: it leaves retrieval and recall, and its history
+    /// records why. Forgetting follows provenance: when a raw turn's memory is forgotten, every
     /// active memory derived from that turn (summaries, profiles, reflections) is forgotten too,
-    /// in the same transaction, so the deleted words cannot come back through a summary.
-    /// Returns the deleted memory and how many derived memories went with it.
-    /// (`purge` erases everything of a user.)
-    pub fn delete(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-    ) -> EngineResult<(Memory, usize)> {
+    /// in the same transaction, so the words cannot come back through a summary. Forgetting a
+    /// memory that is already forgotten changes nothing of it and says so (derived memories
+    /// still active are forgotten then). `purge` erases everything of a user.
+    pub fn forget(&self, user: &UserKey, id: MemoryId, reason: &str) -> EngineResult<ForgetReport> {
         if reason.trim().is_empty() {
-            return Err(mnemos_core::Error::invalid("deleting needs a reason").into());
+            return Err(mnemos_core::Error::invalid("forgetting needs a reason").into());
         }
         let target = self.memories.get(user, id)?;
-        let turns: HashSet<_> = target.provenance.iter().copied().collect();
         let at = self.memories.moment(user)?;
         let mut batch = WriteBatch {
             user: Some(user.clone()),
             ..WriteBatch::default()
         };
         if target.is_active() {
-            batch.forgets.push(mnemos_core::BatchForget {
+            batch.forgets.push(BatchForget {
                 id,
                 reason: reason.to_string(),
                 at,
             });
         }
-        if target.kind == mnemos_core::MemoryKind::Turn {
-            let store = self.memories.store();
-            for derived in collect_all(store.as_ref(), user, &MemoryFilter::active())? {
-                if derived.id != id
-                    && derived.kind != mnemos_core::MemoryKind::Turn
-                    && derived.provenance.iter().any(|t| turns.contains(t))
-                {
-                    batch.forgets.push(mnemos_core::BatchForget {
-                        id: derived.id,
-                        reason: format!("derived from deleted memory {id}: {reason}"),
-                        at,
-                    });
-                }
-            }
+        let derived = self.derived_from(user, &target)?;
+        for memory in &derived {
+            batch.forgets.push(BatchForget {
+                id: memory.id,
+                reason: format!("derived from forgotten memory {id}: {reason}"),
+                at,
+            });
         }
-        let cascaded = batch
-            .forgets
-            .len()
-            .saturating_sub(usize::from(target.is_active()));
         if !batch.forgets.is_empty() {
             self.memories.commit(user, batch)?;
         }
-        Ok((self.memories.get(user, id)?, cascaded))
+        Ok(ForgetReport {
+            memory: self.memories.get(user, id)?,
+            already_forgotten: !target.is_active(),
+            derived: derived.len(),
+        })
     }
 
+    /// Active derived memories whose provenance holds the turn behind `memory` (raw-turn
+    /// memories only: a summary's provenance is shared with its siblings, not owned).
+    fn derived_from(&self, user: &UserKey, memory: &Memory) -> EngineResult<Vec<Memory>> {
+        if memory.kind.tag() != KindTag::Turn {
+            return Ok(Vec::new());
+        }
+        let turns: HashSet<TurnId> = memory.provenance.iter().copied().collect();
+        let active = self.store().list_all(user, &MemoryFilter::active())?;
+        Ok(active
+            .into_iter()
+            .filter(|m| {
+                m.id != memory.id
+                    && m.kind.tag() != KindTag::Turn
+                    && m.provenance.iter().any(|t| turns.contains(t))
+            })
+            .collect())
+    }
+
+    /// Every version of a memory, oldest first.
     pub fn history(&self, user: &UserKey, id: MemoryId) -> EngineResult<Vec<HistoryEntry>> {
         Ok(self.memories.history(user, id)?)
     }
 
+    /// Erase every turn, memory, history entry, vector and job of a user. Irreversible.
     pub fn purge(&self, user: &UserKey) -> EngineResult<PurgeReport> {
         Ok(self.memories.purge(user)?)
+    }
+
+    /// Every user with data.
+    pub fn users(&self) -> EngineResult<Vec<UserKey>> {
+        Ok(self.memories.users()?)
+    }
+
+    /// Does the store hold anything of `user`?
+    pub fn has_user(&self, user: &UserKey) -> EngineResult<bool> {
+        Ok(self.store().users()?.contains(user))
+    }
+
+    /// Read-only access to everything else (whole listings, turns, index statistics).
+    pub fn reader(&self) -> Reader<'_> {
+        Reader { engine: self }
+    }
+}
+
+/// Read-only access to an engine's data beyond the typed operations: nothing here writes.
+#[derive(Clone, Copy)]
+pub struct Reader<'a> {
+    engine: &'a Engine,
+}
+
+impl<'a> Reader<'a> {
+    /// The store, for reading.
+    pub fn store(&self) -> &'a dyn StoreRead {
+        self.engine.store()
+    }
+
+    /// Every memory of `user` matching `filter`, in creation order.
+    pub fn all(&self, user: &UserKey, filter: &MemoryFilter) -> EngineResult<Vec<Memory>> {
+        Ok(self.store().list_all(user, filter)?)
+    }
+
+    /// Build `user`'s retrieval index now (instead of at the first search) and describe it.
+    pub fn warm(&self, user: &UserKey) -> EngineResult<IndexStats> {
+        Ok(self.engine.memories.warm(user)?)
+    }
+
+    /// What the most recent index build had to do.
+    pub fn last_build_stats(&self) -> IndexStats {
+        self.engine.memories.last_build_stats()
     }
 }

@@ -1,6 +1,7 @@
-//! Engine errors: what a caller can act on.
+//! Engine errors: what a caller can act on. [`EngineError::class`] sorts every variant into an
+//! [`ErrorClass`] with an exhaustive `match` (the server's HTTP status, the CLI's exit code).
 
-use mnemos_core::{Error as CoreError, ModelError, StoreError};
+use mnemos_core::{Error as CoreError, ErrorClass, ModelError, StoreError};
 
 pub type EngineResult<T> = std::result::Result<T, EngineError>;
 
@@ -18,6 +19,21 @@ pub enum EngineError {
     /// A job's payload does not parse, or it names a mechanism this engine does not run.
     #[error("job {id}: {message}")]
     Job { id: String, message: String },
+    /// An ingest stopped after `committed` turns were stored (they stay).
+    #[error("ingest stopped after {committed} turns were committed: {source}")]
+    Ingest {
+        committed: usize,
+        #[source]
+        source: Box<EngineError>,
+    },
+    /// A setup step (opening the database, loading a model, reading the config) failed.
+    #[error("{what}: {source}")]
+    Setup {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+        class: ErrorClass,
+    },
 }
 
 impl From<StoreError> for EngineError {
@@ -29,5 +45,34 @@ impl From<StoreError> for EngineError {
 impl EngineError {
     pub fn config(msg: impl Into<String>) -> Self {
         EngineError::Config(msg.into())
+    }
+
+    /// A failed setup step, classed by the caller (a missing file is the user's to fix).
+    pub fn setup(
+        what: impl Into<String>,
+        class: ErrorClass,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        EngineError::Setup {
+            what: what.into(),
+            source: Box::new(source),
+            class,
+        }
+    }
+
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            EngineError::Core(e) => e.class(),
+            EngineError::Model(e) => e.class(),
+            EngineError::Config(_) => ErrorClass::InvalidInput,
+            EngineError::Job { .. } => ErrorClass::Internal,
+            EngineError::Ingest { source, .. } => source.class(),
+            EngineError::Setup { class, .. } => *class,
+        }
+    }
+
+    /// True when the caller, not the service, is at fault.
+    pub fn is_user_error(&self) -> bool {
+        self.class().is_user_error()
     }
 }

@@ -1,21 +1,39 @@
-//! mnemos engine: mechanisms (memory presets) over one store, one embedder and one memory
-//! model, with derived work as durable, idempotent jobs.
+//! mnemos engine: the one front door. An [`Engine`] holds one store, one embedder and one
+//! memory model, runs a mechanism (memory preset) per agent, and is the only write path:
+//! turns, derived work (as durable, idempotent jobs), edits, forgets and purges all go
+//! through it. Mechanisms read through read-only contexts and return their writes.
 //!
+//! - [`Engine`] (`engine`, `jobs`, `ingest`, `views`): every operation a client needs.
+//! - [`setup`]: the typed `mnemos.toml` and [`Engine::open`] from it.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
-//! - [`engine`]: `Engine`, the API applications embed (add, recall, search, CRUD, jobs).
-//! - [`presets`]: named mechanisms with typed parameters, and their registry.
+//! - [`presets`]: named mechanisms with typed parameters, their registry, sweeps and variants.
 //! - [`primitives`]: budgets, rendering, decay curves shared by mechanisms.
 
-pub mod engine;
-pub mod error;
+mod engine;
+mod error;
+mod ingest;
+mod jobs;
 pub mod mechanism;
+mod memories;
 pub mod presets;
 pub mod primitives;
+pub mod setup;
+mod views;
 
-pub use engine::{AddReport, Engine, EngineConfig, JobReport, JobSettings};
+pub use engine::{
+    AddReport, Engine, EngineBuilder, EngineConfig, EngineInfo, ForgetReport, JobSettings, Reader,
+};
 pub use error::{EngineError, EngineResult};
+pub use ingest::{IngestOptions, IngestReport};
+pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
 pub use mechanism::{
     Context, ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx,
     Recall, RecallRequest, ScorePart,
 };
+pub use memories::{
+    question_parts, AddedTurn, IndexStats, NewTurn, SearchRequest, SearchResults, SearchTimings,
+    TurnStatus, SPEAKER_KEY,
+};
 pub use presets::{PresetInfo, PresetSpec};
+pub use setup::{Config, EmbedderChoice, OpenOptions};
+pub use views::{PersonaKeyView, PersonaValueView, TimelineNode, View, ViewKind};

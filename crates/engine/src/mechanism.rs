@@ -14,32 +14,71 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::memory_model::UsageReport;
 use mnemos_core::{
-    BatchForget, BatchUpdate, Job, Memories, Memory, MemoryFilter, MemoryId, MemoryKind,
-    MemoryModel, Moment, Page, Store, Turn, TurnId, UserKey,
+    BatchForget, BatchUpdate, Embedder, Job, KindTag, Memory, MemoryFilter, MemoryId, MemoryKind,
+    MemoryModel, Moment, StoreRead, Turn, TurnId, UserKey,
 };
 
 use crate::error::{EngineError, EngineResult};
+use crate::memories::{Memories, SearchRequest, SearchResults};
+use crate::views::{View, ViewKind};
 
 /// What `observe` and `end_session` may look at: the store (read only) and the turns of the
 /// same write that were observed before this one (they are not in the store yet).
 pub struct ObserveCtx<'a> {
-    pub store: &'a dyn Store,
+    pub store: &'a dyn StoreRead,
     pub user: &'a UserKey,
     pub agent: &'a str,
     /// Earlier turns of the write being planned, oldest first.
     pub earlier: &'a [Turn],
 }
 
-/// What `run_job`, `recall` and `stats` may use: retrieval over the user's memories, the store,
-/// and the memory model.
+/// What `run_job`, `recall` and `stats` may use: retrieval over the user's memories, the store
+/// (read only) and the memory model. A mechanism cannot write through it: its writes are the
+/// [`Derived`] it returns, which the engine commits.
 pub struct MechanismCtx<'a> {
-    pub memories: &'a Memories,
+    memories: &'a Memories,
     pub model: &'a dyn MemoryModel,
     pub user: &'a UserKey,
     pub agent: &'a str,
 }
 
-impl MechanismCtx<'_> {
+impl<'a> MechanismCtx<'a> {
+    pub(crate) fn new(
+        memories: &'a Memories,
+        model: &'a dyn MemoryModel,
+        user: &'a UserKey,
+        agent: &'a str,
+    ) -> Self {
+        Self {
+            memories,
+            model,
+            user,
+            agent,
+        }
+    }
+
+    /// The store, for reading.
+    pub fn store(&self) -> &'a dyn StoreRead {
+        self.memories.store().as_ref()
+    }
+
+    /// The embedder behind retrieval (for similarity between texts).
+    pub fn embedder(&self) -> &'a dyn Embedder {
+        self.memories.embedder().as_ref()
+    }
+
+    /// Ranked memories of this ctx's user (the retrieval pipeline); a request for another user
+    /// is refused.
+    pub fn search(&self, request: &SearchRequest) -> EngineResult<SearchResults> {
+        if request.user != *self.user {
+            return Err(EngineError::config(format!(
+                "a mechanism running for {} searched {}",
+                self.user, request.user
+            )));
+        }
+        Ok(self.memories.search(request)?)
+    }
+
     /// The user's current moment (latest round, clock time).
     pub fn moment(&self) -> EngineResult<Moment> {
         Ok(self.memories.moment(self.user)?)
@@ -56,22 +95,19 @@ impl MechanismCtx<'_> {
     /// Every memory of this agent matching `filter` (agent forced), in creation order.
     pub fn all(&self, mut filter: MemoryFilter) -> EngineResult<Vec<Memory>> {
         filter.agent = Some(self.agent.to_string());
-        collect_all(self.memories.store().as_ref(), self.user, &filter)
+        collect_all(self.store(), self.user, &filter)
     }
 
-    /// This agent's active memories of the given kind tags, in creation order.
-    pub fn active_of(&self, kinds: &[&str]) -> EngineResult<Vec<Memory>> {
-        self.all(MemoryFilter {
-            kinds: kinds.iter().map(|k| k.to_string()).collect(),
-            ..MemoryFilter::default()
-        })
+    /// This agent's active memories of the given kinds, in creation order.
+    pub fn active_of(&self, kinds: &[KindTag]) -> EngineResult<Vec<Memory>> {
+        self.all(MemoryFilter::of_kinds(kinds))
     }
 
     /// The turns (raw) with these ids, in the given order; unknown ids are skipped.
     pub fn turns(&self, ids: &[TurnId]) -> EngineResult<Vec<Turn>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(turn) = self.memories.store().turn(self.user, *id)? {
+            if let Some(turn) = self.store().turn(self.user, *id)? {
                 out.push(turn);
             }
         }
@@ -79,29 +115,13 @@ impl MechanismCtx<'_> {
     }
 }
 
-/// Page through every memory matching `filter`.
-pub fn collect_all(
-    store: &dyn Store,
+/// Every memory matching `filter`, in listing order.
+pub(crate) fn collect_all(
+    store: &dyn StoreRead,
     user: &UserKey,
     filter: &MemoryFilter,
 ) -> EngineResult<Vec<Memory>> {
-    let mut out = Vec::new();
-    let mut offset = 0;
-    loop {
-        let page = store.list(
-            user,
-            filter,
-            Page {
-                offset,
-                limit: 5_000,
-            },
-        )?;
-        out.extend(page.items);
-        match page.next_offset {
-            Some(next) => offset = next,
-            None => return Ok(out),
-        }
-    }
+    Ok(store.list_all(user, filter)?)
 }
 
 /// Derived work a mechanism asks for; the engine turns it into a durable [`Job`].
@@ -223,6 +243,17 @@ pub struct RecallRequest {
     pub session: Option<String>,
 }
 
+impl RecallRequest {
+    /// A recall over all of the agent's sessions.
+    pub fn new(query: impl Into<String>, token_budget: usize) -> Self {
+        Self {
+            query: query.into(),
+            token_budget,
+            session: None,
+        }
+    }
+}
+
 /// A recall's answer plus the writes it causes (access strengthening, etc.).
 #[derive(Clone, Debug, Default)]
 pub struct Recall {
@@ -286,11 +317,31 @@ pub trait Mechanism: Send + Sync {
     fn stats(&self, ctx: &MechanismCtx) -> EngineResult<MechanismStats> {
         base_stats(self.name(), ctx)
     }
+    /// The views of its memories this mechanism can draw (none by default).
+    fn views(&self) -> &'static [ViewKind] {
+        &[]
+    }
+    /// Draw one of [`views`](Self::views) from the store: `user`'s memories of one agent, or of
+    /// every agent when `agent` is `None`.
+    fn view(
+        &self,
+        store: &dyn StoreRead,
+        user: &UserKey,
+        agent: Option<&str>,
+        kind: ViewKind,
+    ) -> EngineResult<View> {
+        let _ = (store, user, agent);
+        Err(EngineError::config(format!(
+            "preset '{}' has no {} view",
+            self.name(),
+            kind.as_str()
+        )))
+    }
 }
 
 /// The counts every mechanism's `stats` starts from.
 pub fn base_stats(mechanism: &str, ctx: &MechanismCtx) -> EngineResult<MechanismStats> {
-    let store = ctx.memories.store();
+    let store = ctx.store();
     let filter = MemoryFilter {
         agent: Some(ctx.agent.to_string()),
         state: mnemos_core::StateFilter::All,
@@ -300,11 +351,11 @@ pub fn base_stats(mechanism: &str, ctx: &MechanismCtx) -> EngineResult<Mechanism
         mechanism: mechanism.to_string(),
         ..MechanismStats::default()
     };
-    for memory in collect_all(store.as_ref(), ctx.user, &filter)? {
+    for memory in collect_all(store, ctx.user, &filter)? {
         if memory.is_active() {
             *stats
                 .memories
-                .entry(memory.kind.tag().to_string())
+                .entry(memory.kind.tag().as_str().to_string())
                 .or_default() += 1;
             stats.total_memories += 1;
             stats.bytes += memory.text.len();

@@ -1,7 +1,7 @@
 //! Shared building blocks mechanisms compose: token budgets, context rendering, decay curves,
 //! score normalization, dialogue lines.
 
-use mnemos_core::memories::SPEAKER_KEY;
+use crate::memories::SPEAKER_KEY;
 use mnemos_core::memory_model::Line;
 use mnemos_core::{
     Job, Memory, MemoryId, MemoryKind, MemoryState, Metadata, Metrics, Moment, Role, Turn, TurnId,

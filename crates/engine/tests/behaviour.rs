@@ -7,16 +7,24 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use mnemos_core::{
-    FixedClock, Job, Memories, MemoryFilter, MemoryId, MemoryStore, NewTurn, Page, RetrievalConfig,
-    Role, Scope, StateFilter, Store, Timestamp, Turn, TurnId, UserKey,
+    FixedClock, Job, Memory, MemoryFilter, MemoryId, MemoryStore, Page, Role, Scope, StateFilter,
+    Store, StoreRead, Timestamp, Turn, TurnId, UserKey,
 };
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::mechanism::collect_all;
 use mnemos_engine::presets::{self, PresetSpec};
 use mnemos_engine::{
-    Context, Derived, Engine, EngineConfig, EngineResult, JobSettings, JobSpec, Mechanism,
-    MechanismCtx, ObserveCtx, Recall, RecallRequest,
+    Context, Derived, Engine, EngineBuilder, EngineConfig, EngineResult, JobSettings, JobSpec,
+    Mechanism, MechanismCtx, NewTurn, ObserveCtx, Recall, RecallRequest,
 };
+
+/// Every memory of `user` matching `filter`, in creation order.
+fn collect_all(
+    store: &dyn StoreRead,
+    user: &UserKey,
+    filter: &MemoryFilter,
+) -> EngineResult<Vec<Memory>> {
+    Ok(store.list_all(user, filter)?)
+}
 use mnemos_offline::OfflineModel;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -54,6 +62,7 @@ fn config(name: &str, inline: bool) -> EngineConfig {
     EngineConfig {
         preset: spec(name),
         agents: Default::default(),
+        params: Default::default(),
         jobs: JobSettings {
             inline,
             max_attempts: 3,
@@ -61,17 +70,26 @@ fn config(name: &str, inline: bool) -> EngineConfig {
     }
 }
 
-fn engine_on(store: Arc<dyn Store>, name: &str, inline: bool) -> Engine {
+fn builder_on(store: Arc<dyn Store>, name: &str, inline: bool) -> EngineBuilder {
     let embedder: Arc<dyn mnemos_core::Embedder> = Arc::new(HashEmbedder::default());
-    let memories = Memories::new(
-        store,
-        Arc::clone(&embedder),
-        Arc::new(FixedClock(Timestamp(T0 + 1_000 * STEP))),
-        RetrievalConfig::default(),
-    )
-    .unwrap();
-    let model = Arc::new(OfflineModel::new(embedder));
-    Engine::new(Arc::new(memories), model, &config(name, inline)).unwrap()
+    let model = Arc::new(OfflineModel::new(Arc::clone(&embedder)));
+    Engine::builder(store, embedder, model)
+        .clock(Arc::new(FixedClock(Timestamp(T0 + 1_000 * STEP))))
+        .config(config(name, inline))
+}
+
+fn engine_on(store: Arc<dyn Store>, name: &str, inline: bool) -> Engine {
+    builder_on(store, name, inline).build().unwrap()
+}
+
+/// The pending jobs of ann.
+fn pending(engine: &Engine) -> Vec<Job> {
+    engine
+        .pending_jobs(Some(&user("ann")))
+        .unwrap()
+        .into_iter()
+        .map(|p| p.job)
+        .collect()
 }
 
 fn fresh_engine(name: &str) -> Engine {
@@ -230,6 +248,7 @@ fn dialogue_turns(user: &str, agent: &str) -> Vec<NewTurn> {
             time: Some(Timestamp(T0 + i as i64 * STEP)),
             round: None,
             metadata: Default::default(),
+            key: None,
         })
         .collect()
 }
@@ -351,17 +370,13 @@ fn deleted_and_forgotten_memories_never_come_back() {
         let ids = feed(&engine, "ann", AGENT);
         let ann = user("ann");
         // The raw-turn memory of the peanut turn.
-        let turn_memory = collect_all(
-            engine.memories().store().as_ref(),
-            &ann,
-            &MemoryFilter::active(),
-        )
-        .unwrap()
-        .into_iter()
-        .find(|m| m.kind == mnemos_core::MemoryKind::Turn && m.provenance == [ids[PEANUT_TURN]])
-        .unwrap();
+        let turn_memory = collect_all(engine.reader().store(), &ann, &MemoryFilter::active())
+            .unwrap()
+            .into_iter()
+            .find(|m| m.kind == mnemos_core::MemoryKind::Turn && m.provenance == [ids[PEANUT_TURN]])
+            .unwrap();
         engine
-            .delete(&ann, turn_memory.id, "the user asked to forget it")
+            .forget(&ann, turn_memory.id, "the user asked to forget it")
             .unwrap();
         for query in [
             "What is Clara allergic to?",
@@ -386,7 +401,7 @@ fn deleted_and_forgotten_memories_never_come_back() {
             .any(|h| matches!(h.change, mnemos_core::Change::Forgotten { .. })));
         // Every forgotten memory says why.
         let forgotten = collect_all(
-            engine.memories().store().as_ref(),
+            engine.reader().store(),
             &ann,
             &MemoryFilter {
                 state: StateFilter::Forgotten,
@@ -451,7 +466,7 @@ fn users_and_agents_never_see_each_other() {
 }
 
 /// Derived (non-turn) memories of a user, as comparable text: kind and text, sorted.
-fn derived_texts(store: &dyn Store, user_name: &str) -> Vec<String> {
+fn derived_texts(store: &dyn StoreRead, user_name: &str) -> Vec<String> {
     let mut out: Vec<String> = collect_all(
         store,
         &user(user_name),
@@ -482,20 +497,20 @@ fn jobs_replay_after_a_crash_without_loss_or_duplicates() {
         {
             let engine = engine_on(open(), name, false);
             feed(&engine, "ann", AGENT);
-            let pending = engine.pending_jobs(&user("ann")).unwrap();
+            let pending = pending(&engine);
             for job in &pending {
                 engine.dry_run_job(&user("ann"), job.id).unwrap();
             }
-            assert!(derived_texts(engine.memories().store().as_ref(), "ann").is_empty());
+            assert!(derived_texts(engine.reader().store(), "ann").is_empty());
         }
         // Second process: the jobs are still there and run once.
         let store = open();
         let engine = engine_on(Arc::clone(&store), name, false);
-        let before = engine.pending_jobs(&user("ann")).unwrap().len();
+        let before = pending(&engine).len();
         let report = engine.run_pending(&user("ann")).unwrap();
         assert_eq!(report.failed, 0, "{name}: {:?}", report.errors);
         assert!(report.ran >= before, "{name}");
-        assert!(engine.pending_jobs(&user("ann")).unwrap().is_empty());
+        assert!(pending(&engine).is_empty());
         let replayed = derived_texts(store.as_ref(), "ann");
         // Running again finds nothing to do and changes nothing.
         let again = engine.run_pending(&user("ann")).unwrap();
@@ -508,7 +523,7 @@ fn jobs_replay_after_a_crash_without_loss_or_duplicates() {
         clean.run_pending(&user("ann")).unwrap();
         assert_eq!(
             replayed,
-            derived_texts(clean.memories().store().as_ref(), "ann"),
+            derived_texts(clean.reader().store(), "ann"),
             "{name}: a replayed run differs from a clean one"
         );
     }
@@ -539,8 +554,8 @@ fn offline_runs_are_deterministic() {
             assert_eq!(scores(&ca), scores(&cb), "{name}: {query}");
         }
         assert_eq!(
-            derived_texts(a.memories().store().as_ref(), "ann"),
-            derived_texts(b.memories().store().as_ref(), "ann"),
+            derived_texts(a.reader().store(), "ann"),
+            derived_texts(b.reader().store(), "ann"),
             "{name}"
         );
     }
@@ -647,13 +662,16 @@ impl Mechanism for Flaky {
 }
 
 fn flaky_engine(store: Arc<dyn Store>, fail_first: usize) -> Engine {
-    engine_on(store, "full", true).with_default_mechanism(Arc::new(Flaky {
-        fail_first,
-        attempts: AtomicUsize::new(0),
-    }))
+    builder_on(store, "full", true)
+        .default_mechanism(Arc::new(Flaky {
+            fail_first,
+            attempts: AtomicUsize::new(0),
+        }))
+        .build()
+        .unwrap()
 }
 
-fn count_facts(store: &dyn Store) -> usize {
+fn count_facts(store: &dyn StoreRead) -> usize {
     collect_all(store, &user("ann"), &MemoryFilter::active())
         .unwrap()
         .iter()
@@ -675,7 +693,7 @@ fn a_failing_job_keeps_its_turn_and_is_retried() {
     assert_eq!(report.jobs_enqueued, 1);
     assert_eq!(report.jobs.failed, 1);
     assert!(report.jobs.errors[0].1.contains("simulated model outage"));
-    let pending = engine.pending_jobs(&user("ann")).unwrap();
+    let pending = pending(&engine);
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].attempts, 1);
     assert_eq!(count_facts(store.as_ref()), 0);
@@ -700,7 +718,7 @@ fn a_job_that_keeps_failing_is_reported_stuck_not_retried_forever() {
     for _ in 0..5 {
         engine.run_pending(&user("ann")).unwrap();
     }
-    let pending = engine.pending_jobs(&user("ann")).unwrap();
+    let pending = pending(&engine);
     assert_eq!(pending[0].attempts, 3, "attempts stop at max_attempts");
     let report = engine.run_pending(&user("ann")).unwrap();
     assert_eq!(report.stuck.len(), 1);
@@ -712,15 +730,17 @@ fn a_job_that_keeps_failing_is_reported_stuck_not_retried_forever() {
 fn a_job_result_commits_at_most_once_even_when_committed_twice() {
     // A second process that picked the same job up late must not write its results again.
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let engine =
-        engine_on(Arc::clone(&store), "full", false).with_default_mechanism(Arc::new(Flaky {
+    let engine = builder_on(Arc::clone(&store), "full", false)
+        .default_mechanism(Arc::new(Flaky {
             fail_first: 0,
             attempts: AtomicUsize::new(0),
-        }));
+        }))
+        .build()
+        .unwrap();
     engine
         .add(dialogue_turns("ann", AGENT)[..1].to_vec())
         .unwrap();
-    let job = engine.pending_jobs(&user("ann")).unwrap().remove(0);
+    let job = pending(&engine).remove(0);
     let late = engine.dry_run_job(&user("ann"), job.id).unwrap();
     engine.run_pending(&user("ann")).unwrap();
     let batch = mnemos_core::WriteBatch {
@@ -729,7 +749,7 @@ fn a_job_result_commits_at_most_once_even_when_committed_twice() {
         finished_jobs: vec![(job.id, job.created)],
         ..Default::default()
     };
-    assert!(engine.memories().commit(&user("ann"), batch).is_err());
+    assert!(store.write(batch).is_err());
     assert_eq!(count_facts(store.as_ref()), 1);
 }
 

@@ -150,6 +150,7 @@ mod tests {
                 round: 1,
             },
             metadata: Default::default(),
+            key: None,
         };
         let mut memory = Memory::from_turn(&turn);
         memory.kind = kind;

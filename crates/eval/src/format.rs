@@ -16,12 +16,15 @@ use crate::perltqa::{find_perltqa_files, load_perltqa, load_perltqa_dir};
 /// Input formats the CLI understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     /// One turn object per line ([`crate::jsonl`]).
     Jsonl,
     Locomo,
+    #[cfg_attr(feature = "clap", value(name = "memdaily"))]
     MemDaily,
     /// A directory holding the memory and QA files, or either of the two files.
+    #[cfg_attr(feature = "clap", value(name = "perltqa"))]
     PerLtqa,
 }
 

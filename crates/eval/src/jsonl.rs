@@ -5,7 +5,8 @@
 //!  "session": "s1", "agent": "helper", "user": "ann", "metadata": {"source": "chat"}}
 //! ```
 //! Only `text` is required; `role` defaults to "user"; `time` is an RFC 3339 string or integer
-//! milliseconds since the Unix epoch. Blank lines are skipped. Every other problem — bad UTF-8,
+//! milliseconds since the Unix epoch; `id` is the turn's idempotency key (a turn whose id the
+//! user already has is not stored again). Blank lines are skipped. Every other problem — bad UTF-8,
 //! malformed JSON, a wrong type, an unknown field, empty or oversized text — rejects that line
 //! with a message naming the line and the field, so a typo never silently drops data.
 
@@ -20,8 +21,8 @@ use serde_json::Value;
 use crate::error::{serde_message, DatasetError, LineError, MAX_REPORTED_LINE_ERRORS};
 
 /// The fields a turn line may have.
-pub const TURN_FIELDS: [&str; 8] = [
-    "text", "role", "speaker", "time", "session", "agent", "user", "metadata",
+pub const TURN_FIELDS: [&str; 9] = [
+    "text", "role", "speaker", "time", "session", "agent", "user", "metadata", "id",
 ];
 
 /// One accepted turn line.
@@ -35,6 +36,9 @@ pub struct TurnRecord {
     pub agent: Option<String>,
     pub user: Option<String>,
     pub metadata: Metadata,
+    /// The turn's idempotency key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// The outcome of a lenient read: good lines and bad lines, both with 1-based line numbers.
@@ -213,6 +217,7 @@ pub fn parse_turn_line(line: &str) -> Result<TurnRecord, String> {
     let session = name("session");
     let agent = name("agent");
     let user = name("user");
+    let id = name("id");
 
     let time = match object.remove("time") {
         None | Some(Value::Null) => None,
@@ -283,6 +288,7 @@ pub fn parse_turn_line(line: &str) -> Result<TurnRecord, String> {
             agent,
             user,
             metadata,
+            id,
         }),
         _ => Err(problems.join("; ")),
     }

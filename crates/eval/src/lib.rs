@@ -27,6 +27,7 @@ pub mod plot;
 pub mod protocol;
 pub mod runner;
 pub mod scoring;
+pub mod source;
 pub mod summary;
 pub mod text;
 pub mod zh4o;
@@ -54,6 +55,7 @@ pub use scoring::{
     normalize_answer, rouge_l, rouge_n, token_f1, tokenize, ExtractionScore, Granularity,
     ImportanceAgreement, Prf,
 };
+pub use source::{dataset_turns, jsonl_turns, read_turns, TurnDefaults, TurnSource, LABEL_KEY};
 pub use zh4o::{
     load_zh4o, Zh4oDataset, Zh4oDialogue, Zh4oInsert, Zh4oLabel, Zh4oMessage, Zh4oProbe, Zh4oQuery,
 };

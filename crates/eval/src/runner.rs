@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mnemos_core::{
-    Clock, MemoryModel, MemoryModelExt, NewTurn, Scope, SystemClock, Timestamp, TurnId, UserKey,
+    Clock, MemoryModel, MemoryModelExt, Scope, SystemClock, Timestamp, TurnId, UserKey,
 };
 use mnemos_engine::{Context, Engine, RecallRequest};
 use serde::{Deserialize, Serialize};
@@ -249,15 +249,7 @@ impl Runner<'_> {
             )?;
             let mut batch = Vec::with_capacity(end - observed);
             for item in &items[observed..end] {
-                batch.push(NewTurn {
-                    scope: scope.clone(),
-                    role: item.role,
-                    speaker: item.speaker.clone(),
-                    text: item.text.clone(),
-                    time: item.time,
-                    round: None,
-                    metadata: item.metadata.clone(),
-                });
+                batch.push(item.new_turn(scope.clone()));
                 history_tokens += mnemos_engine::primitives::tokens(&item.text);
             }
             if let Some(time) = items[end - 1].time {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use mnemos_core::{Memories, MemoryStore, Metadata, Role, Timestamp};
+use mnemos_core::{MemoryStore, Metadata, Role, Timestamp};
 use mnemos_embed::HashEmbedder;
 use mnemos_engine::{Engine, EngineConfig, PresetSpec};
 use mnemos_eval::protocol::{prepare, ProtocolSpec, Scenario};
@@ -89,21 +89,16 @@ fn dataset() -> RetrievalDataset {
 
 fn engine(preset: &str, clock: &StreamClock) -> Engine {
     let embedder: Arc<dyn mnemos_core::Embedder> = Arc::new(HashEmbedder::new(256).unwrap());
-    let memories = Arc::new(
-        Memories::new(
-            Arc::new(MemoryStore::new()),
-            Arc::clone(&embedder),
-            Arc::new(clock.clone()),
-            Default::default(),
-        )
-        .unwrap(),
-    );
-    let model = Arc::new(OfflineModel::new(embedder));
+    let model = Arc::new(OfflineModel::new(Arc::clone(&embedder)));
     let config = EngineConfig {
         preset: PresetSpec::named(preset),
         ..EngineConfig::default()
     };
-    Engine::new(memories, model, &config).unwrap()
+    Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .clock(Arc::new(clock.clone()))
+        .config(config)
+        .build()
+        .unwrap()
 }
 
 #[test]

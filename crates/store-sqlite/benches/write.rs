@@ -34,6 +34,7 @@ fn batch(turns: usize) -> WriteBatch {
             text: format!("round {round}: I went hiking near the lake yesterday and saw a heron, 昨天去湖边徒步。"),
             at: Moment { round, time: Timestamp(1_750_000_000_000 + round as i64 * 1_000) },
             metadata: Metadata::new(),
+            key: None,
         };
         let memory = Memory::from_turn(&turn);
         let vector = (0..DIM)

@@ -112,7 +112,7 @@ pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.tenant, m.user_id, m.agent, m.s
      m.metadata, m.version";
 
 pub(crate) const TURN_COLUMNS: &str =
-    "id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, metadata";
+    "id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, metadata, key";
 
 pub(crate) const JOB_COLUMNS: &str =
     "id, tenant, user_id, agent, session, mechanism, kind, payload, \
@@ -162,6 +162,7 @@ pub(crate) fn read_turn(row: &Row<'_>) -> StoreResult<Turn> {
             time: Timestamp(get(row, 9, OP)?),
         },
         metadata: from_json::<Metadata>(&get::<String>(row, 10, OP)?, &what)?,
+        key: get(row, 11, OP)?,
     })
 }
 

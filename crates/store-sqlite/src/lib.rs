@@ -16,7 +16,7 @@
 //!   deleted; `secure_delete=ON` zeroes deleted rows and freed pages, and
 //!   `purge_user` ends with `wal_checkpoint(TRUNCATE)` so no copy of the user's text stays in the
 //!   write-ahead log.
-//! - **Filters** (kind, agent, session, state and metadata pairs) run in SQL; metadata pairs use
+//! - **Filters** (kind, agent, session, state, creation time and metadata pairs) run in SQL; metadata pairs use
 //!   `json_each` over the metadata column.
 //! - **Limits.** Rounds are stored as SQLite integers, so rounds above `i64::MAX` are rejected;
 //!   metrics must be finite (JSON cannot hold NaN or infinity).
@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, Change, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch,
-    MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreResult,
-    Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    Access, Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
+    MemoryPatch, MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError,
+    StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -119,12 +119,12 @@ fn open_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |err| {
         let not_a_db = matches!(&err, rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::NotADatabase);
         if not_a_db {
-            StoreError::backend(
+            StoreError::backend_message(
                 "open",
                 format!("{} is not a SQLite database ({err})", path.display()),
             )
         } else {
-            StoreError::backend("open", format!("{}: {err}", path.display()))
+            StoreError::backend_message("open", format!("{}: {err}", path.display()))
         }
     }
 }
@@ -165,7 +165,7 @@ impl SqliteStore {
             .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
             .map_err(open_err(path))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::backend(
+            return Err(StoreError::backend_message(
                 "open",
                 format!(
                     "{}: cannot enable WAL (journal mode {mode})",
@@ -193,6 +193,18 @@ impl SqliteStore {
             }),
             path: Some(path.to_path_buf()),
         })
+    }
+
+    /// Open the store at `path` only if the file exists: commands that only read or edit must
+    /// not leave an empty database behind a mistyped path.
+    pub fn open_existing(path: &Path, options: SqliteOptions) -> StoreResult<SqliteStore> {
+        if !path.is_file() {
+            return Err(StoreError::Unavailable(format!(
+                "there is no database at {} (ingest turns first, or pass --db)",
+                path.display()
+            )));
+        }
+        Self::open(path, options)
     }
 
     /// A private in-memory database (tests, scratch work). Nothing is persisted.
@@ -287,7 +299,7 @@ impl SqliteStore {
             })
             .map_err(sql_err("checkpoint"))?;
         if busy != 0 {
-            return Err(StoreError::backend(
+            return Err(StoreError::backend_message(
                 "checkpoint",
                 format!(
                     "the write-ahead log could not be truncated ({done} of {log} frames copied; a reader is active); \
@@ -459,7 +471,12 @@ fn filter_sql(user: &UserKey, filter: &MemoryFilter) -> (String, Vec<Value>) {
     if !filter.kinds.is_empty() {
         let marks = vec!["?"; filter.kinds.len()].join(", ");
         sql.push_str(&format!(" AND m.kind IN ({marks})"));
-        params.extend(filter.kinds.iter().map(|k| Value::Text(k.clone())));
+        params.extend(
+            filter
+                .kinds
+                .iter()
+                .map(|k| Value::Text(k.as_str().to_string())),
+        );
     }
     if let Some(agent) = &filter.agent {
         sql.push_str(" AND m.agent = ?");
@@ -473,6 +490,14 @@ fn filter_sql(user: &UserKey, filter: &MemoryFilter) -> (String, Vec<Value>) {
         StateFilter::Active => sql.push_str(" AND m.active = 1"),
         StateFilter::Forgotten => sql.push_str(" AND m.active = 0"),
         StateFilter::All => {}
+    }
+    if let Some(since) = filter.created_since {
+        sql.push_str(" AND m.created_time >= ?");
+        params.push(Value::Integer(since.0));
+    }
+    if let Some(before) = filter.created_before {
+        sql.push_str(" AND m.created_time < ?");
+        params.push(Value::Integer(before.0));
     }
     for (key, value) in &filter.metadata {
         sql.push_str(
@@ -492,285 +517,287 @@ fn count_to_usize(n: i64, op: &str) -> StoreResult<usize> {
     usize::try_from(n).map_err(|_| StoreError::Corrupt(format!("{op}: negative count {n}")))
 }
 
-/// `Paged` from a page of items and the total, with the same `next_offset` rule as
-/// `Paged::from_sorted`.
-fn paged<T>(items: Vec<T>, total: usize, page: Page) -> Paged<T> {
-    let end = page.offset.saturating_add(items.len());
-    let next_offset = (end < total && !items.is_empty()).then_some(end);
-    Paged {
-        items,
-        total,
-        next_offset,
-    }
+/// A batch's rows encoded for SQL, before the transaction starts.
+struct Encoded<'b> {
+    /// (turn, round, metadata JSON)
+    turns: Vec<(&'b Turn, i64, String)>,
+    /// (row, snapshot JSON)
+    memories: Vec<(MemoryRow<'b>, String)>,
+    vectors: Vec<(&'b VectorRow, Vec<u8>)>,
+    /// (job, created round, done (round, time))
+    jobs: Vec<(&'b Job, i64, Option<(i64, i64)>)>,
 }
 
-impl Store for SqliteStore {
-    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        let Some(user) = batch.user()? else {
-            if batch.vectors.is_empty() {
-                return Ok(());
-            }
-            return Err(StoreError::InvalidWrite(
-                "vectors without their memories' user".into(),
-            ));
-        };
-        // Validate and encode everything before taking the writer lock.
+impl<'b> Encoded<'b> {
+    fn encode(batch: &'b WriteBatch) -> StoreResult<Self> {
         let mut turns = Vec::with_capacity(batch.turns.len());
         for turn in &batch.turns {
-            turn.validate()
-                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-            turns.push((
-                turn,
-                round_to_sql(turn.at.round)?,
-                to_json(&turn.metadata, "turn metadata")?,
-            ));
+            let metadata = to_json(&turn.metadata, "turn metadata")?;
+            turns.push((turn, round_to_sql(turn.at.round)?, metadata));
         }
         let mut memories = Vec::with_capacity(batch.memories.len());
         for memory in &batch.memories {
-            memory
-                .validate()
-                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
             memories.push((
                 MemoryRow::encode(memory)?,
                 to_json(memory, "memory snapshot")?,
             ));
         }
-        let created = Change::Created;
-        let in_batch: HashSet<MemoryId> = batch.memories.iter().map(|m| m.id).collect();
-        let vectors: Vec<(&VectorRow, Vec<u8>)> = batch
+        let vectors = batch
             .vectors
             .iter()
             .map(|v| (v, encode_vector(&v.vector)))
             .collect();
-        for at in batch
-            .updates
-            .iter()
-            .map(|u| u.at)
-            .chain(batch.forgets.iter().map(|f| f.at))
-            .chain(batch.finished_jobs.iter().map(|(_, at)| *at))
-        {
-            round_to_sql(at.round)?;
-        }
         let mut jobs = Vec::with_capacity(batch.jobs.len());
         for job in &batch.jobs {
-            job.validate()
-                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
             let done = match job.done {
                 Some(at) => Some((round_to_sql(at.round)?, at.time.0)),
                 None => None,
             };
             jobs.push((job, round_to_sql(job.created.round)?, done));
         }
-
-        self.write_tx("write", |tx| {
-            tx.prepare_cached("INSERT OR IGNORE INTO users (tenant, user_id) VALUES (?1, ?2)")
-                .and_then(|mut s| s.execute(params![user.tenant, user.user]))
-                .map_err(sql_err("write user"))?;
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO turns (id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, \
-                     metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )
-                .map_err(sql_err("write turn"))?;
-            for (turn, round, metadata) in &turns {
-                let s = &turn.scope;
-                stmt.execute(params![
-                    id_bytes(&turn.id.0),
-                    s.tenant,
-                    s.user,
-                    s.agent,
-                    s.session,
-                    turn.role.as_str(),
-                    turn.speaker,
-                    turn.text,
-                    round,
-                    turn.at.time.0,
-                    metadata,
-                ])
-                .map_err(|e| {
-                    if is_constraint_violation(&e) {
-                        StoreError::InvalidWrite(format!("turn {} already exists", turn.id))
-                    } else {
-                        sql_err("write turn")(e)
-                    }
-                })?;
-            }
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
-                     created_round, created_time, valid_from, valid_to, active, state, metrics, access, metadata, \
-                     version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-                     ?18, ?19)",
-                )
-                .map_err(sql_err("write memory"))?;
-            for (row, snapshot) in &memories {
-                let m = row.memory;
-                let s = &m.scope;
-                stmt.execute(params![
-                    id_bytes(&m.id.0),
-                    s.tenant,
-                    s.user,
-                    s.agent,
-                    s.session,
-                    m.kind.tag(),
-                    row.kind_json,
-                    m.text,
-                    row.provenance,
-                    row.created_round,
-                    m.created.time.0,
-                    m.valid_from.0,
-                    row.valid_to,
-                    m.is_active(),
-                    row.state,
-                    row.metrics,
-                    row.access,
-                    row.metadata,
-                    i64::from(m.version),
-                ])
-                .map_err(|e| {
-                    if is_constraint_violation(&e) {
-                        StoreError::InvalidWrite(format!("memory {} already exists", m.id))
-                    } else {
-                        sql_err("write memory")(e)
-                    }
-                })?;
-                insert_history(tx, m.created, &created, snapshot, m)?;
-            }
-            if !vectors.is_empty() {
-                let mut known = tx
-                    .prepare_cached("SELECT 1 FROM memories WHERE id = ?1 AND tenant = ?2 AND user_id = ?3")
-                    .map_err(sql_err("write vector"))?;
-                let mut insert = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO vectors (memory_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
-                    )
-                    .map_err(sql_err("write vector"))?;
-                for (row, data) in &vectors {
-                    let id = id_bytes(&row.memory_id.0);
-                    if !in_batch.contains(&row.memory_id)
-                        && !known.exists(params![id, user.tenant, user.user]).map_err(sql_err("write vector"))?
-                    {
-                        return Err(StoreError::InvalidWrite(format!("vector for unknown memory {}", row.memory_id)));
-                    }
-                    insert
-                        .execute(params![id, row.model, to_sql_count(row.vector.len()), data])
-                        .map_err(sql_err("write vector"))?;
-                }
-            }
-            // Edits of existing memories (or of memories created above), in batch order, through
-            // the same code as `update` and `forget`.
-            for update in &batch.updates {
-                if update_in_tx(tx, &user, update.id, &update.patch, update.at)?.is_none() {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "update of unknown memory {}",
-                        update.id
-                    )));
-                }
-            }
-            for forget in &batch.forgets {
-                if forget_in_tx(tx, &user, forget.id, &forget.reason, forget.at)?.is_none() {
-                    return Err(StoreError::InvalidWrite(format!(
-                        "forget of unknown memory {}",
-                        forget.id
-                    )));
-                }
-            }
-            // Before the new jobs are inserted: a batch cannot finish a job it enqueues. The
-            // `done_round IS NULL` guard makes a second completion (a replayed job, or the same
-            // id twice in this batch) change nothing, which rejects the batch.
-            if !batch.finished_jobs.is_empty() {
-                let mut finish = tx
-                    .prepare_cached(
-                        "UPDATE jobs SET done_round = ?4, done_time = ?5 \
-                         WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
-                    )
-                    .map_err(sql_err("finish job"))?;
-                for (id, at) in &batch.finished_jobs {
-                    let changed = finish
-                        .execute(params![
-                            id_bytes(&id.0),
-                            user.tenant,
-                            user.user,
-                            round_to_sql(at.round)?,
-                            at.time.0
-                        ])
-                        .map_err(sql_err("finish job"))?;
-                    if changed == 0 {
-                        return Err(match load_job(tx, &user, *id)? {
-                            Some(_) => StoreError::InvalidWrite(format!("job {id} is already finished")),
-                            None => StoreError::InvalidWrite(format!("unknown job {id}")),
-                        });
-                    }
-                }
-            }
-            if !jobs.is_empty() {
-                let mut insert = tx
-                    .prepare_cached(
-                        "INSERT INTO jobs (id, tenant, user_id, agent, session, mechanism, kind, payload, \
-                         created_round, created_time, attempts, last_error, done_round, done_time) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                    )
-                    .map_err(sql_err("write job"))?;
-                for (job, created_round, done) in &jobs {
-                    let s = &job.scope;
-                    insert
-                        .execute(params![
-                            id_bytes(&job.id.0),
-                            s.tenant,
-                            s.user,
-                            s.agent,
-                            s.session,
-                            job.mechanism,
-                            job.kind,
-                            job.payload,
-                            created_round,
-                            job.created.time.0,
-                            i64::from(job.attempts),
-                            job.last_error,
-                            done.map(|(round, _)| round),
-                            done.map(|(_, time)| time),
-                        ])
-                        .map_err(|e| {
-                            if is_constraint_violation(&e) {
-                                StoreError::InvalidWrite(format!("job {} already exists", job.id))
-                            } else {
-                                sql_err("write job")(e)
-                            }
-                        })?;
-                }
-            }
-            Ok(())
+        Ok(Encoded {
+            turns,
+            memories,
+            vectors,
+            jobs,
         })
     }
+}
 
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        if rows.is_empty() {
-            return Ok(());
+/// A uniqueness violation as "`what` already exists"; any other error as a backend error.
+fn duplicate_or(op: &'static str, what: String) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    move |e| {
+        if is_constraint_violation(&e) {
+            StoreError::InvalidWrite(format!("{what} already exists"))
+        } else {
+            sql_err(op)(e)
         }
-        let encoded: Vec<(&VectorRow, Vec<u8>)> =
-            rows.iter().map(|v| (v, encode_vector(&v.vector))).collect();
-        self.write_tx("put vectors", |tx| {
-            let mut known = tx
-                .prepare_cached("SELECT 1 FROM memories WHERE id = ?1 AND tenant = ?2 AND user_id = ?3")
-                .map_err(sql_err("put vectors"))?;
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO vectors (memory_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(sql_err("put vectors"))?;
-            for (row, data) in &encoded {
-                let id = id_bytes(&row.memory_id.0);
-                if !known.exists(params![id, user.tenant, user.user]).map_err(sql_err("put vectors"))? {
-                    return Err(StoreError::InvalidWrite(format!("vector for unknown memory {}", row.memory_id)));
-                }
-                insert
-                    .execute(params![id, row.model, to_sql_count(row.vector.len()), data])
-                    .map_err(sql_err("put vectors"))?;
-            }
-            Ok(())
-        })
     }
+}
 
+fn last_round_in(conn: &Connection, user: &UserKey) -> StoreResult<Option<u64>> {
+    let max: Option<i64> = conn
+        .prepare_cached("SELECT MAX(round) FROM turns WHERE tenant = ?1 AND user_id = ?2")
+        .and_then(|mut s| s.query_row(params![user.tenant, user.user], |row| row.get(0)))
+        .map_err(sql_err("last round"))?;
+    max.map(|r| u64::try_from(r).map_err(|_| StoreError::Corrupt(format!("negative round {r}"))))
+        .transpose()
+}
+
+fn insert_turns(
+    tx: &Connection,
+    user: &UserKey,
+    turns: &[(&Turn, i64, String)],
+) -> StoreResult<()> {
+    tx.prepare_cached("INSERT OR IGNORE INTO users (tenant, user_id) VALUES (?1, ?2)")
+        .and_then(|mut s| s.execute(params![user.tenant, user.user]))
+        .map_err(sql_err("write user"))?;
+    let mut key_taken = tx
+        .prepare_cached("SELECT 1 FROM turns WHERE tenant = ?1 AND user_id = ?2 AND key = ?3")
+        .map_err(sql_err("write turn"))?;
+    let mut stmt = tx
+        .prepare_cached(
+            "INSERT INTO turns (id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, \
+             metadata, key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )
+        .map_err(sql_err("write turn"))?;
+    for (turn, round, metadata) in turns {
+        if let Some(key) = &turn.key {
+            let taken = key_taken
+                .exists(params![user.tenant, user.user, key])
+                .map_err(sql_err("write turn"))?;
+            if taken {
+                return Err(Conflict::DuplicateTurnKey { key: key.clone() }.into());
+            }
+        }
+        let s = &turn.scope;
+        stmt.execute(params![
+            id_bytes(&turn.id.0),
+            s.tenant,
+            s.user,
+            s.agent,
+            s.session,
+            turn.role.as_str(),
+            turn.speaker,
+            turn.text,
+            round,
+            turn.at.time.0,
+            metadata,
+            turn.key,
+        ])
+        .map_err(duplicate_or("write turn", format!("turn {}", turn.id)))?;
+    }
+    Ok(())
+}
+
+fn insert_memories(tx: &Connection, memories: &[(MemoryRow<'_>, String)]) -> StoreResult<()> {
+    let mut stmt = tx
+        .prepare_cached(
+            "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
+             created_round, created_time, valid_from, valid_to, active, state, metrics, access, metadata, \
+             version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+             ?18, ?19)",
+        )
+        .map_err(sql_err("write memory"))?;
+    for (row, snapshot) in memories {
+        let m = row.memory;
+        let s = &m.scope;
+        stmt.execute(params![
+            id_bytes(&m.id.0),
+            s.tenant,
+            s.user,
+            s.agent,
+            s.session,
+            m.kind.tag().as_str(),
+            row.kind_json,
+            m.text,
+            row.provenance,
+            row.created_round,
+            m.created.time.0,
+            m.valid_from.0,
+            row.valid_to,
+            m.is_active(),
+            row.state,
+            row.metrics,
+            row.access,
+            row.metadata,
+            i64::from(m.version),
+        ])
+        .map_err(duplicate_or("write memory", format!("memory {}", m.id)))?;
+        insert_history(tx, m.created, &Change::Created, snapshot, m)?;
+    }
+    Ok(())
+}
+
+/// Store vectors of memories of `user` (new in this batch, `in_batch`, or already stored).
+fn insert_vectors(
+    tx: &Connection,
+    user: &UserKey,
+    in_batch: &HashSet<MemoryId>,
+    vectors: &[(&VectorRow, Vec<u8>)],
+    op: &'static str,
+) -> StoreResult<()> {
+    if vectors.is_empty() {
+        return Ok(());
+    }
+    let mut known = tx
+        .prepare_cached("SELECT 1 FROM memories WHERE id = ?1 AND tenant = ?2 AND user_id = ?3")
+        .map_err(sql_err(op))?;
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO vectors (memory_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(sql_err(op))?;
+    for (row, data) in vectors {
+        let id = id_bytes(&row.memory_id.0);
+        if !in_batch.contains(&row.memory_id)
+            && !known
+                .exists(params![id, user.tenant, user.user])
+                .map_err(sql_err(op))?
+        {
+            return Err(StoreError::InvalidWrite(format!(
+                "vector for unknown memory {}",
+                row.memory_id
+            )));
+        }
+        insert
+            .execute(params![id, row.model, to_sql_count(row.vector.len()), data])
+            .map_err(sql_err(op))?;
+    }
+    Ok(())
+}
+
+/// Edits of existing memories (or of memories created in the batch), in batch order, through
+/// the same code as `update` and `forget`.
+fn apply_edits(tx: &Connection, user: &UserKey, batch: &WriteBatch) -> StoreResult<()> {
+    for update in &batch.updates {
+        if update_in_tx(tx, user, update.id, &update.patch, update.at)?.is_none() {
+            return Err(StoreError::InvalidWrite(format!(
+                "update of unknown memory {}",
+                update.id
+            )));
+        }
+    }
+    for forget in &batch.forgets {
+        if forget_in_tx(tx, user, forget.id, &forget.reason, forget.at)?.is_none() {
+            return Err(StoreError::InvalidWrite(format!(
+                "forget of unknown memory {}",
+                forget.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Mark jobs done. Run before the batch's new jobs are inserted: a batch cannot finish a job
+/// it enqueues. The `done_round IS NULL` guard makes a second completion (a replayed job)
+/// change nothing, which rejects the batch.
+fn finish_jobs(tx: &Connection, user: &UserKey, finished: &[(JobId, Moment)]) -> StoreResult<()> {
+    if finished.is_empty() {
+        return Ok(());
+    }
+    let mut finish = tx
+        .prepare_cached(
+            "UPDATE jobs SET done_round = ?4, done_time = ?5 \
+             WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
+        )
+        .map_err(sql_err("finish job"))?;
+    for (id, at) in finished {
+        let changed = finish
+            .execute(params![
+                id_bytes(&id.0),
+                user.tenant,
+                user.user,
+                round_to_sql(at.round)?,
+                at.time.0
+            ])
+            .map_err(sql_err("finish job"))?;
+        if changed == 0 {
+            return Err(match load_job(tx, user, *id)? {
+                Some(_) => StoreError::InvalidWrite(format!("job {id} is already finished")),
+                None => StoreError::InvalidWrite(format!("unknown job {id}")),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn insert_jobs(tx: &Connection, jobs: &[(&Job, i64, Option<(i64, i64)>)]) -> StoreResult<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO jobs (id, tenant, user_id, agent, session, mechanism, kind, payload, \
+             created_round, created_time, attempts, last_error, done_round, done_time) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        )
+        .map_err(sql_err("write job"))?;
+    for (job, created_round, done) in jobs {
+        let s = &job.scope;
+        insert
+            .execute(params![
+                id_bytes(&job.id.0),
+                s.tenant,
+                s.user,
+                s.agent,
+                s.session,
+                job.mechanism,
+                job.kind,
+                job.payload,
+                created_round,
+                job.created.time.0,
+                i64::from(job.attempts),
+                job.last_error,
+                done.map(|(round, _)| round),
+                done.map(|(_, time)| time),
+            ])
+            .map_err(duplicate_or("write job", format!("job {}", job.id)))?;
+    }
+    Ok(())
+}
+
+impl StoreRead for SqliteStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.read(|conn| {
             let sql = format!(
@@ -795,7 +822,7 @@ impl Store for SqliteStore {
                 .map_err(sql_err("list turns"))?;
             let total = count_to_usize(total, "list turns")?;
             let mut items = Vec::new();
-            if page.limit > 0 && page.offset < total {
+            if page.reaches(total) {
                 let sql = format!(
                     "SELECT {TURN_COLUMNS} FROM turns WHERE tenant = ?1 AND user_id = ?2 \
                      ORDER BY round, time_ms, id LIMIT ?3 OFFSET ?4"
@@ -813,7 +840,31 @@ impl Store for SqliteStore {
                     items.push(read_turn(row)?);
                 }
             }
-            Ok(paged(items, total, page))
+            Ok(Paged::from_window(items, total, page))
+        })
+    }
+
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read_tx("read turns by key", |conn| {
+            let sql = format!(
+                "SELECT {TURN_COLUMNS} FROM turns WHERE tenant = ?1 AND user_id = ?2 AND key = ?3"
+            );
+            let mut stmt = conn
+                .prepare_cached(&sql)
+                .map_err(sql_err("read turns by key"))?;
+            let mut found = Vec::new();
+            for key in keys {
+                let mut rows = stmt
+                    .query(params![user.tenant, user.user, key])
+                    .map_err(sql_err("read turns by key"))?;
+                if let Some(row) = rows.next().map_err(sql_err("read turns by key"))? {
+                    found.push(read_turn(row)?);
+                }
+            }
+            Ok(found)
         })
     }
 
@@ -850,7 +901,7 @@ impl Store for SqliteStore {
                 .map_err(sql_err("list memories"))?;
             let total = count_to_usize(total, "list memories")?;
             let mut items = Vec::new();
-            if page.limit > 0 && page.offset < total {
+            if page.reaches(total) {
                 let sql = format!(
                     "SELECT {MEMORY_COLUMNS} {where_sql} ORDER BY m.created_round, m.created_time, m.id LIMIT ? OFFSET ?"
                 );
@@ -862,30 +913,8 @@ impl Store for SqliteStore {
                     items.push(read_memory(row)?);
                 }
             }
-            Ok(paged(items, total, page))
+            Ok(Paged::from_window(items, total, page))
         })
-    }
-
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        self.write_tx("update memory", |tx| update_in_tx(tx, user, id, patch, at))
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        self.write_tx("forget memory", |tx| forget_in_tx(tx, user, id, reason, at))
     }
 
     fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
@@ -921,6 +950,128 @@ impl Store for SqliteStore {
             }
             Ok(entries)
         })
+    }
+
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
+                     WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.active = 1 AND v.model = ?3 \
+                     ORDER BY m.created_round, m.created_time, m.id",
+                )
+                .map_err(sql_err("read vectors"))?;
+            let mut rows = stmt.query(params![user.tenant, user.user, model]).map_err(sql_err("read vectors"))?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err("read vectors"))? {
+                let id = MemoryId(uuid_from_blob(blob(row, 0, "read vectors")?, "vector")?);
+                let dim: i64 = row.get(1).map_err(sql_err("read vectors"))?;
+                let data = blob(row, 2, "read vectors")?;
+                let vector = decode_vector(data, dim, &format!("vector of memory {id}"))?;
+                out.push(VectorRow { memory_id: id, model: model.to_string(), vector });
+            }
+            Ok(out)
+        })
+    }
+
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached("SELECT tenant, user_id FROM users ORDER BY tenant, user_id")
+                .map_err(sql_err("list users"))?;
+            let rows = stmt
+                .query_map([], |row| {
+                    Ok(UserKey {
+                        tenant: row.get(0)?,
+                        user: row.get(1)?,
+                    })
+                })
+                .map_err(sql_err("list users"))?;
+            rows.collect::<Result<Vec<_>, _>>()
+                .map_err(sql_err("list users"))
+        })
+    }
+
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        self.read(|conn| last_round_in(conn, user))
+    }
+
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.read(|conn| load_job(conn, user, id))
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let sql = format!(
+                "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND user_id = ?2 AND done_round IS NULL \
+                 ORDER BY created_round, created_time, id LIMIT ?3"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("list jobs"))?;
+            let mut rows = stmt
+                .query(params![user.tenant, user.user, to_sql_count(limit)])
+                .map_err(sql_err("list jobs"))?;
+            let mut jobs = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err("list jobs"))? {
+                jobs.push(read_job(row)?);
+            }
+            Ok(jobs)
+        })
+    }
+}
+
+impl Store for SqliteStore {
+    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
+        let Some(user) = batch.validate()? else {
+            return Ok(());
+        };
+        // Encode everything before taking the writer lock.
+        let encoded = Encoded::encode(&batch)?;
+        let in_batch: HashSet<MemoryId> = batch.memories.iter().map(|m| m.id).collect();
+        self.write_tx("write", |tx| {
+            batch.precondition.check(last_round_in(tx, &user)?)?;
+            insert_turns(tx, &user, &encoded.turns)?;
+            insert_memories(tx, &encoded.memories)?;
+            insert_vectors(tx, &user, &in_batch, &encoded.vectors, "write vector")?;
+            apply_edits(tx, &user, &batch)?;
+            finish_jobs(tx, &user, &batch.finished_jobs)?;
+            insert_jobs(tx, &encoded.jobs)
+        })
+    }
+
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let encoded: Vec<(&VectorRow, Vec<u8>)> =
+            rows.iter().map(|v| (v, encode_vector(&v.vector))).collect();
+        self.write_tx("put vectors", |tx| {
+            insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
+        })
+    }
+
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        round_to_sql(at.round)?;
+        self.write_tx("update memory", |tx| update_in_tx(tx, user, id, patch, at))
+    }
+
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        round_to_sql(at.round)?;
+        self.write_tx("forget memory", |tx| forget_in_tx(tx, user, id, reason, at))
     }
 
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
@@ -970,28 +1121,6 @@ impl Store for SqliteStore {
         })
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
-                     WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.active = 1 AND v.model = ?3 \
-                     ORDER BY m.created_round, m.created_time, m.id",
-                )
-                .map_err(sql_err("read vectors"))?;
-            let mut rows = stmt.query(params![user.tenant, user.user, model]).map_err(sql_err("read vectors"))?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next().map_err(sql_err("read vectors"))? {
-                let id = MemoryId(uuid_from_blob(blob(row, 0, "read vectors")?, "vector")?);
-                let dim: i64 = row.get(1).map_err(sql_err("read vectors"))?;
-                let data = blob(row, 2, "read vectors")?;
-                let vector = decode_vector(data, dim, &format!("vector of memory {id}"))?;
-                out.push(VectorRow { memory_id: id, model: model.to_string(), vector });
-            }
-            Ok(out)
-        })
-    }
-
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
         let report = self.write_tx("purge user", |tx| {
             let run = |sql: &str| -> StoreResult<usize> {
@@ -1019,62 +1148,6 @@ impl Store for SqliteStore {
         })?;
         self.checkpoint_truncate()?;
         Ok(report)
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached("SELECT tenant, user_id FROM users ORDER BY tenant, user_id")
-                .map_err(sql_err("list users"))?;
-            let rows = stmt
-                .query_map([], |row| {
-                    Ok(UserKey {
-                        tenant: row.get(0)?,
-                        user: row.get(1)?,
-                    })
-                })
-                .map_err(sql_err("list users"))?;
-            rows.collect::<Result<Vec<_>, _>>()
-                .map_err(sql_err("list users"))
-        })
-    }
-
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.read(|conn| {
-            let max: Option<i64> = conn
-                .prepare_cached("SELECT MAX(round) FROM turns WHERE tenant = ?1 AND user_id = ?2")
-                .and_then(|mut s| s.query_row(params![user.tenant, user.user], |row| row.get(0)))
-                .map_err(sql_err("last round"))?;
-            max.map(|r| {
-                u64::try_from(r).map_err(|_| StoreError::Corrupt(format!("negative round {r}")))
-            })
-            .transpose()
-        })
-    }
-
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.read(|conn| load_job(conn, user, id))
-    }
-
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        self.read(|conn| {
-            let sql = format!(
-                "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND user_id = ?2 AND done_round IS NULL \
-                 ORDER BY created_round, created_time, id LIMIT ?3"
-            );
-            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("list jobs"))?;
-            let mut rows = stmt
-                .query(params![user.tenant, user.user, to_sql_count(limit)])
-                .map_err(sql_err("list jobs"))?;
-            let mut jobs = Vec::new();
-            while let Some(row) = rows.next().map_err(sql_err("list jobs"))? {
-                jobs.push(read_job(row)?);
-            }
-            Ok(jobs)
-        })
     }
 
     fn record_job_failure(

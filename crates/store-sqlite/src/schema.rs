@@ -108,8 +108,16 @@ CREATE INDEX jobs_pending_by_user_order ON jobs (tenant, user_id, created_round,
     WHERE done_round IS NULL;
 ";
 
+/// Turn idempotency keys: unique per user, so a retried request or a re-run ingest cannot store
+/// a turn twice; and creation time in listing filters.
+const V3: &str = "
+ALTER TABLE turns ADD COLUMN key TEXT;
+CREATE UNIQUE INDEX turns_by_user_key ON turns (tenant, user_id, key) WHERE key IS NOT NULL;
+CREATE INDEX memories_by_user_time ON memories (tenant, user_id, created_time);
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -164,7 +172,7 @@ fn check_application(conn: &Connection, version: i64) -> StoreResult<()> {
         true
     };
     if foreign {
-        return Err(StoreError::backend(
+        return Err(StoreError::backend_message(
             "open",
             format!("the file is a SQLite database of another application (application_id {app_id:#x}, user_version {version})"),
         ));

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use mnemos_conformance::Guarded;
 use mnemos_core::{
     Job, Memory, MemoryId, MemoryKind, MemoryPatch, Metadata, Metrics, Moment, Page, Role, Scope,
-    Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    Store, StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 use tempfile::TempDir;
@@ -48,6 +48,7 @@ fn turn(scope: &Scope, round: u64, text: String) -> Turn {
             time: Timestamp(1_750_000_000_000 + round as i64),
         },
         metadata: Metadata::new(),
+        key: None,
     }
 }
 

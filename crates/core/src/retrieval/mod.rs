@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{Memory, MemoryId};
+use crate::model::{KindTag, Memory, MemoryId};
 pub use bm25::{Bm25Index, Bm25Params};
 pub use dense::{DenseIndex, Quantization};
 
@@ -75,6 +75,7 @@ impl Default for Fusion {
 /// Which candidate generators a search uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum RetrieverKind {
     Bm25,
     Dense,
@@ -434,8 +435,8 @@ pub fn select_within_budget(hits: Vec<Hit>, top_k: usize, budget: Option<usize>)
 /// What a search may return (beyond the user boundary, which is always enforced).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchFilter {
-    /// Kind tags; empty = all.
-    pub kinds: Vec<String>,
+    /// Kinds; empty = all.
+    pub kinds: Vec<KindTag>,
     pub agent: Option<String>,
     pub session: Option<String>,
 }
@@ -443,7 +444,7 @@ pub struct SearchFilter {
 #[derive(Clone)]
 struct Slot {
     id: MemoryId,
-    kind: &'static str,
+    kind: KindTag,
     agent: String,
     session: String,
     live: bool,
@@ -477,7 +478,7 @@ pub struct ScopeIndex {
     pub(crate) bm25: Bm25Index,
     pub(crate) dense: DenseIndex,
     /// Highest round seen in this user's turns (drives the logical clock).
-    pub(crate) last_round: Option<u64>,
+    pub last_round: Option<u64>,
 }
 
 impl ScopeIndex {
@@ -489,6 +490,16 @@ impl ScopeIndex {
             dense: DenseIndex::new(dim, config.quantization),
             last_round: None,
         }
+    }
+
+    /// Memories with a vector in the dense index.
+    pub fn vector_count(&self) -> usize {
+        self.dense.len()
+    }
+
+    /// Distinct terms in the lexical index.
+    pub fn vocabulary(&self) -> usize {
+        self.bm25.vocabulary()
     }
 
     pub fn len(&self) -> usize {
@@ -555,7 +566,7 @@ impl ScopeIndex {
             return false;
         };
         s.live
-            && (filter.kinds.is_empty() || filter.kinds.iter().any(|k| k == s.kind))
+            && (filter.kinds.is_empty() || filter.kinds.contains(&s.kind))
             && filter.agent.as_ref().is_none_or(|a| *a == s.agent)
             && filter.session.as_ref().is_none_or(|x| *x == s.session)
     }

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use mnemos_core::{MemoryFilter, Turn};
+use mnemos_core::{KindTag, MemoryFilter, Turn};
 
 use super::PresetParams;
 use crate::error::EngineResult;
@@ -66,7 +66,7 @@ pub(crate) fn turn_items(
     session: Option<&str>,
 ) -> EngineResult<Vec<ContextItem>> {
     let memories = ctx.all(MemoryFilter {
-        kinds: vec!["turn".into()],
+        kinds: vec![KindTag::Turn],
         session: session.map(str::to_string),
         ..MemoryFilter::default()
     })?;

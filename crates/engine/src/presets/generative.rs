@@ -55,6 +55,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use mnemos_core::memory_model::{Line, MAX_TASK_BYTES};
+use mnemos_core::KindTag;
 use mnemos_core::{
     BatchUpdate, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt, MemoryPatch,
     Moment, RetrieverKind, Role, StateFilter, Turn, TurnId,
@@ -295,7 +296,7 @@ impl GenerativeAgent {
     fn rate(&self, ctx: &MechanismCtx, job: &Job) -> EngineResult<Derived> {
         let payload: ImportancePayload = JobSpec::parse(job)?;
         let mut derived = Derived::default();
-        let turns = ctx.active_of(&["turn"])?;
+        let turns = ctx.active_of(&[KindTag::Turn])?;
         // A turn forgotten (or deleted) before its job ran needs no rating.
         let Some(pos) = turns
             .iter()
@@ -357,7 +358,6 @@ impl GenerativeAgent {
     /// current span, and will plan the next one itself.
     fn reflect_pending(&self, ctx: &MechanismCtx) -> EngineResult<bool> {
         Ok(ctx
-            .memories
             .store()
             .pending_jobs(ctx.user, usize::MAX)?
             .iter()
@@ -403,7 +403,7 @@ impl GenerativeAgent {
             .parse()
             .map_err(|e| Self::job_error(job, e))?;
         let mut derived = Derived::default();
-        let turns = ctx.active_of(&["turn"])?;
+        let turns = ctx.active_of(&[KindTag::Turn])?;
         let last = last_reflected(ctx)?;
         let Some(through) = self.crossing(&turns, last, None) else {
             return Ok(derived); // a reflection already took this span
@@ -412,7 +412,7 @@ impl GenerativeAgent {
             return Ok(derived);
         }
 
-        let stream = ctx.active_of(&["turn", "reflection"])?;
+        let stream = ctx.active_of(&[KindTag::Turn, KindTag::Reflection])?;
         let upto: Vec<&Memory> = stream
             .iter()
             .filter(|m| StreamKey::of(m) <= through)
@@ -465,7 +465,7 @@ impl GenerativeAgent {
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         ranked.truncate(self.params.reflections_per_run);
 
-        let existing = ctx.active_of(&["reflection"])?;
+        let existing = ctx.active_of(&[KindTag::Reflection])?;
         let mut written: Vec<String> = Vec::new();
         let mut restated: Option<&Memory> = None;
         for (_, topic, members) in ranked {
@@ -610,7 +610,7 @@ fn importance_of(memory: &Memory) -> f64 {
 fn last_reflected(ctx: &MechanismCtx) -> EngineResult<Option<StreamKey>> {
     Ok(ctx
         .all(MemoryFilter {
-            kinds: vec!["reflection".into()],
+            kinds: vec![KindTag::Reflection],
             state: StateFilter::All,
             ..MemoryFilter::default()
         })?
@@ -657,7 +657,7 @@ impl Mechanism for GenerativeAgent {
         let hits: Vec<Hit> = search(
             ctx,
             &request.query,
-            &["turn", "reflection"],
+            &[KindTag::Turn, KindTag::Reflection],
             request.session.as_deref(),
             self.retriever,
             wanted,
@@ -725,7 +725,8 @@ fn part(item: &ContextItem, name: &str) -> f64 {
 mod tests {
     use super::*;
 
-    use mnemos_core::{Metrics, NewTurn, Scope, Timestamp, UserKey};
+    use crate::NewTurn;
+    use mnemos_core::{Metrics, Scope, Timestamp, UserKey};
 
     use crate::engine::Engine;
     use crate::presets::PresetSpec;
@@ -759,12 +760,7 @@ mod tests {
     }
 
     fn ctx<'a>(engine: &'a Engine, user: &'a UserKey) -> MechanismCtx<'a> {
-        MechanismCtx {
-            memories: engine.memories(),
-            model: engine.model().as_ref(),
-            user,
-            agent: "bot",
-        }
+        MechanismCtx::new(engine.memories(), engine.model().as_ref(), user, "bot")
     }
 
     const LIFE: [&str; 12] = [
@@ -794,7 +790,7 @@ mod tests {
             .unwrap();
         assert_eq!(added.jobs_enqueued, 3);
         // Another mechanism's value on the same memory must survive the patch.
-        let first = added.turns[0].memory_id;
+        let first = added.turns[0].memory_id().unwrap();
         let mut extra = std::collections::BTreeMap::new();
         extra.insert("other".to_string(), 7.0);
         engine
@@ -1046,6 +1042,7 @@ mod tests {
                 time: Timestamp(T0),
             },
             metadata: Default::default(),
+            key: None,
         });
         let now = Moment {
             round: 110,

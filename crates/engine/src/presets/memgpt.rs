@@ -44,9 +44,10 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use mnemos_core::memory_model::{KeyKind, Line, PersonaSchema, PersonaValue};
+use mnemos_core::KindTag;
 use mnemos_core::{
     BatchForget, BatchUpdate, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt,
-    MemoryPatch, Metadata, Page, RetrieverKind, Role, Store, Turn, TurnId, UserKey,
+    MemoryPatch, Metadata, Page, RetrieverKind, Role, StoreRead, Turn, TurnId, UserKey,
 };
 
 use super::full::HEADER_TOKENS;
@@ -296,9 +297,9 @@ impl MemGpt {
     fn run_evict(&self, ctx: &MechanismCtx, job: &Job) -> EngineResult<Derived> {
         let payload: EvictPayload = JobSpec::parse(job)?;
         let span: HashSet<TurnId> = payload.turns.iter().copied().collect();
-        let summaries = recursive_summaries(ctx.memories.store().as_ref(), ctx.user, ctx.agent)?;
+        let summaries = recursive_summaries(ctx.store(), ctx.user, ctx.agent)?;
         let covered = covered_by(&summaries);
-        let queue = queue_tail(ctx.memories.store().as_ref(), ctx.user, ctx.agent, &covered)?;
+        let queue = queue_tail(ctx.store(), ctx.user, ctx.agent, &covered)?;
         // Everything up to the span's newest turn still in the queue (a later job subsumes
         // an earlier one that never ran). Nothing of the span left: already done.
         let Some(last) = queue
@@ -411,14 +412,14 @@ pub(crate) fn turn_id(memory: &Memory) -> Option<TurnId> {
 /// handing each to `visit` until it returns false. Pages from the end, so a walk that stops
 /// early reads only the tail of a long history.
 pub(crate) fn walk_turns_back(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: &str,
     session: Option<&str>,
     mut visit: impl FnMut(Memory) -> bool,
 ) -> EngineResult<()> {
     let filter = MemoryFilter {
-        kinds: vec!["turn".into()],
+        kinds: vec![KindTag::Turn],
         agent: Some(agent.to_string()),
         session: session.map(str::to_string),
         ..MemoryFilter::default()
@@ -455,7 +456,7 @@ pub(crate) fn walk_turns_back(
 
 /// The newest `n` raw-turn memories of the agent (optionally one session), oldest first.
 pub(crate) fn last_turns(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: &str,
     session: Option<&str>,
@@ -474,7 +475,7 @@ pub(crate) fn last_turns(
 
 /// The agent's active recursive summaries, oldest first (normally one).
 fn recursive_summaries(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: &str,
 ) -> EngineResult<Vec<Memory>> {
@@ -484,7 +485,7 @@ fn recursive_summaries(
         store,
         user,
         &MemoryFilter {
-            kinds: vec!["summary".into()],
+            kinds: vec![KindTag::Summary],
             agent: Some(agent.to_string()),
             metadata,
             ..MemoryFilter::default()
@@ -501,7 +502,7 @@ fn covered_by(summaries: &[Memory]) -> HashSet<TurnId> {
 
 /// The FIFO queue: the agent's turns after the newest one in `covered`, oldest first.
 fn queue_tail(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: &str,
     covered: &HashSet<TurnId>,
@@ -524,7 +525,7 @@ fn core_blocks(ctx: &MechanismCtx) -> EngineResult<BTreeMap<String, Memory>> {
     metadata.insert(TAG.into(), CORE.into());
     let mut out = BTreeMap::new();
     for memory in ctx.all(MemoryFilter {
-        kinds: vec!["profile".into()],
+        kinds: vec![KindTag::Profile],
         metadata,
         ..MemoryFilter::default()
     })? {
@@ -733,7 +734,7 @@ impl Mechanism for MemGpt {
     }
 
     fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
-        let store = ctx.memories.store().as_ref();
+        let store = ctx.store();
         let session = request.session.as_deref();
         let mut packer = Packer::new(request.token_budget);
         let mut notes = Vec::new();
@@ -797,7 +798,7 @@ impl Mechanism for MemGpt {
         let hits = search(
             ctx,
             &request.query,
-            &["turn"],
+            &[KindTag::Turn],
             session,
             self.retriever,
             (wanted + in_queue.len()).clamp(1, 10_000),
@@ -850,7 +851,8 @@ impl Mechanism for MemGpt {
 mod tests {
     use std::sync::Arc;
 
-    use mnemos_core::{NewTurn, Scope, StateFilter};
+    use crate::NewTurn;
+    use mnemos_core::{Scope, StateFilter};
     use mnemos_embed::HashEmbedder;
     use mnemos_offline::OfflineModel;
 
@@ -966,7 +968,10 @@ mod tests {
         for line in &FILLER[..4] {
             say(&engine, Role::User, line);
         }
-        let pending = engine.pending_jobs(&user()).unwrap();
+        let pending = engine
+            .pending_jobs(Some(&user()))
+            .map(|jobs| jobs.into_iter().map(|p| p.job).collect::<Vec<_>>())
+            .unwrap();
         assert_eq!(pending.len(), 1, "one overflow plans one eviction");
         let job = pending[0].clone();
         assert_eq!(job.kind, EVICT);
@@ -983,12 +988,8 @@ mod tests {
             ..MemGptParams::default()
         });
         let model = OfflineModel::new(Arc::new(HashEmbedder::default()));
-        let ctx = MechanismCtx {
-            memories: engine.memories(),
-            model: &model,
-            user: &user(),
-            agent: "a",
-        };
+        let owner = user();
+        let ctx = MechanismCtx::new(engine.memories(), &model, &owner, "a");
         assert!(mechanism.run_job(&ctx, &job).unwrap().is_empty());
         assert_eq!(active_summaries(&engine).len(), 1);
     }
@@ -998,7 +999,10 @@ mod tests {
         let engine = engine_with("buffer_tokens = 40", false);
         let turns: Vec<NewTurn> = FILLER.iter().map(|l| NewTurn::user(scope(), *l)).collect();
         engine.add(turns).unwrap();
-        let pending = engine.pending_jobs(&user()).unwrap();
+        let pending = engine
+            .pending_jobs(Some(&user()))
+            .map(|jobs| jobs.into_iter().map(|p| p.job).collect::<Vec<_>>())
+            .unwrap();
         assert!(pending.len() >= 2, "{}", pending.len());
         let mut seen = HashSet::new();
         for job in &pending {

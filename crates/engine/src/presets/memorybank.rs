@@ -54,6 +54,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use mnemos_core::memory_model::MAX_TASK_BYTES;
+use mnemos_core::KindTag;
 use mnemos_core::{
     BatchForget, BatchUpdate, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt,
     MemoryPatch, Metadata, Moment, RetrieverKind, StateFilter, Turn, TurnId,
@@ -329,10 +330,10 @@ impl MemoryBank {
         if self.params.forget_threshold <= 0.0 {
             return Ok(derived);
         }
-        let kinds: &[&str] = if self.params.forget_summaries {
-            &["turn", "summary"]
+        let kinds: &[KindTag] = if self.params.forget_summaries {
+            &[KindTag::Turn, KindTag::Summary]
         } else {
-            &["turn"]
+            &[KindTag::Turn]
         };
         let now = job.created;
         for memory in ctx.active_of(kinds)? {
@@ -360,14 +361,14 @@ impl MemoryBank {
     fn summarize_session(&self, ctx: &MechanismCtx, job: &Job) -> EngineResult<Derived> {
         let payload: SummaryPayload = JobSpec::parse(job)?;
         let turns = ctx.all(MemoryFilter {
-            kinds: vec!["turn".into()],
+            kinds: vec![KindTag::Turn],
             session: Some(payload.session.clone()),
             ..MemoryFilter::default()
         })?;
         // Forgotten summaries still count as covering their turns: no re-summarizing.
         let covered: HashSet<TurnId> = ctx
             .all(MemoryFilter {
-                kinds: vec!["summary".into()],
+                kinds: vec![KindTag::Summary],
                 session: Some(payload.session.clone()),
                 state: StateFilter::All,
                 ..MemoryFilter::default()
@@ -409,7 +410,7 @@ impl MemoryBank {
         job: &Job,
         derived: &mut Derived,
     ) -> EngineResult<()> {
-        let profiles = ctx.active_of(&["profile"])?;
+        let profiles = ctx.active_of(&[KindTag::Profile])?;
         let current = profiles.last();
         let mut texts: Vec<String> = current.map(|p| p.text.clone()).into_iter().collect();
         texts.extend(derived.memories.iter().map(|m| m.text.clone()));
@@ -550,7 +551,7 @@ impl Mechanism for MemoryBank {
         let now = ctx.moment()?;
         let mut notes = Vec::new();
         let mut ranked: Vec<ContextItem> = Vec::new();
-        if let Some(profile) = ctx.active_of(&["profile"])?.last() {
+        if let Some(profile) = ctx.active_of(&[KindTag::Profile])?.last() {
             let item =
                 ContextItem::from_memory(profile, SECTION_PROFILE, 1.0, tokens(&profile.text))
                     .with_part("profile", 1.0);
@@ -561,7 +562,7 @@ impl Mechanism for MemoryBank {
         let hits: Vec<Hit> = search(
             ctx,
             &request.query,
-            &["summary", "turn"],
+            &[KindTag::Summary, KindTag::Turn],
             request.session.as_deref(),
             self.retriever,
             wanted,
@@ -628,7 +629,8 @@ mod tests {
     use super::*;
     use mnemos_core::MemoryState;
 
-    use mnemos_core::{NewTurn, Role, Scope, Timestamp, UserKey};
+    use crate::NewTurn;
+    use mnemos_core::{Role, Scope, Timestamp, UserKey};
 
     use proptest::prelude::*;
 
@@ -724,6 +726,7 @@ mod tests {
                 time: Timestamp(T0),
             },
             metadata: Metadata::new(),
+            key: None,
         };
         let mut m = Memory::from_turn(&t);
         let now = Moment {
@@ -971,12 +974,8 @@ mod tests {
                 time: Timestamp(T0),
             },
         );
-        let ctx = MechanismCtx {
-            memories: engine.memories(),
-            model: engine.model().as_ref(),
-            user: &user(),
-            agent: "bot",
-        };
+        let owner = user();
+        let ctx = MechanismCtx::new(engine.memories(), engine.model().as_ref(), &owner, "bot");
         let first = bank.run_job(&ctx, &job).unwrap();
         let second = bank.run_job(&ctx, &job).unwrap();
         assert_eq!(first.forgets.len(), 1);

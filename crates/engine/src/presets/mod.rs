@@ -199,6 +199,14 @@ pub fn names() -> Vec<&'static str> {
     registry().iter().map(|p| p.name).collect()
 }
 
+/// A preset (with its default parameters) that offers the view `kind`.
+pub(crate) fn offering(kind: crate::views::ViewKind) -> Option<Arc<dyn Mechanism>> {
+    entries()
+        .iter()
+        .filter_map(|entry| (entry.build)(&toml::Table::new()).ok())
+        .find(|mechanism| mechanism.views().contains(&kind))
+}
+
 /// Build the mechanism a spec names, validating its parameters.
 pub fn build(spec: &PresetSpec) -> EngineResult<Arc<dyn Mechanism>> {
     for entry in entries() {

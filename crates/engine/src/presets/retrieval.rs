@@ -8,7 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use mnemos_core::{Hit, RetrieverKind, SearchFilter, SearchRequest, SecondHop, Turn};
+use mnemos_core::KindTag;
+use mnemos_core::{Hit, RetrieverKind, SearchFilter, SecondHop, Turn};
+
+use crate::memories::SearchRequest;
 
 use super::full::HEADER_TOKENS;
 use super::PresetParams;
@@ -142,7 +145,7 @@ pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
 pub(crate) fn search(
     ctx: &MechanismCtx,
     query: &str,
-    kinds: &[&str],
+    kinds: &[KindTag],
     session: Option<&str>,
     retriever: RetrieverKind,
     top_k: usize,
@@ -169,7 +172,7 @@ pub(crate) struct SearchShape {
 pub(crate) fn search_shaped(
     ctx: &MechanismCtx,
     query: &str,
-    kinds: &[&str],
+    kinds: &[KindTag],
     session: Option<&str>,
     retriever: RetrieverKind,
     top_k: usize,
@@ -181,11 +184,11 @@ pub(crate) fn search_shaped(
     request.second_hop = shape.second_hop;
     request.split_questions = shape.split_questions;
     request.filter = SearchFilter {
-        kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        kinds: kinds.to_vec(),
         agent: Some(ctx.agent.to_string()),
         session: session.map(str::to_string),
     };
-    Ok(ctx.memories.search(&request)?.hits)
+    Ok(ctx.search(&request)?.hits)
 }
 
 pub struct RetrievalMemory {
@@ -217,7 +220,7 @@ impl Mechanism for RetrievalMemory {
         let hits = search_shaped(
             ctx,
             &request.query,
-            &["turn"],
+            &[KindTag::Turn],
             request.session.as_deref(),
             self.retriever,
             self.params.top_k,
@@ -240,7 +243,8 @@ impl Mechanism for RetrievalMemory {
 mod tests {
     use super::*;
     use crate::presets::testing::{self, test_engine};
-    use mnemos_core::{NewTurn, Scope, UserKey};
+    use crate::NewTurn;
+    use mnemos_core::{Scope, UserKey};
 
     fn user() -> UserKey {
         UserKey::new("t", "u").unwrap()

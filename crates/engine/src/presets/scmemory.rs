@@ -37,9 +37,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use mnemos_core::KindTag;
 use mnemos_core::{
     BatchForget, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt, Metadata,
-    RetrieverKind, Role, Store, Turn, TurnId, UserKey,
+    RetrieverKind, Role, StoreRead, Turn, TurnId, UserKey,
 };
 
 use super::memgpt::{last_turns, turn_id, walk_turns_back, Packer};
@@ -204,21 +205,15 @@ impl ScMemory {
         // The turns' memories: a turn its user deleted is not summarized.
         let wanted: HashSet<TurnId> = turns.iter().map(|t| t.id).collect();
         let mut memories: HashMap<TurnId, Memory> = HashMap::new();
-        walk_turns_back(
-            ctx.memories.store().as_ref(),
-            ctx.user,
-            ctx.agent,
-            None,
-            |m| {
-                if m.created < oldest {
-                    return false;
-                }
-                if let Some(id) = turn_id(&m).filter(|id| wanted.contains(id)) {
-                    memories.insert(id, m);
-                }
-                memories.len() < wanted.len()
-            },
-        )?;
+        walk_turns_back(ctx.store(), ctx.user, ctx.agent, None, |m| {
+            if m.created < oldest {
+                return false;
+            }
+            if let Some(id) = turn_id(&m).filter(|id| wanted.contains(id)) {
+                memories.insert(id, m);
+            }
+            memories.len() < wanted.len()
+        })?;
         let kept: Vec<(&Turn, &Memory)> = turns
             .iter()
             .filter_map(|t| memories.get(&t.id).map(|m| (t, m)))
@@ -285,7 +280,7 @@ impl ScMemory {
 /// The exchange ending with the newest turn of `session` before this write's `earlier` turns
 /// (those are appended after the store's): walk back to its user turn.
 fn last_exchange(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: &str,
     session: &str,
@@ -328,7 +323,7 @@ fn exchange_summaries(ctx: &MechanismCtx, first: Option<TurnId>) -> EngineResult
         metadata.insert(EXCHANGE.into(), first.to_string());
     }
     ctx.all(MemoryFilter {
-        kinds: vec!["summary".into()],
+        kinds: vec![KindTag::Summary],
         metadata,
         ..MemoryFilter::default()
     })
@@ -400,7 +395,7 @@ impl Mechanism for ScMemory {
     }
 
     fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
-        let store = ctx.memories.store().as_ref();
+        let store = ctx.store();
         let session = request.session.as_deref();
         let query = &request.query;
         let mut packer = Packer::new(request.token_budget);
@@ -460,7 +455,7 @@ impl Mechanism for ScMemory {
         let hits: Vec<Hit> = search(
             ctx,
             query,
-            &["turn"],
+            &[KindTag::Turn],
             session,
             self.retriever,
             (self.params.top_k * CANDIDATES_PER_RESULT + in_recent.len()).clamp(1, 10_000),
@@ -601,7 +596,6 @@ impl ScMemory {
                 .map(|s| s.split(',').filter_map(|id| id.parse().ok()).collect())
                 .unwrap_or_default();
             memories = ctx
-                .memories
                 .store()
                 .memories(ctx.user, &ids)?
                 .into_iter()
@@ -633,7 +627,8 @@ impl ScMemory {
 #[cfg(test)]
 mod tests {
 
-    use mnemos_core::{NewTurn, Page, Scope, StateFilter};
+    use crate::NewTurn;
+    use mnemos_core::{Page, Scope, StateFilter};
 
     use super::*;
     use crate::presets::testing::{self, memories_of, test_engine};
@@ -722,7 +717,7 @@ mod tests {
             .list(
                 &user(),
                 &MemoryFilter {
-                    kinds: vec!["turn".into()],
+                    kinds: vec![KindTag::Turn],
                     ..MemoryFilter::default()
                 },
                 Page::first(1000),

@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use mnemos_core::{
-    Embedder, FixedClock, Memories, Memory, MemoryFilter, MemoryStore, RetrievalConfig,
-    StateFilter, Timestamp, UserKey,
+    Embedder, FixedClock, Memory, MemoryFilter, MemoryStore, StateFilter, Timestamp, UserKey,
 };
 use mnemos_embed::HashEmbedder;
 use mnemos_offline::OfflineModel;
@@ -20,13 +19,6 @@ pub const T0: i64 = 1_700_000_000_000;
 /// An engine running `preset` with `params` (TOML), jobs inline or deferred.
 pub fn test_engine(preset: &str, params: &str, inline: bool) -> Engine {
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
-    let memories = Memories::new(
-        Arc::new(MemoryStore::new()),
-        Arc::clone(&embedder),
-        Arc::new(FixedClock(Timestamp(T0))),
-        RetrievalConfig::default(),
-    )
-    .unwrap();
     let config = EngineConfig {
         preset: PresetSpec {
             name: preset.into(),
@@ -38,21 +30,21 @@ pub fn test_engine(preset: &str, params: &str, inline: bool) -> Engine {
         },
         ..EngineConfig::default()
     };
-    Engine::new(
-        Arc::new(memories),
-        Arc::new(OfflineModel::new(embedder)),
-        &config,
-    )
-    .unwrap()
+    let model = Arc::new(OfflineModel::new(Arc::clone(&embedder)));
+    Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .clock(Arc::new(FixedClock(Timestamp(T0))))
+        .config(config)
+        .build()
+        .unwrap()
 }
 
 /// Every memory of `user` of one kind tag in one state, in creation order.
 pub fn memories_of(engine: &Engine, user: &UserKey, kind: &str, state: StateFilter) -> Vec<Memory> {
     collect_all(
-        engine.memories().store().as_ref(),
+        engine.reader().store(),
         user,
         &MemoryFilter {
-            kinds: vec![kind.into()],
+            kinds: vec![kind.parse().unwrap()],
             state,
             ..MemoryFilter::default()
         },

@@ -176,6 +176,7 @@ mod tests {
                 text: "x".into(),
                 at: mnemos_core::Moment::default(),
                 metadata: Default::default(),
+                key: None,
             });
             memory.metadata.insert(RETRIEVED_KEY.into(), text);
             rounds = retrievals(&memory);

@@ -24,19 +24,21 @@
 //! and the persona comes from first-person patterns, kept per speaker; an LLM model writes
 //! abstractive plot summaries and richer persona values through the same tasks.
 
-pub mod forgetting;
-pub mod nsb;
-pub mod pcb;
+pub(crate) mod forgetting;
+pub(crate) mod nsb;
+pub(crate) mod pcb;
 #[cfg(test)]
 mod tests;
-pub mod view;
+pub(crate) mod view;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use mnemos_core::memory_model::{PersonaKey, PersonaSchema};
+use mnemos_core::KindTag;
 use mnemos_core::{
-    BatchForget, BatchUpdate, Job, Memory, MemoryFilter, MemoryPatch, RetrieverKind, Turn,
+    BatchForget, BatchUpdate, Job, Memory, MemoryFilter, MemoryPatch, RetrieverKind, StoreRead,
+    Turn, UserKey,
 };
 
 use self::forgetting::{Competition, Policy, Suppression};
@@ -49,6 +51,7 @@ use crate::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
 use crate::primitives::{build_context, pack_within_budget, tokens};
+use crate::views::{View, ViewKind};
 
 pub const NAME: &str = "moom";
 pub const SUMMARY: &str = "MOOM (Chen et al. 2025): plot summaries at three time scales, a \
@@ -391,7 +394,7 @@ impl Moom {
         let now = payload.round;
         let mut derived = Derived::default();
         let pool = ctx.all(MemoryFilter {
-            kinds: vec!["exchange".into(), "summary".into()],
+            kinds: vec![KindTag::Exchange, KindTag::Summary],
             ..MemoryFilter::default()
         })?;
         let pool: Vec<Memory> = pool
@@ -405,7 +408,7 @@ impl Moom {
         let hits = search(
             ctx,
             &payload.query,
-            &["exchange", "summary"],
+            &[KindTag::Exchange, KindTag::Summary],
             None,
             self.retriever,
             2 * k,
@@ -514,7 +517,7 @@ impl Moom {
             return search(
                 ctx,
                 &request.query,
-                &["turn"],
+                &[KindTag::Turn],
                 request.session.as_deref(),
                 self.retriever,
                 self.params.top_k,
@@ -523,7 +526,7 @@ impl Moom {
         let mut hits = search(
             ctx,
             &request.query,
-            &["exchange", "summary"],
+            &[KindTag::Exchange, KindTag::Summary],
             request.session.as_deref(),
             self.retriever,
             wanted,
@@ -562,14 +565,14 @@ impl Moom {
         query: &str,
         budget: usize,
     ) -> EngineResult<(Vec<ContextItem>, usize)> {
-        let values = ctx.active_of(&["persona"])?;
+        let values = ctx.active_of(&[KindTag::Persona])?;
         if values.is_empty() {
             return Ok((Vec::new(), 0));
         }
         let relevance: std::collections::HashMap<mnemos_core::MemoryId, f64> = search(
             ctx,
             query,
-            &["persona"],
+            &[KindTag::Persona],
             None,
             self.retriever,
             values.len().min(10_000),
@@ -620,6 +623,23 @@ impl Moom {
 impl Mechanism for Moom {
     fn name(&self) -> &str {
         NAME
+    }
+
+    fn views(&self) -> &'static [ViewKind] {
+        &[ViewKind::Persona, ViewKind::Timeline]
+    }
+
+    fn view(
+        &self,
+        store: &dyn StoreRead,
+        user: &UserKey,
+        agent: Option<&str>,
+        kind: ViewKind,
+    ) -> EngineResult<View> {
+        Ok(match kind {
+            ViewKind::Persona => View::Persona(view::persona(store, user, agent)?),
+            ViewKind::Timeline => View::Timeline(view::timeline(store, user, agent)?),
+        })
     }
 
     fn observe(&self, ctx: &ObserveCtx, turn: &Turn) -> EngineResult<Vec<JobSpec>> {

@@ -21,7 +21,7 @@
 //!   not packaged again) and still feed the summaries above them.
 
 use mnemos_core::{
-    Job, Memory, MemoryFilter, MemoryKind, MemoryModelExt, Metadata, Page, StateFilter,
+    Job, KindTag, Memory, MemoryFilter, MemoryKind, MemoryModelExt, Metadata, Page, StateFilter,
 };
 
 use crate::error::EngineResult;
@@ -99,11 +99,15 @@ pub fn span_of(memory: &Memory) -> Option<(u64, u64)> {
 
 /// This agent's plot nodes of one level, in any state.
 fn level_filter(ctx: &MechanismCtx, level: u8) -> MemoryFilter {
-    let kind = if level == 1 { "exchange" } else { "summary" };
+    let kind = if level == 1 {
+        KindTag::Exchange
+    } else {
+        KindTag::Summary
+    };
     let mut metadata = Metadata::new();
     metadata.insert(LEVEL_KEY.into(), level.to_string());
     MemoryFilter {
-        kinds: vec![kind.into()],
+        kinds: vec![kind],
         agent: Some(ctx.agent.to_string()),
         state: StateFilter::All,
         metadata,
@@ -122,7 +126,7 @@ pub fn nodes(ctx: &MechanismCtx, level: u8) -> EngineResult<Vec<Memory>> {
 /// made in timeline order, so the newest few hold it: only the end of the list is read.
 pub fn last_covered(ctx: &MechanismCtx, level: u8) -> EngineResult<Option<u64>> {
     const TAIL: usize = 16;
-    let store = ctx.memories.store();
+    let store = ctx.store();
     let filter = level_filter(ctx, level);
     let total = store
         .list(
@@ -171,9 +175,9 @@ fn not_covered(below: &[Memory], covered: Option<u64>) -> Vec<&Memory> {
 /// list backwards from its end, so the cost follows the range, not the history.
 pub fn turns_in_rounds(ctx: &MechanismCtx, from: u64, to: u64) -> EngineResult<Vec<Memory>> {
     const PAGE: usize = 64;
-    let store = ctx.memories.store();
+    let store = ctx.store();
     let filter = MemoryFilter {
-        kinds: vec!["turn".into()],
+        kinds: vec![KindTag::Turn],
         agent: Some(ctx.agent.to_string()),
         ..MemoryFilter::default()
     };

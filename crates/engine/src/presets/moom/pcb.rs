@@ -28,6 +28,7 @@
 use std::collections::HashMap;
 
 use mnemos_core::memory_model::{KeyKind, Line, PersonaKey, PersonaSchema, PersonaValue};
+use mnemos_core::KindTag;
 use mnemos_core::{
     BatchForget, Embedder, Job, Memory, MemoryKind, MemoryModelExt, Metadata, TurnId,
 };
@@ -266,7 +267,7 @@ pub fn snapshot_and_merge(
         .iter()
         .find(|t| t.role == mnemos_core::Role::User)
         .and_then(|t| t.speaker.clone());
-    let sketch = ctx.active_of(&["persona"])?;
+    let sketch = ctx.active_of(&[KindTag::Persona])?;
     merge(
         ctx,
         job,
@@ -312,7 +313,7 @@ fn merge(
     derived: &mut Derived,
 ) -> EngineResult<()> {
     let mut vectors = Vectors {
-        embedder: ctx.memories.embedder().as_ref(),
+        embedder: ctx.embedder(),
         cache: HashMap::new(),
     };
     // Complex keys gather all their new values (per subject) into one merge.

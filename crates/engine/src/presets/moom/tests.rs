@@ -1,4 +1,5 @@
-use mnemos_core::{Memory, MemoryKind, NewTurn, Role, Scope, StateFilter, Timestamp, UserKey};
+use crate::NewTurn;
+use mnemos_core::{Memory, MemoryKind, Role, Scope, StateFilter, Timestamp, UserKey};
 
 use super::forgetting::RETRIEVED_KEY;
 use super::nsb::{level_of, span_of};

@@ -1,55 +1,27 @@
 //! Read-only views of what MOOM keeps, for people and tools (`mnemos show persona|timeline`):
 //! the persona sketch with each key's history, and the plot summary tree.
 
-use serde::Serialize;
-
-use mnemos_core::{Memory, MemoryFilter, MemoryId, MemoryState, StateFilter, Store, UserKey};
+use mnemos_core::KindTag;
+use mnemos_core::{
+    Memory, MemoryFilter, MemoryState, StateFilter, StoreRead, Timestamp, TurnId, UserKey,
+};
 
 use super::nsb::{level_of, span_of};
 use super::pcb::{key_of, said_round, subject_of, value_of};
 use crate::error::EngineResult;
 use crate::mechanism::collect_all;
+use crate::views::{PersonaKeyView, PersonaValueView, TimelineNode};
 
-/// One value a persona key holds or held.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PersonaValueView {
-    pub id: MemoryId,
-    pub value: String,
-    /// The round it was said.
-    pub said_round: u64,
-    pub active: bool,
-    /// Why it left the sketch (replaced, contradicted, aged out, merged).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Turns behind it.
-    pub turns: usize,
-}
-
-/// One key of one subject's sketch: its current values and everything it held before.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PersonaKeyView {
-    /// Whom the values are about (a speaker's name), when recorded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subject: Option<String>,
-    pub key: String,
-    pub current: Vec<PersonaValueView>,
-    pub history: Vec<PersonaValueView>,
-}
-
-/// One node of the plot tree with the nodes it summarizes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TimelineNode {
-    pub id: MemoryId,
-    /// 1 = unit of raw rounds, 2 and 3 = summaries.
-    pub level: u8,
-    pub from_round: u64,
-    pub to_round: u64,
-    pub active: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    pub turns: usize,
-    pub text: String,
-    pub children: Vec<TimelineNode>,
+/// When the turn `id` was said, if it is still stored.
+fn turn_time(
+    store: &dyn StoreRead,
+    user: &UserKey,
+    id: Option<&TurnId>,
+) -> EngineResult<Option<Timestamp>> {
+    let Some(id) = id else {
+        return Ok(None);
+    };
+    Ok(store.turn(user, *id)?.map(|t| t.at.time))
 }
 
 fn reason(memory: &Memory) -> Option<String> {
@@ -60,16 +32,16 @@ fn reason(memory: &Memory) -> Option<String> {
 }
 
 fn all_of(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: Option<&str>,
-    kinds: &[&str],
+    kinds: &[KindTag],
 ) -> EngineResult<Vec<Memory>> {
     collect_all(
         store,
         user,
         &MemoryFilter {
-            kinds: kinds.iter().map(|k| k.to_string()).collect(),
+            kinds: kinds.to_vec(),
             agent: agent.map(str::to_string),
             state: StateFilter::All,
             ..MemoryFilter::default()
@@ -80,11 +52,11 @@ fn all_of(
 /// The persona sketch of `user` (one agent, or all): per subject, in the order each subject
 /// was first described, keys in the order they were first said.
 pub fn persona(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: Option<&str>,
 ) -> EngineResult<Vec<PersonaKeyView>> {
-    let mut values = all_of(store, user, agent, &["persona"])?;
+    let mut values = all_of(store, user, agent, &[KindTag::Persona])?;
     values.sort_by_key(|m| (said_round(m), m.created));
     let mut keys: Vec<PersonaKeyView> = Vec::new();
     for memory in &values {
@@ -133,28 +105,29 @@ pub fn persona(
 /// The plot tree of `user` (one agent, or all): top-level nodes in timeline order, each with
 /// the nodes of the level below that its span contains. Nodes no higher node covers are roots.
 pub fn timeline(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     user: &UserKey,
     agent: Option<&str>,
 ) -> EngineResult<Vec<TimelineNode>> {
-    let mut nodes: Vec<TimelineNode> = all_of(store, user, agent, &["exchange", "summary"])?
-        .iter()
-        .filter_map(|m| {
-            let level = level_of(m)?;
-            let (from_round, to_round) = span_of(m)?;
-            Some(TimelineNode {
-                id: m.id,
-                level,
-                from_round,
-                to_round,
-                active: m.is_active(),
-                reason: reason(m),
-                turns: m.provenance.len(),
-                text: m.text.clone(),
-                children: Vec::new(),
-            })
-        })
-        .collect();
+    let mut nodes: Vec<TimelineNode> = Vec::new();
+    for m in all_of(store, user, agent, &[KindTag::Exchange, KindTag::Summary])? {
+        let (Some(level), Some((from_round, to_round))) = (level_of(&m), span_of(&m)) else {
+            continue;
+        };
+        nodes.push(TimelineNode {
+            id: m.id,
+            level,
+            from_round,
+            to_round,
+            from_time: turn_time(store, user, m.provenance.first())?,
+            to_time: turn_time(store, user, m.provenance.last())?,
+            active: m.is_active(),
+            reason: reason(&m),
+            turns: m.provenance.len(),
+            text: m.text.clone(),
+            children: Vec::new(),
+        });
+    }
     nodes.sort_by_key(|n| (n.from_round, std::cmp::Reverse(n.level)));
     let top = nodes.iter().map(|n| n.level).max().unwrap_or(0);
     // Attach each level to the one above, lowest first.

@@ -13,17 +13,16 @@ use serde::Serialize;
 
 use mnemos_text::Analyzer;
 
-use crate::embed::{Embedder, EmbedderExt};
-use crate::error::{Error, Result};
-use crate::model::{
-    validate_text, Clock, HistoryEntry, Job, Memory, MemoryId, MemoryPatch, Metadata, Moment, Role,
-    Scope, Timestamp, Turn, TurnId, UserKey,
-};
-use crate::retrieval::{
+use mnemos_core::retrieval::{
     embedding_windows, select_within_budget, Candidate, Hit, Reranker, RetrievalConfig,
     RetrieverKind, ScopeIndex, ScoreBreakdown, SearchFilter, SecondHop,
 };
-use crate::store::{MemoryFilter, Page, Paged, PurgeReport, Store, VectorRow, WriteBatch};
+use mnemos_core::{
+    validate_text, Clock, Conflict, Embedder, EmbedderExt, Error, HistoryEntry, Job, Memory,
+    MemoryFilter, MemoryId, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
+    Result, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow,
+    WriteBatch,
+};
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
 pub const SPEAKER_KEY: &str = "speaker";
@@ -39,6 +38,9 @@ pub struct NewTurn {
     /// Explicit round index (dataset replays); otherwise each user turn opens a new round.
     pub round: Option<u64>,
     pub metadata: Metadata,
+    /// Idempotency key, unique per user: a turn whose key is already stored is not added
+    /// again (its add reports it as a duplicate). Retried requests and re-run ingests set it.
+    pub key: Option<String>,
 }
 
 impl NewTurn {
@@ -51,17 +53,51 @@ impl NewTurn {
             time: None,
             round: None,
             metadata: Metadata::new(),
+            key: None,
         }
     }
 }
 
-/// What `add_turns` committed for one input turn.
+/// Whether an input turn was stored now or was already there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// Stored now, with its raw-turn memory.
+    Added { memory_id: MemoryId },
+    /// A turn with the same key was stored before; nothing was written.
+    Duplicate,
+}
+
+/// What `add` did with one input turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct AddedTurn {
     pub turn_id: TurnId,
-    pub memory_id: MemoryId,
     pub round: u64,
+    #[serde(flatten)]
+    pub status: TurnStatus,
 }
+
+impl AddedTurn {
+    /// The raw-turn memory written now (`None` for a duplicate).
+    pub fn memory_id(&self) -> Option<MemoryId> {
+        match self.status {
+            TurnStatus::Added { memory_id } => Some(memory_id),
+            TurnStatus::Duplicate => None,
+        }
+    }
+
+    pub fn is_duplicate(&self) -> bool {
+        self.status == TurnStatus::Duplicate
+    }
+}
+
+/// Plans the jobs a write's turns cause: called with the turns of one user, in order, once
+/// they have ids and rounds; returns one job list per turn. It may be called again for the
+/// same write (after a conflict, with new rounds), so it must not keep state between calls.
+pub(crate) type TurnPlanner<'a> = dyn FnMut(&[Turn]) -> Result<Vec<Vec<Job>>> + 'a;
+
+/// Attempts of a write that keeps colliding with other writers before it gives up.
+const WRITE_ATTEMPTS: usize = 8;
 
 /// A search over one user's memories.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,6 +168,24 @@ pub fn question_parts(query: &str) -> Vec<String> {
         return Vec::new();
     }
     parts
+}
+
+/// One input turn on its way into the store.
+struct Prepared {
+    turn: Turn,
+    memory: Memory,
+    /// The caller gave the round (a dataset replay); it is not renumbered.
+    explicit_round: bool,
+}
+
+/// The items at `positions` (ascending) of `items`.
+fn keep_positions<T>(items: Vec<T>, positions: &[usize]) -> Vec<T> {
+    let mut wanted = positions.iter().peekable();
+    items
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, item)| wanted.next_if(|&&p| p == i).map(|_| item))
+        .collect()
 }
 
 /// Reciprocal-rank constant for the merged score of a split query's parts (as RRF's usual 60).
@@ -246,10 +300,6 @@ impl Memories {
 
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         &self.embedder
-    }
-
-    pub fn config(&self) -> &RetrievalConfig {
-        &self.config
     }
 
     /// The text that indexes and embeddings see: the speaker's name (when known) before the text,
@@ -370,8 +420,8 @@ impl Memories {
         index.last_round = self.store.last_round(user)?;
         *self.last_build.lock() = IndexStats {
             memories: index.len(),
-            vectors: index.dense.len(),
-            vocabulary: index.bm25.vocabulary(),
+            vectors: index.vector_count(),
+            vocabulary: index.vocabulary(),
             embedded_on_build: missing.len(),
         };
         Ok(index)
@@ -391,8 +441,8 @@ impl Memories {
             .as_ref()
             .map(|i| IndexStats {
                 memories: i.len(),
-                vectors: i.dense.len(),
-                vocabulary: i.bm25.vocabulary(),
+                vectors: i.vector_count(),
+                vocabulary: i.vocabulary(),
                 embedded_on_build: 0,
             })
             .unwrap_or_default())
@@ -402,24 +452,28 @@ impl Memories {
     ///
     /// Turns of one user are written in one transaction; a batch spanning several users is split
     /// per user, in order. On error nothing of the failing user's group is written.
-    pub fn add_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
-        self.add_turns_planned(turns, &mut |_| Ok(Vec::new()))
+    #[cfg(test)]
+    pub(crate) fn add_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
+        self.add_turns_planned(turns, &mut |turns| Ok(vec![Vec::new(); turns.len()]))
     }
 
-    /// [`add_turns`](Self::add_turns), asking `plan` for each turn (once it has its id and round)
-    /// which jobs it causes; those jobs commit in the same transaction as the turn, so derived
-    /// work is never lost between the two. `plan` must not call back into this `Memories`.
-    pub fn add_turns_planned(
+    /// [`add_turns`](Self::add_turns), asking `plan` which jobs the turns cause; those jobs
+    /// commit in the same transaction as the turns, so derived work is never lost between the
+    /// two. `plan` must not call back into this `Memories`.
+    ///
+    /// Rounds are numbered from the user's last round and checked inside the write's
+    /// transaction ([`Precondition::LastRound`]): when another writer (another process) moved
+    /// it, this one reloads the user from the store and numbers again. Turns whose key is
+    /// already stored are reported as duplicates and not written.
+    pub(crate) fn add_turns_planned(
         &self,
         turns: Vec<NewTurn>,
-        plan: &mut dyn FnMut(&Turn) -> Result<Vec<Job>>,
+        plan: &mut TurnPlanner<'_>,
     ) -> Result<Vec<AddedTurn>> {
         for (i, turn) in turns.iter().enumerate() {
-            turn.scope
-                .validate()
-                .map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
-            validate_text("turn text", &turn.text)
-                .map_err(|e| Error::invalid(format!("turn {}: {e}", i + 1)))?;
+            let at = |e: Error| Error::invalid(format!("turn {}: {e}", i + 1));
+            turn.scope.validate().map_err(at)?;
+            validate_text("turn text", &turn.text).map_err(at)?;
         }
         let mut out = Vec::with_capacity(turns.len());
         let mut groups: Vec<(UserKey, Vec<NewTurn>)> = Vec::new();
@@ -436,18 +490,41 @@ impl Memories {
         Ok(out)
     }
 
-    fn add_user_turns(
-        &self,
-        user: &UserKey,
-        group: Vec<NewTurn>,
-        plan: &mut dyn FnMut(&Turn) -> Result<Vec<Job>>,
-    ) -> Result<Vec<AddedTurn>> {
-        let slot = self.slot(user);
-        self.ensure_built(user, &slot)?;
+    /// Turns of `group` whose key is already stored for `user`, by position.
+    fn stored_keys(&self, user: &UserKey, group: &[Prepared]) -> Result<HashMap<usize, Turn>> {
+        let keys: Vec<String> = group.iter().filter_map(|p| p.turn.key.clone()).collect();
+        if keys.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let stored: HashMap<String, Turn> = self
+            .store
+            .turns_by_keys(user, &keys)?
+            .into_iter()
+            .filter_map(|t| t.key.clone().map(|k| (k, t)))
+            .collect();
+        Ok(group
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let key = p.turn.key.as_ref()?;
+                stored.get(key).map(|t| (i, t.clone()))
+            })
+            .collect())
+    }
+
+    /// Each new turn as it will be stored (id, time; round still open), with its raw memory.
+    fn prepare(&self, group: Vec<NewTurn>) -> Result<Vec<Prepared>> {
         let now = self.clock.now();
-        let mut turns = Vec::with_capacity(group.len());
-        let mut memories = Vec::with_capacity(group.len());
+        let mut keys = std::collections::HashSet::new();
+        let mut prepared = Vec::with_capacity(group.len());
         for new in group {
+            if let Some(key) = &new.key {
+                if !keys.insert(key.clone()) {
+                    return Err(Error::invalid(format!(
+                        "turn key '{key}' appears twice in one write"
+                    )));
+                }
+            }
             let turn = Turn {
                 id: TurnId::new(),
                 scope: new.scope,
@@ -459,6 +536,7 @@ impl Memories {
                     time: new.time.unwrap_or(now),
                 },
                 metadata: new.metadata,
+                key: new.key,
             };
             turn.validate()?;
             let mut memory = Memory::from_turn(&turn);
@@ -467,14 +545,73 @@ impl Memories {
                     .metadata
                     .insert(SPEAKER_KEY.to_string(), speaker.clone());
             }
-            turns.push((turn, new.round.is_some()));
-            memories.push(memory);
+            prepared.push(Prepared {
+                explicit_round: new.round.is_some(),
+                turn,
+                memory,
+            });
         }
+        Ok(prepared)
+    }
+
+    fn add_user_turns(
+        &self,
+        user: &UserKey,
+        group: Vec<NewTurn>,
+        plan: &mut TurnPlanner<'_>,
+    ) -> Result<Vec<AddedTurn>> {
+        let slot = self.slot(user);
+        self.ensure_built(user, &slot)?;
+        let mut prepared = self.prepare(group)?;
+        let mut outcomes: Vec<Option<AddedTurn>> = vec![None; prepared.len()];
+        self.mark_duplicates(user, &mut prepared, &mut outcomes)?;
         // Embedding is the slow part: do it before taking the user's write lock.
-        let texts: Vec<String> = memories.iter().map(Self::searchable_text).collect();
-        let vectors = self.embed_texts(&texts)?;
+        let texts: Vec<String> = prepared
+            .iter()
+            .map(|p| Self::searchable_text(&p.memory))
+            .collect();
+        let mut vectors = self.embed_texts(&texts)?;
+        let mut terms = self.analyze(&texts);
+        let mut last_conflict = None;
+        for _ in 0..WRITE_ATTEMPTS {
+            let mut guard = slot.write();
+            let Some(index) = guard.as_mut() else {
+                return Err(Error::invalid(format!(
+                    "index for {user} was dropped during the write; retry"
+                )));
+            };
+            let batch = self.number_and_plan(index.last_round, &mut prepared, &vectors, plan)?;
+            let last = batch.turns.iter().map(|t| t.at.round).max();
+            match self.store.write(batch) {
+                Ok(()) => {
+                    for ((p, terms), vector) in prepared.iter().zip(&terms).zip(&vectors) {
+                        index.upsert(&p.memory, terms, Some(vector));
+                    }
+                    index.last_round = last.max(index.last_round);
+                    return Ok(Self::outcomes(outcomes, &prepared));
+                }
+                Err(StoreError::Conflict(conflict)) => {
+                    if let Conflict::DuplicateTurnKey { .. } = conflict {
+                        drop(guard);
+                        let kept = self.mark_duplicates(user, &mut prepared, &mut outcomes)?;
+                        vectors = keep_positions(vectors, &kept);
+                        terms = keep_positions(terms, &kept);
+                    } else {
+                        // Another writer added turns for this user: take in what it wrote.
+                        *guard = Some(self.build_index(user)?);
+                    }
+                    last_conflict = Some(conflict);
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+        let conflict = last_conflict.ok_or_else(|| Error::invalid("no write was attempted"))?;
+        Err(StoreError::Conflict(conflict).into())
+    }
+
+    fn analyze(&self, texts: &[String]) -> Vec<Vec<String>> {
         // Analysis is independent per turn; bulk ingests use both cores.
-        let terms: Vec<Vec<String>> = if texts.len() >= 64 {
+        if texts.len() >= 64 {
             texts
                 .par_iter()
                 .map(|t| self.analyzer.search_terms(t))
@@ -484,55 +621,102 @@ impl Memories {
                 .iter()
                 .map(|t| self.analyzer.search_terms(t))
                 .collect()
-        };
+        }
+    }
 
-        let mut guard = slot.write();
-        let Some(index) = guard.as_mut() else {
-            return Err(Error::invalid(format!(
-                "index for {user} was dropped during the write; retry"
-            )));
+    /// Move turns whose key is already stored out of `prepared` into `outcomes` (as
+    /// duplicates); returns the positions kept.
+    fn mark_duplicates(
+        &self,
+        user: &UserKey,
+        prepared: &mut Vec<Prepared>,
+        outcomes: &mut [Option<AddedTurn>],
+    ) -> Result<Vec<usize>> {
+        let stored = self.stored_keys(user, prepared)?;
+        let open: Vec<usize> = (0..outcomes.len())
+            .filter(|&i| outcomes[i].is_none())
+            .collect();
+        let mut kept = Vec::with_capacity(prepared.len());
+        let mut remaining = Vec::with_capacity(prepared.len());
+        for (position, (slot, p)) in open.iter().zip(prepared.drain(..)).enumerate() {
+            match stored.get(&position) {
+                Some(turn) => {
+                    outcomes[*slot] = Some(AddedTurn {
+                        turn_id: turn.id,
+                        round: turn.at.round,
+                        status: TurnStatus::Duplicate,
+                    })
+                }
+                None => {
+                    kept.push(position);
+                    remaining.push(p);
+                }
+            }
+        }
+        *prepared = remaining;
+        Ok(kept)
+    }
+
+    /// Number the turns' rounds after `last` (explicit rounds stay), ask `plan` for their jobs,
+    /// and build the write: turns, memories, vectors, jobs, guarded by `last`.
+    fn number_and_plan(
+        &self,
+        mut last: Option<u64>,
+        prepared: &mut [Prepared],
+        vectors: &[Vec<f32>],
+        plan: &mut TurnPlanner<'_>,
+    ) -> Result<WriteBatch> {
+        let mut batch = WriteBatch {
+            precondition: Precondition::LastRound(last),
+            ..WriteBatch::default()
         };
-        let mut last = index.last_round;
-        let mut added = Vec::with_capacity(turns.len());
-        let mut batch = WriteBatch::default();
-        for ((mut turn, explicit), mut memory) in turns.into_iter().zip(memories) {
-            if !explicit {
-                turn.at.round = match (turn.role, last) {
+        for p in prepared.iter_mut() {
+            if !p.explicit_round {
+                p.turn.at.round = match (p.turn.role, last) {
                     (_, None) => 0,
                     (Role::User, Some(r)) => r + 1,
                     (_, Some(r)) => r,
                 };
             }
-            last = Some(last.map_or(turn.at.round, |r| r.max(turn.at.round)));
-            memory.created = turn.at;
-            batch.jobs.extend(plan(&turn)?);
-            added.push(AddedTurn {
-                turn_id: turn.id,
-                memory_id: memory.id,
-                round: turn.at.round,
-            });
-            batch.turns.push(turn);
-            batch.memories.push(memory);
+            last = Some(last.map_or(p.turn.at.round, |r| r.max(p.turn.at.round)));
+            p.memory.created = p.turn.at;
         }
+        let turns: Vec<Turn> = prepared.iter().map(|p| p.turn.clone()).collect();
+        let jobs = plan(&turns)?;
+        batch.jobs = jobs.into_iter().flatten().collect();
+        batch.turns = turns;
+        batch.memories = prepared.iter().map(|p| p.memory.clone()).collect();
         let model = self.embedder.id().to_string();
         batch.vectors = batch
             .memories
             .iter()
-            .zip(&vectors)
+            .zip(vectors)
             .map(|(m, v)| VectorRow {
                 memory_id: m.id,
                 model: model.clone(),
                 vector: v.clone(),
             })
             .collect();
-        // The index needs the memories after the write consumed the batch (turns are not kept).
-        let written = batch.memories.clone();
-        self.store.write(batch)?;
-        for ((memory, terms), vector) in written.iter().zip(&terms).zip(&vectors) {
-            index.upsert(memory, terms, Some(vector));
-        }
-        index.last_round = last;
-        Ok(added)
+        Ok(batch)
+    }
+
+    /// Every input turn's outcome, in input order: duplicates as marked, the rest as written.
+    fn outcomes(outcomes: Vec<Option<AddedTurn>>, written: &[Prepared]) -> Vec<AddedTurn> {
+        let mut written = written.iter();
+        outcomes
+            .into_iter()
+            .filter_map(|outcome| {
+                outcome.or_else(|| {
+                    written.next().map(|p| AddedTurn {
+                        turn_id: p.turn.id,
+                        round: p.turn.at.round,
+                        status: TurnStatus::Added {
+                            memory_id: p.memory.id,
+                        },
+                    })
+                })
+            })
+            .collect()
     }
 
     /// Ranked memories of one user for a query, each with its score breakdown.
@@ -668,13 +852,13 @@ impl Memories {
                 round: self.last_round(&request.user),
                 time: self.clock.now(),
             };
-            let accesses: Vec<(MemoryId, crate::model::Access)> = hits
+            let accesses: Vec<(MemoryId, mnemos_core::Access)> = hits
                 .iter()
                 .enumerate()
                 .map(|(rank, h)| {
                     (
                         h.memory.id,
-                        crate::model::Access {
+                        mnemos_core::Access {
                             at,
                             rank: rank as u32 + 1,
                         },
@@ -882,23 +1066,6 @@ impl Memories {
         Ok(updated)
     }
 
-    /// Soft-forget one memory: it leaves retrieval, its history records why.
-    pub fn forget(&self, user: &UserKey, id: MemoryId, reason: &str) -> Result<Memory> {
-        if reason.trim().is_empty() {
-            return Err(Error::invalid("forgetting needs a reason"));
-        }
-        let at = self.now(user);
-        let forgotten = self
-            .store
-            .forget(user, id, reason, at)?
-            .ok_or_else(|| Error::not_found("memory", id))?;
-        let slot = self.slot(user);
-        if let Some(index) = slot.write().as_mut() {
-            index.remove(id);
-        }
-        Ok(forgotten)
-    }
-
     /// Erase everything of one user (turns, memories, history, vectors, caches).
     pub fn purge(&self, user: &UserKey) -> Result<PurgeReport> {
         user.validate()?;
@@ -911,3 +1078,6 @@ impl Memories {
         Ok(self.store.users()?)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,352 @@
+//! Commands over one user's memories: search, show, list, forget, purge, and the user list.
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+
+use mnemos_core::{
+    KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, SecondHop,
+    StateFilter, Timestamp, TurnId, UserKey,
+};
+use mnemos_engine::{Config, Engine, OpenOptions, RecallRequest, SearchRequest, ViewKind};
+
+use crate::usage::usage;
+use crate::{output, UserArg};
+
+/// The engine over the existing database (never creates one); `embed` loads the embedder.
+pub fn existing_engine(config: &Config, embed: bool, preset: Option<&str>) -> Result<Engine> {
+    if !config.db.is_file() {
+        usage!(
+            "there is no database at {} (ingest turns first, or pass --db FILE)",
+            config.db.display()
+        );
+    }
+    let options = OpenOptions {
+        create: false,
+        load_embedder: embed,
+        preset: preset.map(str::to_string),
+    };
+    Ok(Engine::open(config, &options)?)
+}
+
+/// `user`, or a usage error naming the users there are.
+fn known_user(engine: &Engine, user: &UserArg, config: &Config) -> Result<UserKey> {
+    let key = user.key(config)?;
+    if engine.has_user(&key)? {
+        return Ok(key);
+    }
+    let users = engine.users()?;
+    let names: Vec<&str> = users
+        .iter()
+        .filter(|u| u.tenant == key.tenant)
+        .map(|u| u.user.as_str())
+        .take(10)
+        .collect();
+    let listed = if names.is_empty() {
+        "it holds no user".to_string()
+    } else {
+        format!("its users include {}", names.join(", "))
+    };
+    usage!(
+        "no user '{}' (tenant '{}') in {}; {listed}",
+        key.user,
+        key.tenant,
+        config.db.display()
+    );
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    query: String,
+    #[command(flatten)]
+    user: UserArg,
+    #[arg(long, short = 'k', default_value_t = 10)]
+    top_k: usize,
+    /// Token budget for the returned memories.
+    #[arg(long)]
+    budget: Option<usize>,
+    #[arg(long, value_enum, default_value_t = RetrieverKind::Hybrid)]
+    retriever: RetrieverKind,
+    /// Show each hit's score breakdown.
+    #[arg(long)]
+    explain: bool,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    agent: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    /// Only these kinds; repeatable.
+    #[arg(long = "kind", value_enum)]
+    kinds: Vec<KindTag>,
+    /// Search again from the best hits through the rare words they add (names, places), for
+    /// questions that go through an entity.
+    #[arg(long)]
+    second_hop: bool,
+    /// Search each question of a compound query on its own and merge the rankings.
+    #[arg(long)]
+    split_questions: bool,
+    /// Answer with this preset's recall (what it would hand a prompt, within --budget) instead
+    /// of the retrieval pipeline's ranked hits.
+    #[arg(long, conflicts_with_all = ["kinds", "second_hop", "split_questions"])]
+    preset: Option<String>,
+}
+
+pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
+    let engine = existing_engine(config, true, args.preset.as_deref())?;
+    let user = known_user(&engine, &args.user, config)?;
+    if args.preset.is_some() {
+        return recall(&engine, &user, &args);
+    }
+    let mut request = SearchRequest::new(user, args.query);
+    request.top_k = Some(args.top_k);
+    request.token_budget = args.budget;
+    request.retriever = args.retriever;
+    request.filter = SearchFilter {
+        kinds: args.kinds,
+        agent: args.agent,
+        session: args.session,
+    };
+    request.second_hop = args.second_hop.then(SecondHop::default);
+    request.split_questions = args.split_questions;
+    let results = engine.search(&request)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        output::print_results(&results, args.explain);
+    }
+    Ok(())
+}
+
+/// `search --preset`: the preset's recall, with a warning when derived work is still pending
+/// (its summaries or profiles are then missing from what recall can use).
+fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
+    let pending = engine.pending_jobs(Some(user))?;
+    if !pending.is_empty() {
+        eprintln!(
+            "warning: {} derived job(s) of {} have not run yet, so their memories are missing \
+             from this recall; run `mnemos jobs run --user {}`",
+            pending.len(),
+            user.user,
+            user.user
+        );
+    }
+    let agent = args.agent.as_deref().unwrap_or("default");
+    let mut request = RecallRequest::new(args.query.clone(), args.budget.unwrap_or(1024));
+    request.session = args.session.clone();
+    let context = engine.recall(user, agent, &request)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&context)?);
+    } else {
+        output::print_context(&context, args.explain);
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// A memory id or a turn id.
+    id: Option<String>,
+    /// Instead of one memory: a preset's view of the user's memories.
+    #[arg(
+        long,
+        value_enum,
+        conflicts_with = "id",
+        required_unless_present = "id"
+    )]
+    view: Option<ViewKind>,
+    #[command(flatten)]
+    user: UserArg,
+    /// With --view: one agent only.
+    #[arg(long)]
+    agent: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
+    // `show persona` / `show timeline` read as views.
+    match args.id.as_deref() {
+        Some("persona") => (args.id, args.view) = (None, Some(ViewKind::Persona)),
+        Some("timeline") => (args.id, args.view) = (None, Some(ViewKind::Timeline)),
+        _ => {}
+    }
+    let engine = existing_engine(config, false, None)?;
+    let user = known_user(&engine, &args.user, config)?;
+    if let Some(kind) = args.view {
+        let view = engine.view(&user, args.agent.as_deref(), kind)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&view)?);
+        } else {
+            output::print_view(&user, args.agent.as_deref(), &view);
+        }
+        return Ok(());
+    }
+    let text = args.id.unwrap_or_default();
+    let Ok(id) = text.parse::<MemoryId>() else {
+        usage!("'{text}' is neither a memory or turn id, nor persona or timeline");
+    };
+    match engine.get(&user, id) {
+        Ok(memory) => {
+            let history = engine.history(&user, id)?;
+            if args.json {
+                let value = serde_json::json!({ "memory": memory, "history": history });
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                output::print_memory(&memory, &history);
+            }
+        }
+        // The id may name a turn rather than a memory.
+        Err(err) if err.is_user_error() => {
+            let turn = engine.turn(&user, TurnId(id.0)).map_err(|_| err)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&turn)?);
+            } else {
+                output::print_turn(&turn);
+            }
+        }
+        Err(err) => return Err(err.into()),
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    user: UserArg,
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    /// Only these kinds; repeatable.
+    #[arg(long = "kind", value_enum)]
+    kinds: Vec<KindTag>,
+    #[arg(long)]
+    agent: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long, value_enum, default_value_t = StateFilter::Active)]
+    state: StateFilter,
+    /// Metadata filter KEY=VALUE; repeatable.
+    #[arg(long = "meta")]
+    metadata: Vec<String>,
+    /// Only memories created at or after this time (2024-05-01, or 2024-05-01T10:00:00Z).
+    #[arg(long, value_parser = parse_time)]
+    since: Option<Timestamp>,
+    /// Only memories created before this time.
+    #[arg(long, value_parser = parse_time)]
+    until: Option<Timestamp>,
+    #[arg(long)]
+    json: bool,
+}
+
+/// An RFC 3339 time, or a date (midnight UTC).
+fn parse_time(text: &str) -> Result<Timestamp, String> {
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text.trim()) {
+        return Ok(Timestamp(time.timestamp_millis()));
+    }
+    chrono::NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| Timestamp(t.and_utc().timestamp_millis()))
+        .ok_or_else(|| format!("'{text}' is not a date (2024-05-01) or an RFC 3339 time"))
+}
+
+pub fn list(config: &Config, args: ListArgs) -> Result<()> {
+    let mut metadata = Metadata::new();
+    for pair in &args.metadata {
+        let Some((k, v)) = pair.split_once('=') else {
+            usage!("--meta '{pair}' is not KEY=VALUE");
+        };
+        metadata.insert(k.to_string(), v.to_string());
+    }
+    let engine = existing_engine(config, false, None)?;
+    let user = known_user(&engine, &args.user, config)?;
+    let filter = MemoryFilter {
+        kinds: args.kinds,
+        agent: args.agent,
+        session: args.session,
+        state: args.state,
+        metadata,
+        created_since: args.since,
+        created_before: args.until,
+    };
+    let page = Page {
+        offset: args.offset,
+        limit: args.limit,
+    };
+    let page = engine.list(&user, &filter, page)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&page)?);
+    } else {
+        output::print_page(&page);
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct ForgetArgs {
+    id: MemoryId,
+    #[command(flatten)]
+    user: UserArg,
+    #[arg(long, default_value = "forgotten at the user's request")]
+    reason: String,
+}
+
+pub fn forget(config: &Config, args: ForgetArgs) -> Result<()> {
+    let engine = existing_engine(config, false, None)?;
+    let user = known_user(&engine, &args.user, config)?;
+    let report = engine.forget(&user, args.id, &args.reason)?;
+    if report.already_forgotten {
+        println!(
+            "{} was already forgotten: {}",
+            report.memory.id,
+            output::state_text(&report.memory.state)
+        );
+    } else {
+        println!(
+            "forgot {} (version {}): {}",
+            report.memory.id, report.memory.version, args.reason
+        );
+    }
+    if report.derived > 0 {
+        println!(
+            "also forgot {} memory(ies) derived from it (summaries, profiles…)",
+            report.derived
+        );
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct PurgeArgs {
+    #[command(flatten)]
+    user: UserArg,
+    /// Required: purging cannot be undone.
+    #[arg(long)]
+    yes: bool,
+}
+
+pub fn purge(config: &Config, args: PurgeArgs) -> Result<()> {
+    if !args.yes {
+        usage!(
+            "purge erases every memory of user '{}' and cannot be undone; pass --yes",
+            args.user.user
+        );
+    }
+    let engine = existing_engine(config, false, None)?;
+    let user = known_user(&engine, &args.user, config)?;
+    let report = engine.purge(&user)?;
+    println!(
+        "purged {user}: {} turns, {} memories, {} history entries, {} vectors",
+        report.turns, report.memories, report.history_entries, report.vectors
+    );
+    Ok(())
+}
+
+pub fn users(config: &Config) -> Result<()> {
+    let engine = existing_engine(config, false, None)?;
+    for user in engine.users().context("listing users")? {
+        println!("{user}");
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Inspectable views of what a mechanism keeps (the persona sketch, the plot timeline…), for
+//! people and tools. A mechanism says which views it offers ([`Mechanism::views`]); callers ask
+//! the engine ([`Engine::view`]) and never name a preset's module.
+//!
+//! [`Mechanism::views`]: crate::Mechanism::views
+
+use serde::Serialize;
+
+use mnemos_core::{MemoryId, StoreRead, Timestamp, UserKey};
+
+use crate::engine::Engine;
+use crate::error::{EngineError, EngineResult};
+use crate::mechanism::Mechanism;
+use crate::presets;
+
+/// Which view to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum ViewKind {
+    /// The persona sketch per subject, with what each key held before and why it changed.
+    Persona,
+    /// The plot summary tree, newest rounds last.
+    Timeline,
+}
+
+impl ViewKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViewKind::Persona => "persona",
+            ViewKind::Timeline => "timeline",
+        }
+    }
+}
+
+/// A mechanism's view of one user's memories.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "view", content = "items", rename_all = "snake_case")]
+pub enum View {
+    Persona(Vec<PersonaKeyView>),
+    Timeline(Vec<TimelineNode>),
+}
+
+/// One value a persona key holds or held.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PersonaValueView {
+    pub id: MemoryId,
+    pub value: String,
+    /// The round it was said.
+    pub said_round: u64,
+    pub active: bool,
+    /// Why it left the sketch (replaced, contradicted, aged out, merged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Turns behind it.
+    pub turns: usize,
+}
+
+/// One key of one subject's sketch: its current values and everything it held before.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PersonaKeyView {
+    /// Whom the values are about (a speaker's name), when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    pub key: String,
+    pub current: Vec<PersonaValueView>,
+    pub history: Vec<PersonaValueView>,
+}
+
+/// One node of the plot tree with the nodes it summarizes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimelineNode {
+    pub id: MemoryId,
+    /// 1 = unit of raw rounds, 2 and 3 = summaries.
+    pub level: u8,
+    pub from_round: u64,
+    pub to_round: u64,
+    /// When the first and the last turn it covers were said (absent once they are purged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_time: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_time: Option<Timestamp>,
+    pub active: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub turns: usize,
+    pub text: String,
+    pub children: Vec<TimelineNode>,
+}
+
+impl Engine {
+    /// A view of `user`'s memories (one agent's, or all agents' when `None`). The agent's
+    /// mechanism draws it when it offers the view; otherwise the first preset that offers it
+    /// reads what such a preset stored (a view only reads), so `show persona` works whatever
+    /// preset the config names. Unknown users get an empty view.
+    pub fn view(&self, user: &UserKey, agent: Option<&str>, kind: ViewKind) -> EngineResult<View> {
+        user.validate()?;
+        let offers = |m: &&std::sync::Arc<dyn Mechanism>| m.views().contains(&kind);
+        let running = match agent {
+            Some(agent) => Some(self.mechanism(agent)).filter(offers),
+            None => self.mechanisms().find(offers),
+        };
+        let mechanism = match running {
+            Some(m) => m.clone(),
+            None => presets::offering(kind).ok_or_else(|| {
+                EngineError::config(format!("no preset offers a {} view", kind.as_str()))
+            })?,
+        };
+        let store: &dyn StoreRead = self.store();
+        mechanism.view(store, user, agent, kind)
+    }
+}

@@ -30,6 +30,7 @@ pub mod moom;
 pub mod scmemory;
 #[cfg(test)]
 mod testing;
+pub mod variants;
 
 /// Parameters of one preset: defaults, validation and one line of documentation per key.
 pub trait PresetParams: Default + Serialize + DeserializeOwned {

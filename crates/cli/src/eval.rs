@@ -1,43 +1,477 @@
-//! `mnemos eval …`: the evaluation commands.
+//! `mnemos eval …`: the evaluation commands. Each turns its flags into the evaluation
+//! library's typed settings, calls it, and prints the report it returns (JSON, markdown or a
+//! text table); progress and notes go to stderr.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::Subcommand;
+use clap::{Args, Subcommand};
+use indicatif::ProgressBar;
+use serde::Serialize;
 
+use mnemos_engine::presets::variants::SelectionSpec;
+use mnemos_eval::experiment::{Progress, StoreKind};
+use mnemos_eval::protocol::Scenario;
+use mnemos_eval::report::classifier::{self, ClassifierDataset, ClassifierSettings};
+use mnemos_eval::report::extraction::{self, ExtractionDataset, ExtractionSettings};
+use mnemos_eval::report::lufy::{self, AgreementSettings};
+use mnemos_eval::report::presets::{self, PresetsSettings};
+use mnemos_eval::report::probes::{self, ProbeSettings};
+use mnemos_eval::report::retrieval::{self, RetrievalSettings, RetrieverChoice};
+use mnemos_eval::report::run::{self, RunSettings};
+use mnemos_eval::report::OutputOptions;
+use mnemos_eval::zh4o::PROBE_CHUNK;
+use mnemos_eval::{EvalError, QuestionDataset};
+
+use crate::usage::UsageError;
 use crate::GlobalArgs;
 
 #[derive(Subcommand)]
 pub enum EvalCommand {
     /// Recall@{1,5,10}, MRR, nDCG@10 and latency of BM25 / dense / hybrid retrieval.
-    Retrieval(crate::eval_retrieval::EvalRetrievalArgs),
+    Retrieval(RetrievalArgs),
     /// ROC AUC of the offline arousal, surprise and importance scores against LUFY's labels;
     /// with --presets, the importance agreement of what each preset keeps (LUFY Table 12).
-    Lufy(crate::eval_lufy::EvalLufyArgs),
+    Lufy(LufyArgs),
     /// Accuracy, per-class F1 and latency of the semantic/episodic query classifier.
-    Classifier(crate::eval_classifier::EvalClassifierArgs),
+    Classifier(ClassifierArgs),
     /// Presets side by side on one dataset conversation: latency, memory size, evidence in context.
-    Presets(crate::eval_presets::EvalPresetsArgs),
+    Presets(PresetsArgs),
     /// MemBench's protocol (streaming, scenarios, noise, checkpoints) with presets side by
     /// side: recall through provenance, choice accuracy, answers, cost; --out writes a report.
-    Run(Box<crate::eval_run::EvalRunArgs>),
+    Run(Box<RunArgs>),
     /// MOOM's memory-extraction score on ZH-4O or LoCoMo: derived memories against human
     /// labels (ROUGE-L, ROUGE-2, embedding similarity), presets side by side.
-    Extraction(Box<crate::eval_extraction::EvalExtractionArgs>),
+    Extraction(Box<ExtractionArgs>),
     /// ZH-4O's probes: plant a fact, ask about it hundreds of messages later; hit rate by
     /// provenance and answer similarity, presets side by side.
-    Probes(Box<crate::eval_probes::EvalProbesArgs>),
+    Probes(Box<ProbesArgs>),
+}
+
+/// Which engines run side by side.
+#[derive(Args)]
+pub struct EngineArgs {
+    /// Comma-separated presets (default: every preset; in extraction, probes and lufy, none
+    /// when --sweep or --variant is given).
+    #[arg(long, value_delimiter = ',')]
+    presets: Option<Vec<String>>,
+    /// A preset with one parameter swept, `memorybank.forget_threshold=0,0.05,0.2`, or on top
+    /// of fixed ones, `moom[forgetting=ebbinghaus].capacity=20,40` (repeatable); each sweep
+    /// is one curve of the forgetting plot.
+    #[arg(long)]
+    sweep: Vec<String>,
+    /// A preset with several parameters set together, e.g. `retrieval:retriever=hybrid,hops=2`
+    /// (repeatable); variants run after --presets and --sweep.
+    #[arg(long)]
+    variant: Vec<String>,
+}
+
+impl EngineArgs {
+    fn spec(&self) -> SelectionSpec {
+        SelectionSpec {
+            presets: self.presets.clone(),
+            sweeps: self.sweep.clone(),
+            variants: self.variant.clone(),
+        }
+    }
+}
+
+/// Where a report goes.
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Write report.md and report.json (and what else the command writes) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace the contents of an existing --out directory.
+    #[arg(long)]
+    overwrite: bool,
+    /// Print the report as JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+impl ReportArgs {
+    fn output(&self) -> OutputOptions {
+        OutputOptions {
+            out: self.out.clone(),
+            overwrite: self.overwrite,
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The dataset: a LoCoMo or MemDaily file, or a PerLTQA file or directory.
+    path: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    dataset: QuestionDataset,
+    #[command(flatten)]
+    engines: EngineArgs,
+    /// participation (user and assistant turns) or observation (user messages only).
+    #[arg(long, value_enum, default_value = "participation")]
+    scenario: Scenario,
+    /// Pad each conversation with other conversations' items up to this many tokens.
+    #[arg(long)]
+    noise_tokens: Option<usize>,
+    /// Draw noise from this dataset instead of the evaluated one's other conversations: a
+    /// ZH-4O directory, or a LoCoMo / MemDaily / PerLTQA file (MemBench pads with unrelated text).
+    #[arg(long)]
+    noise_from: Option<PathBuf>,
+    /// Seed of the noise placement and of the sample.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Keep this many conversations per question category (MemBench's uniform sampling).
+    #[arg(long)]
+    sample_per_category: Option<usize>,
+    /// Keep at most this many conversations (after sampling).
+    #[arg(long)]
+    conversations: Option<usize>,
+    /// Ask each question again at these history sizes (tokens), e.g. 1000,10000,50000.
+    #[arg(long, value_delimiter = ',')]
+    checkpoints: Vec<usize>,
+    /// Token budget of each recalled context.
+    #[arg(long, default_value_t = 1024)]
+    budget: usize,
+    /// Turns per write (1 = turn by turn, as a live chat).
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// A scratch SQLite database per preset (as deployed), or the in-memory store.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store: StoreKind,
+    /// Do not ask the answer model for open answers (no token F1).
+    #[arg(long)]
+    no_answer: bool,
+    /// Do not ask the answer model to choose on multiple-choice questions.
+    #[arg(long)]
+    no_choose: bool,
+    /// Embed every text as it comes instead of from a warm shared cache (slower; write
+    /// latencies then include embedding).
+    #[arg(long)]
+    no_embed_cache: bool,
+    /// Grade open answers with the configured [llm] endpoint (one fixed prompt, docs/eval.md).
+    #[arg(long)]
+    judge: bool,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct ExtractionArgs {
+    /// A ZH-4O directory or a LoCoMo file.
+    path: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    dataset: ExtractionDataset,
+    #[command(flatten)]
+    engines: EngineArgs,
+    /// Score only the first N labelled dialogues (LoCoMo: conversations).
+    #[arg(long)]
+    dialogues: Option<usize>,
+    /// ZH-4O has no sessions: end one every this many messages (0 = one session).
+    #[arg(long, default_value_t = 100)]
+    session_messages: usize,
+    /// Turns per write (1 = turn by turn, as a live chat).
+    #[arg(long, default_value_t = 20)]
+    batch: usize,
+    /// A scratch SQLite database per preset (as deployed), or the in-memory store.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store: StoreKind,
+    #[command(flatten)]
+    report: ReportArgs,
+    /// Write every extracted memory and each label's best match (ROUGE-L on words) to this
+    /// JSONL file, one line per preset and dialogue, for reading the errors.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ProbesArgs {
+    /// The ZH-4O directory.
+    path: PathBuf,
+    #[command(flatten)]
+    engines: EngineArgs,
+    /// Run only the first N probes.
+    #[arg(long)]
+    probes: Option<usize>,
+    /// Messages per write (the protocol ingests chunks of 20).
+    #[arg(long, default_value_t = PROBE_CHUNK)]
+    batch: usize,
+    /// End a session every this many messages of the probed stream (0 = one session).
+    #[arg(long, default_value_t = 100)]
+    session_messages: usize,
+    /// Token budget of each recalled context.
+    #[arg(long, default_value_t = 1024)]
+    budget: usize,
+    /// A scratch SQLite database per preset (as deployed), or the in-memory store.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store: StoreKind,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct LufyArgs {
+    /// The LUFY sessions file (lufy_sessions.json).
+    path: PathBuf,
+    /// Only the first N sessions (quick runs).
+    #[arg(long)]
+    limit: Option<usize>,
+    // With presets, sweeps or variants: their importance agreement instead of the AUC.
+    #[command(flatten)]
+    engines: EngineArgs,
+    /// With presets: turns per write.
+    #[arg(long, default_value_t = 20)]
+    batch: usize,
+    /// With presets: a scratch SQLite database per preset, or the in-memory store.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store: StoreKind,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct RetrievalArgs {
+    /// The dataset file (PerLTQA: its directory or either file).
+    path: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    dataset: QuestionDataset,
+    /// The retrievers to compare (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    retriever: Vec<RetrieverChoice>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print per-category tables too.
+    #[arg(long)]
+    by_category: bool,
+    /// Only the first N conversations (quick runs).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// A scratch SQLite database file (the real write path), or the in-memory store.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store: StoreKind,
+    /// Turns per write (1 = every turn its own transaction, as a live chat writes).
+    #[arg(long, default_value_t = 1)]
+    write_batch: usize,
+    /// Also write one JSON line per question (its text, category, gold labels and each
+    /// retriever's ranked labels) to this file, for looking at individual misses.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ClassifierArgs {
+    /// The PerLTQA directory (or either of its files).
+    path: PathBuf,
+    /// The dataset format (only PerLTQA carries memory types).
+    #[arg(long, value_enum, default_value = "perltqa")]
+    dataset: ClassifierDataset,
+    /// A weights file to evaluate instead of the shipped weights for the embedder.
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write one JSON line per question (text, group, gold, predicted, P(semantic)) to FILE,
+    /// for error analysis.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct PresetsArgs {
+    /// The dataset file (LoCoMo, MemDaily or PerLTQA).
+    path: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    dataset: QuestionDataset,
+    /// Which conversation of the dataset (0-based index).
+    #[arg(long, default_value_t = 0)]
+    conversation: usize,
+    /// Comma-separated presets (default: every preset).
+    #[arg(long, value_delimiter = ',')]
+    presets: Option<Vec<String>>,
+    /// Token budget of each recalled context.
+    #[arg(long, default_value_t = 1024)]
+    budget: usize,
+    /// Ask at most this many of the conversation's questions.
+    #[arg(long)]
+    questions: Option<usize>,
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
+    let bars = Bars::default();
+    let progress = |event: Progress<'_>| bars.show(event);
     match command {
-        EvalCommand::Retrieval(args) => crate::eval_retrieval::run(&global.config()?, args),
-        EvalCommand::Lufy(args) if args.presets.is_some() => {
-            crate::eval_lufy::run_presets(&global.config()?, args)
+        EvalCommand::Retrieval(args) => {
+            let settings = RetrievalSettings {
+                path: args.path,
+                dataset: args.dataset,
+                retrievers: RetrieverChoice::expand(&args.retriever),
+                limit: args.limit,
+                store: args.store,
+                write_batch: args.write_batch,
+                dump: args.dump,
+            };
+            let report = retrieval::evaluate(&global.config()?, &settings, &progress);
+            print(report, args.json, |r| r.text(args.by_category))
         }
-        EvalCommand::Lufy(args) => crate::eval_lufy::run(args),
-        EvalCommand::Classifier(args) => crate::eval_classifier::run(&global.config()?, args),
-        EvalCommand::Presets(args) => crate::eval_presets::run(&global.config()?, args),
-        EvalCommand::Run(args) => crate::eval_run::run(&global.config()?, *args),
-        EvalCommand::Extraction(args) => crate::eval_extraction::run(&global.config()?, *args),
-        EvalCommand::Probes(args) => crate::eval_probes::run(&global.config()?, *args),
+        EvalCommand::Lufy(args) => run_lufy(global, args, &progress),
+        EvalCommand::Classifier(args) => {
+            let settings = ClassifierSettings {
+                path: args.path,
+                dataset: args.dataset,
+                weights: args.weights,
+                dump: args.dump,
+            };
+            let report = classifier::evaluate(&global.config()?, &settings);
+            print(report, args.json, |r| r.text())
+        }
+        EvalCommand::Presets(args) => {
+            let settings = PresetsSettings {
+                path: args.path,
+                dataset: args.dataset,
+                conversation: args.conversation,
+                engines: SelectionSpec {
+                    presets: args.presets,
+                    ..SelectionSpec::default()
+                },
+                budget: args.budget,
+                questions: args.questions,
+            };
+            let report = presets::evaluate(&global.config()?, &settings, &progress);
+            print(report, args.json, |r| r.text())
+        }
+        EvalCommand::Run(args) => {
+            let json = args.report.json;
+            let report = run::evaluate(&global.config()?, &run_settings(*args), &progress);
+            print(report, json, |r| r.markdown())
+        }
+        EvalCommand::Extraction(args) => {
+            let settings = ExtractionSettings {
+                path: args.path,
+                dataset: args.dataset,
+                engines: args.engines.spec(),
+                dialogues: args.dialogues,
+                session_messages: args.session_messages,
+                batch: args.batch,
+                store: args.store,
+                dump: args.dump,
+                output: args.report.output(),
+            };
+            let report = extraction::evaluate(&global.config()?, &settings, &progress);
+            print(report, args.report.json, |r| r.markdown())
+        }
+        EvalCommand::Probes(args) => {
+            let settings = ProbeSettings {
+                path: args.path,
+                engines: args.engines.spec(),
+                probes: args.probes,
+                batch: args.batch,
+                session_messages: args.session_messages,
+                budget: args.budget,
+                store: args.store,
+                output: args.report.output(),
+            };
+            let report = probes::evaluate(&global.config()?, &settings, &progress);
+            print(report, args.report.json, |r| r.markdown())
+        }
+    }
+}
+
+fn run_settings(args: RunArgs) -> RunSettings {
+    RunSettings {
+        path: args.path,
+        dataset: args.dataset,
+        engines: args.engines.spec(),
+        scenario: args.scenario,
+        noise_tokens: args.noise_tokens,
+        noise_from: args.noise_from,
+        seed: args.seed,
+        sample_per_category: args.sample_per_category,
+        conversations: args.conversations,
+        checkpoints: args.checkpoints,
+        budget: args.budget,
+        batch: args.batch,
+        store: args.store,
+        answer: !args.no_answer,
+        choose: !args.no_choose,
+        embed_cache: !args.no_embed_cache,
+        judge: args.judge,
+        output: args.report.output(),
+    }
+}
+
+/// The offline scores' AUC, or with engines named, their importance agreement.
+fn run_lufy(global: &GlobalArgs, args: LufyArgs, progress: &dyn Fn(Progress<'_>)) -> Result<()> {
+    let engines = args.engines.spec();
+    if engines == SelectionSpec::default() {
+        let report = lufy::score_auc(&args.path, args.limit, progress);
+        return print(report, args.report.json, |r| r.text());
+    }
+    let settings = AgreementSettings {
+        path: args.path,
+        limit: args.limit,
+        engines,
+        batch: args.batch,
+        store: args.store,
+        output: args.report.output(),
+    };
+    let report = lufy::agreement(&global.config()?, &settings, progress);
+    print(report, args.report.json, |r| r.markdown())
+}
+
+/// Print a report as JSON, or as `render` makes it; a failed evaluation becomes the CLI's
+/// error, a usage error when the caller is at fault.
+fn print<R: Serialize>(
+    report: Result<R, EvalError>,
+    json: bool,
+    render: impl FnOnce(&R) -> String,
+) -> Result<()> {
+    let report = report.map_err(cli_error)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render(&report));
+    }
+    Ok(())
+}
+
+fn cli_error(err: EvalError) -> anyhow::Error {
+    // Exit statuses follow the error chain's typed causes, and the evaluation's own input
+    // errors have none: the caller's faults become usage errors here, with the whole message.
+    if err.class().is_user_error() {
+        anyhow::Error::new(UsageError(mnemos_core::error::report(&err)))
+    } else {
+        anyhow::Error::new(err)
+    }
+}
+
+/// The library's progress on the terminal: a bar per stage, notes as lines on stderr.
+#[derive(Default)]
+struct Bars(RefCell<Option<ProgressBar>>);
+
+impl Bars {
+    fn show(&self, event: Progress<'_>) {
+        match event {
+            Progress::Stage { name, total } => {
+                *self.0.borrow_mut() = Some(crate::progress::bar(total, name));
+            }
+            Progress::Step(n) => {
+                if let Some(bar) = self.0.borrow().as_ref() {
+                    bar.inc(n);
+                }
+            }
+            Progress::StageDone => {
+                if let Some(bar) = self.0.borrow_mut().take() {
+                    bar.finish_and_clear();
+                }
+            }
+            Progress::Note(text) => match self.0.borrow().as_ref() {
+                Some(bar) => bar.suspend(|| eprintln!("{text}")),
+                None => eprintln!("{text}"),
+            },
+        }
     }
 }

@@ -6,16 +6,6 @@
 
 mod demo;
 mod eval;
-mod eval_classifier;
-mod eval_common;
-mod eval_extraction;
-mod eval_judge;
-mod eval_lufy;
-mod eval_presets;
-mod eval_probes;
-mod eval_retrieval;
-mod eval_run;
-mod eval_variants;
 mod ingest;
 mod jobs;
 mod memory;

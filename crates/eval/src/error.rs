@@ -1,7 +1,12 @@
-//! Errors of the dataset loaders and the JSONL turn reader.
+//! Errors of the dataset loaders and the JSONL turn reader, and of the evaluations built on
+//! them.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use mnemos_core::ErrorClass;
+
+use crate::artifacts::ArtifactError;
 
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +99,110 @@ fn render_invalid_lines(path: &std::path::Path, errors: &[LineError], total: usi
         let _ = write!(out, "\n  ... and {} more", total - errors.len());
     }
     out
+}
+
+/// An evaluation that could not run or finish.
+///
+/// Wrapped errors are kept as the source (not flattened into text), so a caller can still find
+/// the typed cause — a dataset defect, an engine config error, a store failure — and class it.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The request cannot be met by its input (no labelled dialogue, a missing conversation,
+    /// an option the dataset does not support).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Dataset(#[from] DatasetError),
+    #[error("{0}")]
+    Protocol(#[from] crate::protocol::ProtocolError),
+    #[error("{0}")]
+    Selection(#[from] mnemos_engine::presets::variants::VariantError),
+    #[error("{0}")]
+    Engine(#[from] mnemos_engine::EngineError),
+    #[error("{0}")]
+    Core(#[from] mnemos_core::Error),
+    #[error("{0}")]
+    Store(#[from] mnemos_core::StoreError),
+    #[error("{0}")]
+    Embed(#[from] mnemos_core::EmbedError),
+    #[error("{0}")]
+    Model(#[from] mnemos_core::ModelError),
+    #[error("{0}")]
+    Artifact(#[from] crate::artifacts::ArtifactError),
+    #[error("{0}")]
+    Plot(#[from] crate::plot::PlotError),
+    /// One preset failed on one conversation.
+    #[error("{preset} on {conversation}")]
+    Run {
+        preset: String,
+        conversation: String,
+        #[source]
+        source: crate::runner::RunError,
+    },
+    /// The LLM judge failed on one question.
+    #[error("judge on {question}")]
+    Judge {
+        question: String,
+        #[source]
+        source: mnemos_core::ModelError,
+    },
+    /// A file the evaluation reads or writes (a dump, a weights file, scratch space).
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write JSON to {}", path.display())]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl EvalError {
+    pub(crate) fn io<'a>(
+        action: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(std::io::Error) -> Self + 'a {
+        move |source| EvalError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Whether the caller, not the service, is at fault.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            EvalError::Invalid(_)
+            | EvalError::Dataset(_)
+            | EvalError::Protocol(_)
+            | EvalError::Selection(_) => ErrorClass::InvalidInput,
+            EvalError::Artifact(
+                ArtifactError::NotEmpty { .. }
+                | ArtifactError::NotADirectory { .. }
+                | ArtifactError::InvalidName { .. },
+            ) => ErrorClass::InvalidInput,
+            EvalError::Engine(e) => e.class(),
+            EvalError::Core(e) => e.class(),
+            EvalError::Store(e) => e.class(),
+            EvalError::Model(e) | EvalError::Judge { source: e, .. } => e.class(),
+            EvalError::Run { source, .. } => source.class(),
+            EvalError::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                    ErrorClass::InvalidInput
+                }
+                _ => ErrorClass::Internal,
+            },
+            EvalError::Embed(_)
+            | EvalError::Artifact(_)
+            | EvalError::Plot(_)
+            | EvalError::Json { .. } => ErrorClass::Internal,
+        }
+    }
 }
 
 /// serde_json appends " at line L column C" to its messages; the position is reported separately.

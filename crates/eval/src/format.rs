@@ -69,6 +69,42 @@ impl FromStr for Format {
     }
 }
 
+/// Which loader reads a dataset with questions; `auto` recognizes it from the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum QuestionDataset {
+    Auto,
+    Locomo,
+    #[cfg_attr(feature = "clap", value(name = "memdaily"))]
+    MemDaily,
+    /// A directory holding the memory and QA files, or either of the two files.
+    #[cfg_attr(feature = "clap", value(name = "perltqa"))]
+    PerLtqa,
+}
+
+impl QuestionDataset {
+    /// The format of the dataset at `path`: the one named, else the one recognized. A JSONL
+    /// turn file is refused: it has no questions.
+    pub fn resolve(self, path: &Path) -> Result<Format, DatasetError> {
+        let format = match self {
+            QuestionDataset::Auto => sniff_format(path)?,
+            QuestionDataset::Locomo => Format::Locomo,
+            QuestionDataset::MemDaily => Format::MemDaily,
+            QuestionDataset::PerLtqa => Format::PerLtqa,
+        };
+        if format == Format::Jsonl {
+            return Err(DatasetError::UnknownFormat {
+                path: path.to_path_buf(),
+                reason: "a JSONL turn file has no questions; give a LoCoMo, MemDaily or \
+                         PerLTQA dataset"
+                    .to_string(),
+            });
+        }
+        Ok(format)
+    }
+}
+
 /// How much of a file is inspected when its name does not tell.
 const SNIFF_BYTES: u64 = 64 * 1024;
 

@@ -8,15 +8,21 @@
 //! type of their own: LUFY's importance annotations ([`lufy`]), ZH-4O's memory labels and
 //! probes ([`zh4o`]), MemoryBank's unanswered probing questions ([`memorybank`]); they are
 //! scored with [`scoring`].
+//!
+//! The evaluation commands are library calls too: [`experiment`] runs presets side by side
+//! over the same prepared data (one engine each, one runner), and [`report`] turns each
+//! command's typed settings into a report that serializes to JSON and renders as markdown.
 
 pub mod artifacts;
 pub mod dataset;
 pub mod embed_cache;
 pub mod error;
+pub mod experiment;
 pub mod extraction;
 pub mod format;
 mod json;
 pub mod jsonl;
+pub mod judge;
 pub mod locomo;
 pub mod lufy;
 pub mod memdaily;
@@ -25,6 +31,7 @@ pub mod metrics;
 pub mod perltqa;
 pub mod plot;
 pub mod protocol;
+pub mod report;
 pub mod runner;
 pub mod scoring;
 pub mod source;
@@ -39,8 +46,8 @@ pub use dataset::{
     Conversation, DatasetSummary, Defect, DefectAction, Item, MemoryClass, Question,
     RetrievalDataset,
 };
-pub use error::{DatasetError, LineError, MAX_REPORTED_LINE_ERRORS};
-pub use format::{load_retrieval_dataset, sniff_bytes, sniff_format, Format};
+pub use error::{DatasetError, EvalError, LineError, MAX_REPORTED_LINE_ERRORS};
+pub use format::{load_retrieval_dataset, sniff_bytes, sniff_format, Format, QuestionDataset};
 pub use jsonl::{parse_turn_line, read_turn_file, read_turn_lines, JsonlRead, TurnRecord};
 pub use locomo::{load_locomo, load_locomo_observations, LocomoObservations};
 pub use memdaily::load_memdaily;

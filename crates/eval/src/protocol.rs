@@ -31,6 +31,7 @@ use crate::dataset::{Conversation, Item, Question, RetrievalDataset};
 /// Who speaks in the stream the engine observes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Scenario {
     /// User and assistant turns.
     Participation,

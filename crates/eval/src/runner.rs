@@ -103,6 +103,16 @@ pub enum RunError {
     Core(#[from] mnemos_core::Error),
 }
 
+impl RunError {
+    /// Whether the caller, not the service, is at fault.
+    pub fn class(&self) -> mnemos_core::ErrorClass {
+        match self {
+            RunError::Engine(e) => e.class(),
+            RunError::Core(e) => e.class(),
+        }
+    }
+}
+
 /// One ask and everything measured about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AskRecord {

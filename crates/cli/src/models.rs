@@ -11,7 +11,6 @@ use clap::{Args, Subcommand};
 use mnemos_core::{MemoryModel, Task, TaskName, TaskTextOptions};
 use mnemos_engine::Config;
 
-use crate::output;
 use crate::usage::usage;
 
 #[derive(Subcommand)]
@@ -190,7 +189,7 @@ pub fn run_model(config: &Config, command: ModelCommand) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        output::print_task_output(&output);
+        println!("{output}");
         eprintln!(
             "({} via {}, embedder {}, {millis:.1} ms)",
             task.name(),

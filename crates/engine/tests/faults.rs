@@ -7,7 +7,9 @@
 //! that records access, an edit, a forget that follows provenance, and a final `run_all_pending`.
 //!
 //! A clean run counts the scenario's store calls; then, for every N, the scenario runs again over
-//! a `FaultyStore` whose N-th call fails. The client behaves as a careful one would: every turn
+//! a `FaultyStore` whose N-th call fails (every call), or whose N-th write commits and then
+//! reports a failure (every write: a lost acknowledgement), on the in-memory store and on
+//! SQLite. The client behaves as a careful one would: every turn
 //! carries an idempotency key, and a step that returns an error is retried (up to twice more) —
 //! the fault fires once, so the retry should go through. The scenario continues after the
 //! failure so that whatever the engine kept in its caches is used by the steps that follow.
@@ -23,6 +25,10 @@
 //! - **job replay converges**: a fresh engine over the same store runs `run_all_pending` twice;
 //!   afterwards no job is pending and the active memories (kind, text, provenance as turn keys)
 //!   are exactly those of the clean run, with no derived memory twice.
+//!
+//! The last two hold for every N today; the first two do not (bugs B1–B3, described with their
+//! own small tests at the end of this file), so those sweeps are ignored until the fix. The order
+//! of equal scores is left out of the search comparison and checked on its own (B4).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -841,7 +847,9 @@ fn every_lost_acknowledgement_leaves_caches_and_vectors_in_step_with_the_store()
 // B3 A write whose acknowledgement is lost (committed, then an error) leaves the cache as it
 //    was before the write, and a retry does not repair it: a retried add finds every turn
 //    stored and writes an empty batch, which the store accepts without checking the round
-//    precondition, so the stale index is kept; a job's or a forget's commit is not rewritten.
+//    precondition, so the stale index is kept; a job's or a forget's commit is not rewritten
+//    (a job whose completion committed is even reported as failed: `record_job_failure` on a
+//    finished job changes nothing).
 // B4 Equal scores are ranked by index slot, i.e. by the order memories entered this process's
 //    cache, not by anything stored: a fresh engine over the same store can order ties
 //    differently (here after a turn with an explicit earlier round; in the sweep after a job
@@ -868,35 +876,38 @@ impl Setup {
     }
 }
 
-/// Run `prepare` then `act` once cleanly to find the call of `act` that `pick` chooses, then
-/// again on a fresh store with that call faulted by `mode`. A pick that finds nothing (the call
-/// is gone, e.g. after a fix) runs `act` without a fault.
-fn fault_in(
+/// Run `prepare` then `act` once cleanly to find the calls of `act` that `which` selects, then
+/// once per selected call, on a fresh store, with that call faulted by `mode`; `check` judges
+/// each faulted run from `act`'s result.
+fn fault_each(
     kit: &Kit,
     prepare: fn(&Engine),
     act: fn(&Engine) -> EngineResult<()>,
-    pick: fn(&[Call]) -> Option<&Call>,
+    which: fn(&Call) -> bool,
     mode: FaultMode,
-) -> (Setup, EngineResult<()>) {
+    check: impl Fn(&Setup, EngineResult<()>),
+) {
     let probe = Setup::new(kit);
     prepare(&probe.engine);
     let start = probe.faulty.counts().total();
     act(&probe.engine).unwrap();
-    let calls: Vec<Call> = probe
+    let targets: Vec<u64> = probe
         .faulty
         .calls()
-        .into_iter()
-        .filter(|c| c.index > start)
+        .iter()
+        .filter(|c| c.index > start && which(c))
+        .map(|c| c.index)
         .collect();
-    let target = pick(&calls).map(|c| c.index);
-    let setup = Setup::new(kit);
-    prepare(&setup.engine);
-    if let Some(nth) = target {
+    assert!(!targets.is_empty(), "no call to fault");
+    for nth in targets {
+        let setup = Setup::new(kit);
+        prepare(&setup.engine);
         let filter = CallFilter::Any;
         setup.faulty.arm(Fault { filter, nth, mode });
+        let result = act(&setup.engine);
+        println!("fault at call {nth}: {result:?}");
+        check(&setup, result);
     }
-    let result = act(&setup.engine);
-    (setup, result)
 }
 
 fn assert_consistent(kit: &Kit, setup: &Setup, acked: &[usize]) {
@@ -911,22 +922,8 @@ fn ann_helper_lines(engine: &Engine) {
     engine.reader().warm(&user("ann")).unwrap();
 }
 
-/// The first write among `calls`.
-fn first_write(calls: &[Call]) -> Option<&Call> {
-    calls.iter().find(|c| c.kind == CallKind::Write)
-}
-
-/// The second write among `calls`.
-fn second_write(calls: &[Call]) -> Option<&Call> {
-    calls.iter().filter(|c| c.kind == CallKind::Write).nth(1)
-}
-
-/// The first read after the first write among `calls`.
-fn read_after_write(calls: &[Call]) -> Option<&Call> {
-    calls
-        .iter()
-        .skip_while(|c| c.kind != CallKind::Write)
-        .find(|c| c.kind == CallKind::Read)
+fn is_write(call: &Call) -> bool {
+    call.kind == CallKind::Write
 }
 
 #[test]
@@ -941,10 +938,13 @@ fn bug_b1_an_edits_text_and_vector_commit_together() {
         };
         engine.update(&user("ann"), memory.id, &patch).map(|_| ())
     };
-    // The edit's second write (its vector) fails; a single-write edit has none.
-    let (setup, result) = fault_in(&kit, ann_helper_lines, edit, second_write, FaultMode::Fail);
-    println!("edit: {result:?}");
-    assert_consistent(&kit, &setup, &[6, 7]);
+    // Whichever of the edit's writes fails, or loses its acknowledgement, the store and the
+    // cache must agree (today the second write, the vector, is the one that breaks them).
+    for mode in [FaultMode::Fail, FaultMode::LoseAck] {
+        fault_each(&kit, ann_helper_lines, edit, is_write, mode, |setup, _| {
+            assert_consistent(&kit, setup, &[6, 7])
+        });
+    }
 }
 
 #[test]
@@ -957,17 +957,21 @@ fn bug_b2_a_committed_forget_leaves_the_index_even_when_a_later_read_fails() {
             .forget(&user("ann"), memory.id, "the user asked")
             .map(|_| ())
     };
-    let (setup, result) = fault_in(
+    // Every read of the forget fails in turn (today: the read after the write breaks it); the
+    // client retries, and the retry may find the memory forgotten already.
+    let is_read = |call: &Call| call.kind == CallKind::Read;
+    fault_each(
         &kit,
         ann_helper_lines,
         forget,
-        read_after_write,
+        is_read,
         FaultMode::Fail,
+        |setup, _| {
+            setup.faulty.disarm();
+            forget(&setup.engine).unwrap();
+            assert_consistent(&kit, setup, &[6, 7]);
+        },
     );
-    println!("forget: {result:?}");
-    // The client retries; the retry finds the memory forgotten already.
-    forget(&setup.engine).unwrap();
-    assert_consistent(&kit, &setup, &[6, 7]);
 }
 
 #[test]
@@ -979,12 +983,20 @@ fn bug_b3_a_retried_add_whose_acknowledgement_was_lost_is_searchable() {
         engine.reader().warm(&user("ann")).unwrap();
     };
     let add = |engine: &Engine| engine.add(vec![new_turn(7)]).map(|_| ());
-    let (setup, result) = fault_in(&kit, prepare, add, first_write, FaultMode::LoseAck);
-    assert!(result.is_err(), "the add's write did not fail");
-    // The client retries with the same key: the turn is reported a duplicate.
-    let report = setup.engine.add(vec![new_turn(7)]).unwrap();
-    assert!(report.turns[0].is_duplicate());
-    assert_consistent(&kit, &setup, &[6, 7]);
+    fault_each(
+        &kit,
+        prepare,
+        add,
+        is_write,
+        FaultMode::LoseAck,
+        |setup, result| {
+            assert!(result.is_err(), "the add's write did not fail");
+            // The client retries with the same key: the turn is reported a duplicate.
+            let report = setup.engine.add(vec![new_turn(7)]).unwrap();
+            assert!(report.turns[0].is_duplicate());
+            assert_consistent(&kit, setup, &[6, 7]);
+        },
+    );
 }
 
 #[test]

@@ -26,9 +26,9 @@
 //!   afterwards no job is pending and the active memories (kind, text, provenance as turn keys)
 //!   are exactly those of the clean run, with no derived memory twice.
 //!
-//! The last two hold for every N today; the first two do not (bugs B1–B3, described with their
-//! own small tests at the end of this file), so those sweeps are ignored until the fix. The order
-//! of equal scores is left out of the search comparison and checked on its own (B4).
+//! The sweep found four ways the caches could drift from the store (B1–B4, fixed; each keeps a
+//! small test of its own at the end of this file). The order of equal scores is left out of the
+//! search comparison and checked on its own (B4).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -795,11 +795,11 @@ fn a_clean_run_is_consistent_and_makes_store_calls() {
     assert_eq!(sqlite_calls, calls);
 }
 
-/// What holds today after any single store fault: nothing acknowledged is lost, and replay
+/// What holds after any single store fault: nothing acknowledged is lost, and replay
 /// converges to the clean run without duplicates or leftover jobs.
 const DURABLE: &[Check] = &[Check::Acknowledged, Check::Replay];
-/// What should hold too, and does not yet: the engine's caches and the stored vectors agree
-/// with the store (bugs B1–B3 at the end of this file).
+/// And the engine's caches and the stored vectors agree with the store (what B1–B3 at the end
+/// of this file broke).
 const COHERENT: &[Check] = &[Check::Caches, Check::Vectors];
 
 #[test]
@@ -817,7 +817,6 @@ fn every_lost_acknowledgement_keeps_acknowledged_turns_and_replays_to_the_clean_
 }
 
 #[test]
-#[ignore = "BUG B1, B2: fails until fixed (see the end of this file); run with --ignored"]
 fn every_failed_call_leaves_caches_and_vectors_in_step_with_the_store() {
     for backend in [Backend::Memory, Backend::Sqlite] {
         sweep(backend, CallFilter::Any, FaultMode::Fail, COHERENT);
@@ -825,7 +824,6 @@ fn every_failed_call_leaves_caches_and_vectors_in_step_with_the_store() {
 }
 
 #[test]
-#[ignore = "BUG B1, B3: fails until fixed (see the end of this file); run with --ignored"]
 fn every_lost_acknowledgement_leaves_caches_and_vectors_in_step_with_the_store() {
     for backend in [Backend::Memory, Backend::Sqlite] {
         sweep(backend, CallFilter::Writes, FaultMode::LoseAck, COHERENT);
@@ -833,24 +831,23 @@ fn every_lost_acknowledgement_leaves_caches_and_vectors_in_step_with_the_store()
 }
 
 // ---------------------------------------------------------------------------------------------
-// Known bugs, one small test each. They fail today and are ignored so the suite stays green;
-// each says what goes wrong. Remove the `ignore` with the fix.
+// Inconsistencies the sweep found, one small test each; what went wrong before the fix:
 //
-// B1 `Memories::update` writes the new text (`Store::update`) and its vector (`put_vectors`)
+// B1 `Memories::update` wrote the new text (`Store::update`) and its vector (`put_vectors`)
 //    in two calls: when the second fails, the store keeps the new text with the old text's
 //    vector (a fresh engine never re-embeds it: the window count still fits) and the cache
 //    keeps the old terms and vector.
-// B2 `Memories::commit` reads the edited memories back (`Store::memories`) after its write and
+// B2 `Memories::commit` read the edited memories back (`Store::memories`) after its write and
 //    before it takes forgotten memories out of the index: when that read fails, the write is
 //    committed, the call errs, and forgotten memories stay in the cache (a retried forget
 //    finds nothing left to write, so nothing repairs it).
-// B3 A write whose acknowledgement is lost (committed, then an error) leaves the cache as it
+// B3 A write whose acknowledgement was lost (committed, then an error) left the cache as it
 //    was before the write, and a retry does not repair it: a retried add finds every turn
 //    stored and writes an empty batch, which the store accepts without checking the round
 //    precondition, so the stale index is kept; a job's or a forget's commit is not rewritten
 //    (a job whose completion committed is even reported as failed: `record_job_failure` on a
 //    finished job changes nothing).
-// B4 Equal scores are ranked by index slot, i.e. by the order memories entered this process's
+// B4 Equal scores were ranked by index slot, i.e. by the order memories entered this process's
 //    cache, not by anything stored: a fresh engine over the same store can order ties
 //    differently (here after a turn with an explicit earlier round; in the sweep after a job
 //    that ran late).
@@ -927,7 +924,6 @@ fn is_write(call: &Call) -> bool {
 }
 
 #[test]
-#[ignore = "BUG B1: an edit's text and its vector are two writes"]
 fn bug_b1_an_edits_text_and_vector_commit_together() {
     let kit = Kit::new();
     let edit = |engine: &Engine| {
@@ -948,7 +944,6 @@ fn bug_b1_an_edits_text_and_vector_commit_together() {
 }
 
 #[test]
-#[ignore = "BUG B2: a failed read after a committed forget leaves the memory indexed"]
 fn bug_b2_a_committed_forget_leaves_the_index_even_when_a_later_read_fails() {
     let kit = Kit::new();
     let forget = |engine: &Engine| {
@@ -975,7 +970,6 @@ fn bug_b2_a_committed_forget_leaves_the_index_even_when_a_later_read_fails() {
 }
 
 #[test]
-#[ignore = "BUG B3: a write whose acknowledgement is lost leaves the cache stale"]
 fn bug_b3_a_retried_add_whose_acknowledgement_was_lost_is_searchable() {
     let kit = Kit::new();
     let prepare = |engine: &Engine| {
@@ -1000,7 +994,6 @@ fn bug_b3_a_retried_add_whose_acknowledgement_was_lost_is_searchable() {
 }
 
 #[test]
-#[ignore = "BUG B4: ties are ranked by cache insertion order"]
 fn bug_b4_equal_scores_rank_the_same_in_every_process() {
     let kit = Kit::new();
     let setup = Setup::new(&kit);

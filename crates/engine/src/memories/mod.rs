@@ -475,7 +475,12 @@ impl Memories {
                     }
                     last_conflict = Some(conflict);
                 }
-                Err(other) => return Err(other.into()),
+                Err(other) => {
+                    // The write may have committed (a lost acknowledgement): rebuild from the
+                    // store on next use rather than trust the index.
+                    *guard = None;
+                    return Err(other.into());
+                }
             }
         }
         let conflict = last_conflict.ok_or_else(|| Error::invalid("no write was attempted"))?;
@@ -665,6 +670,10 @@ impl Memories {
                 None => self.get(user, update.id)?,
             };
             update.patch.apply(&mut current)?;
+            // A forgotten memory has no vector and is not searchable: nothing to embed.
+            if !current.is_active() || batch.forgets.iter().any(|f| f.id == update.id) {
+                continue;
+            }
             edited.push(update.id);
             searchable.push(Self::searchable_text(&current));
         }
@@ -689,10 +698,17 @@ impl Memories {
             .collect();
         let written = batch.memories.clone();
         let forgotten: Vec<MemoryId> = batch.forgets.iter().map(|f| f.id).collect();
-        self.store.write(batch)?;
+        if let Err(e) = self.store.write(batch) {
+            // The write may have committed (a lost acknowledgement): rebuild on next use.
+            *slot.write() = None;
+            return Err(e.into());
+        }
 
         let mut guard = slot.write();
         if let Some(index) = guard.as_mut() {
+            for id in &forgotten {
+                index.remove(*id);
+            }
             for (memory, vector) in written.iter().zip(&vectors) {
                 if memory.is_active() {
                     let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
@@ -700,15 +716,17 @@ impl Memories {
                 }
             }
             let edited_vectors = vectors.iter().skip(written.len());
-            let fresh = self.store.memories(user, &edited)?;
-            for (memory, vector) in fresh.iter().zip(edited_vectors) {
-                if memory.is_active() {
-                    let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
-                    index.upsert(memory, &terms, Some(vector));
+            match self.store.memories(user, &edited) {
+                Ok(fresh) => {
+                    for (memory, vector) in fresh.iter().zip(edited_vectors) {
+                        if memory.is_active() {
+                            let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
+                            index.upsert(memory, &terms, Some(vector));
+                        }
+                    }
                 }
-            }
-            for id in forgotten {
-                index.remove(id);
+                // The write is committed; only the index could not follow: rebuild it later.
+                Err(_) => *guard = None,
             }
         }
         Ok(written)
@@ -745,7 +763,7 @@ impl Memories {
         Ok(history)
     }
 
-    /// Edit a memory; a changed text is re-embedded and re-indexed.
+    /// Edit a memory; a changed text is re-embedded and re-indexed, in the same write.
     pub fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch) -> Result<Memory> {
         if patch.is_empty() {
             return Err(Error::invalid("the update changes nothing"));
@@ -755,31 +773,18 @@ impl Memories {
         }
         let slot = self.slot(user);
         self.ensure_built(user, &slot)?;
-        let at = self.now(user);
-        let updated = self
-            .store
-            .update(user, id, patch, at)?
-            .ok_or_else(|| Error::not_found("memory", id))?;
-        // Only text and metadata (the speaker) feed the index; other edits leave it as it is, and a
-        // forgotten memory is not in it at all.
-        if (patch.text.is_some() || patch.metadata.is_some()) && updated.is_active() {
-            let searchable = Self::searchable_text(&updated);
-            let vector = self
-                .embed_texts(std::slice::from_ref(&searchable))?
-                .pop()
-                .ok_or_else(|| Error::invalid("the embedder returned no vector"))?;
-            let row = VectorRow {
-                memory_id: id,
-                model: self.embedder.id().to_string(),
-                vector,
-            };
-            self.store.put_vectors(user, std::slice::from_ref(&row))?;
-            let terms = self.analyzer.search_terms(&searchable);
-            if let Some(index) = slot.write().as_mut() {
-                index.upsert(&updated, &terms, Some(&row.vector));
-            }
-        }
-        Ok(updated)
+        self.get(user, id)?;
+        let batch = WriteBatch {
+            user: Some(user.clone()),
+            updates: vec![mnemos_core::BatchUpdate {
+                id,
+                patch: patch.clone(),
+                at: self.now(user),
+            }],
+            ..WriteBatch::default()
+        };
+        self.commit(user, batch)?;
+        self.get(user, id)
     }
 
     /// Erase everything of one user (turns, memories, history, vectors, caches).

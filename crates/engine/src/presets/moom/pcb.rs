@@ -34,7 +34,7 @@ use mnemos_core::{
 };
 
 use super::nsb::turns_in_rounds;
-use crate::error::{EngineError, EngineResult};
+use crate::error::EngineResult;
 use crate::mechanism::{Derived, JobSpec, MechanismCtx};
 use crate::primitives::{derived_memory, turn_line};
 
@@ -228,7 +228,7 @@ impl Vectors<'_> {
                 let v = self
                     .embedder
                     .embed_batch(&[text])
-                    .map_err(|e| EngineError::config(format!("persona merge: {e}")))?
+                    .map_err(mnemos_core::Error::from)?
                     .pop()
                     .unwrap_or_default();
                 self.cache.insert(text.to_string(), v);

@@ -11,7 +11,6 @@ use clap::{Args, Subcommand};
 use mnemos_core::{MemoryModel, Task, TaskName, TaskTextOptions};
 use mnemos_engine::Config;
 
-use crate::output;
 use crate::usage::usage;
 
 #[derive(Subcommand)]
@@ -70,25 +69,22 @@ pub struct ModelTryArgs {
 }
 
 pub fn run_models(config: &Config, command: ModelsCommand) -> Result<()> {
-    for (model, explicit) in config.local_models() {
-        match command {
-            ModelsCommand::Fetch => {
-                let dir = match model.resolve(explicit.as_deref()) {
-                    Ok(dir) => dir,
-                    Err(_) => model.fetch(&mnemos_embed::default_cache_root()?, true)?,
-                };
-                println!("{} ready in {}", model.name, dir.display());
+    match command {
+        ModelsCommand::Fetch => {
+            for (name, dir) in config.fetch_local_models()? {
+                println!("{name} ready in {}", dir.display());
             }
-            ModelsCommand::Status => match model.resolve(explicit.as_deref()) {
-                Ok(dir) => println!("{}: present in {}", model.name, dir.display()),
-                Err(err) => {
-                    let fetch = match model.name {
-                        "m3e-small" => "mnemos models fetch --embedder bilingual",
-                        _ => "mnemos models fetch",
-                    };
-                    println!("{}: not available ({err}); run `{fetch}`", model.name)
+        }
+        ModelsCommand::Status => {
+            for model in config.local_model_status() {
+                match model.found {
+                    Ok(dir) => println!("{}: present in {}", model.name, dir.display()),
+                    Err(err) => println!(
+                        "{}: not available ({err}); run `{}`",
+                        model.name, model.fetch
+                    ),
                 }
-            },
+            }
         }
     }
     Ok(())
@@ -190,7 +186,7 @@ pub fn run_model(config: &Config, command: ModelCommand) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        output::print_task_output(&output);
+        println!("{output}");
         eprintln!(
             "({} via {}, embedder {}, {millis:.1} ms)",
             task.name(),

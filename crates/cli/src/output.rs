@@ -2,7 +2,7 @@
 //! ISO 8601 (UTC): the turn's own time when its source gave one.
 
 use mnemos_core::{
-    HistoryEntry, Hit, Memory, MemoryState, Moment, Paged, TaskOutput, Timestamp, Turn, UserKey,
+    HistoryEntry, Hit, Memory, MemoryState, Moment, Paged, Timestamp, Turn, UserKey,
 };
 use mnemos_engine::{
     JobReport, PendingJob, PersonaKeyView, SearchResults, TimelineNode, View, SPEAKER_KEY,
@@ -406,43 +406,4 @@ pub fn print_pending_jobs(jobs: &[PendingJob]) {
         );
     }
     println!("({} pending; `mnemos jobs run` runs them)", jobs.len());
-}
-
-/// A memory task's typed output.
-pub fn print_task_output(output: &TaskOutput) {
-    match output {
-        TaskOutput::Text(t) => println!("{t}"),
-        TaskOutput::Persona(values) => {
-            if values.is_empty() {
-                println!("(no persona values found)");
-            }
-            for v in values {
-                let line = v
-                    .line
-                    .map(|l| format!("  [line {}]", l + 1))
-                    .unwrap_or_default();
-                println!("{:<14} {}{line}", v.key, v.value);
-            }
-        }
-        TaskOutput::Categories(categories) => {
-            for c in categories {
-                let lines: Vec<String> = c.lines.iter().map(|l| (l + 1).to_string()).collect();
-                println!("[{}] (lines {}) {}", c.category, lines.join(","), c.summary);
-            }
-        }
-        TaskOutput::Flag(b) => println!("{}", if *b { "yes" } else { "no" }),
-        TaskOutput::Importance(i) => println!("{i} / 10"),
-        TaskOutput::Score(s) => println!("{s:.4}"),
-        TaskOutput::QueryClass(c) => println!(
-            "{} (P(semantic) = {:.3}, P(episodic) = {:.3})",
-            if c.is_semantic() {
-                "semantic"
-            } else {
-                "episodic"
-            },
-            c.semantic,
-            c.episodic
-        ),
-        TaskOutput::Choice(i) => println!("option {}", i + 1),
-    }
 }

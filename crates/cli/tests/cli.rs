@@ -1,5 +1,13 @@
 //! The `mnemos` binary end to end, with the weights-free hash embedder (no model download).
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 

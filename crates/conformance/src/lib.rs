@@ -20,6 +20,14 @@
 //! The suite is written against `mnemos_core::MemoryStore` (the reference) and keeps every check
 //! small so a persistent store runs the whole suite in well under two seconds.
 
+// The suite is test code: a check fails like an assertion does, by panicking with what broke.
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines
+)]
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 

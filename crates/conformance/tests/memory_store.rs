@@ -1,5 +1,13 @@
 //! The reference in-memory store passes the whole conformance suite.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 mnemos_conformance::conformance_tests!(mnemos_core::MemoryStore::new);
 
 #[test]

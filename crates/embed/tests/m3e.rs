@@ -5,6 +5,14 @@
 //! fails the test: get them with `mnemos models fetch --embedder bilingual`, or point
 //! MNEMOS_M3E_DIR / MNEMOS_MODEL_DIR at directories holding them.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::sync::OnceLock;
 
 use mnemos_core::{Embedder, EmbedderExt};

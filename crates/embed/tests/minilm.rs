@@ -7,6 +7,14 @@
 //! `cargo run --release -p mnemos-embed --example fetch_model`, or point MNEMOS_MODEL_DIR at a
 //! directory holding model.safetensors, tokenizer.json and config.json.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::sync::OnceLock;
 
 use mnemos_core::{Embedder, EmbedderExt};

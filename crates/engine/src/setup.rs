@@ -260,6 +260,54 @@ impl Config {
     }
 }
 
+/// Where one local model the configured embedder needs is (or why it is not there).
+#[derive(Clone, Debug)]
+pub struct LocalModel {
+    pub name: &'static str,
+    pub found: Result<PathBuf, String>,
+    /// The command that downloads it.
+    pub fetch: &'static str,
+}
+
+impl Config {
+    /// Each local model the configured embedder needs, found or not.
+    pub fn local_model_status(&self) -> Vec<LocalModel> {
+        self.local_models()
+            .into_iter()
+            .map(|(model, explicit)| LocalModel {
+                name: model.name,
+                found: model
+                    .resolve(explicit.as_deref())
+                    .map_err(|e| e.to_string()),
+                fetch: if model.name == mnemos_embed::M3E_SMALL_MODEL.name {
+                    "mnemos models fetch --embedder bilingual"
+                } else {
+                    "mnemos models fetch"
+                },
+            })
+            .collect()
+    }
+
+    /// Download (and verify) every local model the configured embedder needs that is not
+    /// there yet; returns each model's directory.
+    pub fn fetch_local_models(&self) -> EngineResult<Vec<(&'static str, PathBuf)>> {
+        let unavailable =
+            |e| EngineError::setup("cannot fetch a model", ErrorClass::Unavailable, e);
+        let mut ready = Vec::new();
+        for (model, explicit) in self.local_models() {
+            let dir = match model.resolve(explicit.as_deref()) {
+                Ok(dir) => dir,
+                Err(_) => {
+                    let cache = mnemos_embed::default_cache_root().map_err(unavailable)?;
+                    model.fetch(&cache, true).map_err(unavailable)?
+                }
+            };
+            ready.push((model.name, dir));
+        }
+        Ok(ready)
+    }
+}
+
 /// How [`Engine::open`] opens the configured database.
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {

@@ -2,6 +2,14 @@
 //! budgets, forgetting invariants, scope isolation, job replay after a simulated crash, and
 //! determinism with the offline model. A new preset is covered by being registered.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

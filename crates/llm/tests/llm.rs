@@ -1,6 +1,14 @@
 //! The LLM memory model against the scripted loopback server: every task, every fault,
 //! timeouts, the concurrency limit, accounting, the API key, dead endpoints, JSON mode.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 mod fixtures;
 
 use std::sync::Arc;

@@ -2,6 +2,14 @@
 //! pinned in `tests/snapshots/`. A changed prompt fails here until the snapshots are
 //! regenerated on purpose: `MNEMOS_UPDATE_SNAPSHOTS=1 cargo test -p mnemos-llm --test prompts`.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 mod fixtures;
 
 use std::path::PathBuf;

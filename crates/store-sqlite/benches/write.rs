@@ -4,6 +4,14 @@
 //! - `bulk_1000`: one batch of 1000 turns + 1000 memories + 1000 384-dim vectors (dataset
 //!   import), reported as turns per second.
 
+// Measurement code: a failed setup step ends the run with its message.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -517,15 +517,18 @@ fn count_to_usize(n: i64, op: &str) -> StoreResult<usize> {
     usize::try_from(n).map_err(|_| StoreError::Corrupt(format!("{op}: negative count {n}")))
 }
 
+/// A turn with its round and metadata JSON, ready for SQL.
+type TurnRow<'b> = (&'b Turn, i64, String);
+/// A job with its created round and (round, time) when done, ready for SQL.
+type JobRow<'b> = (&'b Job, i64, Option<(i64, i64)>);
+
 /// A batch's rows encoded for SQL, before the transaction starts.
 struct Encoded<'b> {
-    /// (turn, round, metadata JSON)
-    turns: Vec<(&'b Turn, i64, String)>,
+    turns: Vec<TurnRow<'b>>,
     /// (row, snapshot JSON)
     memories: Vec<(MemoryRow<'b>, String)>,
     vectors: Vec<(&'b VectorRow, Vec<u8>)>,
-    /// (job, created round, done (round, time))
-    jobs: Vec<(&'b Job, i64, Option<(i64, i64)>)>,
+    jobs: Vec<JobRow<'b>>,
 }
 
 impl<'b> Encoded<'b> {
@@ -584,11 +587,7 @@ fn last_round_in(conn: &Connection, user: &UserKey) -> StoreResult<Option<u64>> 
         .transpose()
 }
 
-fn insert_turns(
-    tx: &Connection,
-    user: &UserKey,
-    turns: &[(&Turn, i64, String)],
-) -> StoreResult<()> {
+fn insert_turns(tx: &Connection, user: &UserKey, turns: &[TurnRow<'_>]) -> StoreResult<()> {
     tx.prepare_cached("INSERT OR IGNORE INTO users (tenant, user_id) VALUES (?1, ?2)")
         .and_then(|mut s| s.execute(params![user.tenant, user.user]))
         .map_err(sql_err("write user"))?;
@@ -762,7 +761,7 @@ fn finish_jobs(tx: &Connection, user: &UserKey, finished: &[(JobId, Moment)]) ->
     Ok(())
 }
 
-fn insert_jobs(tx: &Connection, jobs: &[(&Job, i64, Option<(i64, i64)>)]) -> StoreResult<()> {
+fn insert_jobs(tx: &Connection, jobs: &[JobRow<'_>]) -> StoreResult<()> {
     if jobs.is_empty() {
         return Ok(());
     }

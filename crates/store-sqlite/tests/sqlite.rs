@@ -1,6 +1,14 @@
 //! Integration tests of the SQLite store: the conformance suite on a file and in memory, purge
 //! leaving no bytes behind, crash safety under SIGKILL, migrations and bad files.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::path::{Path, PathBuf};
 
 use mnemos_conformance::Guarded;

@@ -1,4 +1,5 @@
-//! Test support: a scripted OpenAI-compatible loopback server with injected faults.
+//! Test support: a scripted OpenAI-compatible loopback server with injected faults, and
+//! [`FaultyStore`], a store wrapper that fails the n-th read or write (see its contract).
 //!
 //! [`ScriptedLlm`] listens on `127.0.0.1:<free port>` and answers `POST /v1/chat/completions`
 //! (also `/chat/completions`, so a base URL with or without `/v1` works) from a script of
@@ -20,6 +21,10 @@
 //! HTTP: a deliberately small HTTP/1.1 subset — request line, headers, a `Content-Length` body
 //! (no chunked requests); every response carries `Connection: close` and the socket is closed
 //! after it, so clients never reuse a connection the script may have broken.
+
+mod faulty_store;
+
+pub use faulty_store::{Call, CallCounts, CallFilter, CallKind, Fault, FaultMode, FaultyStore};
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, ErrorKind, Read, Write};

@@ -343,11 +343,21 @@ pub trait Reranker: Send + Sync {
 
 /// Fuse lexical and dense candidate lists into (slot, fused score, lexical, dense), best first.
 ///
-/// Ties break on slot (insertion order) so results are deterministic.
+/// Ties break on slot so results are deterministic; [`fuse_by`] breaks them on a key of your own.
 pub fn fuse(
     fusion: &Fusion,
     lexical: &[(u32, f32)],
     dense: &[(u32, f32)],
+) -> Vec<(u32, f32, Option<Signal>, Option<Signal>)> {
+    fuse_by(fusion, lexical, dense, |slot| slot)
+}
+
+/// [`fuse`], with ties broken on `tie(slot)`, ascending.
+pub fn fuse_by<K: Ord>(
+    fusion: &Fusion,
+    lexical: &[(u32, f32)],
+    dense: &[(u32, f32)],
+    tie: impl Fn(u32) -> K,
 ) -> Vec<(u32, f32, Option<Signal>, Option<Signal>)> {
     let mut by_slot: HashMap<u32, (Option<Signal>, Option<Signal>)> = HashMap::new();
     for (i, &(slot, score)) in lexical.iter().enumerate() {
@@ -394,13 +404,23 @@ pub fn fuse(
             (slot, fused, l, d)
         })
         .collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| tie(a.0).cmp(&tie(b.0))));
     out
 }
 
 /// Keep the best `n` of unsorted (slot, score) pairs, sorted best first (ties: lower slot first).
-pub fn top_n(mut scored: Vec<(u32, f32)>, n: usize) -> Vec<(u32, f32)> {
-    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+pub fn top_n(scored: Vec<(u32, f32)>, n: usize) -> Vec<(u32, f32)> {
+    top_n_by(scored, n, |slot| slot)
+}
+
+/// [`top_n`], with ties broken on `tie(slot)`, ascending.
+pub fn top_n_by<K: Ord>(
+    mut scored: Vec<(u32, f32)>,
+    n: usize,
+    tie: impl Fn(u32) -> K,
+) -> Vec<(u32, f32)> {
+    let order =
+        |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then_with(|| tie(a.0).cmp(&tie(b.0)));
     if scored.len() > n && n > 0 {
         scored.select_nth_unstable_by(n - 1, order);
         scored.truncate(n);
@@ -582,16 +602,23 @@ impl ScopeIndex {
         second_hop: Option<&SecondHop>,
     ) -> Vec<Candidate> {
         let accept = |slot: u32| self.accepts(slot, filter);
+        // Equal scores rank by memory id, not by when this process indexed the memory, so
+        // every process ranks the same data the same way.
+        let tie = |slot: u32| self.id_of(slot);
         let lexical = if retriever != RetrieverKind::Dense {
-            top_n(self.bm25.score(query_terms, &accept), config.candidates)
+            top_n_by(
+                self.bm25.score(query_terms, &accept),
+                config.candidates,
+                tie,
+            )
         } else {
             Vec::new()
         };
         let dense = match (retriever.uses_dense(), query_vector) {
-            (true, Some(q)) => top_n(self.dense.score(q, &accept), config.candidates),
+            (true, Some(q)) => top_n_by(self.dense.score(q, &accept), config.candidates, tie),
             _ => Vec::new(),
         };
-        let mut fused: Vec<Ranked> = fuse(&config.fusion, &lexical, &dense)
+        let mut fused: Vec<Ranked> = fuse_by(&config.fusion, &lexical, &dense, tie)
             .into_iter()
             .map(|(slot, score, lexical, dense)| Ranked {
                 slot,
@@ -674,7 +701,16 @@ impl ScopeIndex {
                 fused[at].hop = Some((entry.0, total));
             }
         }
-        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot)));
+        fused.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.id_of(a.slot).cmp(&self.id_of(b.slot)))
+        });
+    }
+
+    /// The memory in `slot` (None past the table, which no caller asks for).
+    fn id_of(&self, slot: u32) -> Option<MemoryId> {
+        self.slots.get(slot as usize).map(|s| s.id)
     }
 }
 

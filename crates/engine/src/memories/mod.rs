@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 use parking_lot::{Mutex, RwLock};
 use rayon::prelude::*;
@@ -13,10 +12,7 @@ use serde::Serialize;
 
 use mnemos_text::Analyzer;
 
-use mnemos_core::retrieval::{
-    embedding_windows, select_within_budget, Candidate, Hit, Reranker, RetrievalConfig,
-    RetrieverKind, ScopeIndex, ScoreBreakdown, SearchFilter, SecondHop,
-};
+use mnemos_core::retrieval::{embedding_windows, Reranker, RetrievalConfig, ScopeIndex};
 use mnemos_core::{
     validate_text, Clock, Conflict, Embedder, EmbedderExt, Error, HistoryEntry, Job, Memory,
     MemoryFilter, MemoryId, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
@@ -99,76 +95,9 @@ pub(crate) type TurnPlanner<'a> = dyn FnMut(&[Turn]) -> Result<Vec<Vec<Job>>> + 
 /// Attempts of a write that keeps colliding with other writers before it gives up.
 const WRITE_ATTEMPTS: usize = 8;
 
-/// A search over one user's memories.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SearchRequest {
-    pub user: UserKey,
-    pub query: String,
-    /// Defaults to the configured `top_k`.
-    pub top_k: Option<usize>,
-    /// Approximate LLM tokens the returned memories may use in total.
-    pub token_budget: Option<usize>,
-    pub retriever: RetrieverKind,
-    pub filter: SearchFilter,
-    /// Append this retrieval to each returned memory's access log.
-    pub record_access: bool,
-    /// Run a second retrieval hop from the first hop's best candidates.
-    pub second_hop: Option<SecondHop>,
-    /// Search each question of a compound query on its own (see [`question_parts`]).
-    pub split_questions: bool,
-}
+mod search;
 
-impl SearchRequest {
-    pub fn new(user: UserKey, query: impl Into<String>) -> Self {
-        Self {
-            user,
-            query: query.into(),
-            top_k: None,
-            token_budget: None,
-            retriever: RetrieverKind::Hybrid,
-            filter: SearchFilter::default(),
-            record_access: false,
-            second_hop: None,
-            split_questions: false,
-        }
-    }
-}
-
-/// The parts of a query worth searching on their own: each sentence that asks a question (ends
-/// with `?` or `？`), plus the whole query when it also holds statements. Empty when there is
-/// nothing to split (one sentence, or no question among several statements).
-///
-/// "What is X? And who is Y?" asks two things that rarely share words, and one search lets the
-/// easier one take every slot; "It rained all day, and the café was closed. Anyway — where does
-/// my sister work?" wraps its question in chat that would otherwise pull in memories about rain
-/// and cafés. Each part's ranking then counts equally ([`Memories::search`] merges them by
-/// reciprocal rank).
-pub fn question_parts(query: &str) -> Vec<String> {
-    let sentences = mnemos_text::sentences(query);
-    if sentences.len() < 2 {
-        return Vec::new();
-    }
-    let is_question = |s: &&&str| {
-        s.trim_end_matches(['"', '\'', '”', '’', ')', '）', '」', '』'])
-            .ends_with(['?', '？'])
-    };
-    let questions: Vec<String> = sentences
-        .iter()
-        .filter(is_question)
-        .map(|s| s.to_string())
-        .collect();
-    if questions.is_empty() {
-        return Vec::new();
-    }
-    let mut parts = questions;
-    if parts.len() < sentences.len() {
-        parts.push(query.to_string());
-    }
-    if parts.len() < 2 {
-        return Vec::new();
-    }
-    parts
-}
+pub use search::{question_parts, SearchRequest, SearchResults, SearchTimings};
 
 /// One input turn on its way into the store.
 struct Prepared {
@@ -186,62 +115,6 @@ fn keep_positions<T>(items: Vec<T>, positions: &[usize]) -> Vec<T> {
         .enumerate()
         .filter_map(|(i, item)| wanted.next_if(|&&p| p == i).map(|_| item))
         .collect()
-}
-
-/// Reciprocal-rank constant for the merged score of a split query's parts (as RRF's usual 60).
-const PART_RRF_K: f32 = 60.0;
-
-/// Merge the candidate lists of a split query's parts by taking turns: every part's first
-/// candidate, then every part's second, and so on (within a round, the one its own search
-/// scored higher first), skipping memories already taken. Each part thus gets an equal share
-/// of the top places, whatever its wording. Summing reciprocal ranks instead would favour
-/// memories that are mediocre for every part over the best answer to one. A memory's score
-/// becomes 1 / (60 + its best rank), and it keeps the signals of the part that ranked it best.
-fn merge_by_rank(lists: Vec<Vec<Candidate>>) -> Vec<Candidate> {
-    let mut best: HashMap<MemoryId, (usize, Candidate)> = HashMap::new();
-    for list in lists {
-        for (rank, candidate) in list.into_iter().enumerate() {
-            match best.get(&candidate.id) {
-                Some((r, c)) if *r < rank || (*r == rank && c.fused >= candidate.fused) => {}
-                _ => {
-                    best.insert(candidate.id, (rank, candidate));
-                }
-            }
-        }
-    }
-    let mut merged: Vec<(usize, Candidate)> = best.into_values().collect();
-    merged.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(b.1.fused.total_cmp(&a.1.fused))
-            .then(a.1.id.cmp(&b.1.id))
-    });
-    merged
-        .into_iter()
-        .map(|(rank, mut candidate)| {
-            candidate.fused = 1.0 / (PART_RRF_K + rank as f32 + 1.0);
-            candidate
-        })
-        .collect()
-}
-
-/// Where a search spent its time, in microseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct SearchTimings {
-    pub embed_us: u64,
-    pub rank_us: u64,
-    pub fetch_us: u64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SearchResults {
-    pub hits: Vec<Hit>,
-    /// The analyzed query terms BM25 matched against (of every part, when the query was split).
-    pub query_terms: Vec<String>,
-    /// The parts the query was split into and searched separately (empty: searched whole).
-    pub query_parts: Vec<String>,
-    /// Distinct candidates after fusion, before re-ranking and the budget.
-    pub candidates: usize,
-    pub timings: SearchTimings,
 }
 
 /// Numbers about one user's derived index.
@@ -602,7 +475,12 @@ impl Memories {
                     }
                     last_conflict = Some(conflict);
                 }
-                Err(other) => return Err(other.into()),
+                Err(other) => {
+                    // The write may have committed (a lost acknowledgement): rebuild from the
+                    // store on next use rather than trust the index.
+                    *guard = None;
+                    return Err(other.into());
+                }
             }
         }
         let conflict = last_conflict.ok_or_else(|| Error::invalid("no write was attempted"))?;
@@ -719,163 +597,6 @@ impl Memories {
             .collect()
     }
 
-    /// Ranked memories of one user for a query, each with its score breakdown.
-    pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
-        request.user.validate()?;
-        validate_text("query", &request.query)?;
-        if let Some(hop) = &request.second_hop {
-            hop.validate()?;
-        }
-        let top_k = request.top_k.unwrap_or(self.config.top_k);
-        if top_k == 0 || top_k > 10_000 {
-            return Err(Error::invalid("top_k must be between 1 and 10000"));
-        }
-        let slot = self.slot(&request.user);
-        self.ensure_built(&request.user, &slot)?;
-        let mut timings = SearchTimings::default();
-
-        let parts = if request.split_questions {
-            question_parts(&request.query)
-        } else {
-            Vec::new()
-        };
-        let texts: Vec<&str> = if parts.is_empty() {
-            vec![request.query.as_str()]
-        } else {
-            parts.iter().map(String::as_str).collect()
-        };
-
-        let started = Instant::now();
-        let vectors = if request.retriever.uses_dense() {
-            self.embedder
-                .embed_all(&texts)?
-                .into_iter()
-                .map(Some)
-                .collect()
-        } else {
-            vec![None; texts.len()]
-        };
-        timings.embed_us = started.elapsed().as_micros() as u64;
-
-        let started = Instant::now();
-        let mut query_terms: Vec<String> = Vec::new();
-        let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
-        {
-            let guard = slot.read();
-            for (text, vector) in texts.iter().zip(&vectors) {
-                let terms = self.analyzer.terms(text);
-                if let Some(index) = guard.as_ref() {
-                    lists.push(index.candidates(
-                        &self.config,
-                        request.retriever,
-                        &terms,
-                        vector.as_deref(),
-                        &request.filter,
-                        request.second_hop.as_ref(),
-                    ));
-                }
-                for term in terms {
-                    if !query_terms.contains(&term) {
-                        query_terms.push(term);
-                    }
-                }
-            }
-        }
-        let candidates = if lists.len() > 1 {
-            merge_by_rank(lists)
-        } else {
-            lists.pop().unwrap_or_default()
-        };
-        timings.rank_us = started.elapsed().as_micros() as u64;
-
-        let started = Instant::now();
-        let candidates_count = candidates.len();
-        // Without budget or re-rankers only the top_k can be returned; otherwise look further.
-        let wanted = if request.token_budget.is_some() || !self.rerankers.is_empty() {
-            candidates.len()
-        } else {
-            top_k.min(candidates.len())
-        };
-        let ids: Vec<MemoryId> = candidates.iter().take(wanted).map(|c| c.id).collect();
-        let mut by_id: HashMap<MemoryId, Memory> = self
-            .store
-            .memories(&request.user, &ids)?
-            .into_iter()
-            .map(|m| (m.id, m))
-            .collect();
-        let query_set: std::collections::HashSet<&str> =
-            query_terms.iter().map(String::as_str).collect();
-        let mut hits: Vec<Hit> = Vec::with_capacity(ids.len());
-        for candidate in candidates.into_iter().take(wanted) {
-            let Candidate {
-                id,
-                fused,
-                lexical,
-                dense,
-                second_hop,
-            } = candidate;
-            // A memory forgotten by another process since the index was built is skipped.
-            let Some(memory) = by_id.remove(&id).filter(Memory::is_active) else {
-                continue;
-            };
-            let mut matched_terms: Vec<String> = Vec::new();
-            if lexical.is_some() {
-                for term in self.analyzer.search_terms(&Self::searchable_text(&memory)) {
-                    if query_set.contains(term.as_str()) && !matched_terms.contains(&term) {
-                        matched_terms.push(term);
-                    }
-                }
-            }
-            let tokens = self.analyzer.count_tokens(&memory.text);
-            hits.push(Hit {
-                memory,
-                score: fused,
-                tokens,
-                breakdown: ScoreBreakdown {
-                    lexical,
-                    dense,
-                    second_hop,
-                    fused,
-                    adjustments: Vec::new(),
-                    matched_terms,
-                },
-            });
-        }
-        for reranker in &self.rerankers {
-            reranker.rerank(&request.query, &mut hits);
-        }
-        let hits = select_within_budget(hits, top_k, request.token_budget);
-        timings.fetch_us = started.elapsed().as_micros() as u64;
-
-        if request.record_access && !hits.is_empty() {
-            let at = Moment {
-                round: self.last_round(&request.user),
-                time: self.clock.now(),
-            };
-            let accesses: Vec<(MemoryId, mnemos_core::Access)> = hits
-                .iter()
-                .enumerate()
-                .map(|(rank, h)| {
-                    (
-                        h.memory.id,
-                        mnemos_core::Access {
-                            at,
-                            rank: rank as u32 + 1,
-                        },
-                    )
-                })
-                .collect();
-            self.store.record_access(&request.user, &accesses)?;
-        }
-        Ok(SearchResults {
-            hits,
-            query_terms,
-            query_parts: parts,
-            candidates: candidates_count,
-            timings,
-        })
-    }
-
     fn last_round(&self, user: &UserKey) -> u64 {
         let slot = self.slot(user);
         let guard = slot.read();
@@ -949,6 +670,10 @@ impl Memories {
                 None => self.get(user, update.id)?,
             };
             update.patch.apply(&mut current)?;
+            // A forgotten memory has no vector and is not searchable: nothing to embed.
+            if !current.is_active() || batch.forgets.iter().any(|f| f.id == update.id) {
+                continue;
+            }
             edited.push(update.id);
             searchable.push(Self::searchable_text(&current));
         }
@@ -973,10 +698,17 @@ impl Memories {
             .collect();
         let written = batch.memories.clone();
         let forgotten: Vec<MemoryId> = batch.forgets.iter().map(|f| f.id).collect();
-        self.store.write(batch)?;
+        if let Err(e) = self.store.write(batch) {
+            // The write may have committed (a lost acknowledgement): rebuild on next use.
+            *slot.write() = None;
+            return Err(e.into());
+        }
 
         let mut guard = slot.write();
         if let Some(index) = guard.as_mut() {
+            for id in &forgotten {
+                index.remove(*id);
+            }
             for (memory, vector) in written.iter().zip(&vectors) {
                 if memory.is_active() {
                     let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
@@ -984,15 +716,17 @@ impl Memories {
                 }
             }
             let edited_vectors = vectors.iter().skip(written.len());
-            let fresh = self.store.memories(user, &edited)?;
-            for (memory, vector) in fresh.iter().zip(edited_vectors) {
-                if memory.is_active() {
-                    let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
-                    index.upsert(memory, &terms, Some(vector));
+            match self.store.memories(user, &edited) {
+                Ok(fresh) => {
+                    for (memory, vector) in fresh.iter().zip(edited_vectors) {
+                        if memory.is_active() {
+                            let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
+                            index.upsert(memory, &terms, Some(vector));
+                        }
+                    }
                 }
-            }
-            for id in forgotten {
-                index.remove(id);
+                // The write is committed; only the index could not follow: rebuild it later.
+                Err(_) => *guard = None,
             }
         }
         Ok(written)
@@ -1029,7 +763,7 @@ impl Memories {
         Ok(history)
     }
 
-    /// Edit a memory; a changed text is re-embedded and re-indexed.
+    /// Edit a memory; a changed text is re-embedded and re-indexed, in the same write.
     pub fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch) -> Result<Memory> {
         if patch.is_empty() {
             return Err(Error::invalid("the update changes nothing"));
@@ -1039,31 +773,18 @@ impl Memories {
         }
         let slot = self.slot(user);
         self.ensure_built(user, &slot)?;
-        let at = self.now(user);
-        let updated = self
-            .store
-            .update(user, id, patch, at)?
-            .ok_or_else(|| Error::not_found("memory", id))?;
-        // Only text and metadata (the speaker) feed the index; other edits leave it as it is, and a
-        // forgotten memory is not in it at all.
-        if (patch.text.is_some() || patch.metadata.is_some()) && updated.is_active() {
-            let searchable = Self::searchable_text(&updated);
-            let vector = self
-                .embed_texts(std::slice::from_ref(&searchable))?
-                .pop()
-                .ok_or_else(|| Error::invalid("the embedder returned no vector"))?;
-            let row = VectorRow {
-                memory_id: id,
-                model: self.embedder.id().to_string(),
-                vector,
-            };
-            self.store.put_vectors(user, std::slice::from_ref(&row))?;
-            let terms = self.analyzer.search_terms(&searchable);
-            if let Some(index) = slot.write().as_mut() {
-                index.upsert(&updated, &terms, Some(&row.vector));
-            }
-        }
-        Ok(updated)
+        self.get(user, id)?;
+        let batch = WriteBatch {
+            user: Some(user.clone()),
+            updates: vec![mnemos_core::BatchUpdate {
+                id,
+                patch: patch.clone(),
+                at: self.now(user),
+            }],
+            ..WriteBatch::default()
+        };
+        self.commit(user, batch)?;
+        self.get(user, id)
     }
 
     /// Erase everything of one user (turns, memories, history, vectors, caches).

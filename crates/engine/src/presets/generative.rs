@@ -54,7 +54,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use mnemos_core::memory_model::{Line, MAX_TASK_BYTES};
+use mnemos_core::memory_model::{CategorySummary, Line, MAX_TASK_BYTES};
 use mnemos_core::KindTag;
 use mnemos_core::{
     BatchUpdate, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt, MemoryPatch,
@@ -395,6 +395,43 @@ impl GenerativeAgent {
         None
     }
 
+    /// Topics by the importance of their new turns (a topic without line references takes
+    /// every line), best first, at most `reflections_per_run`; topics with nothing new are not
+    /// reflected on again (when none has, the whole window is one topic).
+    fn rank_topics(
+        &self,
+        topics: Vec<CategorySummary>,
+        recent: &[&Memory],
+        fresh: &[bool],
+    ) -> Vec<(f64, String, Vec<usize>)> {
+        let all: Vec<usize> = (0..recent.len()).collect();
+        let mut ranked: Vec<(f64, String, Vec<usize>)> = topics
+            .into_iter()
+            .map(|t| {
+                let mut members: Vec<usize> =
+                    t.lines.into_iter().filter(|&i| i < recent.len()).collect();
+                members.sort_unstable();
+                members.dedup();
+                if members.is_empty() {
+                    members = all.clone();
+                }
+                let weight = members
+                    .iter()
+                    .filter(|&&i| fresh[i])
+                    .map(|&i| importance_of(recent[i]))
+                    .sum();
+                (weight, t.category, members)
+            })
+            .filter(|(weight, _, _)| *weight > 0.0)
+            .collect();
+        if ranked.is_empty() {
+            ranked.push((0.0, String::new(), all));
+        }
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        ranked.truncate(self.params.reflections_per_run);
+        ranked
+    }
+
     /// Reflect on the span that is due, if it is the one this job was planned for (or earlier).
     fn reflect(&self, ctx: &MechanismCtx, job: &Job) -> EngineResult<Derived> {
         let payload: ReflectPayload = JobSpec::parse(job)?;
@@ -437,33 +474,7 @@ impl GenerativeAgent {
             .map(|m| m.kind == MemoryKind::Turn && last.is_none_or(|l| StreamKey::of(m) > l))
             .collect();
         let floor = recent.iter().map(|m| importance_of(m)).sum::<f64>() / recent.len() as f64;
-        // Topics by the importance of their new turns (a topic without line references takes
-        // every line); topics with nothing new are not reflected on again.
-        let all: Vec<usize> = (0..recent.len()).collect();
-        let mut ranked: Vec<(f64, String, Vec<usize>)> = topics
-            .into_iter()
-            .map(|t| {
-                let mut members: Vec<usize> =
-                    t.lines.into_iter().filter(|&i| i < recent.len()).collect();
-                members.sort_unstable();
-                members.dedup();
-                if members.is_empty() {
-                    members = all.clone();
-                }
-                let weight = members
-                    .iter()
-                    .filter(|&&i| fresh[i])
-                    .map(|&i| importance_of(recent[i]))
-                    .sum();
-                (weight, t.category, members)
-            })
-            .filter(|(weight, _, _)| *weight > 0.0)
-            .collect();
-        if ranked.is_empty() {
-            ranked.push((0.0, String::new(), all));
-        }
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-        ranked.truncate(self.params.reflections_per_run);
+        let ranked = self.rank_topics(topics, &recent, &fresh);
 
         let existing = ctx.active_of(&[KindTag::Reflection])?;
         let mut written: Vec<String> = Vec::new();

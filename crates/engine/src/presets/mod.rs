@@ -19,15 +19,15 @@ use serde::Serialize;
 use crate::error::{EngineError, EngineResult};
 use crate::mechanism::Mechanism;
 
-pub mod full;
-pub mod recent;
-pub mod retrieval;
+pub(crate) mod full;
+pub(crate) mod recent;
+pub(crate) mod retrieval;
 
-pub mod generative;
-pub mod memgpt;
-pub mod memorybank;
-pub mod moom;
-pub mod scmemory;
+pub(crate) mod generative;
+pub(crate) mod memgpt;
+pub(crate) mod memorybank;
+pub(crate) mod moom;
+pub(crate) mod scmemory;
 #[cfg(test)]
 mod testing;
 

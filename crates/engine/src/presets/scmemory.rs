@@ -474,8 +474,32 @@ impl Mechanism for ScMemory {
                 summary_of.insert(*id, i);
             }
         }
-        let relevance = min_max(&hits.iter().map(|h| f64::from(h.score)).collect::<Vec<_>>());
         let now = ctx.moment()?.round;
+        let mut candidates = self.group(&hits, &summaries, &summary_of, now);
+        // Best first; ties go to the newer memory.
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.round().cmp(&a.round())));
+        candidates.truncate(self.params.top_k);
+
+        // (3) Per candidate: full turns or the summary.
+        let retrieved = self.retrieve(ctx, query, &candidates, &mut packer, &mut notes)?;
+
+        let mut items = retrieved;
+        items.extend(recent_items);
+        Ok(finish(items, notes))
+    }
+}
+
+impl ScMemory {
+    /// Hits grouped by the exchange summary that covers them (a hit without one stands alone),
+    /// each group scored by its best relevance plus weighted recency.
+    fn group<'a>(
+        &self,
+        hits: &'a [Hit],
+        summaries: &'a [Memory],
+        summary_of: &HashMap<TurnId, usize>,
+        now: u64,
+    ) -> Vec<Candidate<'a>> {
+        let relevance = min_max(&hits.iter().map(|h| f64::from(h.score)).collect::<Vec<_>>());
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut by_key: HashMap<MemoryId, usize> = HashMap::new();
         for (hit, rel) in hits.iter().zip(relevance) {
@@ -506,13 +530,21 @@ impl Mechanism for ScMemory {
         for c in &mut candidates {
             c.score = c.relevance + self.params.recency_weight * c.recency;
         }
-        // Best first; ties go to the newer memory.
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.round().cmp(&a.round())));
-        candidates.truncate(self.params.top_k);
+        candidates
+    }
 
-        // (3) Per candidate: full turns or the summary.
+    /// Per candidate, its full turns or its summary — whichever the controller prefers and the
+    /// budget allows — with a note saying which and why.
+    fn retrieve(
+        &self,
+        ctx: &MechanismCtx,
+        query: &str,
+        candidates: &[Candidate],
+        packer: &mut Packer,
+        notes: &mut Vec<String>,
+    ) -> EngineResult<Vec<ContextItem>> {
         let mut retrieved = Vec::new();
-        for c in &candidates {
+        for c in candidates {
             let round = c.round();
             let full = self.full_items(ctx, c)?;
             let Some(summary) = c.summary else {
@@ -576,14 +608,9 @@ impl Mechanism for ScMemory {
                 ));
             }
         }
-
-        let mut items = retrieved;
-        items.extend(recent_items);
-        Ok(finish(items, notes))
+        Ok(retrieved)
     }
-}
 
-impl ScMemory {
     /// The candidate's full turns as context items: the exchange's turn memories when it has a
     /// summary (those still active), else the retrieved turn.
     fn full_items(&self, ctx: &MechanismCtx, c: &Candidate) -> EngineResult<Vec<ContextItem>> {

@@ -349,10 +349,6 @@ impl Moom {
         }
     }
 
-    pub fn params(&self) -> &MoomParams {
-        &self.params
-    }
-
     /// The forgetting score of a plot memory at round `now` under this preset's policy
     /// (persistent suppression included); None under `none`.
     pub fn forgetting_score(&self, memory: &Memory, now: u64) -> Option<f64> {

@@ -34,7 +34,7 @@ use mnemos_core::{
 };
 
 use super::nsb::turns_in_rounds;
-use crate::error::{EngineError, EngineResult};
+use crate::error::EngineResult;
 use crate::mechanism::{Derived, JobSpec, MechanismCtx};
 use crate::primitives::{derived_memory, turn_line};
 
@@ -228,7 +228,7 @@ impl Vectors<'_> {
                 let v = self
                     .embedder
                     .embed_batch(&[text])
-                    .map_err(|e| EngineError::config(format!("persona merge: {e}")))?
+                    .map_err(mnemos_core::Error::from)?
                     .pop()
                     .unwrap_or_default();
                 self.cache.insert(text.to_string(), v);
@@ -307,14 +307,21 @@ fn merge(
     ctx: &MechanismCtx,
     job: &Job,
     rules: &MergeRules,
-    mut sketch: Vec<Memory>,
+    sketch: Vec<Memory>,
     values: Vec<PersonaValue>,
     source: impl Fn(Option<usize>) -> Source,
     derived: &mut Derived,
 ) -> EngineResult<()> {
-    let mut vectors = Vectors {
-        embedder: ctx.embedder(),
-        cache: HashMap::new(),
+    let mut merger = Merger {
+        ctx,
+        job,
+        rules,
+        sketch,
+        vectors: Vectors {
+            embedder: ctx.embedder(),
+            cache: HashMap::new(),
+        },
+        derived,
     };
     // Complex keys gather all their new values (per subject) into one merge.
     let mut complex: Vec<ComplexValues> = Vec::new();
@@ -326,182 +333,252 @@ fn merge(
         if text.is_empty() {
             continue;
         }
-        let Source {
-            turns: sources,
-            round,
-            subject,
-        } = source(value.line);
-        let subject = subject.as_deref();
-        let held: Vec<usize> = (0..sketch.len())
-            .filter(|i| holds(&sketch[*i], &key.name, subject))
-            .collect();
+        let source = source(value.line);
         match key.kind {
-            KeyKind::Replace => {
-                if held
-                    .iter()
-                    .any(|i| normalized(value_of(&sketch[*i])) == normalized(&text))
-                {
-                    continue;
-                }
-                let new = persona_memory(job, &key, &text, sources, round, subject);
-                for i in held.iter().rev() {
-                    let old = sketch.remove(*i);
-                    let reason = format!(
-                        "moom: '{}' replaced by '{text}' at round {round}",
-                        value_of(&old)
-                    );
-                    drop_value(&old, reason, job, derived);
-                }
-                sketch.push(new.clone());
-                derived.memories.push(new);
-            }
+            KeyKind::Replace => merger.replace(&key, &text, source),
             KeyKind::Append | KeyKind::Contradictory | KeyKind::Trajectory => {
-                let mut duplicate = false;
-                for i in &held {
-                    let old = value_of(&sketch[*i]).to_string();
-                    let same = if rules.embedding_merge && key.kind != KeyKind::Trajectory {
-                        vectors.similarity(&old, &text)? >= rules.dedup_similarity
-                    } else {
-                        normalized(&old) == normalized(&text)
-                    };
-                    if same {
-                        duplicate = true;
-                        break;
-                    }
-                }
-                if duplicate {
-                    continue;
-                }
-                let new = persona_memory(job, &key, &text, sources, round, subject);
-                if key.kind == KeyKind::Contradictory {
-                    if let Some(opposite) = key.opposite.as_deref() {
-                        let mut i = 0;
-                        while i < sketch.len() {
-                            if !holds(&sketch[i], opposite, subject) {
-                                i += 1;
-                                continue;
-                            }
-                            let old = value_of(&sketch[i]).to_string();
-                            let similarity = if rules.embedding_merge {
-                                vectors.similarity(&old, &text)?
-                            } else if normalized(&old) == normalized(&text) {
-                                1.0
-                            } else {
-                                0.0
-                            };
-                            if similarity >= rules.contradiction_similarity {
-                                let gone = sketch.remove(i);
-                                let reason = format!(
-                                    "moom: '{opposite}: {old}' contradicted by '{}: {text}' at round {round} (similarity {similarity:.2})",
-                                    key.name
-                                );
-                                drop_value(&gone, reason, job, derived);
-                            } else {
-                                i += 1;
-                            }
-                        }
-                    }
-                }
-                if key.kind == KeyKind::Trajectory {
-                    let mut of_key: Vec<usize> = (0..sketch.len())
-                        .filter(|i| holds(&sketch[*i], &key.name, subject))
-                        .collect();
-                    of_key.sort_by_key(|i| said_round(&sketch[*i]));
-                    let excess = (of_key.len() + 1).saturating_sub(rules.trajectory_keep);
-                    let mut aged: Vec<usize> = of_key.into_iter().take(excess).collect();
-                    aged.sort_unstable();
-                    for i in aged.into_iter().rev() {
-                        let old = sketch.remove(i);
-                        let reason = format!(
-                            "moom: '{}' aged out of '{}' (said at round {}, {} newer values) at round {round}",
-                            value_of(&old),
-                            key.name,
-                            said_round(&old),
-                            rules.trajectory_keep
-                        );
-                        drop_value(&old, reason, job, derived);
-                    }
-                }
-                sketch.push(new.clone());
-                derived.memories.push(new);
+                merger.expand(&key, &text, source)?
             }
-            KeyKind::Complex => match complex
-                .iter_mut()
-                .find(|c| c.key.name == key.name && c.subject.as_deref() == subject)
-            {
-                Some(pending) => {
-                    if !pending.texts.contains(&text) {
-                        pending.texts.push(text);
-                    }
-                    pending.sources.extend(sources);
-                    pending.round = pending.round.max(round);
-                }
-                None => complex.push(ComplexValues {
-                    key,
-                    texts: vec![text],
-                    sources,
-                    round,
-                    subject: subject.map(str::to_string),
-                }),
-            },
+            KeyKind::Complex => gather_complex(&mut complex, key, text, source),
         }
     }
-    for ComplexValues {
-        key,
-        texts,
-        mut sources,
+    for values in complex {
+        merger.merge_complex(values)?;
+    }
+    Ok(())
+}
+
+/// Add a complex key's new value to the values gathered for its key and subject.
+fn gather_complex(complex: &mut Vec<ComplexValues>, key: PersonaKey, text: String, source: Source) {
+    let Source {
+        turns: sources,
         round,
         subject,
-    } in complex
+    } = source;
+    match complex
+        .iter_mut()
+        .find(|c| c.key.name == key.name && c.subject == subject)
     {
+        Some(pending) => {
+            if !pending.texts.contains(&text) {
+                pending.texts.push(text);
+            }
+            pending.sources.extend(sources);
+            pending.round = pending.round.max(round);
+        }
+        None => complex.push(ComplexValues {
+            key,
+            texts: vec![text],
+            sources,
+            round,
+            subject,
+        }),
+    }
+}
+
+/// One snapshot's merge into the sketch: the sketch as it changes, and the writes it causes.
+struct Merger<'a, 'c> {
+    ctx: &'a MechanismCtx<'c>,
+    job: &'a Job,
+    rules: &'a MergeRules,
+    sketch: Vec<Memory>,
+    vectors: Vectors<'c>,
+    derived: &'a mut Derived,
+}
+
+impl Merger<'_, '_> {
+    /// Positions in the sketch of the values of `key` about `subject`.
+    fn held(&self, key: &str, subject: Option<&str>) -> Vec<usize> {
+        (0..self.sketch.len())
+            .filter(|i| holds(&self.sketch[*i], key, subject))
+            .collect()
+    }
+
+    fn add(&mut self, new: Memory) {
+        self.sketch.push(new.clone());
+        self.derived.memories.push(new);
+    }
+
+    /// Take the value at `i` out of the sketch and forget it with `reason`.
+    fn drop_at(&mut self, i: usize, reason: impl FnOnce(&Memory) -> String) {
+        let old = self.sketch.remove(i);
+        let reason = reason(&old);
+        drop_value(&old, reason, self.job, self.derived);
+    }
+
+    /// A replace key: the new value replaces every held one (unless it is one of them).
+    fn replace(&mut self, key: &PersonaKey, text: &str, source: Source) {
+        let subject = source.subject.as_deref();
+        let held = self.held(&key.name, subject);
+        if held
+            .iter()
+            .any(|i| normalized(value_of(&self.sketch[*i])) == normalized(text))
+        {
+            return;
+        }
+        let round = source.round;
+        let new = persona_memory(self.job, key, text, source.turns.clone(), round, subject);
+        for i in held.into_iter().rev() {
+            self.drop_at(i, |old| {
+                format!(
+                    "moom: '{}' replaced by '{text}' at round {round}",
+                    value_of(old)
+                )
+            });
+        }
+        self.add(new);
+    }
+
+    /// Is `text` already held, by embedding similarity or (for trajectories, or without
+    /// embedding merge) by normalized text?
+    fn duplicates(&mut self, key: &PersonaKey, held: &[usize], text: &str) -> EngineResult<bool> {
+        for i in held {
+            let old = value_of(&self.sketch[*i]).to_string();
+            let same = if self.rules.embedding_merge && key.kind != KeyKind::Trajectory {
+                self.vectors.similarity(&old, text)? >= self.rules.dedup_similarity
+            } else {
+                normalized(&old) == normalized(text)
+            };
+            if same {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// An append, contradictory or trajectory key: the new value joins the held ones unless
+    /// it repeats one; a contradictory key drops close values of its opposite, a trajectory
+    /// keeps only its newest values.
+    fn expand(&mut self, key: &PersonaKey, text: &str, source: Source) -> EngineResult<()> {
+        let subject = source.subject.as_deref();
+        let held = self.held(&key.name, subject);
+        if self.duplicates(key, &held, text)? {
+            return Ok(());
+        }
+        let round = source.round;
+        let new = persona_memory(self.job, key, text, source.turns.clone(), round, subject);
+        if key.kind == KeyKind::Contradictory {
+            if let Some(opposite) = key.opposite.as_deref() {
+                self.drop_contradicted(key, opposite, text, round, subject)?;
+            }
+        }
+        if key.kind == KeyKind::Trajectory {
+            self.age_trajectory(key, round, subject);
+        }
+        self.add(new);
+        Ok(())
+    }
+
+    /// Forget the values of `opposite` that `text` (a value of `key`) contradicts.
+    fn drop_contradicted(
+        &mut self,
+        key: &PersonaKey,
+        opposite: &str,
+        text: &str,
+        round: u64,
+        subject: Option<&str>,
+    ) -> EngineResult<()> {
+        let mut i = 0;
+        while i < self.sketch.len() {
+            if !holds(&self.sketch[i], opposite, subject) {
+                i += 1;
+                continue;
+            }
+            let old = value_of(&self.sketch[i]).to_string();
+            let similarity = if self.rules.embedding_merge {
+                self.vectors.similarity(&old, text)?
+            } else if normalized(&old) == normalized(text) {
+                1.0
+            } else {
+                0.0
+            };
+            if similarity >= self.rules.contradiction_similarity {
+                self.drop_at(i, |_| {
+                    format!(
+                        "moom: '{opposite}: {old}' contradicted by '{}: {text}' at round {round} (similarity {similarity:.2})",
+                        key.name
+                    )
+                });
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Make room for one more value of a trajectory key: the oldest said go.
+    fn age_trajectory(&mut self, key: &PersonaKey, round: u64, subject: Option<&str>) {
+        let mut of_key = self.held(&key.name, subject);
+        of_key.sort_by_key(|i| said_round(&self.sketch[*i]));
+        let keep = self.rules.trajectory_keep;
+        let excess = (of_key.len() + 1).saturating_sub(keep);
+        let mut aged: Vec<usize> = of_key.into_iter().take(excess).collect();
+        aged.sort_unstable();
+        for i in aged.into_iter().rev() {
+            self.drop_at(i, |old| {
+                format!(
+                    "moom: '{}' aged out of '{}' (said at round {}, {keep} newer values) at round {round}",
+                    value_of(old),
+                    key.name,
+                    said_round(old),
+                )
+            });
+        }
+    }
+
+    /// One complex key's gathered values: merged with the held value by the model (or, in the
+    /// rule-only ablation, appended like an expandable key).
+    fn merge_complex(&mut self, values: ComplexValues) -> EngineResult<()> {
+        let ComplexValues {
+            key,
+            texts,
+            mut sources,
+            round,
+            subject,
+        } = values;
         let subject = subject.as_deref();
         let new_text = texts.join("; ");
-        let held: Vec<usize> = (0..sketch.len())
-            .filter(|i| holds(&sketch[*i], &key.name, subject))
-            .collect();
-        if !rules.model_merge {
-            // Rule-only ablation: complex keys append like expandable ones.
+        let held = self.held(&key.name, subject);
+        if !self.rules.model_merge {
             for text in texts {
                 if held
                     .iter()
-                    .any(|i| normalized(value_of(&sketch[*i])) == normalized(&text))
+                    .any(|i| normalized(value_of(&self.sketch[*i])) == normalized(&text))
                 {
                     continue;
                 }
-                let new = persona_memory(job, &key, &text, sources.clone(), round, subject);
-                sketch.push(new.clone());
-                derived.memories.push(new);
+                let new = persona_memory(self.job, &key, &text, sources.clone(), round, subject);
+                self.add(new);
             }
-            continue;
+            return Ok(());
         }
         let merged = match held.last() {
             Some(i) => {
-                let old = value_of(&sketch[*i]).to_string();
+                let old = value_of(&self.sketch[*i]).to_string();
                 if normalized(&old).contains(&normalized(&new_text)) {
-                    continue;
+                    return Ok(());
                 }
-                ctx.model.merge(&old, &new_text)?
+                self.ctx.model.merge(&old, &new_text)?
             }
             None => new_text,
         };
         for i in &held {
-            sources.extend(sketch[*i].provenance.iter().copied());
+            sources.extend(self.sketch[*i].provenance.iter().copied());
         }
         sources.sort();
         sources.dedup();
-        let new = persona_memory(job, &key, merged.trim(), sources, round, subject);
-        for i in held.iter().rev() {
-            let old = sketch.remove(*i);
-            let reason = format!(
-                "moom: '{}' merged into {} at round {round}",
-                key.name, new.id
-            );
-            drop_value(&old, reason, job, derived);
+        let new = persona_memory(self.job, &key, merged.trim(), sources, round, subject);
+        for i in held.into_iter().rev() {
+            self.drop_at(i, |_| {
+                format!(
+                    "moom: '{}' merged into {} at round {round}",
+                    key.name, new.id
+                )
+            });
         }
-        sketch.push(new.clone());
-        derived.memories.push(new);
+        self.add(new);
+        Ok(())
     }
-    Ok(())
 }
 
 /// The new values of one complex key of one subject, merged together at the end.

@@ -1,0 +1,333 @@
+//! Search: candidates from both indexes of one user, fused, re-ranked, cut to top-k under a
+//! token budget, each hit explained.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use mnemos_core::retrieval::{
+    select_within_budget, Candidate, Hit, RetrieverKind, ScoreBreakdown, SearchFilter, SecondHop,
+};
+use mnemos_core::{
+    validate_text, Access, EmbedderExt, Error, Memory, MemoryId, Moment, Result, UserKey,
+};
+
+use super::{Memories, ScopeSlot};
+
+/// A search over one user's memories.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchRequest {
+    pub user: UserKey,
+    pub query: String,
+    /// Defaults to the configured `top_k`.
+    pub top_k: Option<usize>,
+    /// Approximate LLM tokens the returned memories may use in total.
+    pub token_budget: Option<usize>,
+    pub retriever: RetrieverKind,
+    pub filter: SearchFilter,
+    /// Append this retrieval to each returned memory's access log.
+    pub record_access: bool,
+    /// Run a second retrieval hop from the first hop's best candidates.
+    pub second_hop: Option<SecondHop>,
+    /// Search each question of a compound query on its own (see [`question_parts`]).
+    pub split_questions: bool,
+}
+
+impl SearchRequest {
+    pub fn new(user: UserKey, query: impl Into<String>) -> Self {
+        Self {
+            user,
+            query: query.into(),
+            top_k: None,
+            token_budget: None,
+            retriever: RetrieverKind::Hybrid,
+            filter: SearchFilter::default(),
+            record_access: false,
+            second_hop: None,
+            split_questions: false,
+        }
+    }
+}
+
+/// The parts of a query worth searching on their own: each sentence that asks a question (ends
+/// with `?` or `？`), plus the whole query when it also holds statements. Empty when there is
+/// nothing to split (one sentence, or no question among several statements).
+///
+/// "What is X? And who is Y?" asks two things that rarely share words, and one search lets the
+/// easier one take every slot; "It rained all day, and the café was closed. Anyway — where does
+/// my sister work?" wraps its question in chat that would otherwise pull in memories about rain
+/// and cafés. Each part's ranking then counts equally ([`Memories::search`] merges them by
+/// reciprocal rank).
+pub fn question_parts(query: &str) -> Vec<String> {
+    let sentences = mnemos_text::sentences(query);
+    if sentences.len() < 2 {
+        return Vec::new();
+    }
+    let is_question = |s: &&&str| {
+        s.trim_end_matches(['"', '\'', '”', '’', ')', '）', '」', '』'])
+            .ends_with(['?', '？'])
+    };
+    let questions: Vec<String> = sentences
+        .iter()
+        .filter(is_question)
+        .map(|s| s.to_string())
+        .collect();
+    if questions.is_empty() {
+        return Vec::new();
+    }
+    let mut parts = questions;
+    if parts.len() < sentences.len() {
+        parts.push(query.to_string());
+    }
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    parts
+}
+
+/// Reciprocal-rank constant for the merged score of a split query's parts (as RRF's usual 60).
+const PART_RRF_K: f32 = 60.0;
+
+/// Merge the candidate lists of a split query's parts by taking turns: every part's first
+/// candidate, then every part's second, and so on (within a round, the one its own search
+/// scored higher first), skipping memories already taken. Each part thus gets an equal share
+/// of the top places, whatever its wording. Summing reciprocal ranks instead would favour
+/// memories that are mediocre for every part over the best answer to one. A memory's score
+/// becomes 1 / (60 + its best rank), and it keeps the signals of the part that ranked it best.
+fn merge_by_rank(lists: Vec<Vec<Candidate>>) -> Vec<Candidate> {
+    let mut best: HashMap<MemoryId, (usize, Candidate)> = HashMap::new();
+    for list in lists {
+        for (rank, candidate) in list.into_iter().enumerate() {
+            match best.get(&candidate.id) {
+                Some((r, c)) if *r < rank || (*r == rank && c.fused >= candidate.fused) => {}
+                _ => {
+                    best.insert(candidate.id, (rank, candidate));
+                }
+            }
+        }
+    }
+    let mut merged: Vec<(usize, Candidate)> = best.into_values().collect();
+    merged.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.fused.total_cmp(&a.1.fused))
+            .then(a.1.id.cmp(&b.1.id))
+    });
+    merged
+        .into_iter()
+        .map(|(rank, mut candidate)| {
+            candidate.fused = 1.0 / (PART_RRF_K + rank as f32 + 1.0);
+            candidate
+        })
+        .collect()
+}
+
+/// Where a search spent its time, in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SearchTimings {
+    pub embed_us: u64,
+    pub rank_us: u64,
+    pub fetch_us: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchResults {
+    pub hits: Vec<Hit>,
+    /// The analyzed query terms BM25 matched against (of every part, when the query was split).
+    pub query_terms: Vec<String>,
+    /// The parts the query was split into and searched separately (empty: searched whole).
+    pub query_parts: Vec<String>,
+    /// Distinct candidates after fusion, before re-ranking and the budget.
+    pub candidates: usize,
+    pub timings: SearchTimings,
+}
+
+impl Memories {
+    /// Ranked memories of one user for a query, each with its score breakdown.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
+        let top_k = self.check_search(request)?;
+        let slot = self.slot(&request.user);
+        self.ensure_built(&request.user, &slot)?;
+        let mut timings = SearchTimings::default();
+        let parts = if request.split_questions {
+            question_parts(&request.query)
+        } else {
+            Vec::new()
+        };
+        let texts: Vec<&str> = if parts.is_empty() {
+            vec![request.query.as_str()]
+        } else {
+            parts.iter().map(String::as_str).collect()
+        };
+
+        let started = Instant::now();
+        let vectors = if request.retriever.uses_dense() {
+            self.embedder
+                .embed_all(&texts)?
+                .into_iter()
+                .map(Some)
+                .collect()
+        } else {
+            vec![None; texts.len()]
+        };
+        timings.embed_us = started.elapsed().as_micros() as u64;
+
+        let started = Instant::now();
+        let (candidates, query_terms) = self.rank(&slot, request, &texts, &vectors);
+        timings.rank_us = started.elapsed().as_micros() as u64;
+
+        let started = Instant::now();
+        let candidates_count = candidates.len();
+        let mut hits = self.explained_hits(request, candidates, &query_terms, top_k)?;
+        for reranker in &self.rerankers {
+            reranker.rerank(&request.query, &mut hits);
+        }
+        let hits = select_within_budget(hits, top_k, request.token_budget);
+        timings.fetch_us = started.elapsed().as_micros() as u64;
+
+        if request.record_access && !hits.is_empty() {
+            self.record_access(&request.user, &hits)?;
+        }
+        Ok(SearchResults {
+            hits,
+            query_terms,
+            query_parts: parts,
+            candidates: candidates_count,
+            timings,
+        })
+    }
+
+    /// Validate a request; returns its `top_k`.
+    fn check_search(&self, request: &SearchRequest) -> Result<usize> {
+        request.user.validate()?;
+        validate_text("query", &request.query)?;
+        if let Some(hop) = &request.second_hop {
+            hop.validate()?;
+        }
+        let top_k = request.top_k.unwrap_or(self.config.top_k);
+        if top_k == 0 || top_k > 10_000 {
+            return Err(Error::invalid("top_k must be between 1 and 10000"));
+        }
+        Ok(top_k)
+    }
+
+    /// Fused candidates of every query part (merged by rank when there are several), and the
+    /// distinct analyzed terms of all parts.
+    fn rank(
+        &self,
+        slot: &ScopeSlot,
+        request: &SearchRequest,
+        texts: &[&str],
+        vectors: &[Option<Vec<f32>>],
+    ) -> (Vec<Candidate>, Vec<String>) {
+        let mut query_terms: Vec<String> = Vec::new();
+        let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
+        let guard = slot.read();
+        for (text, vector) in texts.iter().zip(vectors) {
+            let terms = self.analyzer.terms(text);
+            if let Some(index) = guard.as_ref() {
+                lists.push(index.candidates(
+                    &self.config,
+                    request.retriever,
+                    &terms,
+                    vector.as_deref(),
+                    &request.filter,
+                    request.second_hop.as_ref(),
+                ));
+            }
+            for term in terms {
+                if !query_terms.contains(&term) {
+                    query_terms.push(term);
+                }
+            }
+        }
+        let candidates = if lists.len() > 1 {
+            merge_by_rank(lists)
+        } else {
+            lists.pop().unwrap_or_default()
+        };
+        (candidates, query_terms)
+    }
+
+    /// The candidates' memories as hits with their score breakdowns (forgotten ones skipped).
+    /// Without a budget or re-rankers only the top_k can be returned; otherwise it looks further.
+    fn explained_hits(
+        &self,
+        request: &SearchRequest,
+        candidates: Vec<Candidate>,
+        query_terms: &[String],
+        top_k: usize,
+    ) -> Result<Vec<Hit>> {
+        let wanted = if request.token_budget.is_some() || !self.rerankers.is_empty() {
+            candidates.len()
+        } else {
+            top_k.min(candidates.len())
+        };
+        let ids: Vec<MemoryId> = candidates.iter().take(wanted).map(|c| c.id).collect();
+        let mut by_id: HashMap<MemoryId, Memory> = self
+            .store
+            .memories(&request.user, &ids)?
+            .into_iter()
+            .map(|m| (m.id, m))
+            .collect();
+        let query_set: HashSet<&str> = query_terms.iter().map(String::as_str).collect();
+        let mut hits: Vec<Hit> = Vec::with_capacity(ids.len());
+        for candidate in candidates.into_iter().take(wanted) {
+            // A memory forgotten by another process since the index was built is skipped.
+            let Some(memory) = by_id.remove(&candidate.id).filter(Memory::is_active) else {
+                continue;
+            };
+            hits.push(self.hit(memory, candidate, &query_set));
+        }
+        Ok(hits)
+    }
+
+    fn hit(&self, memory: Memory, candidate: Candidate, query_set: &HashSet<&str>) -> Hit {
+        let Candidate {
+            fused,
+            lexical,
+            dense,
+            second_hop,
+            ..
+        } = candidate;
+        let mut matched_terms: Vec<String> = Vec::new();
+        if lexical.is_some() {
+            for term in self.analyzer.search_terms(&Self::searchable_text(&memory)) {
+                if query_set.contains(term.as_str()) && !matched_terms.contains(&term) {
+                    matched_terms.push(term);
+                }
+            }
+        }
+        let tokens = self.analyzer.count_tokens(&memory.text);
+        Hit {
+            memory,
+            score: fused,
+            tokens,
+            breakdown: ScoreBreakdown {
+                lexical,
+                dense,
+                second_hop,
+                fused,
+                adjustments: Vec::new(),
+                matched_terms,
+            },
+        }
+    }
+
+    /// Append this retrieval (rank 1 first) to each hit's access log.
+    fn record_access(&self, user: &UserKey, hits: &[Hit]) -> Result<()> {
+        let at = Moment {
+            round: self.last_round(user),
+            time: self.clock.now(),
+        };
+        let accesses: Vec<(MemoryId, Access)> = hits
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| {
+                let rank = u32::try_from(rank + 1).unwrap_or(u32::MAX);
+                (h.memory.id, Access { at, rank })
+            })
+            .collect();
+        Ok(self.store.record_access(user, &accesses)?)
+    }
+}

@@ -1,0 +1,223 @@
+//! The engine's client operations: idempotent ingest with the session-closing rule, forgetting
+//! twice, views, pending jobs, and two engines (two processes) writing one user's turns.
+
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
+use std::sync::Arc;
+
+use mnemos_core::{KindTag, MemoryFilter, MemoryStore, Scope, StateFilter, Store, UserKey};
+use mnemos_embed::HashEmbedder;
+use mnemos_engine::{
+    Engine, EngineConfig, IngestOptions, JobSettings, JobState, NewTurn, PresetSpec, SearchRequest,
+    View, ViewKind,
+};
+use mnemos_offline::OfflineModel;
+use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
+
+fn engine(store: Arc<dyn Store>, preset: &str, inline: bool) -> Engine {
+    let embedder = Arc::new(HashEmbedder::default());
+    let model = Arc::new(OfflineModel::new(embedder.clone()));
+    let config = EngineConfig {
+        preset: PresetSpec::named(preset),
+        jobs: JobSettings {
+            inline,
+            ..JobSettings::default()
+        },
+        ..EngineConfig::default()
+    };
+    Engine::builder(store, embedder, model)
+        .config(config)
+        .build()
+        .unwrap()
+}
+
+fn ann() -> UserKey {
+    UserKey::new("t", "ann").unwrap()
+}
+
+/// Two sessions of keyed turns.
+fn keyed_turns() -> Vec<NewTurn> {
+    let texts = [
+        ("s1", "I moved to Berlin last spring."),
+        ("s1", "I work at a bakery near the river."),
+        ("s2", "我养了一只叫小白的猫。"),
+        ("s2", "My sister Mia visits in April."),
+    ];
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, (session, text))| {
+            let mut turn = NewTurn::user(Scope::new("t", "ann", "bot", *session).unwrap(), *text);
+            turn.key = Some(format!("line-{i}"));
+            turn
+        })
+        .collect()
+}
+
+fn count(engine: &Engine, kind: KindTag, state: StateFilter) -> usize {
+    let filter = MemoryFilter {
+        kinds: vec![kind],
+        state,
+        ..MemoryFilter::default()
+    };
+    engine.reader().all(&ann(), &filter).unwrap().len()
+}
+
+#[test]
+fn ingesting_the_same_turns_again_adds_and_summarizes_nothing_twice() {
+    let engine = engine(Arc::new(MemoryStore::new()), "memorybank", true);
+    let options = IngestOptions {
+        batch: 3,
+        close_sessions: true,
+    };
+    let first = engine.ingest(keyed_turns(), &options, &mut |_| {}).unwrap();
+    assert_eq!((first.added, first.duplicates), (4, 0));
+    assert_eq!(first.sessions_closed, 2);
+    let summaries = count(&engine, KindTag::Summary, StateFilter::All);
+    assert!(summaries >= 2, "each closed session is summarized");
+
+    let mut progress = Vec::new();
+    let again = engine
+        .ingest(keyed_turns(), &options, &mut |done| progress.push(done))
+        .unwrap();
+    assert_eq!((again.added, again.duplicates), (0, 4));
+    assert_eq!(again.sessions_closed, 0, "no session got a new turn");
+    assert_eq!(progress, [3, 4]);
+    assert_eq!(count(&engine, KindTag::Turn, StateFilter::All), 4);
+    assert_eq!(
+        count(&engine, KindTag::Summary, StateFilter::All),
+        summaries
+    );
+
+    // One new turn in s2: only s2 closes again.
+    let mut more = keyed_turns();
+    let mut extra = NewTurn::user(
+        Scope::new("t", "ann", "bot", "s2").unwrap(),
+        "Mia is a nurse.",
+    );
+    extra.key = Some("line-4".into());
+    more.push(extra);
+    let third = engine.ingest(more, &options, &mut |_| {}).unwrap();
+    assert_eq!(
+        (third.added, third.duplicates, third.sessions_closed),
+        (1, 4, 1)
+    );
+}
+
+#[test]
+fn a_key_twice_in_one_write_is_an_input_error() {
+    let engine = engine(Arc::new(MemoryStore::new()), "retrieval", true);
+    let mut turns = keyed_turns();
+    turns[1].key = turns[0].key.clone();
+    let err = engine.add(turns).unwrap_err();
+    assert!(err.is_user_error(), "{err}");
+    assert!(engine.users().unwrap().is_empty(), "nothing was written");
+}
+
+#[test]
+fn forgetting_twice_says_so_and_follows_provenance_once() {
+    let engine = engine(Arc::new(MemoryStore::new()), "memorybank", true);
+    engine
+        .ingest(keyed_turns(), &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    let turn = engine
+        .reader()
+        .all(&ann(), &MemoryFilter::of_kinds(&[KindTag::Turn]))
+        .unwrap()
+        .remove(0);
+    let first = engine.forget(&ann(), turn.id, "asked").unwrap();
+    assert!(!first.already_forgotten && !first.memory.is_active());
+    assert!(first.derived >= 1, "the session summary goes with its turn");
+    let second = engine.forget(&ann(), turn.id, "asked again").unwrap();
+    assert!(second.already_forgotten);
+    assert_eq!(second.derived, 0);
+    assert_eq!(
+        second.memory.version, first.memory.version,
+        "no new version"
+    );
+    assert!(engine.forget(&ann(), turn.id, "  ").is_err());
+}
+
+#[test]
+fn views_come_from_the_preset_that_keeps_them() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let moom = engine(Arc::clone(&store), "moom", true);
+    let turns: Vec<NewTurn> = (0..14)
+        .map(|i| {
+            let scope = Scope::new("t", "ann", "bot", "s1").unwrap();
+            let mut turn =
+                NewTurn::user(scope, format!("I love painting, day {i}. I live in Lyon."));
+            turn.speaker = Some("Ann".into());
+            turn
+        })
+        .collect();
+    moom.ingest(turns, &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    let View::Timeline(tree) = moom.view(&ann(), Some("bot"), ViewKind::Timeline).unwrap() else {
+        panic!("a timeline view")
+    };
+    assert!(!tree.is_empty());
+    // An engine whose configured preset draws no views still shows what moom stored.
+    let other = engine(store, "retrieval", true);
+    let View::Persona(keys) = other.view(&ann(), None, ViewKind::Persona).unwrap() else {
+        panic!("a persona view")
+    };
+    assert!(!keys.is_empty());
+    let nobody = UserKey::new("t", "nobody").unwrap();
+    assert_eq!(
+        other.view(&nobody, None, ViewKind::Persona).unwrap(),
+        View::Persona(Vec::new())
+    );
+}
+
+#[test]
+fn pending_jobs_are_listed_and_run_for_every_user() {
+    let engine = engine(Arc::new(MemoryStore::new()), "memorybank", false);
+    engine
+        .ingest(keyed_turns(), &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    let pending = engine.pending_jobs(None).unwrap();
+    assert!(!pending.is_empty());
+    assert!(pending
+        .iter()
+        .all(|p| p.state == JobState::Pending && p.user == ann()));
+    let report = engine.run_all_pending().unwrap();
+    assert_eq!(report.ran, pending.len());
+    assert!(engine.pending_jobs(None).unwrap().is_empty());
+    let job = pending[0].job.id;
+    assert!(engine.retry_job(&ann(), job).unwrap_err().is_user_error());
+}
+
+#[test]
+fn two_engines_on_one_database_number_rounds_apart_and_see_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || -> Arc<dyn Store> {
+        Arc::new(SqliteStore::open(&dir.path().join("m.db"), SqliteOptions::default()).unwrap())
+    };
+    // Two processes, each with its own caches, over one file.
+    let a = engine(open(), "retrieval", true);
+    let b = engine(open(), "retrieval", true);
+    let scope = Scope::new("t", "ann", "bot", "s").unwrap();
+    let mut rounds = Vec::new();
+    for i in 0..10 {
+        let writer = if i % 2 == 0 { &a } else { &b };
+        let turn = NewTurn::user(scope.clone(), format!("turn number {i} about topic{i}"));
+        rounds.push(writer.add(vec![turn]).unwrap().turns[0].round);
+    }
+    assert_eq!(
+        rounds,
+        (0..10).collect::<Vec<u64>>(),
+        "one round per user turn"
+    );
+    // a's next write finds the last round moved by b, reloads the user, and numbers after it.
+    let turn = NewTurn::user(scope.clone(), "turn number 10".to_string());
+    assert_eq!(a.add(vec![turn]).unwrap().turns[0].round, 10);
+    let hits = a.search(&SearchRequest::new(ann(), "topic9")).unwrap().hits;
+    assert!(hits.iter().any(|h| h.memory.text.contains("number 9")));
+}

@@ -1,16 +1,16 @@
 //! `mnemos train classifier`: fit the semantic/episodic query classifier on a labelled question
-//! set for the configured embedder (or lexical cues only) and write its weights file.
+//! set for the configured embedder (or lexical cues only) and write its weights file. The
+//! training itself is `mnemos_train`'s; this parses the arguments and prints.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 
 use mnemos_core::Embedder;
-use mnemos_offline::classify::{parse_question_set, ClassifierWeights, FeatureSet, TrainOptions};
-
 use mnemos_engine::Config;
+use mnemos_train::{train_best, ClassifierWeights, FeatureSet, PenaltyGrid, QuestionSet};
 
 #[derive(clap::Subcommand)]
 pub enum TrainCommand {
@@ -23,10 +23,6 @@ pub fn run(config: &Config, command: TrainCommand) -> Result<()> {
         TrainCommand::Classifier(args) => train_classifier(config, args),
     }
 }
-
-/// L2 penalties tried for the lexical weights and, separately, for the embedding weights; the
-/// pair with the best cross-validated accuracy is kept.
-const L2_GRID: [f64; 5] = [1e-3, 1e-2, 1e-1, 1.0, 10.0];
 
 #[derive(Args)]
 pub struct TrainClassifierArgs {
@@ -54,14 +50,13 @@ pub struct TrainClassifierArgs {
 fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
     let data = std::fs::read_to_string(&args.data)
         .with_context(|| format!("cannot read {}", args.data.display()))?;
-    let examples = parse_question_set(&data)?;
-    let semantic = examples.iter().filter(|e| e.label.is_semantic()).count();
-    let chinese = examples.iter().filter(|e| e.lang == "zh").count();
+    let set = QuestionSet::parse(&data)?;
+    let (total, semantic) = (set.questions.len(), set.semantic_count());
     println!(
-        "{}: {} questions ({semantic} semantic, {} episodic; {chinese} Chinese)",
+        "{}: {total} questions ({semantic} semantic, {} episodic; {} Chinese)",
         args.data.display(),
-        examples.len(),
-        examples.len() - semantic
+        total - semantic,
+        set.count_in("zh")
     );
     let embedder = if args.lexical_only {
         None
@@ -70,48 +65,15 @@ fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
     };
     let embedder_ref: Option<&dyn Embedder> = embedder.as_deref();
     let started = Instant::now();
-    let features = FeatureSet::build(embedder_ref, &data)?;
+    let features = FeatureSet::build(embedder_ref, &set)?;
     println!(
         "features: {} ({} embedding dimensions + lexical cues), computed in {:.1} s",
         features.embedder_id,
         features.embedding_dim,
         started.elapsed().as_secs_f64()
     );
-    let lexical_grid = penalty_grid(args.l2, "--l2")?;
-    let embedding_grid = if features.embedding_dim == 0 {
-        vec![None]
-    } else {
-        penalty_grid(args.embedding_l2, "--embedding-l2")?
-            .into_iter()
-            .map(Some)
-            .collect()
-    };
-    let mut best: Option<ClassifierWeights> = None;
-    for (l2, embedding_l2) in lexical_grid
-        .iter()
-        .flat_map(|l| embedding_grid.iter().map(move |e| (*l, *e)))
-    {
-        let options = TrainOptions {
-            l2,
-            embedding_l2,
-            ..TrainOptions::default()
-        };
-        let weights = features.train(&options, args.folds)?;
-        let embedding_l2 = embedding_l2.map_or("-".to_string(), |e| e.to_string());
-        println!(
-            "  l2 {l2:<6} embedding l2 {embedding_l2:<6} train accuracy {:.4}  {}-fold CV accuracy {:.4}",
-            weights.training.train_accuracy, args.folds, weights.training.cv_accuracy
-        );
-        let better = best
-            .as_ref()
-            .is_none_or(|b| weights.training.cv_accuracy > b.training.cv_accuracy);
-        if better {
-            best = Some(weights);
-        }
-    }
-    let Some(weights) = best else {
-        bail!("no L2 penalty to train with");
-    };
+    let grid = PenaltyGrid::for_features(&features, args.l2, args.embedding_l2, args.folds)?;
+    let weights = train_best(&features, &grid, print_candidate)?;
     let out = args.out.unwrap_or_else(|| {
         PathBuf::from(format!(
             "crates/offline/data/classifier-{}.json",
@@ -120,26 +82,31 @@ fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
     });
     std::fs::write(&out, weights.to_json()? + "\n")
         .with_context(|| format!("cannot write {}", out.display()))?;
+    let training = &weights.training;
     println!(
         "kept l2 {} (embedding l2 {:?}): train accuracy {:.4}, {}-fold CV accuracy {:.4} ({} examples, {}); {:.1} s",
-        weights.training.options.l2,
-        weights.training.options.embedding_l2,
-        weights.training.train_accuracy,
-        weights.training.cv_folds,
-        weights.training.cv_accuracy,
-        weights.training.examples,
-        weights.training.checksum,
+        training.options.l2,
+        training.options.embedding_l2,
+        training.train_accuracy,
+        training.cv_folds,
+        training.cv_accuracy,
+        training.examples,
+        training.checksum,
         started.elapsed().as_secs_f64()
     );
     println!("wrote {}", out.display());
     Ok(())
 }
 
-/// The penalties to try: the one given, else the grid.
-fn penalty_grid(given: Option<f64>, flag: &str) -> Result<Vec<f64>> {
-    match given {
-        Some(l2) if l2.is_finite() && l2 >= 0.0 => Ok(vec![l2]),
-        Some(l2) => bail!("{flag} must be a finite number ≥ 0, got {l2}"),
-        None => Ok(L2_GRID.to_vec()),
-    }
+/// One line per penalty pair tried.
+fn print_candidate(weights: &ClassifierWeights) {
+    let training = &weights.training;
+    let embedding_l2 = training
+        .options
+        .embedding_l2
+        .map_or("-".to_string(), |e| e.to_string());
+    println!(
+        "  l2 {:<6} embedding l2 {embedding_l2:<6} train accuracy {:.4}  {}-fold CV accuracy {:.4}",
+        training.options.l2, training.train_accuracy, training.cv_folds, training.cv_accuracy
+    );
 }

@@ -5,13 +5,17 @@
 //! episodic questions ask about events and conversations (what happened, what did X say, how
 //! did they feel) — and, as in PerLTQA, questions about things rather than people (a product,
 //! a place, a film, a piece of advice) are episodic too: such facts live in the conversations
-//! and events where they came up, not in anyone's profile. The weights are trained by `mnemos train classifier` on the labelled
-//! question set `data/query_types.jsonl` and shipped per embedder (the embedding half only
-//! makes sense in the vector space it was trained in); for an embedder without trained weights
-//! a lexical-only model is used and [`QueryClassifier::degradation`] says so.
+//! and events where they came up, not in anyone's profile. The weights are trained (by the
+//! `mnemos-train` crate, behind `mnemos train classifier`) on the labelled question set
+//! `data/query_types.jsonl` and shipped per embedder (the embedding half only makes sense in
+//! the vector space it was trained in); for an embedder without trained weights a lexical-only
+//! model is used and [`QueryClassifier::degradation`] says so.
+//!
+//! This module holds what classifying needs: the features, the weights file format and the
+//! shipped weights. Fitting them lives in `mnemos-train`.
 
 use mnemos_core::memory_model::QueryClass;
-use mnemos_core::{Embedder, EmbedderExt, ModelError, ModelResult};
+use mnemos_core::{EmbedderExt, ModelError, ModelResult};
 use serde::{Deserialize, Serialize};
 
 use crate::Ctx;
@@ -21,9 +25,6 @@ pub const WEIGHTS_FORMAT: u32 = 1;
 
 /// `embedder_id` of a model that uses no embedding.
 pub const LEXICAL_ONLY_ID: &str = "lexical";
-
-/// The labelled question set the shipped weights were trained on.
-pub const TRAINING_SET: &str = include_str!("../data/query_types.jsonl");
 
 /// Shipped weights, by embedder id.
 const SHIPPED_WEIGHTS: [(&str, &str); 4] = [
@@ -59,74 +60,6 @@ pub fn shipped_embedder_ids() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|(id, _)| *id)
         .filter(|id| *id != LEXICAL_ONLY_ID)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Labelled questions
-
-/// The memory type a question asks about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QueryLabel {
-    Semantic,
-    Episodic,
-}
-
-impl QueryLabel {
-    pub fn is_semantic(self) -> bool {
-        self == QueryLabel::Semantic
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryLabel::Semantic => "semantic",
-            QueryLabel::Episodic => "episodic",
-        }
-    }
-}
-
-/// One line of the question set.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LabelledQuery {
-    pub text: String,
-    pub label: QueryLabel,
-    /// "en" or "zh".
-    pub lang: String,
-}
-
-/// Parse a JSONL question set (blank lines allowed). Errors name the offending line.
-pub fn parse_question_set(jsonl: &str) -> ModelResult<Vec<LabelledQuery>> {
-    let mut out = Vec::new();
-    for (index, line) in jsonl.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let query: LabelledQuery = serde_json::from_str(line)
-            .map_err(|e| ModelError::invalid(format!("question set line {}: {e}", index + 1)))?;
-        if query.text.trim().is_empty() {
-            return Err(ModelError::invalid(format!(
-                "question set line {}: empty text",
-                index + 1
-            )));
-        }
-        out.push(query);
-    }
-    if out.is_empty() {
-        return Err(ModelError::invalid("the question set is empty"));
-    }
-    Ok(out)
-}
-
-/// FNV-1a (64 bit) of the question set's bytes: identifies which set weights were trained on.
-pub fn training_set_checksum(jsonl: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in jsonl.as_bytes() {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("fnv1a64:{hash:016x}")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -489,27 +422,11 @@ pub fn feature_row(embedding: Option<&[f32]>, text: &str) -> Vec<f64> {
     row
 }
 
-/// Feature rows of `texts`: embedded in one batch with `embedder`, or lexical only when `None`.
-pub fn feature_rows(embedder: Option<&dyn Embedder>, texts: &[&str]) -> ModelResult<Vec<Vec<f64>>> {
-    match embedder {
-        None => Ok(texts.iter().map(|t| feature_row(None, t)).collect()),
-        Some(embedder) => {
-            let vectors = embedder.embed_all(texts).map_err(|e| {
-                ModelError::Unavailable(format!("query classifier: cannot embed: {e}"))
-            })?;
-            Ok(vectors
-                .iter()
-                .zip(texts)
-                .map(|(v, t)| feature_row(Some(v), t))
-                .collect())
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Logistic regression
+// Logistic model
 
-/// Settings of [`train_logistic`].
+/// How weights were trained (recorded in the weights file): the settings of the trainer's
+/// logistic regression, with the defaults it uses unless told otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainOptions {
     /// L2 penalty on the (standardized) lexical weights; the bias is not penalized.
@@ -545,29 +462,14 @@ pub struct LogisticModel {
     pub stds: Vec<f64>,
 }
 
-/// Standard deviations below this are treated as constant features (scale 1).
-const MIN_STD: f64 = 1e-9;
-
-fn sigmoid(z: f64) -> f64 {
+/// The logistic function, stable for large |z|.
+pub fn sigmoid(z: f64) -> f64 {
     if z >= 0.0 {
         1.0 / (1.0 + (-z).exp())
     } else {
         let e = z.exp();
         e / (1.0 + e)
     }
-}
-
-/// log(1 + e^z) without overflow.
-fn softplus(z: f64) -> f64 {
-    if z > 0.0 {
-        z + (-z).exp().ln_1p()
-    } else {
-        z.exp().ln_1p()
-    }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 impl LogisticModel {
@@ -590,7 +492,8 @@ impl LogisticModel {
         Ok(sigmoid(z))
     }
 
-    fn check(&self) -> ModelResult<()> {
+    /// Same widths everywhere, finite parameters, positive scales.
+    pub fn validate(&self) -> ModelResult<()> {
         let n = self.weights.len();
         if self.means.len() != n || self.stds.len() != n {
             return Err(ModelError::invalid(format!(
@@ -620,283 +523,6 @@ impl LogisticModel {
     }
 }
 
-/// Per-column mean and std (population), with constant columns scaled by 1.
-fn standardization(rows: &[Vec<f64>], width: usize) -> (Vec<f64>, Vec<f64>) {
-    let n = rows.len().max(1) as f64;
-    let mut means = vec![0.0; width];
-    for row in rows {
-        for (m, x) in means.iter_mut().zip(row) {
-            *m += x / n;
-        }
-    }
-    let mut vars = vec![0.0; width];
-    for row in rows {
-        for ((v, x), m) in vars.iter_mut().zip(row).zip(&means) {
-            *v += (x - m) * (x - m) / n;
-        }
-    }
-    let stds = vars
-        .into_iter()
-        .map(|v| {
-            let s = v.sqrt();
-            if s > MIN_STD {
-                s
-            } else {
-                1.0
-            }
-        })
-        .collect();
-    (means, stds)
-}
-
-/// Mean logistic loss + L2 penalty (one strength per weight) and its gradient; `params` =
-/// weights then the bias.
-fn loss_and_gradient(
-    x: &[Vec<f64>],
-    y: &[f64],
-    params: &[f64],
-    penalties: &[f64],
-    gradient: &mut [f64],
-) -> f64 {
-    let width = params.len() - 1;
-    let (weights, bias) = params.split_at(width);
-    let bias = bias.first().copied().unwrap_or(0.0);
-    let n = x.len().max(1) as f64;
-    gradient.iter_mut().for_each(|g| *g = 0.0);
-    let mut loss = 0.0;
-    for (row, target) in x.iter().zip(y) {
-        let z = bias + dot(weights, row);
-        loss += softplus(z) - target * z;
-        let residual = (sigmoid(z) - target) / n;
-        for (g, v) in gradient.iter_mut().zip(row) {
-            *g += residual * v;
-        }
-        if let Some(g) = gradient.get_mut(width) {
-            *g += residual;
-        }
-    }
-    loss /= n;
-    let mut penalty = 0.0;
-    for ((g, w), l2) in gradient.iter_mut().zip(weights).zip(penalties) {
-        *g += l2 * w;
-        penalty += 0.5 * l2 * w * w;
-    }
-    loss + penalty
-}
-
-/// Fit a logistic regression (`labels[i]` = row i is in the positive class) by L-BFGS with
-/// Armijo backtracking, on features standardized with the training rows' means and stds. The
-/// first `embedding_dim` features are the embedding (penalized by `options.embedding_l2`).
-pub fn train_logistic(
-    rows: &[Vec<f64>],
-    labels: &[bool],
-    embedding_dim: usize,
-    options: &TrainOptions,
-) -> ModelResult<LogisticModel> {
-    if rows.is_empty() {
-        return Err(ModelError::invalid("cannot train on zero examples"));
-    }
-    if rows.len() != labels.len() {
-        return Err(ModelError::invalid(format!(
-            "{} feature rows but {} labels",
-            rows.len(),
-            labels.len()
-        )));
-    }
-    let width = rows.first().map_or(0, Vec::len);
-    if rows.iter().any(|r| r.len() != width) {
-        return Err(ModelError::invalid("feature rows differ in width"));
-    }
-    if rows.iter().flatten().any(|v| !v.is_finite()) {
-        return Err(ModelError::invalid("a feature value is not finite"));
-    }
-    let embedding_l2 = options.embedding_l2.unwrap_or(options.l2);
-    if !(options.l2.is_finite()
-        && options.l2 >= 0.0
-        && embedding_l2.is_finite()
-        && embedding_l2 >= 0.0)
-    {
-        return Err(ModelError::invalid(
-            "the L2 penalties must be finite and ≥ 0",
-        ));
-    }
-    if embedding_dim > width {
-        return Err(ModelError::invalid(format!(
-            "embedding width {embedding_dim} exceeds the feature width {width}"
-        )));
-    }
-    let penalties: Vec<f64> = (0..width)
-        .map(|i| {
-            if i < embedding_dim {
-                embedding_l2
-            } else {
-                options.l2
-            }
-        })
-        .collect();
-    let (means, stds) = standardization(rows, width);
-    let x: Vec<Vec<f64>> = rows
-        .iter()
-        .map(|r| {
-            r.iter()
-                .zip(means.iter().zip(&stds))
-                .map(|(v, (m, s))| (v - m) / s)
-                .collect()
-        })
-        .collect();
-    let y: Vec<f64> = labels.iter().map(|l| f64::from(u8::from(*l))).collect();
-
-    let params = lbfgs(&x, &y, &penalties, options);
-    let (weights, bias) = params.split_at(width);
-    let model = LogisticModel {
-        weights: weights.to_vec(),
-        bias: bias.first().copied().unwrap_or(0.0),
-        means,
-        stds,
-    };
-    model.check()?;
-    Ok(model)
-}
-
-/// Limited-memory BFGS (history 10) from zero.
-fn lbfgs(x: &[Vec<f64>], y: &[f64], penalties: &[f64], options: &TrainOptions) -> Vec<f64> {
-    const HISTORY: usize = 10;
-    let size = penalties.len() + 1;
-    let mut params = vec![0.0; size];
-    let mut gradient = vec![0.0; size];
-    let mut loss = loss_and_gradient(x, y, &params, penalties, &mut gradient);
-    let mut s_history: Vec<Vec<f64>> = Vec::new();
-    let mut y_history: Vec<Vec<f64>> = Vec::new();
-    let mut next_gradient = vec![0.0; size];
-    for _ in 0..options.max_iterations {
-        if gradient.iter().fold(0.0f64, |m, g| m.max(g.abs())) < options.tolerance {
-            break;
-        }
-        // Two-loop recursion: direction = −H·g.
-        let mut q = gradient.clone();
-        let mut alphas = Vec::with_capacity(s_history.len());
-        for (s, yv) in s_history.iter().zip(&y_history).rev() {
-            let rho = 1.0 / dot(yv, s);
-            let alpha = rho * dot(s, &q);
-            q.iter_mut().zip(yv).for_each(|(qi, yi)| *qi -= alpha * yi);
-            alphas.push((alpha, rho));
-        }
-        if let (Some(s), Some(yv)) = (s_history.last(), y_history.last()) {
-            let gamma = dot(s, yv) / dot(yv, yv);
-            q.iter_mut().for_each(|qi| *qi *= gamma);
-        }
-        for ((s, yv), (alpha, rho)) in s_history.iter().zip(&y_history).zip(alphas.iter().rev()) {
-            let beta = rho * dot(yv, &q);
-            q.iter_mut()
-                .zip(s)
-                .for_each(|(qi, si)| *qi += si * (alpha - beta));
-        }
-        let mut direction: Vec<f64> = q.iter().map(|v| -v).collect();
-        let mut slope = dot(&direction, &gradient);
-        // Not a descent direction (numerical trouble, NaN included): restart from steepest
-        // descent.
-        if slope.is_nan() || slope >= 0.0 {
-            s_history.clear();
-            y_history.clear();
-            direction = gradient.iter().map(|g| -g).collect();
-            slope = dot(&direction, &gradient);
-        }
-        // Armijo backtracking; the first step of a fresh history is scaled to unit length.
-        let mut step = if s_history.is_empty() {
-            1.0 / dot(&direction, &direction).sqrt().max(1.0)
-        } else {
-            1.0
-        };
-        let mut accepted = None;
-        for _ in 0..40 {
-            let candidate: Vec<f64> = params
-                .iter()
-                .zip(&direction)
-                .map(|(p, d)| p + step * d)
-                .collect();
-            let candidate_loss = loss_and_gradient(x, y, &candidate, penalties, &mut next_gradient);
-            if candidate_loss.is_finite() && candidate_loss <= loss + 1e-4 * step * slope {
-                accepted = Some((candidate, candidate_loss));
-                break;
-            }
-            step *= 0.5;
-        }
-        let Some((candidate, candidate_loss)) = accepted else {
-            break;
-        };
-        let s: Vec<f64> = candidate.iter().zip(&params).map(|(a, b)| a - b).collect();
-        let yv: Vec<f64> = next_gradient
-            .iter()
-            .zip(&gradient)
-            .map(|(a, b)| a - b)
-            .collect();
-        let curvature = dot(&s, &yv);
-        params = candidate;
-        let improvement = loss - candidate_loss;
-        loss = candidate_loss;
-        std::mem::swap(&mut gradient, &mut next_gradient);
-        if curvature > 1e-12 {
-            if s_history.len() == HISTORY {
-                s_history.remove(0);
-                y_history.remove(0);
-            }
-            s_history.push(s);
-            y_history.push(yv);
-        }
-        if improvement.abs() < 1e-14 {
-            break;
-        }
-    }
-    params
-}
-
-/// Share of rows the model puts on the right side of 0.5.
-pub fn accuracy(model: &LogisticModel, rows: &[Vec<f64>], labels: &[bool]) -> ModelResult<f64> {
-    if rows.is_empty() {
-        return Err(ModelError::invalid("accuracy of zero examples"));
-    }
-    let mut correct = 0usize;
-    for (row, label) in rows.iter().zip(labels) {
-        correct += usize::from((model.probability(row)? >= 0.5) == *label);
-    }
-    Ok(correct as f64 / rows.len() as f64)
-}
-
-/// k-fold cross-validated accuracy; row i goes to fold i mod k (shuffle the set beforehand).
-pub fn cross_validate(
-    rows: &[Vec<f64>],
-    labels: &[bool],
-    embedding_dim: usize,
-    folds: usize,
-    options: &TrainOptions,
-) -> ModelResult<f64> {
-    if folds < 2 || folds > rows.len() {
-        return Err(ModelError::invalid(format!(
-            "cannot cross-validate {} examples in {folds} folds",
-            rows.len()
-        )));
-    }
-    let mut correct = 0usize;
-    for fold in 0..folds {
-        let (mut train_x, mut train_y, mut test_x, mut test_y) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (i, (row, label)) in rows.iter().zip(labels).enumerate() {
-            if i % folds == fold {
-                test_x.push(row.clone());
-                test_y.push(*label);
-            } else {
-                train_x.push(row.clone());
-                train_y.push(*label);
-            }
-        }
-        let model = train_logistic(&train_x, &train_y, embedding_dim, options)?;
-        for (row, label) in test_x.iter().zip(&test_y) {
-            correct += usize::from((model.probability(row)? >= 0.5) == *label);
-        }
-    }
-    Ok(correct as f64 / rows.len() as f64)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Weights files
 
@@ -904,7 +530,7 @@ pub fn cross_validate(
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainingProvenance {
     pub examples: usize,
-    /// [`training_set_checksum`] of the question set.
+    /// Checksum of the question set (FNV-1a 64 of its bytes).
     pub checksum: String,
     pub options: TrainOptions,
     pub train_accuracy: f64,
@@ -972,79 +598,8 @@ impl ClassifierWeights {
                 self.embedding_dim + names.len()
             )));
         }
-        self.model.check()
+        self.model.validate()
     }
-}
-
-/// A question set turned into feature rows for one embedder (or lexical only): built once,
-/// trained as often as needed (e.g. over a grid of L2 penalties).
-#[derive(Clone, Debug)]
-pub struct FeatureSet {
-    pub embedder_id: String,
-    pub embedding_dim: usize,
-    /// [`training_set_checksum`] of the question set.
-    pub checksum: String,
-    pub rows: Vec<Vec<f64>>,
-    /// `true` = semantic.
-    pub labels: Vec<bool>,
-}
-
-impl FeatureSet {
-    /// Parse `question_set_jsonl` and compute every question's features.
-    pub fn build(embedder: Option<&dyn Embedder>, question_set_jsonl: &str) -> ModelResult<Self> {
-        let examples = parse_question_set(question_set_jsonl)?;
-        let texts: Vec<&str> = examples.iter().map(|e| e.text.as_str()).collect();
-        Ok(FeatureSet {
-            embedder_id: embedder.map_or(LEXICAL_ONLY_ID.to_string(), |e| e.id().to_string()),
-            embedding_dim: embedder.map_or(0, |e| e.dimension()),
-            checksum: training_set_checksum(question_set_jsonl),
-            rows: feature_rows(embedder, &texts)?,
-            labels: examples.iter().map(|e| e.label.is_semantic()).collect(),
-        })
-    }
-
-    /// Fit on all rows, with `cv_folds`-fold cross-validated accuracy for the record.
-    pub fn train(&self, options: &TrainOptions, cv_folds: usize) -> ModelResult<ClassifierWeights> {
-        let cv_accuracy = cross_validate(
-            &self.rows,
-            &self.labels,
-            self.embedding_dim,
-            cv_folds,
-            options,
-        )?;
-        let model = train_logistic(&self.rows, &self.labels, self.embedding_dim, options)?;
-        let train_accuracy = accuracy(&model, &self.rows, &self.labels)?;
-        let weights = ClassifierWeights {
-            format: WEIGHTS_FORMAT,
-            embedder_id: self.embedder_id.clone(),
-            embedding_dim: self.embedding_dim,
-            lexical_features: lexical_feature_names()
-                .into_iter()
-                .map(String::from)
-                .collect(),
-            model,
-            training: TrainingProvenance {
-                examples: self.rows.len(),
-                checksum: self.checksum.clone(),
-                options: *options,
-                train_accuracy,
-                cv_folds,
-                cv_accuracy,
-            },
-        };
-        weights.validate()?;
-        Ok(weights)
-    }
-}
-
-/// Train weights on a question set in one go (see [`FeatureSet`]).
-pub fn train_weights(
-    embedder: Option<&dyn Embedder>,
-    question_set_jsonl: &str,
-    options: &TrainOptions,
-    cv_folds: usize,
-) -> ModelResult<ClassifierWeights> {
-    FeatureSet::build(embedder, question_set_jsonl)?.train(options, cv_folds)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1164,6 +719,7 @@ impl QueryClassifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mnemos_core::Embedder;
     use mnemos_embed::HashEmbedder;
     use mnemos_text::Analyzer;
 
@@ -1176,78 +732,6 @@ mod tests {
             analyzer: Analyzer::shared(),
             embedder,
         }
-    }
-
-    /// Two clusters in 3-d that a plane separates, with a constant column.
-    fn separable() -> (Vec<Vec<f64>>, Vec<bool>) {
-        let mut rows = Vec::new();
-        let mut labels = Vec::new();
-        for i in 0..20 {
-            let t = f64::from(i) / 10.0;
-            rows.push(vec![2.0 + t, 1.0 - t, 5.0]);
-            labels.push(true);
-            rows.push(vec![-2.0 - t, 0.5 + t, 5.0]);
-            labels.push(false);
-        }
-        (rows, labels)
-    }
-
-    #[test]
-    fn separable_set_is_learned_exactly() {
-        let (rows, labels) = separable();
-        let model = train_logistic(&rows, &labels, 0, &TrainOptions::default()).unwrap();
-        assert_eq!(accuracy(&model, &rows, &labels).unwrap(), 1.0);
-        assert_eq!(
-            cross_validate(&rows, &labels, 0, 5, &TrainOptions::default()).unwrap(),
-            1.0
-        );
-        // The constant column gets scale 1 and cannot move the prediction.
-        assert_eq!(model.stds[2], 1.0);
-        assert!(model.probability(&[10.0, 0.0, 5.0]).unwrap() > 0.9);
-        assert!(model.probability(&[-10.0, 0.0, 5.0]).unwrap() < 0.1);
-    }
-
-    #[test]
-    fn stronger_l2_shrinks_weights() {
-        let (rows, labels) = separable();
-        let weak = train_logistic(
-            &rows,
-            &labels,
-            0,
-            &TrainOptions {
-                l2: 1e-3,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let strong = train_logistic(
-            &rows,
-            &labels,
-            0,
-            &TrainOptions {
-                l2: 1.0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let norm = |m: &LogisticModel| dot(&m.weights, &m.weights);
-        assert!(norm(&strong) < norm(&weak));
-    }
-
-    #[test]
-    fn bad_training_input_is_a_typed_error() {
-        let opts = TrainOptions::default();
-        assert!(train_logistic(&[], &[], 0, &opts).is_err());
-        assert!(train_logistic(&[vec![1.0]], &[true, false], 0, &opts).is_err());
-        assert!(train_logistic(&[vec![1.0], vec![1.0, 2.0]], &[true, false], 0, &opts).is_err());
-        assert!(train_logistic(&[vec![f64::NAN]], &[true], 0, &opts).is_err());
-        let (rows, labels) = separable();
-        assert!(cross_validate(&rows, &labels, 0, 1, &opts).is_err());
-        assert!(parse_question_set("").is_err());
-        assert!(
-            parse_question_set("{\"text\": \"x\", \"label\": \"other\", \"lang\": \"en\"}")
-                .is_err()
-        );
     }
 
     #[test]
@@ -1266,62 +750,6 @@ mod tests {
             assert!((0.0..=1.0).contains(&class.semantic), "{query}");
             assert!((class.semantic + class.episodic - 1.0).abs() < 1e-6);
         }
-    }
-
-    #[test]
-    fn weights_round_trip_through_json() {
-        let set = "{\"text\": \"How old is Anna?\", \"label\": \"semantic\", \"lang\": \"en\"}\n\
-                   {\"text\": \"What did Anna say at the party?\", \"label\": \"episodic\", \"lang\": \"en\"}\n\
-                   {\"text\": \"安娜多大了？\", \"label\": \"semantic\", \"lang\": \"zh\"}\n\
-                   {\"text\": \"安娜在聚会上说了什么？\", \"label\": \"episodic\", \"lang\": \"zh\"}\n";
-        let embedder = hash_embedder();
-        let weights = train_weights(Some(&embedder), set, &TrainOptions::default(), 2).unwrap();
-        assert_eq!(weights.embedder_id, "hash-v1-384");
-        assert_eq!(weights.embedding_dim, 384);
-        assert_eq!(weights.training.checksum, training_set_checksum(set));
-        assert_eq!(weights.training.train_accuracy, 1.0);
-        let back = ClassifierWeights::from_json(&weights.to_json().unwrap()).unwrap();
-        // JSON keeps floats to within an ulp or so, not always bit-exact.
-        let close = |a: &[f64], b: &[f64]| {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|(x, y)| (x - y).abs() <= 1e-12 * x.abs().max(1.0))
-        };
-        assert!(close(&back.model.weights, &weights.model.weights));
-        assert!(close(&back.model.means, &weights.model.means));
-        assert!(close(&back.model.stds, &weights.model.stds));
-        assert!(close(&[back.model.bias], &[weights.model.bias]));
-        assert_eq!(
-            (
-                &back.embedder_id,
-                back.embedding_dim,
-                &back.lexical_features,
-                &back.training
-            ),
-            (
-                &weights.embedder_id,
-                weights.embedding_dim,
-                &weights.lexical_features,
-                &weights.training
-            )
-        );
-        let row = feature_row(
-            Some(&embedder.embed_one("安娜说了什么？").unwrap()),
-            "安娜说了什么？",
-        );
-        let (p, q) = (
-            back.model.probability(&row).unwrap(),
-            weights.model.probability(&row).unwrap(),
-        );
-        assert!((p - q).abs() < 1e-9);
-
-        let mut broken = weights.clone();
-        broken.model.weights.pop();
-        assert!(ClassifierWeights::from_json(&broken.to_json().unwrap()).is_err());
-        let mut renamed = weights;
-        renamed.lexical_features[0] = "something_else".into();
-        assert!(ClassifierWeights::from_json(&renamed.to_json().unwrap()).is_err());
     }
 
     #[test]
@@ -1355,37 +783,6 @@ mod tests {
         let lexical =
             ClassifierWeights::from_json(shipped_weights_json(LEXICAL_ONLY_ID).unwrap()).unwrap();
         assert!(!lexical.uses_embedding());
-    }
-
-    #[test]
-    fn shipped_weights_were_trained_on_the_shipped_question_set() {
-        let checksum = training_set_checksum(TRAINING_SET);
-        for (id, json) in SHIPPED_WEIGHTS {
-            let weights = ClassifierWeights::from_json(json).unwrap();
-            assert_eq!(
-                weights.training.checksum, checksum,
-                "{id} is stale: retrain it"
-            );
-            assert_eq!(
-                weights.training.examples,
-                parse_question_set(TRAINING_SET).unwrap().len()
-            );
-        }
-    }
-
-    #[test]
-    fn question_set_is_balanced_and_bilingual() {
-        let set = parse_question_set(TRAINING_SET).unwrap();
-        assert!(set.len() >= 400);
-        let zh = set.iter().filter(|q| q.lang == "zh").count();
-        assert!(zh >= 150);
-        assert!(set
-            .iter()
-            .all(|q| (q.lang == "zh") == mnemos_text::has_cjk(&q.text)));
-        let semantic = set.iter().filter(|q| q.label.is_semantic()).count();
-        // Neither class may dominate: the questions about things (episodic) tilt it a little.
-        let share = semantic as f64 / set.len() as f64;
-        assert!((0.35..=0.65).contains(&share), "{share}");
     }
 
     #[test]

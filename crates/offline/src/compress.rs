@@ -421,8 +421,9 @@ pub fn compress(ctx: &Ctx, text: &str) -> ModelResult<String> {
     Ok(out)
 }
 
-/// `−ln p(word | history)` of every unit, each scored before it is observed.
-fn self_information(units: &[ClassifiedUnit]) -> Vec<f64> {
+/// `−ln p(word | history)` of every unit, each scored before it is observed: what [`compress`]
+/// drops the lowest of.
+pub fn self_information(units: &[ClassifiedUnit]) -> Vec<f64> {
     let mut model = KneserNey::default().with_unseen_slots(OPEN_VOCABULARY);
     let mut out = Vec::with_capacity(units.len());
     let mut previous: Vec<String> = Vec::new();
@@ -647,71 +648,6 @@ mod tests {
             assert!(!short.contains(' '), "{short}");
             assert!(in_order(ctx, ZH, &short), "{short}");
         });
-    }
-
-    #[test]
-    #[ignore]
-    fn show_information() {
-        let a = Analyzer::shared();
-        for text in [EN, ZH] {
-            let units = classify_units(a, text);
-            let info = self_information(&units);
-            for (u, i) in units.iter().zip(&info) {
-                println!(
-                    "{:>8.2} {:?} {}",
-                    i,
-                    u.salience,
-                    &text[u.unit.start..u.unit.end]
-                );
-            }
-        }
-    }
-
-    /// Calibration of the similarity thresholds: prints each compression and its cosine to the
-    /// original under the hash embedder and (when cached) MiniLM, and the cosine of unrelated
-    /// texts. `cargo test --release -p mnemos-offline calibrate -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn calibrate_similarity() {
-        let hash = HashEmbedder::default();
-        let minilm = mnemos_embed::resolve_model_dir(None)
-            .ok()
-            .and_then(|dir| mnemos_embed::MiniLmEmbedder::load(&dir).ok());
-        let mut embedders: Vec<&dyn mnemos_core::Embedder> = vec![&hash];
-        if let Some(m) = &minilm {
-            embedders.push(m);
-        }
-        let texts = [
-            EN,
-            ZH,
-            "I've been learning to play the guitar for about two years now, mostly folk songs, \
-             and last month I finally performed at a small open mic night in my neighborhood.",
-            "My sister just moved to Seattle for a new job at a software company, and I miss \
-             her a lot because we used to have dinner together every Sunday evening.",
-            "我最近在学做饭，每天晚上都会试一道新菜，上周末还给爸妈做了一桌红烧肉和糖醋排骨。",
-            "我妹妹下个月要去上海读研究生了，她学的是计算机专业，我们全家都很为她骄傲。",
-        ];
-        for embedder in embedders {
-            let ctx = Ctx {
-                analyzer: Analyzer::shared(),
-                embedder,
-            };
-            for text in texts {
-                let short = compress(&ctx, text).expect("compress");
-                println!(
-                    "{} cos={:.3} ok={} | {short}",
-                    embedder.id(),
-                    cosine(&ctx, text, &short).expect("cosine"),
-                    recoverable(&ctx, text, &short).expect("recoverable")
-                );
-            }
-            println!(
-                "{} unrelated cos={:.3} / {:.3}",
-                embedder.id(),
-                cosine(&ctx, texts[2], texts[3]).expect("cosine"),
-                cosine(&ctx, texts[4], texts[5]).expect("cosine")
-            );
-        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod persona;
 pub mod relevance;
 pub mod summarize;
 pub mod surprise;
+pub mod wordlist;
 
 pub use classify::QueryClassifier;
 
@@ -66,7 +67,11 @@ impl OfflineModel {
     /// (e.g. a query classifier without embedding features because none was trained for this
     /// embedder). Empty when nothing is degraded.
     pub fn degradations(&self) -> Vec<String> {
-        self.classifier.degradation().into_iter().collect()
+        let classifier = self.classifier.degradation();
+        classifier
+            .into_iter()
+            .chain(persona::word_list_defect())
+            .collect()
     }
 
     fn ctx(&self) -> Ctx<'_> {

@@ -464,131 +464,132 @@ fn weighted_centroid(vectors: &[Vec<f32>], weights: &[f32]) -> Option<Vec<f32>> 
 /// Chat fillers: words that are frequent in dialogue but name no topic (English Snowball
 /// stems and Chinese words). Used for summary salience and topic labels.
 pub(crate) fn is_filler(term: &str) -> bool {
-    const FILLERS: &[&str] = &[
-        "hey",
-        "hi",
-        "hello",
-        "wow",
-        "yeah",
-        "yes",
-        "yep",
-        "ok",
-        "okay",
-        "thank",
-        "cool",
-        "great",
-        "good",
-        "nice",
-        "awesom",
-        "realli",
-        "total",
-        "gonna",
-        "wanna",
-        "got",
-        "get",
-        "go",
-        "see",
-        "know",
-        "think",
-        "lol",
-        "oh",
-        "um",
-        "sure",
-        "glad",
-        "sound",
-        "look",
-        "way",
-        "thing",
-        "lot",
-        "much",
-        "well",
-        "sorri",
-        "bye",
-        "talk",
-        "soon",
-        "right",
-        "pretti",
-        "amaz",
-        "agre",
-        "definit",
-        "absolut",
-        "mean",
-        "kinda",
-        "stuff",
-        "said",
-        "say",
-        "tell",
-        "told",
-        "also",
-        "even",
-        "make",
-        "want",
-        "need",
-        "keep",
-        "let",
-        "anyth",
-        "someth",
-        "everyth",
-        "thing",
-        "wonder",
-        "love",
-        "happi",
-        "excit",
-        "fun",
-        "hope",
-        "guess",
-        "feel",
-        "哈哈哈",
-        "嗯嗯",
-        "好的",
-        "谢谢",
-        "真的",
-        "觉得",
-        "知道",
-        "好吧",
-        "是的",
-        "对",
-        "好",
-        "不错",
-        "可能",
-        "现在",
-        "时候",
-        "感觉",
-        "一样",
-        "东西",
-        "事情",
-        "特别",
-        "一起",
-        "还有",
-        "然后",
-        "就是",
-        "这种",
-        "那种",
-        "有点",
-        "一点",
-        "厉害",
-        "太好了",
-        "加油",
-        "没事",
-        "一定",
-        "当然",
-        "确实",
-        "其实",
-        "看看",
-        "听说",
-        "说",
-        "想",
-        "呵呵",
-        "嘿嘿",
-        "嘻嘻",
-        "哦哦",
-        "对啊",
-        "是啊",
-        "开心",
-        "希望",
-    ];
     FILLERS.contains(&term)
 }
+
+const FILLERS: &[&str] = &[
+    "hey",
+    "hi",
+    "hello",
+    "wow",
+    "yeah",
+    "yes",
+    "yep",
+    "ok",
+    "okay",
+    "thank",
+    "cool",
+    "great",
+    "good",
+    "nice",
+    "awesom",
+    "realli",
+    "total",
+    "gonna",
+    "wanna",
+    "got",
+    "get",
+    "go",
+    "see",
+    "know",
+    "think",
+    "lol",
+    "oh",
+    "um",
+    "sure",
+    "glad",
+    "sound",
+    "look",
+    "way",
+    "thing",
+    "lot",
+    "much",
+    "well",
+    "sorri",
+    "bye",
+    "talk",
+    "soon",
+    "right",
+    "pretti",
+    "amaz",
+    "agre",
+    "definit",
+    "absolut",
+    "mean",
+    "kinda",
+    "stuff",
+    "said",
+    "say",
+    "tell",
+    "told",
+    "also",
+    "even",
+    "make",
+    "want",
+    "need",
+    "keep",
+    "let",
+    "anyth",
+    "someth",
+    "everyth",
+    "thing",
+    "wonder",
+    "love",
+    "happi",
+    "excit",
+    "fun",
+    "hope",
+    "guess",
+    "feel",
+    "哈哈哈",
+    "嗯嗯",
+    "好的",
+    "谢谢",
+    "真的",
+    "觉得",
+    "知道",
+    "好吧",
+    "是的",
+    "对",
+    "好",
+    "不错",
+    "可能",
+    "现在",
+    "时候",
+    "感觉",
+    "一样",
+    "东西",
+    "事情",
+    "特别",
+    "一起",
+    "还有",
+    "然后",
+    "就是",
+    "这种",
+    "那种",
+    "有点",
+    "一点",
+    "厉害",
+    "太好了",
+    "加油",
+    "没事",
+    "一定",
+    "当然",
+    "确实",
+    "其实",
+    "看看",
+    "听说",
+    "说",
+    "想",
+    "呵呵",
+    "嘿嘿",
+    "嘻嘻",
+    "哦哦",
+    "对啊",
+    "是啊",
+    "开心",
+    "希望",
+];
 
 /// Unit-length mean of the vectors, or `None` when they cancel out (or there are none).
 pub(crate) fn centroid(vectors: &[Vec<f32>]) -> Option<Vec<f32>> {
@@ -977,282 +978,5 @@ pub(crate) mod tests {
                 }
             }
         });
-    }
-}
-
-/// Latency of every task of this module family on real LoCoMo dialogue; run with
-/// `CANDLE_NUM_THREADS=1 cargo test --release -p mnemos-offline --lib latency_on_locomo -- --ignored
-/// --nocapture` (one candle thread per worker, as the binary runs it).
-#[cfg(test)]
-mod latency {
-    use std::time::{Duration, Instant};
-
-    use mnemos_core::memory_model::Line;
-    use mnemos_core::{Embedder, Role};
-    use mnemos_embed::{HashEmbedder, MiniLmEmbedder};
-
-    use super::tests::{locomo_path, locomo_sessions};
-    use crate::{categorize, conflict, relevance, Ctx};
-
-    fn p50(mut v: Vec<Duration>) -> Duration {
-        v.sort_unstable();
-        v.get(v.len() / 2).copied().unwrap_or_default()
-    }
-
-    fn qa() -> Vec<(String, String, String)> {
-        let Some(path) = locomo_path() else {
-            return Vec::new();
-        };
-        let raw = std::fs::read_to_string(path).unwrap_or_default();
-        let data: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
-        let items = data[0]["qa"].as_array().cloned().unwrap_or_default();
-        items
-            .iter()
-            .filter_map(|q| {
-                let answer = match &q["answer"] {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Number(n) => n.to_string(),
-                    _ => return None,
-                };
-                let evidence = q["evidence"].as_array()?.first()?.as_str()?.to_string();
-                Some((q["question"].as_str()?.to_string(), answer, evidence))
-            })
-            .collect()
-    }
-
-    /// Summaries and topics of 30-message windows of the first ZH-4O dialogue, when present.
-    fn chinese_dialogue(ctx: &Ctx) {
-        use std::io::BufRead;
-        let Some(path) = locomo_path()
-            .and_then(|p| Some(p.parent()?.parent()?.join("zh4o/ZH-4O_dataset.jsonl")))
-        else {
-            return;
-        };
-        let Ok(file) = std::fs::File::open(&path) else {
-            println!("ZH-4O not found at {}", path.display());
-            return;
-        };
-        let Some(Ok(first)) = std::io::BufReader::new(file).lines().next() else {
-            return;
-        };
-        let data: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
-        let messages: Vec<Line> = data["messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|m| {
-                Some(Line::new(
-                    Role::User,
-                    Some(m["sender_name"].as_str()?),
-                    m["text"].as_str()?.to_string(),
-                ))
-            })
-            .collect();
-        let (mut st, mut ct) = (Vec::new(), Vec::new());
-        for (w, window) in messages.chunks(30).take(8).enumerate() {
-            let text = vec![window
-                .iter()
-                .map(Line::render)
-                .collect::<Vec<_>>()
-                .join("\n")];
-            let t = Instant::now();
-            let summary = super::summarize(ctx, &text, 1, 120).unwrap();
-            st.push(t.elapsed());
-            let t = Instant::now();
-            let cats = categorize::categorize(ctx, window).unwrap();
-            ct.push(t.elapsed());
-            if w == 1 {
-                println!("--- ZH summary (30 messages):\n{summary}");
-                for c in &cats {
-                    println!("--- [{}] lines {:?}\n{}", c.category, c.lines, c.summary);
-                }
-            }
-        }
-        println!(
-            "ZH-4O 30-message windows: summarize p50 {:?}, categorize p50 {:?}",
-            p50(st),
-            p50(ct)
-        );
-    }
-
-    #[test]
-    #[ignore]
-    fn latency_on_locomo() {
-        let Some(sessions) = locomo_sessions() else {
-            println!("skipped: LoCoMo dev file not found");
-            return;
-        };
-        let minilm = mnemos_embed::resolve_model_dir(None)
-            .ok()
-            .and_then(|dir| MiniLmEmbedder::load(&dir).ok());
-        let hash = HashEmbedder::default();
-        let embedder: &dyn Embedder = match &minilm {
-            Some(m) => m,
-            None => &hash,
-        };
-        println!("embedder: {}", embedder.id());
-        let ctx = Ctx {
-            analyzer: mnemos_text::Analyzer::shared(),
-            embedder,
-        };
-        let sessions: Vec<Vec<Line>> = sessions
-            .iter()
-            .take(10)
-            .map(|s| {
-                s.iter()
-                    .map(|(who, text)| Line::new(Role::User, Some(who), text.clone()))
-                    .collect()
-            })
-            .collect();
-
-        let mut times = Vec::new();
-        for (i, s) in sessions.iter().enumerate() {
-            let text: Vec<String> = vec![s.iter().map(Line::render).collect::<Vec<_>>().join("\n")];
-            let t = Instant::now();
-            let out = super::summarize(&ctx, &text, 1, 120).unwrap();
-            times.push(t.elapsed());
-            if i == 0 {
-                println!("--- summary of session 1 ({} lines):\n{out}", s.len());
-            }
-        }
-        println!("summarize (session, 120 tokens): p50 {:?}", p50(times));
-
-        let mut times = Vec::new();
-        for (i, s) in sessions.iter().enumerate() {
-            let t = Instant::now();
-            let cats = categorize::categorize(&ctx, s).unwrap();
-            times.push(t.elapsed());
-            if i == 0 {
-                for c in &cats {
-                    println!("--- [{}] lines {:?}\n{}", c.category, c.lines, c.summary);
-                }
-            }
-        }
-        println!("categorize (session): p50 {:?}", p50(times));
-
-        let lines: Vec<&Line> = sessions.iter().flatten().collect();
-        let (mut ct, mut mt, mut flagged) = (Vec::new(), Vec::new(), 0);
-        for pair in lines.windows(2).take(200) {
-            let (a, b) = (&pair[0].text, &pair[1].text);
-            let t = Instant::now();
-            flagged += usize::from(conflict::conflicts(&ctx, a, b).unwrap());
-            ct.push(t.elapsed());
-            let t = Instant::now();
-            conflict::merge(&ctx, a, b).unwrap();
-            mt.push(t.elapsed());
-        }
-        println!(
-            "conflicts (adjacent lines): p50 {:?} ({flagged}/{} flagged); merge: p50 {:?}",
-            p50(ct),
-            lines.windows(2).take(200).count(),
-            p50(mt)
-        );
-
-        // Precision check: same-speaker line pairs across the conversation.
-        let (mut flagged, mut pairs, mut shown) = (0, 0, 0);
-        for (i, a) in lines.iter().enumerate().step_by(3) {
-            for b in lines.iter().skip(i + 1).step_by(7).take(40) {
-                if a.speaker != b.speaker {
-                    continue;
-                }
-                pairs += 1;
-                if conflict::conflicts(&ctx, &a.text, &b.text).unwrap() {
-                    flagged += 1;
-                    if shown < 8 {
-                        shown += 1;
-                        println!("    conflict: {} | {}", a.text, b.text);
-                    }
-                }
-            }
-        }
-        println!("conflicts on same-speaker pairs: {flagged}/{pairs} flagged");
-
-        chinese_dialogue(&ctx);
-
-        // Memories: the evidence turn and its 9 neighbours; options: the answer and 3 others.
-        let all_qa = qa();
-        let by_id = |id: &str| -> Option<(usize, usize)> {
-            let (d, n) = id.trim_start_matches('D').split_once(':')?;
-            Some((
-                d.parse::<usize>().ok()? - 1,
-                n.trim().parse::<usize>().ok()? - 1,
-            ))
-        };
-        let (mut st, mut ht, mut at, mut cht) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut correct, mut asked, mut enough) = (0, 0, 0);
-        for (k, (question, answer, evidence)) in all_qa.iter().enumerate().take(60) {
-            let Some((si, li)) = by_id(evidence) else {
-                continue;
-            };
-            let Some(session) = sessions.get(si) else {
-                continue;
-            };
-            let lo = li.saturating_sub(5);
-            let memories: Vec<String> =
-                session.iter().skip(lo).take(10).map(Line::render).collect();
-            if memories.is_empty() {
-                continue;
-            }
-            let t = Instant::now();
-            enough += usize::from(relevance::sufficient(&ctx, question, &memories).unwrap());
-            st.push(t.elapsed());
-            let t = Instant::now();
-            relevance::helps(&ctx, question, &memories[1..], &memories[0]).unwrap();
-            ht.push(t.elapsed());
-            let t = Instant::now();
-            let reply = relevance::answer(&ctx, question, &memories).unwrap();
-            at.push(t.elapsed());
-            if k < 3 {
-                println!("--- Q: {question}\n    gold: {answer}\n    answer: {reply}");
-            }
-            let mut options: Vec<String> = (1..=3)
-                .map(|d| all_qa[(k + d * 7) % all_qa.len()].1.clone())
-                .collect();
-            let gold = k % 4;
-            options.insert(gold, answer.clone());
-            let t = Instant::now();
-            let pick = relevance::choose(&ctx, question, &options, &memories).unwrap();
-            cht.push(t.elapsed());
-            asked += 1;
-            correct += usize::from(pick == gold);
-        }
-        println!(
-            "sufficient: p50 {:?} ({enough}/{asked} sufficient); helps: p50 {:?}; answer: p50 {:?}",
-            p50(st),
-            p50(ht),
-            p50(at)
-        );
-        println!(
-            "choose (4 options, 10 memories): p50 {:?}; accuracy {correct}/{asked}",
-            p50(cht)
-        );
-
-        // Compression of the longer turns (short ones come back unchanged), warm model.
-        let long_turns: Vec<&str> = lines
-            .iter()
-            .map(|l| l.text.as_str())
-            .filter(|t| t.split_whitespace().count() >= 25)
-            .take(100)
-            .collect();
-        let (mut cpt, mut rt, mut kept, mut ok) = (Vec::new(), Vec::new(), 0usize, 0usize);
-        let total: usize = long_turns.iter().map(|t| t.len()).sum();
-        for text in &long_turns {
-            let t = Instant::now();
-            let short = crate::compress::compress(&ctx, text).unwrap();
-            cpt.push(t.elapsed());
-            kept += short.len();
-            let t = Instant::now();
-            ok += usize::from(crate::compress::recoverable(&ctx, text, &short).unwrap());
-            rt.push(t.elapsed());
-        }
-        println!(
-            "compress ({} turns of >= 25 words): p50 {:?}, kept {:.0}% of bytes; recoverable: p50 {:?} ({ok}/{} recoverable)",
-            long_turns.len(),
-            p50(cpt),
-            100.0 * kept as f64 / total.max(1) as f64,
-            p50(rt),
-            long_turns.len()
-        );
     }
 }

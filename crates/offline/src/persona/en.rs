@@ -4,7 +4,7 @@
 //! normalized form only ("I'm" → "i" "am", "don't" → "do" "not"), so values are always cut
 //! from the original text. Patterns are word sequences tried at every "I" / "my".
 
-use super::lexicon::*;
+use super::lexicon::EnglishWords;
 use super::{Concept, Fact};
 
 /// The most words a value may have (longer statements are cut there).
@@ -25,6 +25,7 @@ struct Tok {
 struct Clause<'a> {
     text: &'a str,
     toks: Vec<Tok>,
+    lexicon: &'a EnglishWords,
 }
 
 /// A value's token range `[from, to)` and whether it ran to the end of the clause.
@@ -36,7 +37,7 @@ struct Span {
 }
 
 impl<'a> Clause<'a> {
-    fn new(text: &'a str) -> Self {
+    fn new(lexicon: &'a EnglishWords, text: &'a str) -> Self {
         let mut toks = Vec::new();
         let mut chars = text.char_indices().peekable();
         while let Some((start, c)) = chars.next() {
@@ -100,7 +101,11 @@ impl<'a> Clause<'a> {
                 });
             }
         }
-        Clause { text, toks }
+        Clause {
+            text,
+            toks,
+            lexicon,
+        }
     }
 
     fn len(&self) -> usize {
@@ -157,7 +162,8 @@ impl<'a> Clause<'a> {
             let matches = |j: usize| alts.split('|').any(|a| a == self.norm(j));
             let mut j = i;
             if n > 0 {
-                while j < self.len() && EN_FILLERS.contains(&self.norm(j)) && !matches(j) {
+                while j < self.len() && self.lexicon.fillers.contains(&self.norm(j)) && !matches(j)
+                {
                     j += 1;
                 }
             }
@@ -187,11 +193,11 @@ impl<'a> Clause<'a> {
                     .get(to + 1)
                     .is_some_and(|t| t.cap || t.norm.bytes().all(|b| b.is_ascii_digit()));
             let cut = (!self.is_word(to) && !inner_mark)
-                || EN_CUT_WORDS.contains(&w)
+                || self.lexicon.cut_words.contains(&w)
                 || stops.contains(&w)
-                || (to > from && EN_CUT_PAIRS.contains(&(w, next)))
+                || (to > from && self.lexicon.cut_pairs.contains(&(w, next)))
                 || (matches!(w, "and" | "or" | "but" | "then")
-                    && EN_SUBJECTS.contains(&next)
+                    && self.lexicon.subjects.contains(&next)
                     && to > from);
             if cut || to - from >= MAX_VALUE_WORDS {
                 to_end = false;
@@ -199,7 +205,9 @@ impl<'a> Clause<'a> {
             }
             to += 1;
         }
-        while to > from && (EN_TRAILING.contains(&self.norm(to - 1)) || !self.is_word(to - 1)) {
+        while to > from
+            && (self.lexicon.trailing.contains(&self.norm(to - 1)) || !self.is_word(to - 1))
+        {
             to -= 1;
             to_end = false;
         }
@@ -250,7 +258,7 @@ fn expand(word: &str) -> Vec<String> {
 }
 
 /// Whether an English clause opens like a question ("do you …", "what do you …").
-pub(super) fn opens_question(clause: &str) -> bool {
+pub(super) fn opens_question(lexicon: &EnglishWords, clause: &str) -> bool {
     const AUX: &[&str] = &[
         "do", "does", "did", "are", "is", "am", "can", "could", "would", "will", "should", "have",
         "has", "shall", "may", "were", "was",
@@ -262,7 +270,7 @@ pub(super) fn opens_question(clause: &str) -> bool {
         "you", "i", "we", "he", "she", "they", "it", "u", "ya", "there", "this", "that", "your",
         "my",
     ];
-    let c = Clause::new(clause);
+    let c = Clause::new(lexicon, clause);
     let first = if c.is_any(0, &["so", "and", "but", "well", "oh", "hey", "also"]) {
         1
     } else {
@@ -273,8 +281,8 @@ pub(super) fn opens_question(clause: &str) -> bool {
 }
 
 /// Whether an English clause states a condition ("if I …", "unless …").
-pub(super) fn opens_conditional(clause: &str) -> bool {
-    let c = Clause::new(clause);
+pub(super) fn opens_conditional(lexicon: &EnglishWords, clause: &str) -> bool {
+    let c = Clause::new(lexicon, clause);
     c.is_any(
         0,
         &["if", "unless", "whether", "suppose", "supposing", "imagine"],
@@ -282,11 +290,16 @@ pub(super) fn opens_conditional(clause: &str) -> bool {
 }
 
 /// Every fact of one clause. `following` are the sentence's later clauses (for lists).
-pub(super) fn extract(clause: &str, following: &[&str], out: &mut Vec<Fact>) {
+pub(super) fn extract(
+    lexicon: &EnglishWords,
+    clause: &str,
+    following: &[&str],
+    out: &mut Vec<Fact>,
+) {
     if !clause.is_ascii() && !clause.chars().any(|c| c.is_ascii_alphabetic()) {
         return;
     }
-    let c = Clause::new(clause);
+    let c = Clause::new(lexicon, clause);
     let mut x = Extractor {
         c: &c,
         following,
@@ -296,7 +309,7 @@ pub(super) fn extract(clause: &str, following: &[&str], out: &mut Vec<Fact>) {
     x.subjectless_plans();
     x.as_a();
     for p in 0..c.len() {
-        if p > 0 && c.is_any(p - 1, EN_HYPOTHETICAL) {
+        if p > 0 && c.is_any(p - 1, &c.lexicon.hypothetical) {
             continue;
         }
         match c.norm(p) {
@@ -318,115 +331,6 @@ struct Extractor<'a, 'b> {
     out: &'b mut Vec<Fact>,
     habit_found: bool,
 }
-
-/// Value starts that point at the listener or at the situation, not at a preference.
-const DEICTIC: &[&str] = &[
-    "you",
-    "it",
-    "that",
-    "this",
-    "them",
-    "him",
-    "her",
-    "those",
-    "these",
-    "how",
-    "what",
-    "when",
-    "your",
-    "yours",
-    "ya",
-    "u",
-    "seeing",
-    "hearing",
-    "everything",
-    "everyone",
-    "ur",
-    "where",
-    "why",
-    "who",
-    "being",
-    "the way",
-];
-
-/// Words in front of a job noun that say nothing about the job.
-const EN_JOB_NOISE: &[&str] = &[
-    "good",
-    "great",
-    "bad",
-    "terrible",
-    "proud",
-    "happy",
-    "busy",
-    "tired",
-    "lucky",
-    "real",
-    "big",
-    "little",
-    "full",
-    "full-time",
-    "huge",
-];
-
-/// Nationalities and faiths: capitalized after "I'm" but not names.
-const EN_NOT_NAMES: &[&str] = &[
-    "american",
-    "chinese",
-    "british",
-    "english",
-    "french",
-    "german",
-    "japanese",
-    "korean",
-    "indian",
-    "canadian",
-    "australian",
-    "mexican",
-    "spanish",
-    "italian",
-    "russian",
-    "brazilian",
-    "irish",
-    "scottish",
-    "dutch",
-    "swedish",
-    "asian",
-    "european",
-    "african",
-    "latina",
-    "latino",
-    "jewish",
-    "muslim",
-    "christian",
-    "catholic",
-    "buddhist",
-    "hindu",
-    "sorry",
-    "ok",
-    "okay",
-    "good",
-    "fine",
-    "here",
-    "back",
-    "home",
-    "done",
-    "so",
-    "not",
-    "sure",
-    "glad",
-    "happy",
-    "excited",
-    "lol",
-    "haha",
-    "god",
-    "afraid",
-];
-
-/// Size words dropped from "I'm a huge X fan".
-const EN_SIZE: &[&str] = &[
-    "big", "huge", "massive", "total", "real", "true", "hopeless", "great", "die-hard", "diehard",
-    "avid", "crazy", "major",
-];
 
 impl Extractor<'_, '_> {
     fn push(&mut self, concept: Concept, value: impl Into<String>) {
@@ -464,9 +368,9 @@ impl Extractor<'_, '_> {
 
     fn starts_deictic(&self, span: Span) -> bool {
         let c = self.c;
-        c.is_any(span.from, DEICTIC)
+        c.is_any(span.from, &c.lexicon.deictic)
             || (c.norm(span.from) == "the" && c.norm(span.from + 1) == "way")
-            || (span.to - span.from <= 2 && c.is_any(span.to - 1, DEICTIC))
+            || (span.to - span.from <= 2 && c.is_any(span.to - 1, &c.lexicon.deictic))
     }
 
     /// Whether token `p` opens the clause (only interjections before it).
@@ -709,8 +613,40 @@ impl Extractor<'_, '_> {
 
     /// "I am …" / "I was a …": age, gender, job, family role, trait, diet, marital state.
     fn be(&mut self, p: usize) {
+        self.age(p);
+        self.states(p);
         let c = self.c;
-        // Age: "I'm 28", "I'm 28 years old", "I just turned 30", "I'm in my thirties".
+        // Noun phrases: "I'm a nurse", "I was a teacher", "I used to be a chef".
+        let np_patterns: &[(&[&str], bool)] = &[
+            (&["i", "am", "a|an"], false),
+            (&["i", "became", "a|an"], false),
+            (&["i", "have", "become", "a|an"], false),
+            (&["i", "consider", "myself", "a|an"], false),
+            (&["i", "was", "a|an"], true),
+            (&["i", "used", "to", "be", "a|an"], true),
+        ];
+        for (pattern, past) in np_patterns {
+            if let Some(e) = c.seq(p, pattern) {
+                self.noun_phrase(e, *past);
+                break;
+            }
+        }
+        // Traits without an article: "I'm shy", "I'm a bit shy", "I'm not very patient".
+        for pattern in [
+            &["i", "am"][..],
+            &["i", "consider", "myself"][..],
+            &["i", "tend", "to", "be"][..],
+        ] {
+            if let Some(e) = c.seq(p, pattern) {
+                self.trait_at(e);
+                break;
+            }
+        }
+    }
+
+    /// "I'm 28", "I'm 28 years old", "I just turned 30", "I'm in my thirties".
+    fn age(&mut self, p: usize) {
+        let c = self.c;
         for pattern in [
             &["i", "am"][..],
             &["i", "turned"][..],
@@ -772,9 +708,14 @@ impl Extractor<'_, '_> {
                 self.push(Concept::Age, c.text_of(e - 2, e + 1));
             }
         }
-        // Marital state: "I'm married (to Sam)", "I'm single", "I'm dating Alex".
+    }
+
+    /// What follows a bare "I'm": a marital state ("I'm married (to Sam)", "I'm single",
+    /// "I'm dating Alex"), a diet ("I'm vegetarian"), a gender word ("I'm female").
+    fn states(&mut self, p: usize) {
+        let c = self.c;
         if let Some(e) = c.seq(p, &["i", "am"]) {
-            if c.is_any(e, EN_RELATION_STATES) {
+            if c.is_any(e, &c.lexicon.relation_states) {
                 let span = c
                     .value(e, &["for", "since", "and", "but", "now"])
                     .unwrap_or(Span {
@@ -827,32 +768,6 @@ impl Extractor<'_, '_> {
                 self.push(Concept::Gender, c.text_of(e, e + 1));
             }
         }
-        // Noun phrases: "I'm a nurse", "I was a teacher", "I used to be a chef".
-        let np_patterns: &[(&[&str], bool)] = &[
-            (&["i", "am", "a|an"], false),
-            (&["i", "became", "a|an"], false),
-            (&["i", "have", "become", "a|an"], false),
-            (&["i", "consider", "myself", "a|an"], false),
-            (&["i", "was", "a|an"], true),
-            (&["i", "used", "to", "be", "a|an"], true),
-        ];
-        for (pattern, past) in np_patterns {
-            if let Some(e) = c.seq(p, pattern) {
-                self.noun_phrase(e, *past);
-                break;
-            }
-        }
-        // Traits without an article: "I'm shy", "I'm a bit shy", "I'm not very patient".
-        for pattern in [
-            &["i", "am"][..],
-            &["i", "consider", "myself"][..],
-            &["i", "tend", "to", "be"][..],
-        ] {
-            if let Some(e) = c.seq(p, pattern) {
-                self.trait_at(e);
-                break;
-            }
-        }
     }
 
     /// A trait phrase at `e`: optional "not", hedges and intensifiers, then a trait word.
@@ -886,7 +801,7 @@ impl Extractor<'_, '_> {
             }
             i += 1;
         }
-        if c.is_any(i, EN_TRAITS) {
+        if c.is_any(i, &c.lexicon.traits) {
             let from = keep_from.unwrap_or(i);
             // "a bit" alone is not a phrase start when the hedge is just the article.
             let from = if c.norm(from) == "a" && !c.is_any(from + 1, &["bit", "little"]) {
@@ -901,22 +816,7 @@ impl Extractor<'_, '_> {
     /// The noun phrase after "a/an" in "I'm a …": decides the key by its head word.
     fn noun_phrase(&mut self, e: usize, past: bool) {
         let c = self.c;
-        let mut i = e;
-        // "I'm a 28-year-old nurse" / "a 28 year old".
-        if let Some(age) = c.norm(i).split('-').next().and_then(number) {
-            if c.norm(i).contains("year") && (1..=120).contains(&age) && !past {
-                let digits = c.norm(i).split('-').next().unwrap_or("").to_string();
-                self.push(Concept::Age, digits);
-                i += 1;
-            } else if c.is_any(i + 1, &["year"])
-                && c.norm(i + 2) == "old"
-                && (1..=120).contains(&age)
-                && !past
-            {
-                self.push(Concept::Age, c.text_of(i, i + 1));
-                i += 3;
-            }
-        }
+        let mut i = if past { e } else { self.age_before_noun(e) };
         let np_start = i;
         let limit = (np_start + 5).min(c.len());
         while i < limit {
@@ -932,97 +832,12 @@ impl Extractor<'_, '_> {
                 return;
             }
             let w = c.norm(i);
-            let two = format!("{w} {}", c.norm(i + 1));
-            if !past {
-                if EN_GENDER.contains(&w)
-                    && !EN_JOBS.contains(&c.norm(i + 1))
-                    && !c.is_any(i + 1, EN_GENDER)
-                {
-                    let from = (np_start..=i)
-                        .find(|&j| c.is_any(j, EN_GENDER))
-                        .unwrap_or(i);
-                    self.push(Concept::Gender, c.text_of(from, i + 1));
-                    return;
-                }
-                if EN_HABIT_NOUNS.contains(&two.as_str()) {
-                    self.push(Concept::Habits, c.text_of(i, i + 2));
-                    return;
-                }
-                if EN_HABIT_NOUNS.contains(&w) {
-                    self.push(Concept::Habits, c.text_of(i, i + 1));
-                    return;
-                }
-                if EN_TRAIT_NOUNS.contains(&two.as_str()) {
-                    self.push(Concept::Personality, c.text_of(i, i + 2));
-                    return;
-                }
-                if EN_TRAIT_NOUNS.contains(&w) || is_mbti(c.norm(i)) {
-                    self.push(Concept::Personality, c.text_of(i, i + 1));
-                    return;
-                }
-                if c.is_any(
-                    i,
-                    &[
-                        "mom",
-                        "mother",
-                        "mum",
-                        "dad",
-                        "father",
-                        "parent",
-                        "grandmother",
-                        "grandfather",
-                        "grandma",
-                        "grandpa",
-                        "stepmom",
-                        "stepdad",
-                        "wife",
-                        "husband",
-                        "aunt",
-                        "uncle",
-                    ],
-                ) {
-                    let end = if c.norm(i + 1) == "of" && c.is_word(i + 2) {
-                        i + 3
-                    } else {
-                        i + 1
-                    };
-                    self.push(Concept::Family, c.text_of(np_start, end));
-                    return;
-                }
-                let pet_person = c.norm(i) == "person" && i > np_start && c.is_any(i - 1, EN_PETS);
-                if (pet_person
-                    || c.is_any(
-                        i,
-                        &[
-                            "lover",
-                            "fan",
-                            "enthusiast",
-                            "buff",
-                            "addict",
-                            "junkie",
-                            "fanatic",
-                            "nerd",
-                            "geek",
-                        ],
-                    ))
-                    && i > np_start
-                {
-                    let first = (np_start..i).find(|&j| !c.is_any(j, EN_SIZE)).unwrap_or(i);
-                    if first < i {
-                        self.push(Concept::Likes, c.text_of(first, i));
-                    }
-                    return;
-                }
-                if c.norm(i) == "fan" && c.norm(i + 1) == "of" {
-                    if let Some(span) = c.value(i + 2, &[]) {
-                        self.push_likes(span);
-                    }
-                    return;
-                }
+            if !past && self.present_noun_head(np_start, i) {
+                return;
             }
-            if is_job(w) && c.norm(i + 1) != "of" {
+            if is_job(c.lexicon, w) && c.norm(i + 1) != "of" {
                 let first = (np_start..=i)
-                    .find(|&j| !c.is_any(j, EN_JOB_NOISE))
+                    .find(|&j| !c.is_any(j, &c.lexicon.job_noise))
                     .unwrap_or(i);
                 let span = Span {
                     from: first,
@@ -1035,6 +850,131 @@ impl Extractor<'_, '_> {
             }
             i += 1;
         }
+    }
+
+    /// An age in front of a noun ("I'm a 28-year-old nurse", "a 28 year old …"): pushed, and
+    /// the index after it returned.
+    fn age_before_noun(&mut self, e: usize) -> usize {
+        let c = self.c;
+        let mut i = e;
+        if let Some(age) = c.norm(i).split('-').next().and_then(number) {
+            if c.norm(i).contains("year") && (1..=120).contains(&age) {
+                let digits = c.norm(i).split('-').next().unwrap_or("").to_string();
+                self.push(Concept::Age, digits);
+                i += 1;
+            } else if c.is_any(i + 1, &["year"])
+                && c.norm(i + 2) == "old"
+                && (1..=120).contains(&age)
+            {
+                self.push(Concept::Age, c.text_of(i, i + 1));
+                i += 3;
+            }
+        }
+        i
+    }
+
+    /// The head at `i` of a present-tense noun phrase starting at `np_start`, when it is not an
+    /// occupation: a gender, a habit, a trait, a family role or a liking ("a dog person",
+    /// "a huge fan of …"). Whether it was one.
+    fn present_noun_head(&mut self, np_start: usize, i: usize) -> bool {
+        let c = self.c;
+        let w = c.norm(i);
+        let two = format!("{w} {}", c.norm(i + 1));
+        if c.lexicon.gender.contains(&w)
+            && !c.lexicon.jobs.contains(&c.norm(i + 1))
+            && !c.is_any(i + 1, &c.lexicon.gender)
+        {
+            let from = (np_start..=i)
+                .find(|&j| c.is_any(j, &c.lexicon.gender))
+                .unwrap_or(i);
+            self.push(Concept::Gender, c.text_of(from, i + 1));
+            return true;
+        }
+        if c.lexicon.habit_nouns.contains(&two.as_str()) {
+            self.push(Concept::Habits, c.text_of(i, i + 2));
+            return true;
+        }
+        if c.lexicon.habit_nouns.contains(&w) {
+            self.push(Concept::Habits, c.text_of(i, i + 1));
+            return true;
+        }
+        if c.lexicon.trait_nouns.contains(&two.as_str()) {
+            self.push(Concept::Personality, c.text_of(i, i + 2));
+            return true;
+        }
+        if c.lexicon.trait_nouns.contains(&w) || is_mbti(c.norm(i)) {
+            self.push(Concept::Personality, c.text_of(i, i + 1));
+            return true;
+        }
+        self.role_or_liking(np_start, i)
+    }
+
+    /// A family role ("a mother of two") or a liking ("a dog person", "a huge fan of …") as
+    /// the head at `i` of a noun phrase starting at `np_start`. Whether it was one.
+    fn role_or_liking(&mut self, np_start: usize, i: usize) -> bool {
+        let c = self.c;
+        if c.is_any(
+            i,
+            &[
+                "mom",
+                "mother",
+                "mum",
+                "dad",
+                "father",
+                "parent",
+                "grandmother",
+                "grandfather",
+                "grandma",
+                "grandpa",
+                "stepmom",
+                "stepdad",
+                "wife",
+                "husband",
+                "aunt",
+                "uncle",
+            ],
+        ) {
+            let end = if c.norm(i + 1) == "of" && c.is_word(i + 2) {
+                i + 3
+            } else {
+                i + 1
+            };
+            self.push(Concept::Family, c.text_of(np_start, end));
+            return true;
+        }
+        let pet_person = c.norm(i) == "person" && i > np_start && c.is_any(i - 1, &c.lexicon.pets);
+        if (pet_person
+            || c.is_any(
+                i,
+                &[
+                    "lover",
+                    "fan",
+                    "enthusiast",
+                    "buff",
+                    "addict",
+                    "junkie",
+                    "fanatic",
+                    "nerd",
+                    "geek",
+                ],
+            ))
+            && i > np_start
+        {
+            let first = (np_start..i)
+                .find(|&j| !c.is_any(j, &c.lexicon.fan_sizes))
+                .unwrap_or(i);
+            if first < i {
+                self.push(Concept::Likes, c.text_of(first, i));
+            }
+            return true;
+        }
+        if c.norm(i) == "fan" && c.norm(i + 1) == "of" {
+            if let Some(span) = c.value(i + 2, &[]) {
+                self.push_likes(span);
+            }
+            return true;
+        }
+        false
     }
 
     /// "I have a dog named Max", "I have two kids", "I've got a boyfriend".
@@ -1051,78 +991,20 @@ impl Extractor<'_, '_> {
         if c.norm(e) == "to" || c.norm(e) == "been" {
             return;
         }
-        // Only determiners, numbers and a few adjectives may stand before the head noun
-        // ("a dog", "two kids", "a little sister"), not "known these friends" or "from friends".
-        const BEFORE_HEAD: &[&str] = &[
-            "a",
-            "an",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "one",
-            "no",
-            "some",
-            "many",
-            "lots",
-            "of",
-            "several",
-            "couple",
-            "twin",
-            "little",
-            "big",
-            "older",
-            "younger",
-            "new",
-            "baby",
-            "pet",
-            "rescue",
-            "cute",
-            "adorable",
-            "beautiful",
-            "lovely",
-            "amazing",
-            "wonderful",
-            "great",
-            "best",
-            "close",
-            "good",
-            "old",
-            "young",
-            "teenage",
-            "grown",
-            "small",
-            "elderly",
-            "loving",
-            "supportive",
-            "black",
-            "white",
-            "brown",
-            "orange",
-            "golden",
-            "tabby",
-            "fluffy",
-            "sweet",
-            "awesome",
-            "own",
-            "very",
-            "really",
-            "super",
-            "pretty",
-        ];
         let mut i = e;
         let limit = (e + 5).min(c.len());
         while i < limit && c.is_word(i) {
             let w = c.norm(i);
-            let head = EN_PETS.contains(&w) || EN_FAMILY.contains(&w) || EN_RELATIONS.contains(&w);
-            if !head && !BEFORE_HEAD.contains(&w) {
+            let head = c.lexicon.pets.contains(&w)
+                || c.lexicon.family.contains(&w)
+                || c.lexicon.relations.contains(&w);
+            if !head && !c.lexicon.possession_modifiers.contains(&w) {
                 return;
             }
             if head && c.is_any(i + 1, &["'s", "'"]) {
                 return;
             }
-            if EN_PETS.contains(&w) && pet_follows_ok(c, i) {
+            if c.lexicon.pets.contains(&w) && pet_follows_ok(c, i) {
                 let mut end = i + 1;
                 if c.norm(end) == "pig" {
                     end += 1;
@@ -1136,8 +1018,8 @@ impl Extractor<'_, '_> {
                 self.push(Concept::Pets, c.text_of(e, end));
                 return;
             }
-            let kin = EN_FAMILY.contains(&w);
-            let rel = EN_RELATIONS.contains(&w);
+            let kin = c.lexicon.family.contains(&w);
+            let rel = c.lexicon.relations.contains(&w);
             if kin || rel {
                 let mut end = i + 1;
                 while c.is_cap(end) && end < i + 3 {
@@ -1167,7 +1049,7 @@ impl Extractor<'_, '_> {
         }
         let mut value = self.c.span_text(span).to_string();
         if span.to_end {
-            if let Some(tail) = list_tail(self.following) {
+            if let Some(tail) = list_tail(self.c.lexicon, self.following) {
                 value.push_str(", ");
                 value.push_str(&tail);
             }
@@ -1234,9 +1116,9 @@ impl Extractor<'_, '_> {
         while c.is_any(j, &["also", "still", "just", "really", "pretty", "almost"]) {
             j += 1;
         }
-        if c.is_any(j, EN_FREQUENCY) {
+        if c.is_any(j, &c.lexicon.frequency) {
             let next = j + 1;
-            let feeling = c.is_any(next, EN_NOT_ROUTINE)
+            let feeling = c.is_any(next, &c.lexicon.not_routine)
                 || c.is_any(
                     next,
                     &[
@@ -1315,7 +1197,7 @@ impl Extractor<'_, '_> {
         let c = self.c;
         let mut period: Option<(usize, usize)> = None;
         for i in 0..c.len() {
-            let every = c.is_any(i, &["every", "each"]) && c.is_any(i + 1, EN_PERIODS);
+            let every = c.is_any(i, &["every", "each"]) && c.is_any(i + 1, &c.lexicon.periods);
             let on_days = c.is_any(i, &["on"])
                 && c.is_any(
                     i + 1,
@@ -1355,10 +1237,12 @@ impl Extractor<'_, '_> {
             return;
         };
         let mut v = p + 1;
-        while c.is_any(v, EN_FILLERS) || c.is_any(v, &["will", "would", "try", "to", "like"]) {
+        while c.is_any(v, &c.lexicon.fillers)
+            || c.is_any(v, &["will", "would", "try", "to", "like"])
+        {
             v += 1;
         }
-        if c.is_any(v, EN_NOT_ROUTINE)
+        if c.is_any(v, &c.lexicon.not_routine)
             || c.is_any(
                 v,
                 &[
@@ -1440,7 +1324,7 @@ impl Extractor<'_, '_> {
     /// The plan itself: a verb phrase after "to" (not "to say", "to the store").
     fn plan_value(&mut self, e: usize, infinitive: bool) {
         let c = self.c;
-        if infinitive && (c.is_any(e, EN_SPEECH_VERBS) || c.is_cap(e)) {
+        if infinitive && (c.is_any(e, &c.lexicon.speech_verbs) || c.is_cap(e)) {
             return;
         }
         if let Some(span) = c.value(e, &[]) {
@@ -1513,10 +1397,10 @@ impl Extractor<'_, '_> {
                 && (ends || next_cap_ok)
                 && self.clause_initial(p)
                 && c.toks.get(e).is_some_and(|t| t.end - t.start > 1)
-                && !EN_NOT_NAMES.contains(&w)
-                && !is_job(w)
-                && !EN_TRAITS.contains(&w)
-                && !EN_RELATION_STATES.contains(&w)
+                && !c.lexicon.not_names.contains(&w)
+                && !is_job(c.lexicon, w)
+                && !c.lexicon.traits.contains(&w)
+                && !c.lexicon.relation_states.contains(&w)
                 && number(w).is_none()
                 && !is_mbti(w)
             {
@@ -1530,7 +1414,7 @@ impl Extractor<'_, '_> {
         let c = self.c;
         if !c.is_word(e)
             || (!any_case && !c.is_cap(e))
-            || c.is_any(e, DEICTIC)
+            || c.is_any(e, &c.lexicon.deictic)
             || c.is_any(e, &["a", "an", "the", "not"])
         {
             return;
@@ -1650,45 +1534,16 @@ impl Extractor<'_, '_> {
     /// "my sister lives in Boston", "my dog Max", "my best friend Sarah".
     fn my_people_and_pets(&mut self, p: usize) {
         let c = self.c;
-        const ADJ: &[&str] = &[
-            "little",
-            "big",
-            "older",
-            "younger",
-            "oldest",
-            "youngest",
-            "eldest",
-            "twin",
-            "baby",
-            "best",
-            "new",
-            "late",
-            "dear",
-            "beloved",
-            "two",
-            "three",
-            "four",
-            "old",
-            "step",
-            "lovely",
-            "sweet",
-            "amazing",
-            "wonderful",
-            "adorable",
-            "cute",
-            "sick",
-            "elderly",
-        ];
         let mut i = p + 1;
-        while c.is_any(i, ADJ) && i < p + 4 {
+        while c.is_any(i, &c.lexicon.kin_modifiers) && i < p + 4 {
             i += 1;
         }
         let w = c.norm(i);
-        let concept = if EN_FAMILY.contains(&w) {
+        let concept = if c.lexicon.family.contains(&w) {
             Concept::Family
-        } else if EN_RELATIONS.contains(&w) {
+        } else if c.lexicon.relations.contains(&w) {
             Concept::Relationships
-        } else if EN_PETS.contains(&w) && pet_follows_ok(c, i) {
+        } else if c.lexicon.pets.contains(&w) && pet_follows_ok(c, i) {
             Concept::Pets
         } else {
             return;
@@ -1758,16 +1613,18 @@ impl Extractor<'_, '_> {
             let e = 2;
             let limit = (e + 3).min(c.len());
             for i in e..limit {
-                if c.is_any(i, EN_GENDER) && (i + 1 >= c.len() || !c.is_word(i + 1)) {
-                    let from = (e..=i).find(|&j| c.is_any(j, EN_GENDER)).unwrap_or(i);
+                if c.is_any(i, &c.lexicon.gender) && (i + 1 >= c.len() || !c.is_word(i + 1)) {
+                    let from = (e..=i)
+                        .find(|&j| c.is_any(j, &c.lexicon.gender))
+                        .unwrap_or(i);
                     self.push(Concept::Gender, c.text_of(from, i + 1));
                     return;
                 }
-                if c.is_any(i, EN_TRAIT_NOUNS) {
+                if c.is_any(i, &c.lexicon.trait_nouns) {
                     self.push(Concept::Personality, c.text_of(i, i + 1));
                     return;
                 }
-                if is_job(c.norm(i)) && i + 1 == c.len() {
+                if is_job(c.lexicon, c.norm(i)) && i + 1 == c.len() {
                     self.push(Concept::Job, c.text_of(e, i + 1));
                     return;
                 }
@@ -1834,15 +1691,15 @@ fn pet_follows_ok(c: &Clause, i: usize) -> bool {
 }
 
 /// A list that continues a like over the next clauses: "…, swimming and reading".
-fn list_tail(following: &[&str]) -> Option<String> {
+fn list_tail(lexicon: &EnglishWords, following: &[&str]) -> Option<String> {
     let mut parts = Vec::new();
     for clause in following.iter().take(6) {
-        let c = Clause::new(clause);
+        let c = Clause::new(lexicon, clause);
         let words = c.toks.iter().filter(|t| t.word).count();
         let has_subject = c
             .toks
             .iter()
-            .any(|t| EN_SUBJECTS.contains(&t.norm.as_str()) || t.norm == "my");
+            .any(|t| lexicon.subjects.contains(&t.norm.as_str()) || t.norm == "my");
         if words == 0 || words > 5 || has_subject || clause.ends_with('?') {
             return None;
         }
@@ -1909,11 +1766,11 @@ fn is_mbti(word: &str) -> bool {
 }
 
 /// Whether an English word names an occupation.
-pub(super) fn is_job(word: &str) -> bool {
-    if EN_JOBS.contains(&word) {
+pub(super) fn is_job(lexicon: &EnglishWords, word: &str) -> bool {
+    if lexicon.jobs.contains(&word) {
         return true;
     }
-    if EN_NOT_JOBS.contains(&word) || word.len() < 6 {
+    if lexicon.not_jobs.contains(&word) || word.len() < 6 {
         return false;
     }
     ["ist", "ician", "ologist", "grapher", "eer"]

@@ -45,9 +45,10 @@ mod tests;
 use std::collections::HashSet;
 
 use mnemos_core::memory_model::{Line, PersonaKey, PersonaSchema, PersonaValue};
-use mnemos_core::{ModelResult, Role};
+use mnemos_core::{ModelError, ModelResult, Role};
 
 use crate::Ctx;
+use lexicon::PersonaLexicon;
 
 /// What a persona key is about, independent of how a schema names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -301,7 +302,8 @@ impl Fact {
 
 /// Values for the schema's keys stated by the window's speakers about themselves. See the
 /// module documentation for what counts. Never fails on odd input; an empty window or a schema
-/// with no known key gives an empty list.
+/// with no known key gives an empty list. Fails only if the compiled-in word lists do not load
+/// ([`ModelError::Unavailable`]), which the unit tests rule out.
 pub fn persona_snapshot(
     _ctx: &Ctx,
     window: &[Line],
@@ -316,6 +318,8 @@ pub fn persona_snapshot(
     if targets.is_empty() {
         return Ok(out);
     }
+    let lexicon = PersonaLexicon::shared()
+        .map_err(|e| ModelError::Unavailable(format!("persona word lists: {e}")))?;
     let mut seen: HashSet<(Option<&str>, &str, String)> = HashSet::new();
     let speakers: Vec<Option<&str>> = window.iter().map(|l| l.speaker.as_deref()).collect();
     for (index, line) in window.iter().enumerate() {
@@ -328,7 +332,7 @@ pub fn persona_snapshot(
             .map(str::trim)
             .filter(|s| !s.is_empty());
         let addressee = mnemos_text::addressee_of(&speakers, index);
-        let facts = facts_of_text(&line.text);
+        let facts = facts_of_text(lexicon, &line.text);
         for (key, concept) in &targets {
             for fact in facts.iter().filter(|f| f.concept == *concept) {
                 let value = match speaker {
@@ -348,6 +352,14 @@ pub fn persona_snapshot(
     Ok(out)
 }
 
+/// Why the persona word lists do not load, if they do not: then every persona task fails, and
+/// [`crate::OfflineModel::degradations`] says so up front.
+pub fn word_list_defect() -> Option<String> {
+    PersonaLexicon::shared()
+        .err()
+        .map(|e| format!("persona extraction is unavailable: its word lists do not load ({e})"))
+}
+
 /// Whether a line's first person is someone whose persona we keep (see the module docs).
 fn speaks_for_itself(line: &Line) -> bool {
     match line.role {
@@ -360,13 +372,13 @@ fn speaks_for_itself(line: &Line) -> bool {
 }
 
 /// Every fact of one line's text, in order of appearance, without duplicates.
-pub(crate) fn facts_of_text(text: &str) -> Vec<Fact> {
+fn facts_of_text(lexicon: &PersonaLexicon, text: &str) -> Vec<Fact> {
     let cleaned = strip_stage_directions(text);
     let mut facts: Vec<Fact> = Vec::new();
     for sentence in mnemos_text::sentences(&cleaned) {
         let clauses = split_clauses(sentence);
         for (i, clause) in clauses.iter().enumerate() {
-            if is_question(clause) || is_conditional(clause) {
+            if is_question(lexicon, clause) || is_conditional(lexicon, clause) {
                 continue;
             }
             let following = clauses.get(i + 1..).unwrap_or(&[]);
@@ -375,10 +387,17 @@ pub(crate) fn facts_of_text(text: &str) -> Vec<Fact> {
                     .get(i - 1)
                     .is_some_and(|prev| prev.starts_with('我') && !prev.starts_with("我们"));
             let mut found = Vec::new();
-            en::extract(clause, following, &mut found);
-            zh::extract(clause, following, inherits_subject, &mut found);
+            en::extract(&lexicon.en, clause, following, &mut found);
+            zh::extract(
+                &lexicon.zh,
+                &lexicon.en,
+                clause,
+                following,
+                inherits_subject,
+                &mut found,
+            );
             for mut fact in found {
-                fact.value = tidy(&fact.value);
+                fact.value = tidy(&lexicon.zh, &fact.value);
                 if fact.value.chars().any(char::is_alphanumeric) && !facts.contains(&fact) {
                     facts.push(fact);
                 }
@@ -446,9 +465,9 @@ fn push_clause<'a>(out: &mut Vec<&'a str>, clause: &'a str) {
 }
 
 /// Whether a clause asks rather than states.
-fn is_question(clause: &str) -> bool {
+fn is_question(lexicon: &PersonaLexicon, clause: &str) -> bool {
     let end = clause.trim_end_matches(|c: char| {
-        c.is_whitespace() || lexicon::ZH_TRAILING.contains(&c) && c != '吗' || is_symbol(c)
+        c.is_whitespace() || lexicon.zh.trailing.contains(&c) && c != '吗' || is_symbol(c)
     });
     if end.ends_with(['?', '？', '吗', '么']) {
         return true;
@@ -471,15 +490,15 @@ fn is_question(clause: &str) -> bool {
     {
         return true;
     }
-    en::opens_question(clause)
+    en::opens_question(&lexicon.en, clause)
 }
 
 /// Clauses that state a condition or a wish rather than a fact.
-fn is_conditional(clause: &str) -> bool {
+fn is_conditional(lexicon: &PersonaLexicon, clause: &str) -> bool {
     const ZH: &[&str] = &[
         "如果", "要是", "假如", "假设", "万一", "以为", "好像", "除非",
     ];
-    ZH.iter().any(|w| clause.starts_with(w)) || en::opens_conditional(clause)
+    ZH.iter().any(|w| clause.starts_with(w)) || en::opens_conditional(&lexicon.en, clause)
 }
 
 /// Emoji and other symbols that are neither letters, digits nor punctuation we read.
@@ -491,15 +510,14 @@ fn is_symbol(c: char) -> bool {
 }
 
 /// Final clean-up of a value: no surrounding spaces, punctuation, symbols or particles.
-fn tidy(value: &str) -> String {
+fn tidy(words: &lexicon::ChineseWords, value: &str) -> String {
     let trimmed = value.trim_matches(|c: char| {
         c.is_whitespace()
             || (c.is_ascii_punctuation() && !matches!(c, '#' | '+' | '%' | '$'))
             || is_symbol(c)
             || "，。？！；：、".contains(c)
     });
-    let trimmed =
-        trimmed.trim_end_matches(|c: char| lexicon::ZH_TRAILING.contains(&c) && c != '的');
+    let trimmed = trimmed.trim_end_matches(|c: char| words.trailing.contains(&c) && c != '的');
     let trimmed = trimmed.trim_end_matches(|c: char| {
         c.is_whitespace() || c.is_ascii_punctuation() || "，。？！；：、".contains(c)
     });

@@ -4,7 +4,7 @@
 //! (fillers, past markers, negations, intensifiers, hedges), then a verb or copula that decides
 //! the key. Values are slices of the clause, cut at conjunctions and trimmed of particles.
 
-use super::lexicon::*;
+use super::lexicon::{ChineseWords, EnglishWords};
 use super::{Concept, Fact};
 
 /// The most characters a value may have.
@@ -13,12 +13,19 @@ const MAX_VALUE_CHARS: usize = 16;
 /// Every fact of one clause. `following` are the sentence's later clauses; `inherits_subject`
 /// says the previous clause of the sentence opened with "我".
 pub(super) fn extract(
+    lexicon: &ChineseWords,
+    english: &EnglishWords,
     clause: &str,
     following: &[&str],
     inherits_subject: bool,
     out: &mut Vec<Fact>,
 ) {
-    let mut x = Extractor { following, out };
+    let mut x = Extractor {
+        lexicon,
+        english,
+        following,
+        out,
+    };
     if !clause.contains('我') {
         // "我叫小明，今年28岁": a clause without a subject continues the previous "我" clause.
         if inherits_subject
@@ -64,10 +71,10 @@ pub(super) fn extract(
         }
         // "晚安，我的朋友": a form of address, not a fact.
         let addressed = after.trim_start_matches('的');
-        let only_person = [ZH_RELATIONS, ZH_FAMILY].iter().any(|words| {
+        let only_person = [&lexicon.relations, &lexicon.family].iter().any(|words| {
             strip_longest(addressed, words).is_some_and(|(_, r)| {
                 r.chars()
-                    .all(|c| ZH_TRAILING.contains(&c) || !c.is_alphanumeric())
+                    .all(|c| lexicon.trailing.contains(&c) || !c.is_alphanumeric())
             })
         });
         if before.trim().is_empty() && only_person && after.starts_with('的') {
@@ -78,6 +85,9 @@ pub(super) fn extract(
 }
 
 struct Extractor<'a, 'b> {
+    lexicon: &'a ChineseWords,
+    /// For English occupations written in a Chinese sentence ("我是engineer").
+    english: &'a EnglishWords,
     following: &'a [&'a str],
     out: &'b mut Vec<Fact>,
 }
@@ -125,7 +135,7 @@ fn take_chars(s: &str, n: usize) -> &str {
 
 /// A value at the start of `s`: up to punctuation, a space, a cut word, or `max` characters;
 /// trailing particles removed.
-fn value(s: &str, max: usize) -> &str {
+fn value<'s>(lexicon: &ChineseWords, s: &'s str, max: usize) -> &'s str {
     let s = s.trim_start();
     let mut end = s.len();
     for (i, c) in s.char_indices() {
@@ -135,7 +145,7 @@ fn value(s: &str, max: usize) -> &str {
         }
     }
     let mut v = s.get(..end).unwrap_or("");
-    for cut in ZH_CUT_WORDS {
+    for cut in &lexicon.cut_words {
         if let Some(i) = v.find(cut) {
             if i > 0 {
                 v = v.get(..i).unwrap_or(v);
@@ -143,7 +153,7 @@ fn value(s: &str, max: usize) -> &str {
         }
     }
     let v = take_chars(v, max);
-    v.trim_end_matches(|c: char| ZH_TRAILING.contains(&c) && c != '的')
+    v.trim_end_matches(|c: char| lexicon.trailing.contains(&c) && c != '的')
 }
 
 /// Values that point at the situation instead of naming something ("这样", "那个").
@@ -155,12 +165,12 @@ fn has_deictic(s: &str) -> bool {
     .any(|w| s.contains(w))
 }
 
-fn is_pronoun_start(s: &str) -> bool {
-    starts_any(s, ZH_PRONOUNS)
+fn is_pronoun_start(lexicon: &ChineseWords, s: &str) -> bool {
+    starts_any(s, &lexicon.pronouns)
 }
 
 /// The longest prefix of `np` that names an occupation ("老师三年" → "老师").
-fn job_prefix(np: &str) -> Option<&str> {
+fn job_prefix<'s>(lexicon: &ChineseWords, np: &'s str) -> Option<&'s str> {
     let mut best = None;
     for (i, c) in np.char_indices() {
         let end = i + c.len_utf8();
@@ -170,19 +180,19 @@ fn job_prefix(np: &str) -> Option<&str> {
         if prefix.chars().count() > 8 {
             break;
         }
-        if is_job(prefix) {
+        if is_job(lexicon, prefix) {
             best = Some(prefix);
         }
     }
     best
 }
 
-fn is_job(word: &str) -> bool {
-    if ZH_JOBS.contains(&word) {
+fn is_job(lexicon: &ChineseWords, word: &str) -> bool {
+    if lexicon.jobs.contains(&word) {
         return true;
     }
     let n = word.chars().count();
-    if !(2..=5).contains(&n) || ZH_NOT_JOBS.iter().any(|w| word.ends_with(w)) {
+    if !(2..=5).contains(&n) || lexicon.not_jobs.iter().any(|w| word.ends_with(w)) {
         return false;
     }
     // Function words never sit inside an occupation ("男生还是女生").
@@ -192,12 +202,12 @@ fn is_job(word: &str) -> bool {
         return false;
     }
     // Whole words only: the part before the suffix must itself be Chinese text.
-    word.chars().all(mnemos_text::is_cjk) && ZH_JOB_SUFFIXES.iter().any(|s| word.ends_with(s))
+    word.chars().all(mnemos_text::is_cjk) && lexicon.job_suffixes.iter().any(|s| word.ends_with(s))
 }
 
 /// A trait word at the start of `s` (single-character traits only before an ending).
-fn trait_at(s: &str) -> Option<&'static str> {
-    let (word, rest) = strip_longest(s, ZH_TRAITS)?;
+fn trait_at(lexicon: &ChineseWords, s: &str) -> Option<&'static str> {
+    let (word, rest) = strip_longest(s, &lexicon.traits)?;
     if word.chars().count() == 1 {
         let next = rest.chars().next();
         if !next.is_none_or(|c| {
@@ -213,8 +223,8 @@ fn trait_at(s: &str) -> Option<&'static str> {
 }
 
 /// Skip leading digits or Chinese numerals and a measure word ("两只", "3个", "一个").
-fn strip_count(s: &str) -> &str {
-    if let Some((_, rest)) = strip_longest(s, ZH_MEASURES) {
+fn strip_count<'s>(lexicon: &ChineseWords, s: &'s str) -> &'s str {
+    if let Some((_, rest)) = strip_longest(s, &lexicon.measures) {
         return rest;
     }
     let digits = s
@@ -253,17 +263,11 @@ fn age_at(s: &str) -> Option<&str> {
 }
 
 /// Places: what comes before 人 in "我是北京人" when it is not another kind of person.
-fn place_of_person(np: &str) -> Option<&str> {
-    const NOT_PLACES: &[&str] = &[
-        "好", "坏", "男", "女", "穷", "有钱", "外", "主", "本", "工", "商", "病", "大", "成年",
-        "年轻", "老", "新", "主持", "艺", "路", "机器", "什么", "一个", "普通", "正常", "单身",
-        "家", "好心", "可怜", "坏", "聪明", "笨", "懒", "善良", "文化", "读书", "打工", "中年",
-        "老实", "明白", "外地", "当地", "本地", "局外", "怪", "坏蛋", "俗",
-    ];
+fn place_of_person<'s>(lexicon: &ChineseWords, np: &'s str) -> Option<&'s str> {
     let place = np.strip_suffix('人')?;
     let n = place.chars().count();
     if !(2..=5).contains(&n)
-        || NOT_PLACES.contains(&place)
+        || lexicon.not_places.contains(&place)
         || !place.chars().all(mnemos_text::is_cjk)
     {
         return None;
@@ -277,8 +281,8 @@ fn place_of_person(np: &str) -> Option<&str> {
         || place.ends_with(['省', '市', '县', '区', '镇', '村', '州', '城', '岛', '国']);
     if !named_place
         || place.contains('的')
-        || trait_at(place).is_some()
-        || ZH_INTENSIFIERS.iter().any(|w| place.starts_with(w))
+        || trait_at(lexicon, place).is_some()
+        || lexicon.intensifiers.iter().any(|w| place.starts_with(w))
     {
         return None;
     }
@@ -286,33 +290,11 @@ fn place_of_person(np: &str) -> Option<&str> {
 }
 
 /// Nouns before 的 that name an institution ("北京大学的学生").
-fn is_institution(owner: &str) -> bool {
-    const SUFFIXES: &[&str] = &[
-        "大学",
-        "学院",
-        "学校",
-        "中学",
-        "小学",
-        "医院",
-        "公司",
-        "银行",
-        "集团",
-        "工厂",
-        "店",
-        "局",
-        "部",
-        "所",
-        "院",
-        "馆",
-        "厂",
-        "中心",
-        "科技",
-        "研究所",
-        "团队",
-        "餐厅",
-        "酒店",
-    ];
-    SUFFIXES.iter().any(|s| owner.ends_with(s))
+fn is_institution(lexicon: &ChineseWords, owner: &str) -> bool {
+    lexicon
+        .institution_suffixes
+        .iter()
+        .any(|s| owner.ends_with(s))
         || (!owner.is_empty() && owner.chars().all(|c| c.is_ascii_alphanumeric() || c == ' '))
 }
 
@@ -341,9 +323,10 @@ impl Extractor<'_, '_> {
     }
 
     fn name(&mut self, s: &str) {
+        let lexicon = self.lexicon;
         let s = s.strip_prefix("做").unwrap_or(s);
         if s.is_empty()
-            || is_pronoun_start(s)
+            || is_pronoun_start(lexicon, s)
             || starts_any(s, &["了", "过", "醒", "住", "来", "去", "着"])
         {
             return;
@@ -352,7 +335,7 @@ impl Extractor<'_, '_> {
         if s.starts_with('的') {
             return;
         }
-        let mut v = value(s, 8);
+        let mut v = value(lexicon, s, 8);
         for stop in ["就", "吧", "好了", "也", "今年", "是", "哦", "就行", "好"] {
             if let Some(i) = v.find(stop) {
                 if i > 0 {
@@ -367,6 +350,7 @@ impl Extractor<'_, '_> {
 
     /// One reading starting right after a "我"; `before` is the clause text in front of it.
     fn reading(&mut self, before: &str, after: &str) {
+        let lexicon = self.lexicon;
         let at_start = {
             let b = before.trim();
             b.is_empty()
@@ -377,7 +361,7 @@ impl Extractor<'_, '_> {
                 .contains(&b)
         };
         // Habits and plans whose time word opens the clause: "每天早上我都跑步", "明年我要去日本".
-        if let Some((freq, _)) = strip_longest(before.trim(), ZH_FREQUENCY) {
+        if let Some((freq, _)) = strip_longest(before.trim(), &lexicon.frequency) {
             if let Some(vp) = self.verb_phrase(after) {
                 let lead = if before.trim().chars().count() <= 8 {
                     before.trim()
@@ -388,11 +372,11 @@ impl Extractor<'_, '_> {
                 return;
             }
         }
-        if strip_longest(before.trim(), ZH_FUTURE).is_some() {
+        if strip_longest(before.trim(), &lexicon.future).is_some() {
             let vp = after.trim_start_matches(['也', '还', '都', '就']);
             if starts_any(vp, &["要", "想", "准备", "打算", "计划", "去"]) && !has_deictic(vp)
             {
-                let v = value(vp, MAX_VALUE_CHARS);
+                let v = value(lexicon, vp, MAX_VALUE_CHARS);
                 if v.chars().count() > 1 {
                     self.push(Concept::Plans, &format!("{}{}", before.trim(), v));
                     return;
@@ -402,7 +386,7 @@ impl Extractor<'_, '_> {
         if self.possessive(after, at_start) {
             return;
         }
-        let (mods, rest) = skip_modifiers(after);
+        let (mods, rest) = skip_modifiers(lexicon, after);
         self.verbs(rest, &mods);
     }
 
@@ -410,6 +394,14 @@ impl Extractor<'_, '_> {
     /// Returns whether the reading is done.
     fn possessive(&mut self, after: &str, at_start: bool) -> bool {
         let poss = after.strip_prefix('的').unwrap_or(after);
+        self.possessive_field(poss)
+            || self.possessive_pet(after, poss)
+            || self.possessive_person(poss, at_start)
+    }
+
+    /// "我的名字叫…", "我的爱好是…", "我的性格很…": a named field and its value.
+    fn possessive_field(&mut self, poss: &str) -> bool {
+        let lexicon = self.lexicon;
         let fields: &[(&[&str], Concept)] = &[
             (&["名字叫", "名字是"], Concept::Name),
             (&["工作是", "职业是"], Concept::Job),
@@ -443,13 +435,13 @@ impl Extractor<'_, '_> {
                     return true;
                 }
                 let rest = trim_words(rest, &["很", "挺", "比较", "就"]);
-                let v = value(rest, MAX_VALUE_CHARS);
-                if v.is_empty() || is_pronoun_start(v) {
+                let v = value(lexicon, rest, MAX_VALUE_CHARS);
+                if v.is_empty() || is_pronoun_start(lexicon, v) {
                     return true;
                 }
                 match concept {
                     Concept::Job => {
-                        let v = strip_count(v);
+                        let v = strip_count(lexicon, v);
                         self.push(Concept::Job, v);
                     }
                     Concept::Likes => self.push_list(Concept::Likes, v, rest),
@@ -463,33 +455,39 @@ impl Extractor<'_, '_> {
                 rest,
                 &["很", "挺", "是", "比较", "非常", "特别", "有点", "有些"],
             );
-            if let Some(t) = trait_at(rest) {
+            if let Some(t) = trait_at(lexicon, rest) {
                 self.push(Concept::Personality, t);
             }
             return true;
         }
+        false
+    }
+
+    /// "我家有一只猫", "我的狗叫旺财": a pet, with its name when given.
+    fn possessive_pet(&mut self, after: &str, poss: &str) -> bool {
+        let lexicon = self.lexicon;
         // "我家有一只猫", "我家的狗叫旺财".
         if let Some(rest) = poss.strip_prefix('家') {
             let rest = rest
                 .trim_start_matches(['的', '里'])
                 .trim_start_matches(['有', '养'])
                 .trim_start_matches('了');
-            let np = strip_count(rest);
-            if strip_longest(np, ZH_PETS).is_some() {
+            let np = strip_count(lexicon, rest);
+            if strip_longest(np, &lexicon.pets).is_some() {
                 self.pet(rest);
                 return true;
             }
         }
-        if let Some((animal, rest)) = strip_longest(poss, ZH_PETS) {
+        if let Some((animal, rest)) = strip_longest(poss, &lexicon.pets) {
             if animal.chars().count() > 1 || after.starts_with('的') {
                 let named = rest
                     .strip_prefix("叫")
                     .or_else(|| rest.strip_prefix("名叫"));
                 match named {
-                    Some(name) if !value(name, 8).is_empty() => {
+                    Some(name) if !value(lexicon, name, 8).is_empty() => {
                         let end = poss.len() - rest.len()
                             + (rest.len() - name.len())
-                            + value(name, 8).len();
+                            + value(lexicon, name, 8).len();
                         self.push(Concept::Pets, poss.get(..end).unwrap_or(animal));
                     }
                     _ => self.push(Concept::Pets, animal),
@@ -497,10 +495,20 @@ impl Extractor<'_, '_> {
                 return true;
             }
         }
-        let person = strip_longest(poss, ZH_FAMILY)
+        false
+    }
+
+    /// "我妈妈", "我男朋友是医生": a family member or relation, with what is said of them
+    /// when the clause starts with it. `false` when the word is not a person ("我爱人类").
+    fn possessive_person(&mut self, poss: &str, at_start: bool) -> bool {
+        let lexicon = self.lexicon;
+        let person = strip_longest(poss, &lexicon.family)
             .map(|(w, r)| (w, r, Concept::Family))
             .into_iter()
-            .chain(strip_longest(poss, ZH_RELATIONS).map(|(w, r)| (w, r, Concept::Relationships)))
+            .chain(
+                strip_longest(poss, &lexicon.relations)
+                    .map(|(w, r)| (w, r, Concept::Relationships)),
+            )
             .max_by_key(|(w, _, _)| w.len());
         if let Some((word, rest, concept)) = person {
             // "我爱人" is family; "我爱人类" is not a person at all.
@@ -515,7 +523,7 @@ impl Extractor<'_, '_> {
                 "最近",
             ];
             if at_start && starts_any(rest, PREDICATES) {
-                let v = value(poss, MAX_VALUE_CHARS);
+                let v = value(lexicon, poss, MAX_VALUE_CHARS);
                 self.push(concept, if v.len() > word.len() + 3 { v } else { word });
             } else {
                 self.push(concept, word);
@@ -527,23 +535,25 @@ impl Extractor<'_, '_> {
 
     /// The verb phrase after "我" in a habit ("都跑步" → "跑步"), when it is a routine.
     fn verb_phrase<'s>(&self, after: &'s str) -> Option<&'s str> {
+        let lexicon = self.lexicon;
         let vp = after.trim_start_matches(['也', '还', '都', '就', '会', '要']);
-        let v = value(vp, MAX_VALUE_CHARS);
+        let v = value(lexicon, vp, MAX_VALUE_CHARS);
         (v.chars().count() >= 2
-            && !is_pronoun_start(v)
+            && !is_pronoun_start(lexicon, v)
             && !starts_any(v, &["是", "觉得", "想", "喜欢", "很"]))
         .then_some(v)
     }
 
     fn push_list(&mut self, concept: Concept, v: &str, rest: &str) {
+        let lexicon = self.lexicon;
         let mut v = v.to_string();
         // The value reached the clause end: a list may go on in the next clauses.
-        if value(rest, usize::MAX).len()
+        if value(lexicon, rest, usize::MAX).len()
             == rest
-                .trim_end_matches(|c: char| ZH_TRAILING.contains(&c) || !c.is_alphanumeric())
+                .trim_end_matches(|c: char| lexicon.trailing.contains(&c) || !c.is_alphanumeric())
                 .len()
         {
-            if let Some(tail) = list_tail(self.following) {
+            if let Some(tail) = list_tail(lexicon, self.following) {
                 v.push('，');
                 v.push_str(&tail);
             }
@@ -552,17 +562,18 @@ impl Extractor<'_, '_> {
     }
 
     fn verbs(&mut self, rest: &str, mods: &Mods) {
+        let lexicon = self.lexicon;
         // Habits: "我每天跑步", "我习惯早起", "我从不喝酒".
-        if let Some((freq, tail)) = strip_longest(rest, ZH_FREQUENCY) {
+        if let Some((freq, tail)) = strip_longest(rest, &lexicon.frequency) {
             if !mods.negated && !rest.starts_with("一般般") {
                 let tail = tail.trim_start_matches(['都', '会', '也']);
                 if !starts_any(tail, &["喜欢", "爱", "讨厌", "觉得", "想"]) {
                     let v = if freq.starts_with("习惯") {
-                        value(tail, MAX_VALUE_CHARS)
+                        value(lexicon, tail, MAX_VALUE_CHARS)
                     } else {
-                        value(rest, MAX_VALUE_CHARS)
+                        value(lexicon, rest, MAX_VALUE_CHARS)
                     };
-                    if v.chars().count() >= 2 && !is_pronoun_start(tail) {
+                    if v.chars().count() >= 2 && !is_pronoun_start(lexicon, tail) {
                         self.push(Concept::Habits, v);
                     }
                     return;
@@ -571,13 +582,13 @@ impl Extractor<'_, '_> {
             }
         }
         // Plans with a time word: "我明年要去日本".
-        if let Some((_, tail)) = strip_longest(rest, ZH_FUTURE) {
+        if let Some((_, tail)) = strip_longest(rest, &lexicon.future) {
             if !mods.negated {
                 let tail = tail.trim_start_matches(['也', '还', '都', '就']);
                 if starts_any(tail, &["要", "想", "准备", "打算", "计划", "去"])
                     && !has_deictic(tail)
                 {
-                    let v = value(rest, MAX_VALUE_CHARS);
+                    let v = value(lexicon, rest, MAX_VALUE_CHARS);
                     if v.chars().count() > 3 {
                         self.push(Concept::Plans, v);
                     }
@@ -613,7 +624,7 @@ impl Extractor<'_, '_> {
         if self.have(rest, mods) {
             return;
         }
-        if let Some((state, _)) = strip_longest(rest, ZH_RELATION_STATES) {
+        if let Some((state, _)) = strip_longest(rest, &lexicon.relation_states) {
             if !mods.negated {
                 self.push(Concept::Relationships, state);
             }
@@ -622,7 +633,7 @@ impl Extractor<'_, '_> {
         if self.likes(rest, mods) || self.plans(rest, mods) {
             return;
         }
-        if let Some(t) = trait_at(rest) {
+        if let Some(t) = trait_at(lexicon, rest) {
             let from = mods.kept_from.unwrap_or(rest);
             let end = from.len() - rest.len() + t.len();
             self.push(Concept::Personality, from.get(..end).unwrap_or(t));
@@ -631,18 +642,22 @@ impl Extractor<'_, '_> {
 
     /// "我是…": gender, age cohort, personality, job, workplace, hometown, role to the listener.
     fn copula(&mut self, tail: &str, mods: &Mods) {
-        let np_full = strip_count(tail);
+        let lexicon = self.lexicon;
+        let np_full = strip_count(lexicon, tail);
         // "我是你的老师": who the speaker is to the listener.
         if let Some(after_you) = np_full
             .strip_prefix('你')
             .or_else(|| np_full.strip_prefix('您'))
         {
             let head = after_you.trim_start_matches('的');
-            let known = strip_longest(head, ZH_RELATIONS).is_some()
-                || strip_longest(head, ZH_FAMILY).is_some()
-                || job_prefix(head).is_some();
+            let known = strip_longest(head, &lexicon.relations).is_some()
+                || strip_longest(head, &lexicon.family).is_some()
+                || job_prefix(lexicon, head).is_some();
             if known {
-                self.push(Concept::Relationships, value(np_full, MAX_VALUE_CHARS));
+                self.push(
+                    Concept::Relationships,
+                    value(lexicon, np_full, MAX_VALUE_CHARS),
+                );
             }
             return;
         }
@@ -659,16 +674,25 @@ impl Extractor<'_, '_> {
             );
             return;
         }
-        let np = value(np_full, MAX_VALUE_CHARS);
+        let np = value(lexicon, np_full, MAX_VALUE_CHARS);
         if np.is_empty() {
             return;
         }
-        if let Some((g, rest)) = strip_longest(np, ZH_GENDER) {
-            if rest.is_empty() || rest.chars().all(|c| ZH_TRAILING.contains(&c)) {
+        if !self.identity(np, mods) {
+            self.occupation_or_origin(np_full, np, mods);
+        }
+    }
+
+    /// After "我是": a gender, a personality type or trait, being an only child, a fandom.
+    /// Whether `np` was one of them.
+    fn identity(&mut self, np: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
+        if let Some((g, rest)) = strip_longest(np, &lexicon.gender) {
+            if rest.is_empty() || rest.chars().all(|c| lexicon.trailing.contains(&c)) {
                 if !mods.past {
                     self.push(Concept::Gender, g);
                 }
-                return;
+                return true;
             }
         }
         let ascii_word: String = np.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
@@ -688,12 +712,14 @@ impl Extractor<'_, '_> {
                     np
                 },
             );
-            return;
+            return true;
         }
         // "一个很内向的人", "社恐": a trait anywhere in a short phrase.
-        let trait_in = np
-            .char_indices()
-            .find_map(|(i, _)| np.get(i..).and_then(trait_at).map(|t| (i, t)));
+        let trait_in = np.char_indices().find_map(|(i, _)| {
+            np.get(i..)
+                .and_then(|rest| trait_at(lexicon, rest))
+                .map(|t| (i, t))
+        });
         if let Some((i, t)) = trait_in {
             if !mods.past
                 && (np.ends_with('人')
@@ -702,25 +728,31 @@ impl Extractor<'_, '_> {
             {
                 let hedge_from = np
                     .get(..i)
-                    .and_then(|h| ZH_HEDGES.iter().filter_map(|w| h.find(w)).min());
+                    .and_then(|h| lexicon.hedges.iter().filter_map(|w| h.find(w)).min());
                 let from = hedge_from.unwrap_or(i);
                 self.push(Concept::Personality, np.get(from..i + t.len()).unwrap_or(t));
-                return;
+                return true;
             }
         }
         if np == "独生子" || np == "独生女" {
             self.push(Concept::Family, np);
-            return;
+            return true;
         }
         // Fans: "摄影爱好者", "猫控".
         for suffix in ["爱好者", "发烧友", "控"] {
             if let Some(thing) = np.strip_suffix(suffix) {
                 if !thing.is_empty() && !mods.past {
                     self.push(Concept::Likes, thing);
-                    return;
+                    return true;
                 }
             }
         }
+        false
+    }
+
+    /// After "我是": an occupation (and its workplace), else where the speaker is from.
+    fn occupation_or_origin(&mut self, np_full: &str, np: &str, mods: &Mods) {
+        let lexicon = self.lexicon;
         // "我是干销售的".
         if let Some(field) = np.strip_prefix('干').and_then(|t| t.strip_suffix('的')) {
             if (1..=6).contains(&field.chars().count()) && !field.contains(['嘛', '什', '啥']) {
@@ -732,15 +764,15 @@ impl Extractor<'_, '_> {
         if let Some(split) = np.rfind('的') {
             let owner = np.get(..split).unwrap_or("");
             let head = np.get(split + '的'.len_utf8()..).unwrap_or("");
-            if let Some(job) = job_prefix(head) {
-                if is_institution(owner) {
+            if let Some(job) = job_prefix(lexicon, head) {
+                if is_institution(lexicon, owner) {
                     self.push_dated(Concept::Workplace, "在", owner, mods.past);
                 }
                 self.push_dated(Concept::Job, "是", job, mods.past);
             }
             return;
         }
-        if let Some(job) = job_prefix(np) {
+        if let Some(job) = job_prefix(lexicon, np) {
             self.push_dated(Concept::Job, "是", job, mods.past);
             return;
         }
@@ -753,18 +785,19 @@ impl Extractor<'_, '_> {
             np_full.get(..end).unwrap_or("").trim()
         };
         if let Some(last) = ascii.split_whitespace().last() {
-            if super::en::is_job(&last.to_lowercase()) {
+            if super::en::is_job(self.english, &last.to_lowercase()) {
                 self.push_dated(Concept::Job, "是", ascii, mods.past);
                 return;
             }
         }
-        if let Some(place) = place_of_person(np) {
+        if let Some(place) = place_of_person(lexicon, np) {
             self.push(Concept::Location, place);
         }
     }
 
     /// "我住在北京", "我来自上海", "我搬到了深圳", "我以前住在北京" (past: `以前在北京`).
     fn location(&mut self, rest: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
         const CURRENT: &[&str] = &[
             "住在",
             "生活在",
@@ -790,8 +823,8 @@ impl Extractor<'_, '_> {
             "家乡是",
         ];
         if let Some((_, tail)) = strip_longest(rest, ORIGIN) {
-            let v = value(tail, 12);
-            if !mods.negated && !v.is_empty() && !is_pronoun_start(v) {
+            let v = value(lexicon, tail, 12);
+            if !mods.negated && !v.is_empty() && !is_pronoun_start(lexicon, v) {
                 self.push(Concept::Location, v);
             }
             return true;
@@ -802,7 +835,7 @@ impl Extractor<'_, '_> {
                 return false;
             }
             let tail = tail.trim_start_matches('在');
-            let mut v = value(tail, 12);
+            let mut v = value(lexicon, tail, 12);
             for stop in [
                 "附近的",
                 "工作",
@@ -822,7 +855,7 @@ impl Extractor<'_, '_> {
                     }
                 }
             }
-            if !mods.negated && !v.is_empty() && !is_pronoun_start(v) {
+            if !mods.negated && !v.is_empty() && !is_pronoun_start(lexicon, v) {
                 self.push_dated(Concept::Location, "在", v, mods.past);
             }
             return true;
@@ -832,6 +865,7 @@ impl Extractor<'_, '_> {
 
     /// "我在腾讯工作", "我在医院当护士", "我在北京大学读书", "我在上海生活".
     fn work_place(&mut self, rest: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
         let Some(tail) = rest.strip_prefix('在') else {
             return false;
         };
@@ -891,11 +925,11 @@ impl Extractor<'_, '_> {
             return true;
         }
         if matches!(verb, "当" | "做" | "担任") {
-            let np = strip_count(after_verb.trim_start_matches('了'));
+            let np = strip_count(lexicon, after_verb.trim_start_matches('了'));
             let job = if verb == "担任" {
-                Some(value(np, 10))
+                Some(value(lexicon, np, 10))
             } else {
-                job_prefix(value(np, 10))
+                job_prefix(lexicon, value(lexicon, np, 10))
             };
             match job {
                 Some(job) if !job.is_empty() => {
@@ -912,6 +946,7 @@ impl Extractor<'_, '_> {
 
     /// "我当老师", "我做程序员", "我从事金融行业", "我是干销售的", "我学的是计算机".
     fn job_verbs(&mut self, rest: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
         if mods.negated {
             return false;
         }
@@ -941,17 +976,18 @@ impl Extractor<'_, '_> {
                 return false;
             }
             let np = strip_count(
+                lexicon,
                 tail.trim_start_matches('了')
                     .trim_start_matches(['一', '个', '名']),
             );
-            if let Some(job) = job_prefix(value(np, 10)) {
+            if let Some(job) = job_prefix(lexicon, value(lexicon, np, 10)) {
                 self.push_dated(Concept::Job, "是", job, mods.past);
                 return true;
             }
             return false;
         }
         if let Some(tail) = rest.strip_prefix("从事") {
-            let v = value(tail, 12);
+            let v = value(lexicon, tail, 12);
             let v = v
                 .strip_suffix("工作")
                 .or_else(|| v.strip_suffix("行业"))
@@ -971,9 +1007,9 @@ impl Extractor<'_, '_> {
         }
         for prefix in ["学的是", "读的是", "学的", "主修"] {
             if let Some(tail) = rest.strip_prefix(prefix) {
-                let v = value(tail, 12);
+                let v = value(lexicon, tail, 12);
                 let v = v.strip_suffix("专业").unwrap_or(v);
-                if !v.is_empty() && !is_pronoun_start(v) {
+                if !v.is_empty() && !is_pronoun_start(lexicon, v) {
                     self.push(Concept::Job, v);
                 }
                 return true;
@@ -983,7 +1019,7 @@ impl Extractor<'_, '_> {
             .strip_prefix('读')
             .or_else(|| rest.strip_prefix("在读"))
         {
-            let v = value(tail, 12);
+            let v = value(lexicon, tail, 12);
             if let Some(field) = v.strip_suffix("专业") {
                 if !field.is_empty() {
                     self.push(Concept::Job, field);
@@ -996,6 +1032,7 @@ impl Extractor<'_, '_> {
 
     /// "我养了一只猫", "我有一个妹妹", "我有男朋友".
     fn have(&mut self, rest: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
         let Some((verb, tail)) = strip_longest(rest, &["养了", "养着", "养", "有了", "有"])
         else {
             return false;
@@ -1003,26 +1040,28 @@ impl Extractor<'_, '_> {
         if mods.negated || mods.past {
             return true;
         }
-        let np = strip_count(tail);
+        let np = strip_count(lexicon, tail);
         if verb.starts_with('养') {
-            if ZH_PETS.iter().any(|p| take_chars(np, 6).contains(p)) {
+            if lexicon.pets.iter().any(|p| take_chars(np, 6).contains(p)) {
                 self.pet(tail);
             }
             return true;
         }
-        if strip_longest(np, ZH_PETS).is_some() {
+        if strip_longest(np, &lexicon.pets).is_some() {
             self.pet(tail);
             return true;
         }
         if verb.starts_with('有') {
-            let person = strip_longest(np, ZH_FAMILY)
+            let person = strip_longest(np, &lexicon.family)
                 .map(|(w, _)| (w, Concept::Family))
                 .into_iter()
-                .chain(strip_longest(np, ZH_RELATIONS).map(|(w, _)| (w, Concept::Relationships)))
+                .chain(
+                    strip_longest(np, &lexicon.relations).map(|(w, _)| (w, Concept::Relationships)),
+                )
                 .max_by_key(|(w, _)| w.len());
             if let Some((word, concept)) = person {
                 if word.chars().count() > 1 {
-                    let v = value(tail, MAX_VALUE_CHARS);
+                    let v = value(lexicon, tail, MAX_VALUE_CHARS);
                     self.push(concept, v);
                 }
                 return true;
@@ -1034,7 +1073,8 @@ impl Extractor<'_, '_> {
     /// A pet phrase ("一只猫叫咪咪"), joined with a name given in the next clause
     /// ("我养了一只狗，叫旺财" → "一只狗，叫旺财").
     fn pet(&mut self, tail: &str) {
-        let v = value(tail, 12);
+        let lexicon = self.lexicon;
+        let v = value(lexicon, tail, 12);
         if v.is_empty() {
             return;
         }
@@ -1047,7 +1087,7 @@ impl Extractor<'_, '_> {
                 if let Some((_, name_part)) = strip_longest(n, &["名字叫", "名字是", "名叫", "叫"])
                 {
                     let name_part = name_part.trim_start();
-                    let name = value(name_part, 8);
+                    let name = value(lexicon, name_part, 8);
                     if !name.is_empty() {
                         // The name clause as written, from 叫 to the name's end.
                         let start = next.len() - n.len();
@@ -1065,6 +1105,7 @@ impl Extractor<'_, '_> {
 
     /// "我喜欢爬山", "我最喜欢的颜色是蓝色", "我不喜欢咖啡", "我讨厌下雨", "我对摄影很感兴趣".
     fn likes(&mut self, rest: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
         const LIKE: &[&str] = &[
             "喜欢",
             "热爱",
@@ -1102,7 +1143,7 @@ impl Extractor<'_, '_> {
                 // "我最喜欢的颜色是蓝色": keep the phrase from 最 (or from the verb).
                 if !mods.negated {
                     let from = mods.most_from.unwrap_or(rest);
-                    let v = value(from, MAX_VALUE_CHARS + 4);
+                    let v = value(lexicon, from, MAX_VALUE_CHARS + 4);
                     if v.contains('是') {
                         self.push(Concept::Likes, v);
                     }
@@ -1110,8 +1151,12 @@ impl Extractor<'_, '_> {
                 return true;
             }
             let tail = tail.trim_start_matches(['上', '了']);
-            let v = value(tail, MAX_VALUE_CHARS);
-            if v.is_empty() || is_pronoun_start(v) || v.contains(['你', '您']) || has_deictic(v) {
+            let v = value(lexicon, tail, MAX_VALUE_CHARS);
+            if v.is_empty()
+                || is_pronoun_start(lexicon, v)
+                || v.contains(['你', '您'])
+                || has_deictic(v)
+            {
                 return true;
             }
             let concept = if mods.negated {
@@ -1126,49 +1171,56 @@ impl Extractor<'_, '_> {
             return true;
         }
         if let Some((_, tail)) = strip_longest(rest, DISLIKE) {
-            let v = value(tail, MAX_VALUE_CHARS);
+            let v = value(lexicon, tail, MAX_VALUE_CHARS);
             if !mods.negated
                 && !mods.past
                 && !v.is_empty()
-                && !is_pronoun_start(v)
+                && !is_pronoun_start(lexicon, v)
                 && !starts_any(v, &["的是", "了", "死", "不得", "透"])
             {
                 self.push_list(Concept::Dislikes, v, tail);
             }
             return true;
         }
-        if let Some(tail) = rest.strip_prefix('对') {
-            const INTEREST: &[(&str, bool)] = &[
-                ("不感兴趣", false),
-                ("没兴趣", false),
-                ("没有兴趣", false),
-                ("不太感兴趣", false),
-                ("感兴趣", true),
-                ("有兴趣", true),
-            ];
-            let window = take_chars(tail, 16);
-            for (marker, positive) in INTEREST {
-                if let Some(i) = window.find(marker) {
-                    let thing = window.get(..i).unwrap_or("");
-                    let mut thing = thing;
-                    while let Some(w) = [
-                        "很", "非常", "特别", "比较", "挺", "超", "也", "都", "一直", "还", "十分",
-                    ]
-                    .iter()
-                    .find(|w| thing.ends_with(**w))
-                    {
-                        thing = thing.get(..thing.len() - w.len()).unwrap_or("");
-                    }
-                    if !thing.is_empty() && !is_pronoun_start(thing) && !mods.past {
-                        let concept = if *positive && !mods.negated {
-                            Concept::Likes
-                        } else {
-                            Concept::Dislikes
-                        };
-                        self.push(concept, thing);
-                    }
-                    return true;
+        match rest.strip_prefix('对') {
+            Some(tail) => self.interest(tail, mods),
+            None => false,
+        }
+    }
+
+    /// "(我对)摄影很感兴趣", "(我对)足球没兴趣": `tail` is what follows 对.
+    fn interest(&mut self, tail: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
+        const INTEREST: &[(&str, bool)] = &[
+            ("不感兴趣", false),
+            ("没兴趣", false),
+            ("没有兴趣", false),
+            ("不太感兴趣", false),
+            ("感兴趣", true),
+            ("有兴趣", true),
+        ];
+        let window = take_chars(tail, 16);
+        for (marker, positive) in INTEREST {
+            if let Some(i) = window.find(marker) {
+                let thing = window.get(..i).unwrap_or("");
+                let mut thing = thing;
+                while let Some(w) = [
+                    "很", "非常", "特别", "比较", "挺", "超", "也", "都", "一直", "还", "十分",
+                ]
+                .iter()
+                .find(|w| thing.ends_with(**w))
+                {
+                    thing = thing.get(..thing.len() - w.len()).unwrap_or("");
                 }
+                if !thing.is_empty() && !is_pronoun_start(lexicon, thing) && !mods.past {
+                    let concept = if *positive && !mods.negated {
+                        Concept::Likes
+                    } else {
+                        Concept::Dislikes
+                    };
+                    self.push(concept, thing);
+                }
+                return true;
             }
         }
         false
@@ -1176,6 +1228,7 @@ impl Extractor<'_, '_> {
 
     /// "我打算去日本", "我计划学日语", "我想当医生", "我希望明年考上研究生".
     fn plans(&mut self, rest: &str, mods: &Mods) -> bool {
+        let lexicon = self.lexicon;
         const PLAN: &[&str] = &[
             "打算",
             "计划",
@@ -1200,6 +1253,7 @@ impl Extractor<'_, '_> {
         if let Some((verb, tail)) = strip_longest(rest, PLAN) {
             let tail = tail.trim_start_matches(['着', '在']);
             let v = value(
+                lexicon,
                 if verb == "要去" {
                     rest.get("要".len()..).unwrap_or(tail)
                 } else {
@@ -1208,7 +1262,7 @@ impl Extractor<'_, '_> {
                 MAX_VALUE_CHARS,
             );
             if v.chars().count() >= 2
-                && !is_pronoun_start(v)
+                && !is_pronoun_start(lexicon, v)
                 && !has_deictic(v)
                 && !starts_any(v, &["好", "了", "一下", "怎么"])
             {
@@ -1218,7 +1272,7 @@ impl Extractor<'_, '_> {
         }
         if let Some(tail) = rest.strip_prefix('想') {
             if starts_any(tail, WANT_VERBS) {
-                let v = value(tail, MAX_VALUE_CHARS);
+                let v = value(lexicon, tail, MAX_VALUE_CHARS);
                 if v.chars().count() >= 2 {
                     self.push(Concept::Plans, v);
                 }
@@ -1230,25 +1284,25 @@ impl Extractor<'_, '_> {
 }
 
 /// Skip what sits between "我" and the verb, noting past, negation, hedges and 最.
-fn skip_modifiers(s: &str) -> (Mods<'_>, &str) {
+fn skip_modifiers<'s>(lexicon: &ChineseWords, s: &'s str) -> (Mods<'s>, &'s str) {
     let mut mods = Mods::default();
     let mut rest = s;
     for _ in 0..8 {
         // Frequency words ("从不", "经常") are read by the habit rule, negation included.
-        if strip_longest(rest, ZH_FREQUENCY).is_some() && !rest.starts_with("一般般") {
+        if strip_longest(rest, &lexicon.frequency).is_some() && !rest.starts_with("一般般") {
             break;
         }
-        if let Some((_, r)) = strip_longest(rest, ZH_PAST) {
+        if let Some((_, r)) = strip_longest(rest, &lexicon.past) {
             mods.past = true;
             rest = r;
-        } else if let Some((_, r)) = strip_longest(rest, ZH_NEGATIONS) {
+        } else if let Some((_, r)) = strip_longest(rest, &lexicon.negations) {
             mods.negated = true;
             mods.kept_from.get_or_insert(rest);
             rest = r;
-        } else if let Some((_, r)) = strip_longest(rest, ZH_HEDGES) {
+        } else if let Some((_, r)) = strip_longest(rest, &lexicon.hedges) {
             mods.kept_from.get_or_insert(rest);
             rest = r;
-        } else if let Some((w, r)) = strip_longest(rest, ZH_INTENSIFIERS) {
+        } else if let Some((w, r)) = strip_longest(rest, &lexicon.intensifiers) {
             // "好奇" and "好几" are words, not "好" + something.
             if w == "好" && starts_any(r, &["奇", "几", "多", "像", "的", "了", "吧", "啊"])
             {
@@ -1258,7 +1312,7 @@ fn skip_modifiers(s: &str) -> (Mods<'_>, &str) {
                 mods.most_from.get_or_insert(rest);
             }
             rest = r;
-        } else if let Some((_, r)) = strip_longest(rest, ZH_FILLERS) {
+        } else if let Some((_, r)) = strip_longest(rest, &lexicon.fillers) {
             rest = r;
         } else {
             break;
@@ -1268,7 +1322,7 @@ fn skip_modifiers(s: &str) -> (Mods<'_>, &str) {
 }
 
 /// A list that continues a like in the next clauses: "…，跳舞，还有画画".
-fn list_tail(following: &[&str]) -> Option<String> {
+fn list_tail(lexicon: &ChineseWords, following: &[&str]) -> Option<String> {
     let mut parts = Vec::new();
     for clause in following.iter().take(6) {
         let n = clause.chars().count();
@@ -1279,7 +1333,7 @@ fn list_tail(following: &[&str]) -> Option<String> {
         {
             return None;
         }
-        parts.push(value(clause, 8).to_string());
+        parts.push(value(lexicon, clause, 8).to_string());
         if starts_any(clause, &["还有", "和", "以及", "或者", "跟", "还"]) {
             return Some(parts.join("，"));
         }

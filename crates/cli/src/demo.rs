@@ -1,6 +1,7 @@
 //! `mnemos demo`: ingest a bundled bilingual sample dialogue, then answer a few queries with
 //! their explanations — the quickest way to see what the engine does.
 
+use mnemos_engine::render;
 use std::io::Cursor;
 use std::path::PathBuf;
 
@@ -96,13 +97,13 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
         if args.preset.is_some() {
             let request = RecallRequest::new(query, args.budget);
             let context = engine.recall(&user_key, "demo", &request)?;
-            output::print_context(&context, true);
+            print!("{}", render::context(&context, true));
         } else {
             let mut request = SearchRequest::new(user_key, query);
             request.top_k = Some(args.top_k);
             request.record_access = true;
             let results = engine.search(&request)?;
-            output::print_results(&results, true);
+            print!("{}", render::search_results(&results, true));
         }
         println!();
     }

@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use mnemos_engine::render;
 
 use mnemos_core::{JobId, UserKey};
 use mnemos_engine::{Config, Engine, OpenOptions};
@@ -62,7 +63,7 @@ pub fn run(config: &Config, args: JobsArgs) -> Result<()> {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&jobs)?);
             } else {
-                output::print_pending_jobs(&jobs);
+                print!("{}", render::pending_jobs(&jobs));
             }
         }
         JobsCommand::Run => {

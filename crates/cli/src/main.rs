@@ -15,6 +15,7 @@ mod progress;
 mod train;
 mod usage;
 
+use mnemos_engine::render;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -158,7 +159,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&presets)?);
             } else {
-                output::print_presets(&presets);
+                print!("{}", render::presets(&presets));
             }
             Ok(())
         }

@@ -2,6 +2,7 @@
 
 use anyhow::{Context as _, Result};
 use clap::Args;
+use mnemos_engine::render;
 
 use mnemos_core::{
     KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, SecondHop,
@@ -10,7 +11,7 @@ use mnemos_core::{
 use mnemos_engine::{Config, Engine, OpenOptions, RecallRequest, SearchRequest, ViewKind};
 
 use crate::usage::usage;
-use crate::{output, UserArg};
+use crate::UserArg;
 
 /// The engine over the existing database (never creates one); `embed` loads the embedder.
 pub fn existing_engine(config: &Config, embed: bool, preset: Option<&str>) -> Result<Engine> {
@@ -112,7 +113,7 @@ pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        output::print_results(&results, args.explain);
+        print!("{}", render::search_results(&results, args.explain));
     }
     Ok(())
 }
@@ -137,7 +138,7 @@ fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&context)?);
     } else {
-        output::print_context(&context, args.explain);
+        print!("{}", render::context(&context, args.explain));
     }
     Ok(())
 }
@@ -177,7 +178,7 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
         if args.json {
             println!("{}", serde_json::to_string_pretty(&view)?);
         } else {
-            output::print_view(&user, args.agent.as_deref(), &view);
+            print!("{}", render::view(&user, args.agent.as_deref(), &view));
         }
         return Ok(());
     }
@@ -192,7 +193,7 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
                 let value = serde_json::json!({ "memory": memory, "history": history });
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
-                output::print_memory(&memory, &history);
+                print!("{}", render::memory_card(&memory, &history));
             }
         }
         // The id may name a turn rather than a memory.
@@ -201,7 +202,7 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&turn)?);
             } else {
-                output::print_turn(&turn);
+                print!("{}", render::turn_card(&turn));
             }
         }
         Err(err) => return Err(err.into()),
@@ -278,7 +279,7 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&page)?);
     } else {
-        output::print_page(&page);
+        print!("{}", render::memory_page(&page));
     }
     Ok(())
 }
@@ -300,7 +301,7 @@ pub fn forget(config: &Config, args: ForgetArgs) -> Result<()> {
         println!(
             "{} was already forgotten: {}",
             report.memory.id,
-            output::state_text(&report.memory.state)
+            render::state(&report.memory.state)
         );
     } else {
         println!(

@@ -8,6 +8,7 @@
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
 //! - [`presets`]: named mechanisms with typed parameters, their registry, sweeps and variants.
 //! - [`primitives`]: budgets, rendering, decay curves shared by mechanisms.
+//! - [`render`]: plain-text renderings of results, memories, views and jobs for people and agents.
 
 mod engine;
 mod error;
@@ -17,6 +18,7 @@ pub mod mechanism;
 mod memories;
 pub mod presets;
 pub mod primitives;
+pub mod render;
 pub mod setup;
 mod views;
 

@@ -30,6 +30,14 @@
 //! small test of its own at the end of this file). The order of equal scores is left out of the
 //! search comparison and checked on its own (B4).
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

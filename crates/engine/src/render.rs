@@ -1,0 +1,490 @@
+//! Plain-text renderings of what the engine returns, for people and for agents: search results
+//! with their explanations, a memory card with its history, a recalled context, a preset's
+//! view, job reports. The CLI prints them; a server can return them as tool text. Every
+//! function returns whole lines, each ending in `\n`. Times are ISO 8601 (UTC): the turn's own
+//! time when its source gave one.
+
+use mnemos_core::{
+    Change, HistoryEntry, Hit, Memory, MemoryState, Moment, Paged, Timestamp, Turn, UserKey,
+};
+
+use crate::jobs::{JobReport, PendingJob};
+use crate::mechanism::Context;
+use crate::memories::{SearchResults, SPEAKER_KEY};
+use crate::presets::PresetInfo;
+use crate::views::{PersonaKeyView, TimelineNode, View};
+
+/// Lines of text, joined with a newline after each.
+#[derive(Default)]
+struct Lines(Vec<String>);
+
+impl Lines {
+    fn push(&mut self, line: impl Into<String>) {
+        self.0.push(line.into());
+    }
+
+    fn finish(self) -> String {
+        self.0.iter().map(|line| format!("{line}\n")).collect()
+    }
+}
+
+/// `2023-05-08T13:56:00Z`; a time outside chrono's range shows as milliseconds.
+pub fn iso(time: Timestamp) -> String {
+    chrono::DateTime::from_timestamp_millis(time.millis())
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| format!("{} ms", time.millis()))
+}
+
+/// `2023-05-08T13:56:00Z (round 12)`.
+fn when(at: Moment) -> String {
+    format!("{} (round {})", iso(at.time), at.round)
+}
+
+/// The text on one line (whitespace runs become one space), cut to `max_chars` with `…`.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max_chars {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max_chars).collect();
+        format!("{cut}…")
+    }
+}
+
+fn speaker_prefix(memory: &Memory) -> String {
+    memory
+        .metadata
+        .get(SPEAKER_KEY)
+        .map(|s| format!("{s}: "))
+        .unwrap_or_default()
+}
+
+/// Why one hit ranked where it did: which generators found it, at which rank, and what moved
+/// its score, one line each (without newlines).
+pub fn explain(hit: &Hit) -> Vec<String> {
+    let b = &hit.breakdown;
+    let mut lines = Vec::new();
+    match b.lexical {
+        Some(s) => {
+            let terms = if b.matched_terms.is_empty() {
+                String::new()
+            } else {
+                format!(" matched [{}]", b.matched_terms.join(", "))
+            };
+            lines.push(format!(
+                "bm25   {:>8.3}  rank {:>3}{terms}",
+                s.score, s.rank
+            ));
+        }
+        None => lines.push("bm25        —   no query term in common".to_string()),
+    }
+    match b.dense {
+        Some(s) => lines.push(format!(
+            "dense  {:>8.3}  rank {:>3}  (cosine)",
+            s.score, s.rank
+        )),
+        None => lines.push("dense       —   not among the nearest vectors".to_string()),
+    }
+    if let Some(h) = &b.second_hop {
+        lines.push(format!("hop 2  {:>+8.4}  via memory {}", h.added, h.via));
+    }
+    lines.push(format!("fused  {:>8.4}", b.fused));
+    for adj in &b.adjustments {
+        lines.push(format!(
+            "{:<6} {:>8.4}  ({:+.4})",
+            adj.name, adj.value, adj.delta
+        ));
+    }
+    lines.push(format!(
+        "from   {} turn(s), round {}, {} tokens, {}",
+        hit.memory.provenance.len(),
+        hit.memory.created.round,
+        hit.tokens,
+        iso(hit.memory.created.time)
+    ));
+    lines
+}
+
+/// Ranked hits; with `explain_hits`, the query's parts, each hit's explanation and the timings.
+pub fn search_results(results: &SearchResults, explain_hits: bool) -> String {
+    let mut out = Lines::default();
+    if explain_hits && !results.query_parts.is_empty() {
+        let parts = results.query_parts.len();
+        out.push(format!("searched as {parts} parts, rankings merged:"));
+        for part in &results.query_parts {
+            out.push(format!("  - {}", one_line(part, 120)));
+        }
+    }
+    if results.hits.is_empty() {
+        out.push("no memories matched");
+        return out.finish();
+    }
+    for (i, hit) in results.hits.iter().enumerate() {
+        out.push(format!(
+            "{:>2}. [{:.4}] {}{}",
+            i + 1,
+            hit.score,
+            speaker_prefix(&hit.memory),
+            one_line(&hit.memory.text, 160)
+        ));
+        if explain_hits {
+            out.push(format!(
+                "      id {}  kind {}",
+                hit.memory.id,
+                hit.memory.kind.tag()
+            ));
+            for line in explain(hit) {
+                out.push(format!("      {line}"));
+            }
+        }
+    }
+    if explain_hits {
+        let t = results.timings;
+        out.push(format!(
+            "query terms [{}]; {} candidates; embed {:.2} ms, rank {:.2} ms, fetch {:.2} ms",
+            results.query_terms.join(", "),
+            results.candidates,
+            t.embed_us as f64 / 1000.0,
+            t.rank_us as f64 / 1000.0,
+            t.fetch_us as f64 / 1000.0
+        ));
+    }
+    out.finish()
+}
+
+/// `active`, or when and why the memory was forgotten.
+pub fn state(state: &MemoryState) -> String {
+    match state {
+        MemoryState::Active => "active".into(),
+        MemoryState::Forgotten { reason, at } => format!("forgotten {}: {reason}", when(*at)),
+    }
+}
+
+/// Every field of a memory, then its versions.
+pub fn memory_card(memory: &Memory, history: &[HistoryEntry]) -> String {
+    let mut out = Lines::default();
+    out.push(format!("memory   {}", memory.id));
+    out.push(format!("scope    {}", memory.scope));
+    out.push(format!("kind     {}", memory.kind.tag()));
+    out.push(format!("state    {}", state(&memory.state)));
+    out.push(format!("created  {}", when(memory.created)));
+    out.push(format!("version  {}", memory.version));
+    let from: Vec<String> = memory.provenance.iter().map(ToString::to_string).collect();
+    out.push(format!("from     {}", from.join(", ")));
+    if !memory.metadata.is_empty() {
+        let pairs: Vec<String> = memory
+            .metadata
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        out.push(format!("metadata {}", pairs.join(" ")));
+    }
+    out.push(format!("accessed {} time(s)", memory.access.len()));
+    out.push(format!("text     {}", memory.text));
+    out.push("history:");
+    for entry in history {
+        let change = match &entry.change {
+            Change::Created => "created".to_string(),
+            Change::Updated => "updated".to_string(),
+            Change::Forgotten { reason } => format!("forgotten ({reason})"),
+            Change::Restored => "restored".to_string(),
+        };
+        out.push(format!(
+            "  v{} {} {change}: {}",
+            entry.version,
+            when(entry.at),
+            one_line(&entry.snapshot.text, 100)
+        ));
+    }
+    out.finish()
+}
+
+/// Every field of a raw turn.
+pub fn turn_card(turn: &Turn) -> String {
+    let speaker = turn
+        .speaker
+        .as_ref()
+        .map(|s| format!(" ({s})"))
+        .unwrap_or_default();
+    let mut out = Lines::default();
+    out.push(format!("turn     {}", turn.id));
+    out.push(format!("scope    {}", turn.scope));
+    out.push(format!("role     {}{speaker}", turn.role.as_str()));
+    out.push(format!("at       {}", when(turn.at)));
+    out.push(format!("text     {}", turn.text));
+    out.finish()
+}
+
+/// One line per memory, then where the next page starts.
+pub fn memory_page(page: &Paged<Memory>) -> String {
+    let mut out = Lines::default();
+    for memory in &page.items {
+        out.push(format!(
+            "{}  {} r{:<5} {:<9} {}{}",
+            memory.id,
+            iso(memory.created.time),
+            memory.created.round,
+            memory.kind.tag().as_str(),
+            speaker_prefix(memory),
+            one_line(&memory.text, 100)
+        ));
+    }
+    let shown = page.items.len();
+    out.push(match page.next_offset {
+        Some(next) => format!("({shown} of {}; next page: --offset {next})", page.total),
+        None => format!("({shown} of {})", page.total),
+    });
+    out.finish()
+}
+
+/// A mechanism's recalled context: items by section (with their score parts when
+/// `explain_items`), then the notes and the size.
+pub fn context(context: &Context, explain_items: bool) -> String {
+    let mut out = Lines::default();
+    if context.items.is_empty() {
+        out.push("(no memories recalled)");
+    }
+    let mut section = "";
+    for item in &context.items {
+        if item.section != section {
+            section = &item.section;
+            out.push(format!("  {section}:"));
+        }
+        out.push(format!(
+            "   - [{}, round {}, {:.3}] {}",
+            iso(item.created.time),
+            item.created.round,
+            item.score,
+            one_line(&item.text, 160)
+        ));
+        if explain_items {
+            let parts: Vec<String> = item
+                .breakdown
+                .iter()
+                .map(|p| format!("{} {:.3}", p.name, p.value))
+                .collect();
+            let parts = if parts.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", parts.join(", "))
+            };
+            out.push(format!(
+                "       {} {}; from {} turn(s){}",
+                item.kind.tag(),
+                item.memory_id,
+                item.provenance.len(),
+                parts
+            ));
+        }
+    }
+    for note in &context.notes {
+        out.push(format!("  note: {note}"));
+    }
+    out.push(format!(
+        "  {} item(s), {} tokens (preset {})",
+        context.items.len(),
+        context.tokens,
+        context.mechanism
+    ));
+    out.finish()
+}
+
+/// Every preset with its parameters and defaults.
+pub fn presets(presets: &[PresetInfo]) -> String {
+    let mut out = Lines::default();
+    for preset in presets {
+        out.push(format!("{} — {}", preset.name, preset.summary));
+        for param in &preset.params {
+            out.push(format!(
+                "    {} = {}    {}",
+                param.name, param.default, param.doc
+            ));
+        }
+        if preset.params.is_empty() {
+            out.push("    (no parameters)");
+        }
+    }
+    out.finish()
+}
+
+/// A preset's view of a user's memories (of one agent when `agent` is given).
+pub fn view(user: &UserKey, agent: Option<&str>, view: &View) -> String {
+    let whose = agent.map_or_else(|| user.to_string(), |a| format!("{user} (agent {a})"));
+    let mut out = Lines::default();
+    match view {
+        View::Persona(keys) => persona(&mut out, &whose, keys),
+        View::Timeline(tree) => timeline(&mut out, &whose, tree),
+    }
+    out.finish()
+}
+
+/// The persona sketch: each key's current values, then what it held before and why it left.
+fn persona(out: &mut Lines, whose: &str, keys: &[PersonaKeyView]) {
+    if keys.is_empty() {
+        out.push(format!(
+            "no persona for {whose} (the moom preset builds one)"
+        ));
+        return;
+    }
+    out.push(format!("persona of {whose}"));
+    let mut subject = None;
+    for key in keys {
+        if subject != Some(&key.subject) {
+            subject = Some(&key.subject);
+            if let Some(name) = &key.subject {
+                out.push(name.clone());
+            }
+        }
+        let indent = if key.subject.is_some() { "  " } else { "" };
+        out.push(format!("{indent}{}", key.key));
+        for value in &key.current {
+            out.push(format!(
+                "{indent}  * {}  (said in round {})",
+                value.value, value.said_round
+            ));
+        }
+        for value in &key.history {
+            out.push(format!(
+                "{indent}    was: {}  (round {}) — {}",
+                value.value,
+                value.said_round,
+                value.reason.as_deref().unwrap_or("forgotten")
+            ));
+        }
+    }
+}
+
+/// The plot tree, highest summaries first, each node indented under the one that covers it.
+fn timeline(out: &mut Lines, whose: &str, tree: &[TimelineNode]) {
+    if tree.is_empty() {
+        out.push(format!(
+            "no plot timeline for {whose} (the moom preset builds one)"
+        ));
+        return;
+    }
+    out.push(format!("plot timeline of {whose}"));
+    fn walk(out: &mut Lines, node: &TimelineNode, depth: usize) {
+        let indent = "  ".repeat(depth);
+        let state = match &node.reason {
+            Some(reason) => format!(" [forgotten: {reason}]"),
+            None => String::new(),
+        };
+        let dates = match (node.from_time, node.to_time) {
+            (Some(from), Some(to)) => format!(", {} – {}", iso(from), iso(to)),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "{indent}L{} rounds {}–{}{dates} ({} turns){state}  {}",
+            node.level,
+            node.from_round,
+            node.to_round,
+            node.turns,
+            one_line(&node.text, 120)
+        ));
+        for child in &node.children {
+            walk(out, child, depth + 1);
+        }
+    }
+    for node in tree {
+        walk(out, node, 0);
+    }
+}
+
+/// What derived jobs did, as `(summary, problems)`: the summary is empty when nothing ran;
+/// the problems (failures, jobs that gave up) are never left out.
+pub fn job_report(jobs: &JobReport) -> (String, String) {
+    if jobs.is_empty() {
+        return (String::new(), String::new());
+    }
+    let mut summary = Lines::default();
+    summary.push(format!(
+        "derived jobs: {} ran, {} failed; memories +{} created, {} updated, {} forgotten",
+        jobs.ran,
+        jobs.failed,
+        jobs.memories_created,
+        jobs.memories_updated,
+        jobs.memories_forgotten
+    ));
+    let mut problems = Lines::default();
+    for (id, error) in jobs.errors.iter().take(5) {
+        problems.push(format!(
+            "job {id} failed (it stays pending and is retried): {error}"
+        ));
+    }
+    for (id, error) in &jobs.stuck {
+        problems.push(format!(
+            "job {id} gave up after repeated failures: {error} (`mnemos jobs retry {id} --user …`)"
+        ));
+    }
+    (summary.finish(), problems.finish())
+}
+
+/// One line per pending job, then how many and how to run them.
+pub fn pending_jobs(jobs: &[PendingJob]) -> String {
+    let mut out = Lines::default();
+    if jobs.is_empty() {
+        out.push("no pending job");
+        return out.finish();
+    }
+    for pending in jobs {
+        let job = &pending.job;
+        let error = job
+            .last_error
+            .as_deref()
+            .map(|e| format!(" — last error: {}", one_line(e, 120)))
+            .unwrap_or_default();
+        out.push(format!(
+            "{}  {:<7} {}/{} {} {} (agent {}, {}, {} attempt(s)){error}",
+            job.id,
+            format!("{:?}", pending.state).to_lowercase(),
+            pending.user.tenant,
+            pending.user.user,
+            job.mechanism,
+            job.kind,
+            job.scope.agent,
+            iso(job.created.time),
+            job.attempts
+        ));
+    }
+    out.push(format!(
+        "({} pending; `mnemos jobs run` runs them)",
+        jobs.len()
+    ));
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates_are_utc_seconds() {
+        assert_eq!(
+            iso(Timestamp::from_millis(1_683_554_160_000)),
+            "2023-05-08T13:56:00Z"
+        );
+    }
+
+    #[test]
+    fn one_line_flattens_and_cuts_by_characters() {
+        assert_eq!(one_line("a\n  b\tc", 10), "a b c");
+        assert_eq!(one_line("我喜欢在周末去爬山", 4), "我喜欢在…");
+    }
+
+    #[test]
+    fn lines_end_in_newlines() {
+        let mut out = Lines::default();
+        out.push("one");
+        out.push(String::from("二"));
+        assert_eq!(out.finish(), "one\n二\n");
+        assert_eq!(Lines::default().finish(), "");
+    }
+
+    #[test]
+    fn empty_job_report_prints_nothing() {
+        assert_eq!(
+            job_report(&JobReport::default()),
+            (String::new(), String::new())
+        );
+    }
+}

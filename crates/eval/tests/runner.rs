@@ -1,6 +1,14 @@
 //! The runner over a real engine (in-memory store, hash embedder, offline model): time-aware
 //! streaming, scoring through provenance, size samples and purge.
 
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use std::sync::Arc;
 
 use mnemos_core::{MemoryStore, Metadata, Role, Timestamp};

@@ -8,6 +8,14 @@
 //!
 //! Without arguments it scores one English and one Chinese sample.
 
+// A measurement program: a failed unwrap stops the run, which is what it should do.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 use mnemos_offline::compress::{classify_units, self_information};
 use mnemos_text::Analyzer;
 

@@ -10,6 +10,14 @@
 //! `DATA_DIR` holds `locomo/locomo10_dev.json` and `zh4o/ZH-4O_dataset.jsonl` (default:
 //! `$MNEMOS_DATA`, else `shared/data` beside the repository); a missing file is skipped.
 
+// A measurement program: a failed unwrap stops the run, which is what it should do.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -12,6 +12,14 @@
 //! `$MNEMOS_DATA`, else `shared/data` beside the repository). MiniLM embeds when its files are
 //! cached, else the hash embedder; one candle thread per worker, as the binary runs it.
 
+// A measurement program: a failed unwrap stops the run, which is what it should do.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
 mod common;
 
 use std::path::Path;

@@ -16,7 +16,7 @@ use std::str::FromStr;
 
 use mnemos_core::{validate_metadata, validate_text, Metadata, Role, Timestamp, MAX_NAME_BYTES};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{serde_message, DatasetError, LineError, MAX_REPORTED_LINE_ERRORS};
 
@@ -140,22 +140,55 @@ pub fn parse_turn_line(line: &str) -> Result<TurnRecord, String> {
         return Err(format!("expected a JSON object, found {}", kind(&value)));
     };
     let mut problems = Vec::new();
+    problems.extend(unknown_fields_problem(&object));
 
+    // Fields are checked in this order so the problems are listed in it.
+    let text = take_text(object.remove("text"), &mut problems);
+    let role = take_role(object.remove("role"), &mut problems);
+    let speaker = take_name(&mut object, "speaker", &mut problems);
+    let session = take_name(&mut object, "session", &mut problems);
+    let agent = take_name(&mut object, "agent", &mut problems);
+    let user = take_name(&mut object, "user", &mut problems);
+    let id = take_name(&mut object, "id", &mut problems);
+    let time = take_time(object.remove("time"), &mut problems);
+    let metadata = take_metadata(object.remove("metadata"), &mut problems);
+
+    match (text, role) {
+        (Some(text), Some(role)) if problems.is_empty() => Ok(TurnRecord {
+            text,
+            role,
+            speaker,
+            time,
+            session,
+            agent,
+            user,
+            metadata,
+            id,
+        }),
+        _ => Err(problems.join("; ")),
+    }
+}
+
+/// One problem naming every field outside [`TURN_FIELDS`], so a typo is reported, not dropped.
+fn unknown_fields_problem(object: &Map<String, Value>) -> Option<String> {
     let unknown: Vec<String> = object
         .keys()
         .filter(|k| !TURN_FIELDS.contains(&k.as_str()))
         .map(|k| format!("`{k}`"))
         .collect();
-    if !unknown.is_empty() {
-        problems.push(format!(
+    (!unknown.is_empty()).then(|| {
+        format!(
             "unknown field{} {} (allowed: {})",
             if unknown.len() > 1 { "s" } else { "" },
             unknown.join(", "),
             TURN_FIELDS.join(", ")
-        ));
-    }
+        )
+    })
+}
 
-    let text = match object.remove("text") {
+/// The required `text`; `None` (with the problem recorded) when missing or invalid.
+fn take_text(value: Option<Value>, problems: &mut Vec<String>) -> Option<String> {
+    match value {
         None => {
             problems.push("missing field `text`".to_string());
             None
@@ -174,9 +207,12 @@ pub fn parse_turn_line(line: &str) -> Result<TurnRecord, String> {
             ));
             None
         }
-    };
+    }
+}
 
-    let role = match object.remove("role") {
+/// `role`, "user" when absent or null; `None` (with the problem recorded) when invalid.
+fn take_role(value: Option<Value>, problems: &mut Vec<String>) -> Option<Role> {
+    match value {
         None | Some(Value::Null) => Some(Role::User),
         Some(Value::String(role)) => match Role::from_str(&role) {
             Ok(role) => Some(role),
@@ -192,34 +228,37 @@ pub fn parse_turn_line(line: &str) -> Result<TurnRecord, String> {
             ));
             None
         }
-    };
+    }
+}
 
-    let mut name = |field: &str| -> Option<String> {
-        match object.remove(field) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(value)) => match check_name(&value) {
-                Ok(()) => Some(value),
-                Err(problem) => {
-                    problems.push(format!("field `{field}` {problem}"));
-                    None
-                }
-            },
-            Some(other) => {
-                problems.push(format!(
-                    "field `{field}` must be a string, found {}",
-                    kind(&other)
-                ));
+/// An optional identifier-like field (`speaker`, `session`, …), removed from `object`.
+fn take_name(
+    object: &mut Map<String, Value>,
+    field: &str,
+    problems: &mut Vec<String>,
+) -> Option<String> {
+    match object.remove(field) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(value)) => match check_name(&value) {
+            Ok(()) => Some(value),
+            Err(problem) => {
+                problems.push(format!("field `{field}` {problem}"));
                 None
             }
+        },
+        Some(other) => {
+            problems.push(format!(
+                "field `{field}` must be a string, found {}",
+                kind(&other)
+            ));
+            None
         }
-    };
-    let speaker = name("speaker");
-    let session = name("session");
-    let agent = name("agent");
-    let user = name("user");
-    let id = name("id");
+    }
+}
 
-    let time = match object.remove("time") {
+/// The optional `time`: an RFC 3339 string or integer milliseconds since the epoch.
+fn take_time(value: Option<Value>, problems: &mut Vec<String>) -> Option<Timestamp> {
+    match value {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => match chrono::DateTime::parse_from_rfc3339(text.trim()) {
             Ok(time) => Some(Timestamp(time.timestamp_millis())),
@@ -247,9 +286,13 @@ pub fn parse_turn_line(line: &str) -> Result<TurnRecord, String> {
             ));
             None
         }
-    };
+    }
+}
 
-    let metadata = match object.remove("metadata") {
+/// The optional `metadata` object of strings. Every non-string value is reported, not just
+/// the first; any recorded problem rejects the whole line.
+fn take_metadata(value: Option<Value>, problems: &mut Vec<String>) -> Metadata {
+    match value {
         None | Some(Value::Null) => Metadata::new(),
         Some(Value::Object(map)) => {
             let mut metadata = Metadata::new();
@@ -276,21 +319,6 @@ pub fn parse_turn_line(line: &str) -> Result<TurnRecord, String> {
             ));
             Metadata::new()
         }
-    };
-
-    match (text, role) {
-        (Some(text), Some(role)) if problems.is_empty() => Ok(TurnRecord {
-            text,
-            role,
-            speaker,
-            time,
-            session,
-            agent,
-            user,
-            metadata,
-            id,
-        }),
-        _ => Err(problems.join("; ")),
     }
 }
 

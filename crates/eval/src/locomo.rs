@@ -129,116 +129,174 @@ pub fn load_locomo_observations(path: &Path) -> Result<LocomoObservations, Datas
         conversations: Vec::new(),
         defects: Vec::new(),
     };
-    let defect = |location: String, problem: String, action: DefectAction| Defect {
+    for (index, node) in conversations.iter().enumerate() {
+        if let Some(conversation) = observed_conversation(&mut out.defects, index, node) {
+            out.conversations.push(conversation);
+        }
+    }
+    Ok(out)
+}
+
+fn observation_defect(
+    defects: &mut Vec<Defect>,
+    location: String,
+    problem: String,
+    action: DefectAction,
+) {
+    defects.push(Defect {
         location,
         problem,
         action,
+    });
+}
+
+/// The facts of one conversation; `None` only without a `sample_id`, as a conversation
+/// without observations is still listed (with no facts).
+fn observed_conversation(
+    defects: &mut Vec<Defect>,
+    index: usize,
+    node: &Node,
+) -> Option<ObservedConversation> {
+    let Some(id) = node.get("sample_id").and_then(Node::scalar_text) else {
+        observation_defect(
+            defects,
+            format!("[{index}]"),
+            "conversation without a sample_id".into(),
+            DefectAction::SkippedRecord,
+        );
+        return None;
     };
-    let mut defects = Vec::new();
-    for (index, node) in conversations.iter().enumerate() {
-        let Some(id) = node.get("sample_id").and_then(Node::scalar_text) else {
-            defects.push(defect(
-                format!("[{index}]"),
-                "conversation without a sample_id".into(),
+    let Some(sessions) = node.get("observation").and_then(Node::as_object) else {
+        observation_defect(
+            defects,
+            id.clone(),
+            "missing or non-object `observation`; no facts".into(),
+            DefectAction::Kept,
+        );
+        return Some(ObservedConversation {
+            id,
+            facts: Vec::new(),
+        });
+    };
+    let mut facts = Vec::new();
+    for (session, key, value) in numbered_observation_sessions(defects, &id, sessions) {
+        let Some(speakers) = value.as_object() else {
+            observation_defect(
+                defects,
+                format!("{id} observation.{key}"),
+                format!("expected an object of speakers, found {}", value.kind()),
                 DefectAction::SkippedRecord,
-            ));
+            );
             continue;
         };
-        let Some(sessions) = node.get("observation").and_then(Node::as_object) else {
-            defects.push(defect(
-                id.clone(),
-                "missing or non-object `observation`; no facts".into(),
-                DefectAction::Kept,
-            ));
-            out.conversations.push(ObservedConversation {
-                id,
-                facts: Vec::new(),
-            });
-            continue;
-        };
-        let mut numbered: Vec<(u64, &str, &Node)> = Vec::new();
-        for (key, value) in sessions {
-            let number = key
-                .strip_prefix("session_")
-                .and_then(|rest| rest.strip_suffix("_observation"))
-                .and_then(|n| n.parse::<u64>().ok());
-            match number {
-                Some(number) => numbered.push((number, key, value)),
-                None => defects.push(defect(
-                    format!("{id} observation.{key}"),
-                    "not a session_<N>_observation key; ignored".into(),
-                    DefectAction::SkippedRecord,
-                )),
-            }
+        for (speaker, entries) in speakers {
+            let location = format!("{id} observation.{key}.{speaker}");
+            speaker_facts(defects, &location, session, speaker, entries, &mut facts);
         }
-        numbered.sort_by_key(|(number, _, _)| *number);
-        let mut facts = Vec::new();
-        for (session, key, value) in numbered {
-            let Some(speakers) = value.as_object() else {
-                defects.push(defect(
-                    format!("{id} observation.{key}"),
-                    format!("expected an object of speakers, found {}", value.kind()),
-                    DefectAction::SkippedRecord,
-                ));
-                continue;
-            };
-            for (speaker, entries) in speakers {
-                let Some(entries) = entries.as_array() else {
-                    defects.push(defect(
-                        format!("{id} observation.{key}.{speaker}"),
-                        format!("expected a list of facts, found {}", entries.kind()),
-                        DefectAction::SkippedRecord,
-                    ));
-                    continue;
-                };
-                for (n, entry) in entries.iter().enumerate() {
-                    let location = format!("{id} observation.{key}.{speaker}[{n}]");
-                    let parts = entry.as_array().unwrap_or(&[]);
-                    let text = parts.first().and_then(Node::as_str).map(str::trim);
-                    let Some(text) = text.filter(|t| !t.is_empty()) else {
-                        defects.push(defect(
-                            location,
-                            "expected [fact, evidence] with a non-empty fact".into(),
-                            DefectAction::SkippedRecord,
-                        ));
-                        continue;
-                    };
-                    let mut raw_ids: Vec<String> = Vec::new();
-                    match parts.get(1) {
-                        Some(Node::String(ids)) => raw_ids.push(ids.clone()),
-                        Some(Node::Array(ids)) => {
-                            raw_ids.extend(ids.iter().filter_map(Node::scalar_text));
-                        }
-                        _ => {}
-                    }
-                    let mut evidence = Vec::new();
-                    for token in raw_ids.iter().flat_map(|ids| {
-                        ids.split(|c: char| c == ';' || c == ',' || c.is_whitespace())
-                            .filter(|t| !t.is_empty())
-                    }) {
-                        match normalize_dia_id(token) {
-                            Some(id) if !evidence.contains(&id) => evidence.push(id),
-                            Some(_) => {}
-                            None => defects.push(defect(
-                                location.clone(),
-                                format!("malformed evidence id {token:?}; dropped"),
-                                DefectAction::DroppedReference,
-                            )),
-                        }
-                    }
-                    facts.push(ObservationFact {
-                        session,
-                        speaker: speaker.clone(),
-                        text: text.to_string(),
-                        evidence,
-                    });
-                }
-            }
-        }
-        out.conversations.push(ObservedConversation { id, facts });
     }
-    out.defects = defects;
-    Ok(out)
+    Some(ObservedConversation { id, facts })
+}
+
+/// The `session_<N>_observation` entries in numeric order of N; other keys are defects.
+fn numbered_observation_sessions<'a>(
+    defects: &mut Vec<Defect>,
+    id: &str,
+    sessions: &'a [(String, Node)],
+) -> Vec<(u64, &'a str, &'a Node)> {
+    let mut numbered: Vec<(u64, &str, &Node)> = Vec::new();
+    for (key, value) in sessions {
+        let number = key
+            .strip_prefix("session_")
+            .and_then(|rest| rest.strip_suffix("_observation"))
+            .and_then(|n| n.parse::<u64>().ok());
+        match number {
+            Some(number) => numbered.push((number, key, value)),
+            None => observation_defect(
+                defects,
+                format!("{id} observation.{key}"),
+                "not a session_<N>_observation key; ignored".into(),
+                DefectAction::SkippedRecord,
+            ),
+        }
+    }
+    numbered.sort_by_key(|(number, _, _)| *number);
+    numbered
+}
+
+/// Append the facts listed under one speaker of one session to `facts`; `location` names the
+/// list ("conv-26 observation.session_1_observation.Caroline").
+fn speaker_facts(
+    defects: &mut Vec<Defect>,
+    location: &str,
+    session: u64,
+    speaker: &str,
+    entries: &Node,
+    facts: &mut Vec<ObservationFact>,
+) {
+    let Some(entries) = entries.as_array() else {
+        observation_defect(
+            defects,
+            location.to_string(),
+            format!("expected a list of facts, found {}", entries.kind()),
+            DefectAction::SkippedRecord,
+        );
+        return;
+    };
+    for (n, entry) in entries.iter().enumerate() {
+        let location = format!("{location}[{n}]");
+        let parts = entry.as_array().unwrap_or(&[]);
+        let text = parts.first().and_then(Node::as_str).map(str::trim);
+        let Some(text) = text.filter(|t| !t.is_empty()) else {
+            observation_defect(
+                defects,
+                location,
+                "expected [fact, evidence] with a non-empty fact".into(),
+                DefectAction::SkippedRecord,
+            );
+            continue;
+        };
+        let evidence = observation_evidence(defects, &location, parts.get(1));
+        facts.push(ObservationFact {
+            session,
+            speaker: speaker.to_string(),
+            text: text.to_string(),
+            evidence,
+        });
+    }
+}
+
+/// The normalized, deduplicated turn ids of a fact's evidence (a string or a list of them,
+/// each possibly holding several ids); malformed ids are dropped as defects.
+fn observation_evidence(
+    defects: &mut Vec<Defect>,
+    location: &str,
+    evidence_node: Option<&Node>,
+) -> Vec<String> {
+    let mut raw_ids: Vec<String> = Vec::new();
+    match evidence_node {
+        Some(Node::String(ids)) => raw_ids.push(ids.clone()),
+        Some(Node::Array(ids)) => {
+            raw_ids.extend(ids.iter().filter_map(Node::scalar_text));
+        }
+        _ => {}
+    }
+    let mut evidence = Vec::new();
+    for token in raw_ids.iter().flat_map(|ids| {
+        ids.split(|c: char| c == ';' || c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+    }) {
+        match normalize_dia_id(token) {
+            Some(id) if !evidence.contains(&id) => evidence.push(id),
+            Some(_) => {}
+            None => observation_defect(
+                defects,
+                location.to_string(),
+                format!("malformed evidence id {token:?}; dropped"),
+                DefectAction::DroppedReference,
+            ),
+        }
+    }
+    evidence
 }
 
 #[derive(Deserialize)]
@@ -284,9 +342,11 @@ fn load_conversation(
         );
         return None;
     };
-    let speaker_a = body_node.get("speaker_a").and_then(Node::as_str);
-    let speaker_b = body_node.get("speaker_b").and_then(Node::as_str);
-    if speaker_a.is_none() || speaker_b.is_none() {
+    let speakers = Speakers {
+        a: body_node.get("speaker_a").and_then(Node::as_str),
+        b: body_node.get("speaker_b").and_then(Node::as_str),
+    };
+    if speakers.a.is_none() || speakers.b.is_none() {
         dataset.defect(
             &id,
             "missing speaker_a or speaker_b; unknown speakers get role `other`",
@@ -294,6 +354,60 @@ fn load_conversation(
         );
     }
 
+    let mut items: Vec<Item> = Vec::new();
+    let mut labels: HashSet<String> = HashSet::new();
+    for (number, key, value) in numbered_sessions(body) {
+        let Some(turns) = value.as_array() else {
+            dataset.defect(
+                format!("{id} {key}"),
+                format!("session is {}, expected an array of turns", value.kind()),
+                DefectAction::SkippedRecord,
+            );
+            continue;
+        };
+        let session = SessionContext {
+            conversation: &id,
+            key,
+            number,
+            time: session_time(dataset, &id, key, body_node),
+            speakers: &speakers,
+        };
+        for (turn_index, turn_node) in turns.iter().enumerate() {
+            if let Some(item) = load_turn(dataset, &session, &mut labels, turn_index, turn_node) {
+                items.push(item);
+            }
+        }
+    }
+
+    let questions = load_questions(dataset, &id, node, &labels, items.len());
+    Some(Conversation {
+        id,
+        items,
+        questions,
+    })
+}
+
+/// The names of a conversation's two people (`speaker_a` is the user); either may be missing.
+struct Speakers<'a> {
+    a: Option<&'a str>,
+    b: Option<&'a str>,
+}
+
+/// What the turns of one session share.
+struct SessionContext<'a> {
+    /// The conversation's `sample_id`.
+    conversation: &'a str,
+    /// "session_<N>".
+    key: &'a str,
+    number: u64,
+    /// The session's start, when its `date_time` parses.
+    time: Option<Timestamp>,
+    speakers: &'a Speakers<'a>,
+}
+
+/// The `session_<N>` entries of a conversation body in numeric order of N; other keys (the
+/// speakers, `session_<N>_date_time`) are not sessions.
+fn numbered_sessions(body: &[(String, Node)]) -> Vec<(u64, &str, &Node)> {
     let mut sessions: Vec<(u64, &str, &Node)> = body
         .iter()
         .filter_map(|(key, value)| {
@@ -305,126 +419,143 @@ fn load_conversation(
         })
         .collect();
     sessions.sort_by_key(|(n, _, _)| *n);
+    sessions
+}
 
-    let mut items: Vec<Item> = Vec::new();
-    let mut labels: HashSet<String> = HashSet::new();
-    for (number, key, value) in sessions {
-        let location = format!("{id} {key}");
-        let Some(turns) = value.as_array() else {
-            dataset.defect(
-                location,
-                format!("session is {}, expected an array of turns", value.kind()),
-                DefectAction::SkippedRecord,
-            );
-            continue;
-        };
-        let date_key = format!("{key}_date_time");
-        let session_time = match body_node.get(&date_key).and_then(Node::as_str) {
-            Some(text) => {
-                let parsed = parse_locomo_time(text);
-                if parsed.is_none() {
-                    dataset.defect(
-                        format!("{id} {date_key}"),
-                        format!("unparseable session time {text:?}; turns have no time"),
-                        DefectAction::Kept,
-                    );
-                }
-                parsed
-            }
-            None => {
+/// The time of session `key` from its `<key>_date_time`; a missing or unparseable time is a
+/// defect, and the session's turns get no time.
+fn session_time(
+    dataset: &mut RetrievalDataset,
+    id: &str,
+    key: &str,
+    body_node: &Node,
+) -> Option<Timestamp> {
+    let date_key = format!("{key}_date_time");
+    match body_node.get(&date_key).and_then(Node::as_str) {
+        Some(text) => {
+            let parsed = parse_locomo_time(text);
+            if parsed.is_none() {
                 dataset.defect(
                     format!("{id} {date_key}"),
-                    "session has no date_time; turns have no time",
-                    DefectAction::Kept,
-                );
-                None
-            }
-        };
-        for (turn_index, turn_node) in turns.iter().enumerate() {
-            let location = format!("{id} {key}[{turn_index}]");
-            let turn: RawTurn = match turn_node.parse() {
-                Ok(turn) => turn,
-                Err(problem) => {
-                    dataset.defect(location, problem, DefectAction::SkippedRecord);
-                    continue;
-                }
-            };
-            let Some(label) = normalize_dia_id(&turn.dia_id) else {
-                dataset.defect(
-                    location,
-                    format!("malformed dia_id {:?}", turn.dia_id),
-                    DefectAction::SkippedRecord,
-                );
-                continue;
-            };
-            if !label.starts_with(&format!("D{number}:")) {
-                dataset.defect(
-                    &location,
-                    format!("dia_id {label} does not belong to {key}"),
+                    format!("unparseable session time {text:?}; turns have no time"),
                     DefectAction::Kept,
                 );
             }
-            if !labels.insert(label.clone()) {
-                dataset.defect(
-                    location,
-                    format!("duplicate dia_id {label}"),
-                    DefectAction::SkippedRecord,
-                );
-                continue;
-            }
-            let mut text = turn.text.trim().to_string();
-            let mut metadata = Metadata::new();
-            if let Some(caption) = turn
-                .blip_caption
-                .as_deref()
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-            {
-                if text.is_empty() {
-                    text = format!("[image: {caption}]");
-                } else {
-                    text = format!("{text} [image: {caption}]");
-                }
-                metadata.insert("image_caption".to_string(), caption.to_string());
-            }
-            if text.is_empty() {
-                dataset.defect(location, "empty turn text", DefectAction::SkippedRecord);
-                continue;
-            }
-            let role = if Some(turn.speaker.as_str()) == speaker_a {
-                Role::User
-            } else if Some(turn.speaker.as_str()) == speaker_b {
-                Role::Assistant
-            } else {
-                dataset.defect(
-                    &location,
-                    format!(
-                        "speaker {:?} is neither speaker_a nor speaker_b; role `other`",
-                        turn.speaker
-                    ),
-                    DefectAction::Kept,
-                );
-                Role::Other
-            };
-            let offset_ms = i64::try_from(turn_index).unwrap_or(i64::MAX / 2) * 1000;
-            items.push(Item {
-                label,
-                role,
-                speaker: Some(turn.speaker),
-                text,
-                time: session_time.map(|t| Timestamp(t.0.saturating_add(offset_ms))),
-                session: key.to_string(),
-                metadata,
-            });
+            parsed
+        }
+        None => {
+            dataset.defect(
+                format!("{id} {date_key}"),
+                "session has no date_time; turns have no time",
+                DefectAction::Kept,
+            );
+            None
         }
     }
+}
 
-    let questions = load_questions(dataset, &id, node, &labels, items.len());
-    Some(Conversation {
-        id,
-        items,
-        questions,
+/// One turn as an item, its label recorded in `labels`; `None` (with a defect) when it cannot
+/// be read, its dia_id is malformed or already taken, or it has no text.
+fn load_turn(
+    dataset: &mut RetrievalDataset,
+    session: &SessionContext<'_>,
+    labels: &mut HashSet<String>,
+    turn_index: usize,
+    turn_node: &Node,
+) -> Option<Item> {
+    let (id, key, number) = (session.conversation, session.key, session.number);
+    let location = format!("{id} {key}[{turn_index}]");
+    let turn: RawTurn = match turn_node.parse() {
+        Ok(turn) => turn,
+        Err(problem) => {
+            dataset.defect(location, problem, DefectAction::SkippedRecord);
+            return None;
+        }
+    };
+    let Some(label) = normalize_dia_id(&turn.dia_id) else {
+        dataset.defect(
+            location,
+            format!("malformed dia_id {:?}", turn.dia_id),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    };
+    if !label.starts_with(&format!("D{number}:")) {
+        dataset.defect(
+            &location,
+            format!("dia_id {label} does not belong to {key}"),
+            DefectAction::Kept,
+        );
+    }
+    if !labels.insert(label.clone()) {
+        dataset.defect(
+            location,
+            format!("duplicate dia_id {label}"),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    }
+    let (text, metadata) = turn_text(&turn);
+    if text.is_empty() {
+        dataset.defect(location, "empty turn text", DefectAction::SkippedRecord);
+        return None;
+    }
+    let role = turn_role(dataset, &location, session.speakers, &turn.speaker);
+    let offset_ms = i64::try_from(turn_index).unwrap_or(i64::MAX / 2) * 1000;
+    Some(Item {
+        label,
+        role,
+        speaker: Some(turn.speaker),
+        text,
+        time: session
+            .time
+            .map(|t| Timestamp(t.0.saturating_add(offset_ms))),
+        session: key.to_string(),
+        metadata,
     })
+}
+
+/// A turn's trimmed text with its image caption appended (images are not in the dataset),
+/// and the caption as metadata. The text may be empty.
+fn turn_text(turn: &RawTurn) -> (String, Metadata) {
+    let mut text = turn.text.trim().to_string();
+    let mut metadata = Metadata::new();
+    if let Some(caption) = turn
+        .blip_caption
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    {
+        if text.is_empty() {
+            text = format!("[image: {caption}]");
+        } else {
+            text = format!("{text} [image: {caption}]");
+        }
+        metadata.insert("image_caption".to_string(), caption.to_string());
+    }
+    (text, metadata)
+}
+
+/// `speaker_a` is the user and `speaker_b` the assistant; anyone else is a defect with role
+/// `other`.
+fn turn_role(
+    dataset: &mut RetrievalDataset,
+    location: &str,
+    speakers: &Speakers<'_>,
+    speaker: &str,
+) -> Role {
+    if Some(speaker) == speakers.a {
+        Role::User
+    } else if Some(speaker) == speakers.b {
+        Role::Assistant
+    } else {
+        dataset.defect(
+            location,
+            format!("speaker {speaker:?} is neither speaker_a nor speaker_b; role `other`"),
+            DefectAction::Kept,
+        );
+        Role::Other
+    }
 }
 
 fn load_questions(

@@ -219,84 +219,11 @@ fn load_session(defects: &mut Vec<Defect>, index: usize, node: &Node) -> Option<
     let mut turns = Vec::with_capacity(turn_nodes.len());
     for (turn_index, turn_node) in turn_nodes.iter().enumerate() {
         let turn_location = format!("{location} turns[{turn_index}]");
-        if turn_node.as_object().is_some() && turn_node.get("utterance").is_none() {
-            defect(
-                defects,
-                turn_location,
-                "missing field `utterance`".into(),
-                DefectAction::SkippedRecord,
-            );
-            continue;
+        if let Some(turn) = load_turn(defects, &turn_location, turn_node, &user) {
+            turns.push(turn);
         }
-        let raw: RawTurn = match turn_node.parse() {
-            Ok(raw) => raw,
-            Err(problem) => {
-                defect(defects, turn_location, problem, DefectAction::SkippedRecord);
-                continue;
-            }
-        };
-        let Some(idx) = raw.idx.as_i64() else {
-            defect(
-                defects,
-                turn_location,
-                format!("`idx` is not an integer: {}", raw.idx),
-                DefectAction::SkippedRecord,
-            );
-            continue;
-        };
-        let utterance = raw.utterance.unwrap_or_else(|| {
-            defect(
-                defects,
-                turn_location.clone(),
-                "utterance is null; kept as an empty turn".into(),
-                DefectAction::Kept,
-            );
-            String::new()
-        });
-        let role = if raw.speaker == user {
-            Role::User
-        } else {
-            Role::Assistant
-        };
-        let mut important = BTreeMap::new();
-        if role == Role::User {
-            for (annotator, value) in raw.important.unwrap_or_default() {
-                match value.as_u64() {
-                    Some(0) => {
-                        important.insert(annotator, false);
-                    }
-                    Some(1) => {
-                        important.insert(annotator, true);
-                    }
-                    _ => defect(
-                        defects,
-                        format!("{turn_location} important.{annotator}"),
-                        format!("expected 0 or 1, found {value}; annotation dropped"),
-                        DefectAction::Kept,
-                    ),
-                }
-            }
-        }
-        turns.push(LufyTurn {
-            idx,
-            speaker: raw.speaker,
-            role,
-            utterance,
-            important,
-        });
     }
-    let mut annotators: Vec<String> = node
-        .get("annotators")
-        .and_then(Node::as_array)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(Node::scalar_text)
-        .collect();
-    if annotators.is_empty() {
-        let named: std::collections::BTreeSet<&String> =
-            turns.iter().flat_map(|t| t.important.keys()).collect();
-        annotators = named.into_iter().cloned().collect();
-    }
+    let annotators = session_annotators(node, &turns);
     Some(LufySession {
         system,
         user,
@@ -304,6 +231,117 @@ fn load_session(defects: &mut Vec<Defect>, index: usize, node: &Node) -> Option<
         annotators,
         turns,
     })
+}
+
+/// One turn; the speaker named `user` is the user, anyone else the bot. `None` (with a
+/// defect) when the turn cannot be read.
+fn load_turn(
+    defects: &mut Vec<Defect>,
+    turn_location: &str,
+    turn_node: &Node,
+    user: &str,
+) -> Option<LufyTurn> {
+    if turn_node.as_object().is_some() && turn_node.get("utterance").is_none() {
+        defect(
+            defects,
+            turn_location.to_string(),
+            "missing field `utterance`".into(),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    }
+    let raw: RawTurn = match turn_node.parse() {
+        Ok(raw) => raw,
+        Err(problem) => {
+            defect(
+                defects,
+                turn_location.to_string(),
+                problem,
+                DefectAction::SkippedRecord,
+            );
+            return None;
+        }
+    };
+    let Some(idx) = raw.idx.as_i64() else {
+        defect(
+            defects,
+            turn_location.to_string(),
+            format!("`idx` is not an integer: {}", raw.idx),
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    };
+    let utterance = raw.utterance.unwrap_or_else(|| {
+        defect(
+            defects,
+            turn_location.to_string(),
+            "utterance is null; kept as an empty turn".into(),
+            DefectAction::Kept,
+        );
+        String::new()
+    });
+    let role = if raw.speaker == user {
+        Role::User
+    } else {
+        Role::Assistant
+    };
+    // Only user turns were annotated; whatever a bot turn carries is ignored.
+    let important = if role == Role::User {
+        important_annotations(defects, turn_location, raw.important.unwrap_or_default())
+    } else {
+        BTreeMap::new()
+    };
+    Some(LufyTurn {
+        idx,
+        speaker: raw.speaker,
+        role,
+        utterance,
+        important,
+    })
+}
+
+/// Annotator → important, from the 0/1 marks of a user turn; any other mark is dropped as a
+/// defect.
+fn important_annotations(
+    defects: &mut Vec<Defect>,
+    turn_location: &str,
+    marks: BTreeMap<String, serde_json::Value>,
+) -> BTreeMap<String, bool> {
+    let mut important = BTreeMap::new();
+    for (annotator, value) in marks {
+        match value.as_u64() {
+            Some(0) => {
+                important.insert(annotator, false);
+            }
+            Some(1) => {
+                important.insert(annotator, true);
+            }
+            _ => defect(
+                defects,
+                format!("{turn_location} important.{annotator}"),
+                format!("expected 0 or 1, found {value}; annotation dropped"),
+                DefectAction::Kept,
+            ),
+        }
+    }
+    important
+}
+
+/// The session's `annotators`, or when it lists none, everyone who marked a turn (sorted).
+fn session_annotators(node: &Node, turns: &[LufyTurn]) -> Vec<String> {
+    let annotators: Vec<String> = node
+        .get("annotators")
+        .and_then(Node::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(Node::scalar_text)
+        .collect();
+    if !annotators.is_empty() {
+        return annotators;
+    }
+    let named: std::collections::BTreeSet<&String> =
+        turns.iter().flat_map(|t| t.important.keys()).collect();
+    named.into_iter().cloned().collect()
 }
 
 /// Area under the ROC curve of `scores` against `labels` (true = positive), by the rank

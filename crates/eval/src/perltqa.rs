@@ -230,40 +230,12 @@ fn load_character(
         return None;
     }
     let speaker = decode_html_entities(name);
-    let mut items: Vec<Item> = Vec::new();
-    let mut labels: HashSet<String> = HashSet::new();
-    let mut push = |dataset: &mut RetrievalDataset, location: &str, item: Item| {
-        if labels.insert(item.label.clone()) {
-            items.push(item);
-        } else {
-            dataset.defect(
-                location,
-                format!("duplicate memory id {}", item.label),
-                DefectAction::SkippedRecord,
-            );
-        }
-    };
-    let section = |dataset: &mut RetrievalDataset, key: &str| -> Vec<(String, Node)> {
-        match memories.get(key) {
-            None => Vec::new(),
-            Some(node) => match node.as_object() {
-                Some(entries) => entries.to_vec(),
-                None => {
-                    dataset.defect(
-                        format!("{name} {key}"),
-                        format!("expected an object, found {}", node.kind()),
-                        DefectAction::SkippedRecord,
-                    );
-                    Vec::new()
-                }
-            },
-        }
-    };
+    let mut character = CharacterItems::default();
 
-    for (key, value) in section(dataset, "profile") {
+    for (key, value) in section(dataset, name, memories, "profile") {
         let location = format!("{name} profile/{key}");
         match profile_value(&value) {
-            Ok(Some(value)) => push(
+            Ok(Some(value)) => character.push(
                 dataset,
                 &location,
                 Item {
@@ -281,63 +253,196 @@ fn load_character(
         }
     }
 
-    for (id, value) in section(dataset, "social_relationship") {
+    for (id, value) in section(dataset, name, memories, "social_relationship") {
         let location = format!("{name} social_relationship/{id}");
-        let raw: RawRelationship = match value.parse() {
-            Ok(raw) => raw,
-            Err(problem) => {
-                dataset.defect(location, problem, DefectAction::SkippedRecord);
-                continue;
-            }
-        };
-        let who = clean(raw.supporting.as_deref());
-        let relationship = clean(raw.relationship.as_deref());
-        let description = clean(raw.description.as_deref());
-        let mut text = match (&who, &relationship) {
-            (Some(who), Some(rel)) => format!("Relationship with {who}: {rel}."),
-            (Some(who), None) => format!("Relationship with {who}."),
-            (None, Some(rel)) => format!("Relationship: {rel}."),
-            (None, None) => String::new(),
-        };
-        if let Some(description) = &description {
-            if !text.is_empty() {
-                text.push(' ');
-            }
-            text.push_str(description);
+        if let Some(item) = relationship_item(dataset, &location, id, &value) {
+            character.push(dataset, &location, item);
         }
-        if text.is_empty() {
-            dataset.defect(location, "empty relationship", DefectAction::SkippedRecord);
-            continue;
-        }
-        let mut metadata = Metadata::new();
-        if let Some(who) = who {
-            metadata.insert("supporting_character".to_string(), who);
-        }
-        if let Some(relationship) = relationship {
-            metadata.insert("relationship".to_string(), relationship);
-        }
-        push(
-            dataset,
-            &location,
-            Item {
-                label: id,
-                role: Role::User,
-                // Nobody says a relationship record; naming the character as speaker would give
-                // every record the character's name as a matching term (see the module docs).
-                speaker: None,
-                text,
-                time: None,
-                session: "relationship".to_string(),
-                metadata,
-            },
-        );
     }
 
-    // Dialogue sessions, grouped under the event they belong to.
-    let mut dialogues_by_event: HashMap<String, Vec<Item>> = HashMap::new();
-    let mut orphan_dialogues: Vec<(String, Item)> = Vec::new();
-    let mut dialogue_order: Vec<String> = Vec::new();
-    for (id, value) in section(dataset, "dialogues") {
+    // Dialogue sessions are read before the events so each event can be followed by its own.
+    let mut dialogues = group_dialogues(dataset, name, memories);
+    for (id, value) in section(dataset, name, memories, "events") {
+        let location = format!("{name} events/{id}");
+        let Some(item) = event_item(dataset, &location, &id, &value) else {
+            continue;
+        };
+        character.push(dataset, &location, item);
+        for dialogue in dialogues.by_event.remove(&id).unwrap_or_default() {
+            let location = format!("{name} dialogues/{}", dialogue.label);
+            character.push(dataset, &location, dialogue);
+        }
+    }
+    dialogues.push_leftovers(dataset, name, &mut character);
+
+    Some(Conversation {
+        id: name.to_string(),
+        items: character.items,
+        questions: Vec::new(),
+    })
+}
+
+/// A character's items so far, in order, with their labels: a label seen before is a
+/// duplicate, reported and left out.
+#[derive(Default)]
+struct CharacterItems {
+    items: Vec<Item>,
+    labels: HashSet<String>,
+}
+
+impl CharacterItems {
+    fn push(&mut self, dataset: &mut RetrievalDataset, location: &str, item: Item) {
+        if self.labels.insert(item.label.clone()) {
+            self.items.push(item);
+        } else {
+            dataset.defect(
+                location,
+                format!("duplicate memory id {}", item.label),
+                DefectAction::SkippedRecord,
+            );
+        }
+    }
+}
+
+/// The entries of one memory section (`profile`, `events`, …) of character `name`; a section
+/// that is not an object is a defect and reads as empty, as does a missing one.
+fn section(
+    dataset: &mut RetrievalDataset,
+    name: &str,
+    memories: &Node,
+    key: &str,
+) -> Vec<(String, Node)> {
+    match memories.get(key) {
+        None => Vec::new(),
+        Some(node) => match node.as_object() {
+            Some(entries) => entries.to_vec(),
+            None => {
+                dataset.defect(
+                    format!("{name} {key}"),
+                    format!("expected an object, found {}", node.kind()),
+                    DefectAction::SkippedRecord,
+                );
+                Vec::new()
+            }
+        },
+    }
+}
+
+/// One social relationship record as an item labelled `id`; `None` (with a defect) when it
+/// cannot be read or says nothing.
+fn relationship_item(
+    dataset: &mut RetrievalDataset,
+    location: &str,
+    id: String,
+    value: &Node,
+) -> Option<Item> {
+    let raw: RawRelationship = match value.parse() {
+        Ok(raw) => raw,
+        Err(problem) => {
+            dataset.defect(location, problem, DefectAction::SkippedRecord);
+            return None;
+        }
+    };
+    let who = clean(raw.supporting.as_deref());
+    let relationship = clean(raw.relationship.as_deref());
+    let description = clean(raw.description.as_deref());
+    let mut text = match (&who, &relationship) {
+        (Some(who), Some(rel)) => format!("Relationship with {who}: {rel}."),
+        (Some(who), None) => format!("Relationship with {who}."),
+        (None, Some(rel)) => format!("Relationship: {rel}."),
+        (None, None) => String::new(),
+    };
+    if let Some(description) = &description {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(description);
+    }
+    if text.is_empty() {
+        dataset.defect(location, "empty relationship", DefectAction::SkippedRecord);
+        return None;
+    }
+    let mut metadata = Metadata::new();
+    if let Some(who) = who {
+        metadata.insert("supporting_character".to_string(), who);
+    }
+    if let Some(relationship) = relationship {
+        metadata.insert("relationship".to_string(), relationship);
+    }
+    Some(Item {
+        label: id,
+        role: Role::User,
+        // Nobody says a relationship record; naming the character as speaker would give
+        // every record the character's name as a matching term (see the module docs).
+        speaker: None,
+        text,
+        time: None,
+        session: "relationship".to_string(),
+        metadata,
+    })
+}
+
+/// One event record as an item labelled `id`; `None` (with a defect) when it cannot be read
+/// or has no content.
+fn event_item(
+    dataset: &mut RetrievalDataset,
+    location: &str,
+    id: &str,
+    value: &Node,
+) -> Option<Item> {
+    let raw: RawEvent = match value.parse() {
+        Ok(raw) => raw,
+        Err(problem) => {
+            dataset.defect(location, problem, DefectAction::SkippedRecord);
+            return None;
+        }
+    };
+    let Some(text) = clean(Some(&raw.content)) else {
+        dataset.defect(location, "empty event content", DefectAction::SkippedRecord);
+        return None;
+    };
+    let mut metadata = Metadata::new();
+    let creation = clean(raw.creation_time.as_deref());
+    let time = creation.as_deref().and_then(parse_perltqa_event_time);
+    for (key, value) in [
+        ("summary", clean(raw.summary.as_deref())),
+        ("theme", clean(raw.theme.as_deref())),
+        ("creation_time", creation),
+    ] {
+        if let Some(value) = value {
+            metadata.insert(key.to_string(), value);
+        }
+    }
+    Some(Item {
+        label: id.to_string(),
+        role: Role::User,
+        speaker: None,
+        text,
+        time,
+        session: "event".to_string(),
+        metadata,
+    })
+}
+
+/// A character's dialogue sessions, grouped under the event they belong to until that event
+/// is placed.
+struct DialogueGroups {
+    by_event: HashMap<String, Vec<Item>>,
+    /// Dialogues that name no event, with their locations.
+    orphans: Vec<(String, Item)>,
+    /// The events named by dialogues, in first-seen order.
+    order: Vec<String>,
+}
+
+/// Read the `dialogues` section of character `name`: the event of a dialogue is its `events`
+/// field, else the part of its id before '#'.
+fn group_dialogues(dataset: &mut RetrievalDataset, name: &str, memories: &Node) -> DialogueGroups {
+    let mut groups = DialogueGroups {
+        by_event: HashMap::new(),
+        orphans: Vec::new(),
+        order: Vec::new(),
+    };
+    for (id, value) in section(dataset, name, memories, "dialogues") {
         let location = format!("{name} dialogues/{id}");
         let Some(item) = dialogue_item(dataset, &location, &id, &value) else {
             continue;
@@ -348,83 +453,46 @@ fn load_character(
             .or_else(|| id.split_once('#').map(|(event, _)| event.to_string()));
         match event {
             Some(event) => {
-                if !dialogue_order.contains(&event) {
-                    dialogue_order.push(event.clone());
+                if !groups.order.contains(&event) {
+                    groups.order.push(event.clone());
                 }
-                dialogues_by_event.entry(event).or_default().push(item);
+                groups.by_event.entry(event).or_default().push(item);
             }
-            None => orphan_dialogues.push((location, item)),
+            None => groups.orphans.push((location, item)),
         }
     }
+    groups
+}
 
-    for (id, value) in section(dataset, "events") {
-        let location = format!("{name} events/{id}");
-        let raw: RawEvent = match value.parse() {
-            Ok(raw) => raw,
-            Err(problem) => {
-                dataset.defect(location, problem, DefectAction::SkippedRecord);
-                continue;
-            }
-        };
-        let Some(text) = clean(Some(&raw.content)) else {
-            dataset.defect(location, "empty event content", DefectAction::SkippedRecord);
-            continue;
-        };
-        let mut metadata = Metadata::new();
-        let creation = clean(raw.creation_time.as_deref());
-        let time = creation.as_deref().and_then(parse_perltqa_event_time);
-        for (key, value) in [
-            ("summary", clean(raw.summary.as_deref())),
-            ("theme", clean(raw.theme.as_deref())),
-            ("creation_time", creation),
-        ] {
-            if let Some(value) = value {
-                metadata.insert(key.to_string(), value);
+impl DialogueGroups {
+    /// Append the dialogues no event claimed, each with a defect: those of missing events in
+    /// the order the events were first named, then those naming no event.
+    fn push_leftovers(
+        mut self,
+        dataset: &mut RetrievalDataset,
+        name: &str,
+        character: &mut CharacterItems,
+    ) {
+        for event in self.order {
+            for dialogue in self.by_event.remove(&event).unwrap_or_default() {
+                let location = format!("{name} dialogues/{}", dialogue.label);
+                dataset.defect(
+                    &location,
+                    format!("dialogue of missing event {event}; appended at the end"),
+                    DefectAction::Kept,
+                );
+                character.push(dataset, &location, dialogue);
             }
         }
-        push(
-            dataset,
-            &location,
-            Item {
-                label: id.clone(),
-                role: Role::User,
-                speaker: None,
-                text,
-                time,
-                session: "event".to_string(),
-                metadata,
-            },
-        );
-        for dialogue in dialogues_by_event.remove(&id).unwrap_or_default() {
-            let location = format!("{name} dialogues/{}", dialogue.label);
-            push(dataset, &location, dialogue);
-        }
-    }
-    for event in dialogue_order {
-        for dialogue in dialogues_by_event.remove(&event).unwrap_or_default() {
-            let location = format!("{name} dialogues/{}", dialogue.label);
+        for (location, dialogue) in self.orphans {
             dataset.defect(
                 &location,
-                format!("dialogue of missing event {event}; appended at the end"),
+                "dialogue names no event; appended at the end",
                 DefectAction::Kept,
             );
-            push(dataset, &location, dialogue);
+            character.push(dataset, &location, dialogue);
         }
     }
-    for (location, dialogue) in orphan_dialogues {
-        dataset.defect(
-            &location,
-            "dialogue names no event; appended at the end",
-            DefectAction::Kept,
-        );
-        push(dataset, &location, dialogue);
-    }
-
-    Some(Conversation {
-        id: name.to_string(),
-        items,
-        questions: Vec::new(),
-    })
 }
 
 fn dialogue_item(

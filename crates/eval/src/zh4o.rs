@@ -861,7 +861,36 @@ fn load_probe(
         );
         ""
     });
+    let inserts = probe_inserts(defects, location, record);
+    let queries = probe_queries(defects, location, record);
+    if inserts.is_empty() || queries.is_empty() {
+        defect(
+            defects,
+            location,
+            "probe without a usable insert or query",
+            DefectAction::SkippedRecord,
+        );
+        return None;
+    }
+    check_queries_follow_inserts(defects, location, &inserts, &queries);
+    let dialogue =
+        target.map(|dialogue| check_probe_fits(defects, location, dialogue, &inserts, &queries));
+    Some(Zh4oProbe {
+        id,
+        difficulty: difficulty.to_string(),
+        dialogue,
+        inserts: inserts.into_iter().map(|(_, insert)| insert).collect(),
+        queries: queries.into_iter().map(|(_, query)| query).collect(),
+    })
+}
 
+/// The usable inserts of a probe record, each with its index in the record's `probe` list
+/// (for defect locations); unusable ones are defects.
+fn probe_inserts(
+    defects: &mut Vec<Defect>,
+    location: &str,
+    record: &Node,
+) -> Vec<(usize, Zh4oInsert)> {
     let mut inserts = Vec::new();
     let insert_nodes = record.get("probe").and_then(Node::as_array).unwrap_or(&[]);
     for (index, node) in insert_nodes.iter().enumerate() {
@@ -883,6 +912,16 @@ fn load_probe(
             ),
         }
     }
+    inserts
+}
+
+/// The usable queries of a probe record, each with its index in the record's `query` list
+/// (for defect locations); unusable ones are defects.
+fn probe_queries(
+    defects: &mut Vec<Defect>,
+    location: &str,
+    record: &Node,
+) -> Vec<(usize, Zh4oQuery)> {
     let mut queries = Vec::new();
     let query_nodes = record.get("query").and_then(Node::as_array).unwrap_or(&[]);
     for (index, node) in query_nodes.iter().enumerate() {
@@ -906,23 +945,23 @@ fn load_probe(
             ),
         }
     }
-    if inserts.is_empty() || queries.is_empty() {
-        defect(
-            defects,
-            location,
-            "probe without a usable insert or query",
-            DefectAction::SkippedRecord,
-        );
-        return None;
-    }
+    queries
+}
 
-    // Indices below are the records' positions in the file, for the defect locations.
+/// A query should come after the last insert, or it asks before the fact was planted; one
+/// that does not is kept with a defect.
+fn check_queries_follow_inserts(
+    defects: &mut Vec<Defect>,
+    location: &str,
+    inserts: &[(usize, Zh4oInsert)],
+    queries: &[(usize, Zh4oQuery)],
+) {
     let last_insert = inserts
         .iter()
         .map(|(_, i)| i.position)
         .max()
         .unwrap_or_default();
-    for (index, query) in &queries {
+    for (index, query) in queries {
         if query.position <= last_insert {
             defect(
                 defects,
@@ -935,45 +974,47 @@ fn load_probe(
             );
         }
     }
-    let dialogue = target.map(|dialogue| {
-        let original = dialogue.messages.len();
-        // Each insert adds the user message and the bot's acknowledgment.
-        let stream = original + 2 * inserts.len();
-        for (index, insert) in &inserts {
-            if insert.position > original {
-                defect(
-                    defects,
-                    format!("{location} probe[{index}]"),
-                    format!(
-                        "position {} is past the end of dialogue {} ({original} messages)",
-                        insert.position, dialogue.index
-                    ),
-                    DefectAction::Kept,
-                );
-            }
+}
+
+/// Report inserts past the end of `dialogue` and queries past the end of the probed stream
+/// (kept either way); returns the dialogue's index.
+fn check_probe_fits(
+    defects: &mut Vec<Defect>,
+    location: &str,
+    dialogue: &Zh4oDialogue,
+    inserts: &[(usize, Zh4oInsert)],
+    queries: &[(usize, Zh4oQuery)],
+) -> usize {
+    let original = dialogue.messages.len();
+    // Each insert adds the user message and the bot's acknowledgment.
+    let stream = original + 2 * inserts.len();
+    for (index, insert) in inserts {
+        if insert.position > original {
+            defect(
+                defects,
+                format!("{location} probe[{index}]"),
+                format!(
+                    "position {} is past the end of dialogue {} ({original} messages)",
+                    insert.position, dialogue.index
+                ),
+                DefectAction::Kept,
+            );
         }
-        for (index, query) in &queries {
-            if query.position >= stream {
-                defect(
-                    defects,
-                    format!("{location} query[{index}]"),
-                    format!(
-                        "position {} is past the end of the probed stream ({stream} messages)",
-                        query.position
-                    ),
-                    DefectAction::Kept,
-                );
-            }
+    }
+    for (index, query) in queries {
+        if query.position >= stream {
+            defect(
+                defects,
+                format!("{location} query[{index}]"),
+                format!(
+                    "position {} is past the end of the probed stream ({stream} messages)",
+                    query.position
+                ),
+                DefectAction::Kept,
+            );
         }
-        dialogue.index
-    });
-    Some(Zh4oProbe {
-        id,
-        difficulty: difficulty.to_string(),
-        dialogue,
-        inserts: inserts.into_iter().map(|(_, insert)| insert).collect(),
-        queries: queries.into_iter().map(|(_, query)| query).collect(),
-    })
+    }
+    dialogue.index
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use mnemos_eval::report::presets::{self, PresetsSettings};
 use mnemos_eval::report::probes::{self, ProbeSettings};
 use mnemos_eval::report::retrieval::{self, RetrievalSettings, RetrieverChoice};
 use mnemos_eval::report::run::{self, RunSettings};
-use mnemos_eval::report::OutputOptions;
+use mnemos_eval::report::{Comparison, OutputOptions};
 use mnemos_eval::zh4o::PROBE_CHUNK;
 use mnemos_eval::{EvalError, QuestionDataset};
 
@@ -73,6 +73,16 @@ impl EngineArgs {
             presets: self.presets.clone(),
             sweeps: self.sweep.clone(),
             variants: self.variant.clone(),
+        }
+    }
+
+    /// These engines on `store`, writing `batch` turns at a time, reporting to `report`.
+    fn compare(&self, store: StoreKind, batch: usize, report: &ReportArgs) -> Comparison {
+        Comparison {
+            engines: self.spec(),
+            store,
+            batch,
+            output: report.output(),
         }
     }
 }
@@ -352,13 +362,10 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
             let settings = ExtractionSettings {
                 path: args.path,
                 dataset: args.dataset,
-                engines: args.engines.spec(),
+                compare: args.engines.compare(args.store, args.batch, &args.report),
                 dialogues: args.dialogues,
                 session_messages: args.session_messages,
-                batch: args.batch,
-                store: args.store,
                 dump: args.dump,
-                output: args.report.output(),
             };
             let report = extraction::evaluate(&global.config()?, &settings, &progress);
             print(report, args.report.json, |r| r.markdown())
@@ -366,13 +373,10 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
         EvalCommand::Probes(args) => {
             let settings = ProbeSettings {
                 path: args.path,
-                engines: args.engines.spec(),
+                compare: args.engines.compare(args.store, args.batch, &args.report),
                 probes: args.probes,
-                batch: args.batch,
                 session_messages: args.session_messages,
                 budget: args.budget,
-                store: args.store,
-                output: args.report.output(),
             };
             let report = probes::evaluate(&global.config()?, &settings, &progress);
             print(report, args.report.json, |r| r.markdown())
@@ -384,7 +388,7 @@ fn run_settings(args: RunArgs) -> RunSettings {
     RunSettings {
         path: args.path,
         dataset: args.dataset,
-        engines: args.engines.spec(),
+        compare: args.engines.compare(args.store, args.batch, &args.report),
         scenario: args.scenario,
         noise_tokens: args.noise_tokens,
         noise_from: args.noise_from,
@@ -393,30 +397,23 @@ fn run_settings(args: RunArgs) -> RunSettings {
         conversations: args.conversations,
         checkpoints: args.checkpoints,
         budget: args.budget,
-        batch: args.batch,
-        store: args.store,
         answer: !args.no_answer,
         choose: !args.no_choose,
         embed_cache: !args.no_embed_cache,
         judge: args.judge,
-        output: args.report.output(),
     }
 }
 
 /// The offline scores' AUC, or with engines named, their importance agreement.
 fn run_lufy(global: &GlobalArgs, args: LufyArgs, progress: &dyn Fn(Progress<'_>)) -> Result<()> {
-    let engines = args.engines.spec();
-    if engines == SelectionSpec::default() {
+    if args.engines.spec() == SelectionSpec::default() {
         let report = lufy::score_auc(&args.path, args.limit, progress);
         return print(report, args.report.json, |r| r.text());
     }
     let settings = AgreementSettings {
         path: args.path,
         limit: args.limit,
-        engines,
-        batch: args.batch,
-        store: args.store,
-        output: args.report.output(),
+        compare: args.engines.compare(args.store, args.batch, &args.report),
     };
     let report = lufy::agreement(&global.config()?, &settings, progress);
     print(report, args.report.json, |r| r.markdown())

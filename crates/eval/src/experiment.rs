@@ -106,6 +106,23 @@ impl SharedEmbedder {
         Self::warm(mnemos_engine::setup::embedder(config)?, texts, progress)
     }
 
+    /// The configured embedder behind a cache warmed with the texts the memory base embeds
+    /// for `items` ([`turn_embedding_texts`]), then `extra` (questions, labels, references),
+    /// in that order.
+    pub fn warmed_for_turns<'t>(
+        config: &Config,
+        items: impl IntoIterator<Item = &'t Item>,
+        extra: impl IntoIterator<Item = &'t str>,
+        progress: ProgressFn<'_>,
+    ) -> Result<Self, EvalError> {
+        let turn_texts = turn_embedding_texts(config, items);
+        let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
+        for text in extra {
+            texts.push(text);
+        }
+        Self::warmed(config, &texts, progress)
+    }
+
     /// `inner` behind a cache warmed with `texts`.
     pub fn warm(
         inner: Arc<dyn Embedder>,

@@ -79,6 +79,17 @@ pub struct RunOptions {
     pub size_samples: usize,
 }
 
+impl RunOptions {
+    /// The defaults for writes of `batch` turns (at least one) under the configured tenant.
+    pub fn writes_of(batch: usize, config: &mnemos_engine::Config) -> Self {
+        RunOptions {
+            batch: batch.max(1),
+            tenant: config.tenant.clone(),
+            ..RunOptions::default()
+        }
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {

@@ -22,7 +22,7 @@ use mnemos_eval::experiment::{
 };
 use mnemos_eval::protocol::{prepare, ProtocolSpec, Scenario};
 use mnemos_eval::report::run::{evaluate, RunSettings};
-use mnemos_eval::report::OutputOptions;
+use mnemos_eval::report::{Comparison, OutputOptions};
 use mnemos_eval::runner::RunOptions;
 use mnemos_eval::{Conversation, EvalError, Item, Question, QuestionDataset, RetrievalDataset};
 
@@ -243,9 +243,14 @@ fn run_settings(path: std::path::PathBuf, store: StoreKind) -> RunSettings {
     RunSettings {
         path,
         dataset: QuestionDataset::Auto,
-        engines: SelectionSpec {
-            presets: Some(vec!["retrieval".into(), "recent".into()]),
-            ..SelectionSpec::default()
+        compare: Comparison {
+            engines: SelectionSpec {
+                presets: Some(vec!["retrieval".into(), "recent".into()]),
+                ..SelectionSpec::default()
+            },
+            store,
+            batch: 1,
+            output: OutputOptions::default(),
         },
         scenario: Scenario::Participation,
         noise_tokens: None,
@@ -255,13 +260,10 @@ fn run_settings(path: std::path::PathBuf, store: StoreKind) -> RunSettings {
         conversations: None,
         checkpoints: Vec::new(),
         budget: 1024,
-        batch: 1,
-        store,
         answer: true,
         choose: true,
         embed_cache: true,
         judge: false,
-        output: OutputOptions::default(),
     }
 }
 
@@ -277,7 +279,7 @@ fn eval_run_gives_the_same_quality_on_either_store_and_writes_its_report() {
     )
     .unwrap();
     let mut settings = run_settings(path, StoreKind::Sqlite);
-    settings.output.out = Some(dir.path().join("report"));
+    settings.compare.output.out = Some(dir.path().join("report"));
     let sqlite = evaluate(&config, &settings, &ignore_progress).unwrap();
     assert_eq!(memory.presets.len(), 2);
     for (a, b) in memory.presets.iter().zip(&sqlite.presets) {

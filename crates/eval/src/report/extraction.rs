@@ -20,22 +20,23 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use mnemos_core::{Embedder, Memory, MemoryFilter};
-use mnemos_engine::presets::variants::{DefaultPresets, SelectionSpec, Sweep};
+use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
+use mnemos_engine::presets::variants::Sweep;
 use mnemos_engine::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::dataset::Conversation;
 use crate::error::EvalError;
 use crate::experiment::{
-    stream_only, turn_embedding_texts, ConversationContext, Experiment, PresetOutcome, Progress,
-    ProgressFn, SharedEmbedder, StoreKind,
+    stream_only, ConversationContext, Experiment, PresetOutcome, Progress, ProgressFn,
+    SharedEmbedder,
 };
 use crate::extraction::{cosine, derived_memories, LabelMean};
 use crate::protocol::PreparedConversation;
 use crate::runner::RunOptions;
 use crate::scoring::{best_rouge_l_matches, extraction_score, ExtractionScore, Granularity, Prf};
 
-use super::{write_report, Cost, DumpFile, OutputOptions};
+use super::{write_report, Comparison, Cost, DumpFile, EngineSetup};
 
 mod render;
 
@@ -55,20 +56,16 @@ pub enum ExtractionDataset {
 pub struct ExtractionSettings {
     /// A ZH-4O directory or a LoCoMo file.
     pub path: PathBuf,
+    /// The engines side by side, their store, write size and report directory.
+    pub compare: Comparison,
     pub dataset: ExtractionDataset,
-    /// The engines side by side (every preset unless sweeps or variants are given).
-    pub engines: SelectionSpec,
     /// Score only the first N labelled dialogues.
     pub dialogues: Option<usize>,
     /// ZH-4O: end a session every this many messages (0 = one session).
     pub session_messages: usize,
-    /// Turns per write.
-    pub batch: usize,
-    pub store: StoreKind,
     /// Every extracted memory and each label's best match, one JSON line per preset and
     /// dialogue, for reading the errors.
     pub dump: Option<PathBuf>,
-    pub output: OutputOptions,
 }
 
 #[derive(Debug, Serialize)]
@@ -76,11 +73,8 @@ pub struct ExtractionReport {
     pub mnemos: &'static str,
     pub dataset: DatasetInfo,
     pub protocol: Protocol,
-    pub store: StoreKind,
-    pub embedder: String,
-    /// Mean time the embedding model took per text (measured while warming the cache).
-    pub embedding_ms_per_text: Option<f64>,
-    pub memory_model: String,
+    #[serde(flatten)]
+    pub engine: EngineSetup,
     pub presets: Vec<PresetRow>,
     pub sweeps: Vec<Sweep>,
     pub notes: Vec<String>,
@@ -194,10 +188,7 @@ pub fn evaluate(
     settings: &ExtractionSettings,
     progress: ProgressFn<'_>,
 ) -> Result<ExtractionReport, EvalError> {
-    let selection = settings
-        .engines
-        .expand(&config.engine, DefaultPresets::UnlessSwept)?;
-    let out = settings.output.create()?;
+    let (selection, out) = settings.compare.begin(config, UnlessSwept)?;
     let loaded = load(settings)?;
     if loaded.dialogues.is_empty() {
         return Err(EvalError::Invalid(format!(
@@ -211,14 +202,10 @@ pub fn evaluate(
         dataset.name, dataset.dialogues, dataset.messages, dataset.labels
     )));
     let shared = shared_embedder(config, &loaded, progress)?;
-    let options = RunOptions {
-        batch: settings.batch.max(1),
-        tenant: config.tenant.clone(),
-        ..RunOptions::default()
-    };
+    let options = RunOptions::writes_of(settings.compare.batch, config);
     let experiment = Experiment::new(
         config,
-        settings.store,
+        settings.compare.store,
         &options,
         shared.embedder.clone(),
         progress,
@@ -255,10 +242,7 @@ pub fn evaluate(
             derived_kinds: DERIVED_KINDS.to_vec(),
             averaging: "mean over all labels of all dialogues",
         },
-        store: settings.store,
-        embedder: shared.embedder.id().to_string(),
-        embedding_ms_per_text: shared.ms_per_text(),
-        memory_model,
+        engine: EngineSetup::of(settings.compare.store, &shared, memory_model),
         notes: notes(&rows, zh4o, settings.session_messages, options.batch),
         presets: rows,
         sweeps: selection.sweeps,
@@ -297,12 +281,11 @@ fn shared_embedder(
         .dialogues
         .iter()
         .flat_map(|d| &d.prepared.conversation.items);
-    let turn_texts = turn_embedding_texts(config, items);
-    let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
-    for dialogue in &loaded.dialogues {
-        texts.extend(dialogue.labels.iter().map(String::as_str));
-    }
-    SharedEmbedder::warmed(config, &texts, progress)
+    let labels = loaded
+        .dialogues
+        .iter()
+        .flat_map(|d| d.labels.iter().map(String::as_str));
+    SharedEmbedder::warmed_for_turns(config, items, labels, progress)
 }
 
 /// One dialogue's extracted memories scored against its labels (and dumped, when asked).
@@ -556,6 +539,7 @@ fn notes(rows: &[PresetRow], zh4o: bool, session_messages: usize, batch: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::StoreKind;
     use crate::summary::PresetAccumulator;
     use mnemos_core::EmbedError;
     use mnemos_engine::presets::variants::parse_sweep;
@@ -671,10 +655,12 @@ mod tests {
                 derived_kinds: DERIVED_KINDS.to_vec(),
                 averaging: "mean over all labels of all dialogues",
             },
-            store: StoreKind::Sqlite,
-            embedder: "hash".into(),
-            embedding_ms_per_text: None,
-            memory_model: "offline".into(),
+            engine: EngineSetup {
+                store: StoreKind::Sqlite,
+                embedder: "hash".into(),
+                embedding_ms_per_text: None,
+                memory_model: "offline".into(),
+            },
             notes: notes(&presets, false, 100, 20),
             presets,
             sweeps: vec![sweep],

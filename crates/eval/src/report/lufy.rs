@@ -28,15 +28,15 @@ use serde::Serialize;
 use mnemos_core::memory_model::Line;
 use mnemos_core::{Embedder, MemoryFilter, MemoryModel, MemoryModelExt, Role};
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::presets::variants::{DefaultPresets, SelectionSpec};
+use mnemos_engine::presets::variants::DefaultPresets::Every;
+
 use mnemos_engine::Config;
 use mnemos_offline::OfflineModel;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;
 use crate::experiment::{
-    stream_only, turn_embedding_texts, ConversationContext, Experiment, Progress, ProgressFn,
-    SharedEmbedder, StoreKind,
+    stream_only, ConversationContext, Experiment, Progress, ProgressFn, SharedEmbedder,
 };
 use crate::extraction::{kept_raw_turns, kept_turns};
 use crate::lufy::{load_lufy, roc_auc, turn_label, LufyDataset, LufySession};
@@ -44,7 +44,7 @@ use crate::metrics::{LatencyStats, LatencySummary};
 use crate::runner::{ConversationRun, RunOptions};
 use crate::scoring::{importance_agreement, ImportanceAgreement};
 
-use super::{write_report, Cost, OutputOptions};
+use super::{write_report, Comparison, Cost, EngineSetup};
 
 mod render;
 
@@ -244,14 +244,10 @@ fn score_session(
 pub struct AgreementSettings {
     /// The LUFY sessions file.
     pub path: PathBuf,
+    /// The engines side by side, their store, write size and report directory.
+    pub compare: Comparison,
     /// Only the first N sessions.
     pub limit: Option<usize>,
-    /// The engines side by side.
-    pub engines: SelectionSpec,
-    /// Turns per write.
-    pub batch: usize,
-    pub store: StoreKind,
-    pub output: OutputOptions,
 }
 
 /// One preset's importance agreement.
@@ -280,10 +276,8 @@ pub struct AgreementReport {
     pub streamed_user_utterances: usize,
     pub defects: usize,
     pub batch: usize,
-    pub store: StoreKind,
-    pub embedder: String,
-    pub embedding_ms_per_text: Option<f64>,
-    pub memory_model: String,
+    #[serde(flatten)]
+    pub engine: EngineSetup,
     /// Keeping every user utterance.
     pub base: ImportanceAgreement,
     pub presets: Vec<AgreementRow>,
@@ -313,10 +307,7 @@ pub fn agreement(
     settings: &AgreementSettings,
     progress: ProgressFn<'_>,
 ) -> Result<AgreementReport, EvalError> {
-    let selection = settings
-        .engines
-        .expand(&config.engine, DefaultPresets::Every)?;
-    let out = settings.output.create()?;
+    let (selection, out) = settings.compare.begin(config, Every)?;
     let dataset = load_sessions(&settings.path, settings.limit)?;
     let conversations = dataset.conversations();
     let turns: usize = conversations.iter().map(|c| c.items.len()).sum();
@@ -336,17 +327,12 @@ pub fn agreement(
         dataset.sessions.len(),
         conversations.len()
     )));
-    let turn_texts = turn_embedding_texts(config, conversations.iter().flat_map(|c| &c.items));
-    let texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
-    let shared = SharedEmbedder::warmed(config, &texts, progress)?;
-    let options = RunOptions {
-        batch: settings.batch.max(1),
-        tenant: config.tenant.clone(),
-        ..RunOptions::default()
-    };
+    let items = conversations.iter().flat_map(|c| &c.items);
+    let shared = SharedEmbedder::warmed_for_turns(config, items, [], progress)?;
+    let options = RunOptions::writes_of(settings.compare.batch, config);
     let experiment = Experiment::new(
         config,
-        settings.store,
+        settings.compare.store,
         &options,
         shared.embedder.clone(),
         progress,
@@ -380,10 +366,7 @@ pub fn agreement(
         streamed_user_utterances: streamed,
         defects: dataset.defects.len(),
         batch: options.batch,
-        store: settings.store,
-        embedder: shared.embedder.id().to_string(),
-        embedding_ms_per_text: shared.ms_per_text(),
-        memory_model,
+        engine: EngineSetup::of(settings.compare.store, &shared, memory_model),
         base,
         presets,
         notes: render::agreement_notes(options.batch),
@@ -453,6 +436,7 @@ fn agreement_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::StoreKind;
     use crate::summary::PresetAccumulator;
 
     fn agreement(kept: usize, a: f64, b: f64) -> ImportanceAgreement {
@@ -477,10 +461,12 @@ mod tests {
             streamed_user_utterances: 10,
             defects: 0,
             batch: 20,
-            store: StoreKind::Memory,
-            embedder: "hash".into(),
-            embedding_ms_per_text: None,
-            memory_model: "offline".into(),
+            engine: EngineSetup {
+                store: StoreKind::Memory,
+                embedder: "hash".into(),
+                embedding_ms_per_text: None,
+                memory_model: "offline".into(),
+            },
             presets: vec![AgreementRow {
                 preset: "full".into(),
                 agreement: agreement(5, 0.4, 0.4),

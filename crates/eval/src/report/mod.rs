@@ -25,9 +25,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use mnemos_engine::presets::variants::{DefaultPresets, Selection, SelectionSpec};
+use mnemos_engine::Config;
+
 use crate::artifacts::OutDir;
 use crate::error::EvalError;
-use crate::experiment::{Progress, ProgressFn};
+use crate::experiment::{Progress, ProgressFn, SharedEmbedder, StoreKind};
 use crate::metrics::LatencySummary;
 use crate::plot::{write_line_chart, LineChart};
 use crate::summary::PresetSummary;
@@ -87,6 +90,65 @@ pub(crate) fn ms(summary: &Option<LatencySummary>, p95: bool) -> String {
         || "–".to_string(),
         |s| format!("{:.2}", if p95 { s.p95_ms } else { s.p50_ms }),
     )
+}
+
+/// What every preset-comparing command (`run`, `extraction`, `probes`, `lufy --presets`)
+/// compares and how: the engines side by side, where they keep memories, how many turns
+/// each write carries, and where the report goes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub engines: SelectionSpec,
+    pub store: StoreKind,
+    /// Turns per write (1 = turn by turn, as a live chat); 0 counts as 1.
+    pub batch: usize,
+    #[serde(skip)]
+    pub output: OutputOptions,
+}
+
+impl Comparison {
+    /// What a command does before any work, so that a bad preset, parameter or output
+    /// directory costs nothing: build each named engine once to check it, and create the
+    /// output directory.
+    pub(crate) fn begin(
+        &self,
+        config: &Config,
+        default: DefaultPresets,
+    ) -> Result<(Selection, Option<OutDir>), EvalError> {
+        let selection = self.engines.expand(&config.engine, default)?;
+        Ok((selection, self.output.create()?))
+    }
+}
+
+/// The engine side of an experiment, as every preset-comparing report states it (flattened
+/// into the report's JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineSetup {
+    pub store: StoreKind,
+    pub embedder: String,
+    /// Mean time the embedding model took per text (measured while warming the cache).
+    pub embedding_ms_per_text: Option<f64>,
+    pub memory_model: String,
+}
+
+impl EngineSetup {
+    pub(crate) fn of(store: StoreKind, shared: &SharedEmbedder, memory_model: String) -> Self {
+        EngineSetup {
+            store,
+            embedder: shared.embedder.id().to_string(),
+            embedding_ms_per_text: shared.ms_per_text(),
+            memory_model,
+        }
+    }
+
+    /// `store sqlite, embedder minilm (0.52 ms per text, cached), memory model offline`.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "store {}, embedder {}, memory model {}",
+            self.store.as_str(),
+            embedder_cell(&self.embedder, self.embedding_ms_per_text),
+            self.memory_model
+        )
+    }
 }
 
 /// The embedder as a report's engine line names it, with its cached cost per text.

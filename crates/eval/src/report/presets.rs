@@ -91,9 +91,7 @@ pub fn evaluate(
         budget: settings.budget,
         choose: false,
         answer: false,
-        batch: 1,
-        tenant: config.tenant.clone(),
-        ..RunOptions::default()
+        ..RunOptions::writes_of(1, config)
     };
     // Embedding stays in the latencies, as in a live chat.
     let shared = SharedEmbedder::uncached(config)?;

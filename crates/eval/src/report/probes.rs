@@ -19,14 +19,13 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use mnemos_core::{Embedder, MemoryModel, MemoryModelExt};
-use mnemos_engine::presets::variants::{DefaultPresets, SelectionSpec};
+use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
+
 use mnemos_engine::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;
-use crate::experiment::{
-    turn_embedding_texts, Experiment, Progress, ProgressFn, SharedEmbedder, StoreKind,
-};
+use crate::experiment::{Experiment, Progress, ProgressFn, SharedEmbedder};
 use crate::extraction::cosine;
 use crate::protocol::PreparedConversation;
 use crate::runner::{AskRecord, RunOptions};
@@ -34,7 +33,7 @@ use crate::scoring::{answer_in_context, token_f1};
 use crate::zh4o::{Zh4oDataset, Zh4oProbe, PROBE_ACKNOWLEDGMENTS, PROBE_DIALOGUE};
 
 use super::extraction::embed_all;
-use super::{write_report, Cost, OutputOptions};
+use super::{write_report, Comparison, Cost, EngineSetup};
 
 mod render;
 
@@ -43,17 +42,13 @@ mod render;
 pub struct ProbeSettings {
     /// The ZH-4O directory.
     pub path: PathBuf,
-    /// The engines side by side (every preset unless sweeps or variants are given).
-    pub engines: SelectionSpec,
+    /// The engines side by side, their store, write size and report directory.
+    pub compare: Comparison,
     /// Run only the first N probes.
     pub probes: Option<usize>,
-    /// Messages per write (the protocol ingests chunks of [`crate::zh4o::PROBE_CHUNK`]).
-    pub batch: usize,
     /// End a session every this many messages of the probed stream (0 = one session).
     pub session_messages: usize,
     pub budget: usize,
-    pub store: StoreKind,
-    pub output: OutputOptions,
 }
 
 #[derive(Debug, Serialize)]
@@ -61,10 +56,8 @@ pub struct ProbeReport {
     pub mnemos: &'static str,
     pub dataset: DatasetInfo,
     pub protocol: Protocol,
-    pub store: StoreKind,
-    pub embedder: String,
-    pub embedding_ms_per_text: Option<f64>,
-    pub memory_model: String,
+    #[serde(flatten)]
+    pub engine: EngineSetup,
     pub answer_model: String,
     /// The answer model with an empty context.
     pub baseline: Scores,
@@ -167,10 +160,7 @@ pub fn evaluate(
     settings: &ProbeSettings,
     progress: ProgressFn<'_>,
 ) -> Result<ProbeReport, EvalError> {
-    let selection = settings
-        .engines
-        .expand(&config.engine, DefaultPresets::UnlessSwept)?;
-    let out = settings.output.create()?;
+    let (selection, out) = settings.compare.begin(config, UnlessSwept)?;
     let dataset = crate::load_zh4o(&settings.path)?;
     let planned = probe_streams(&dataset, settings)?;
     let items: usize = planned
@@ -188,13 +178,11 @@ pub fn evaluate(
         budget: settings.budget,
         choose: false,
         answer: true,
-        batch: settings.batch.max(1),
-        tenant: config.tenant.clone(),
-        ..RunOptions::default()
+        ..RunOptions::writes_of(settings.compare.batch, config)
     };
     let experiment = Experiment::new(
         config,
-        settings.store,
+        settings.compare.store,
         &options,
         shared.embedder.clone(),
         progress,
@@ -245,10 +233,7 @@ pub fn evaluate(
             budget: settings.budget,
             acknowledgments: PROBE_ACKNOWLEDGMENTS,
         },
-        store: settings.store,
-        embedder: shared.embedder.id().to_string(),
-        embedding_ms_per_text: shared.ms_per_text(),
-        memory_model,
+        engine: EngineSetup::of(settings.compare.store, &shared, memory_model),
         answer_model: experiment.answerer().id().to_string(),
         baseline,
         presets,
@@ -293,16 +278,12 @@ fn shared_embedder(
     streams: &[PreparedConversation],
     progress: ProgressFn<'_>,
 ) -> Result<SharedEmbedder, EvalError> {
-    let turn_texts =
-        turn_embedding_texts(config, streams.iter().flat_map(|s| &s.conversation.items));
-    let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
-    for stream in streams {
-        for question in &stream.conversation.questions {
-            texts.push(question.text.as_str());
-            texts.extend(question.answer.as_deref());
-        }
-    }
-    SharedEmbedder::warmed(config, &texts, progress)
+    let items = streams.iter().flat_map(|s| &s.conversation.items);
+    let asked = streams
+        .iter()
+        .flat_map(|s| &s.conversation.questions)
+        .flat_map(|q| std::iter::once(q.text.as_str()).chain(q.answer.as_deref()));
+    SharedEmbedder::warmed_for_turns(config, items, asked, progress)
 }
 
 /// Cosine between two texts' vectors under `embedder`.
@@ -418,8 +399,11 @@ fn baseline(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::StoreKind;
+    use crate::report::OutputOptions;
     use crate::summary::PresetAccumulator;
     use crate::{Zh4oInsert, Zh4oQuery};
+    use mnemos_engine::presets::variants::SelectionSpec;
 
     pub(super) fn record(difficulty: &str, hit: bool, similarity: f64) -> ProbeRecord {
         ProbeRecord {
@@ -466,13 +450,15 @@ mod tests {
         let row = preset_row("recent", vec![record("easy", true, 0.5), failing], cost);
         let settings = ProbeSettings {
             path: "zh4o".into(),
-            engines: SelectionSpec::default(),
+            compare: Comparison {
+                engines: SelectionSpec::default(),
+                store: StoreKind::Memory,
+                batch: 20,
+                output: OutputOptions::default(),
+            },
             probes: None,
-            batch: 20,
             session_messages: 100,
             budget: 1024,
-            store: StoreKind::Memory,
-            output: OutputOptions::default(),
         };
         let report = ProbeReport {
             mnemos: "0",
@@ -492,10 +478,12 @@ mod tests {
                 budget: 1024,
                 acknowledgments: PROBE_ACKNOWLEDGMENTS,
             },
-            store: StoreKind::Memory,
-            embedder: "hash".into(),
-            embedding_ms_per_text: None,
-            memory_model: "offline".into(),
+            engine: EngineSetup {
+                store: StoreKind::Memory,
+                embedder: "hash".into(),
+                embedding_ms_per_text: None,
+                memory_model: "offline".into(),
+            },
             answer_model: "offline".into(),
             baseline: Scores::of(&[record("easy", false, 0.1)]),
             presets: vec![row],

@@ -7,23 +7,21 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use mnemos_engine::presets::variants::{DefaultPresets, NamedEngine, SelectionSpec, Sweep};
+use mnemos_engine::presets::variants::DefaultPresets::Every;
+use mnemos_engine::presets::variants::{NamedEngine, Sweep};
 use mnemos_engine::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum, JsonlWriter, OutDir};
 use crate::dataset::{Conversation, RetrievalDataset};
 use crate::error::EvalError;
-use crate::experiment::{
-    turn_embedding_texts, ConversationContext, Experiment, Progress, ProgressFn, SharedEmbedder,
-    StoreKind,
-};
+use crate::experiment::{ConversationContext, Experiment, Progress, ProgressFn, SharedEmbedder};
 use crate::format::{load_retrieval_dataset, QuestionDataset};
 use crate::judge::{Judge, Verdict};
 use crate::protocol::{prepare_with_pool, NoiseSpec, PreparedDataset, ProtocolSpec, Scenario};
 use crate::runner::{ConversationRun, RunOptions};
 use crate::summary::PresetSummary;
 
-use super::{write_report, OutputOptions};
+use super::{write_report, Comparison, EngineSetup};
 
 mod render;
 
@@ -34,9 +32,10 @@ pub use render::{charts, legend_label};
 pub struct RunSettings {
     /// A LoCoMo or MemDaily file, or a PerLTQA file or directory.
     pub path: PathBuf,
+    /// The engines side by side, their store, write size and report directory.
+    #[serde(flatten)]
+    pub compare: Comparison,
     pub dataset: QuestionDataset,
-    /// The engines side by side (every preset when no list is given).
-    pub engines: SelectionSpec,
     pub scenario: Scenario,
     /// Pad each conversation with noise up to this many tokens.
     pub noise_tokens: Option<usize>,
@@ -50,9 +49,6 @@ pub struct RunSettings {
     /// Ask each question again at these history sizes (tokens).
     pub checkpoints: Vec<usize>,
     pub budget: usize,
-    /// Turns per write.
-    pub batch: usize,
-    pub store: StoreKind,
     /// Ask the answer model for open answers (token F1).
     pub answer: bool,
     /// Ask the answer model to choose on multiple-choice questions.
@@ -61,8 +57,6 @@ pub struct RunSettings {
     pub embed_cache: bool,
     /// Grade open answers with the configured `[llm]` endpoint.
     pub judge: bool,
-    #[serde(skip)]
-    pub output: OutputOptions,
 }
 
 /// The whole report, as report.json holds it.
@@ -72,12 +66,9 @@ pub struct RunReport {
     pub dataset: DatasetInfo,
     pub protocol: ProtocolSpec,
     pub options: RunOptions,
-    pub store: StoreKind,
-    pub embedder: String,
-    /// Mean time the embedding model took per text (measured while warming the cache).
-    pub embedding_ms_per_text: Option<f64>,
+    #[serde(flatten)]
+    pub engine: EngineSetup,
     pub embed_cache: bool,
-    pub memory_model: String,
     pub answer_model: String,
     pub judge: Option<String>,
     pub presets: Vec<PresetSummary>,
@@ -121,10 +112,7 @@ pub fn evaluate(
         ));
     }
     let format = settings.dataset.resolve(&settings.path)?;
-    let selection = settings
-        .engines
-        .expand(&config.engine, DefaultPresets::Every)?;
-    let out = settings.output.create()?;
+    let (selection, out) = settings.compare.begin(config, Every)?;
     let dataset = load_retrieval_dataset(&settings.path, format)?;
     progress(Progress::Note(&dataset.summary().to_string()));
     let prepared = prepare(settings, &dataset)?;
@@ -132,14 +120,12 @@ pub fn evaluate(
         budget: settings.budget,
         choose: settings.choose,
         answer: settings.answer,
-        batch: settings.batch.max(1),
-        tenant: config.tenant.clone(),
-        ..RunOptions::default()
+        ..RunOptions::writes_of(settings.compare.batch, config)
     };
     let shared = shared_embedder(config, settings, &prepared, progress)?;
     let experiment = Experiment::new(
         config,
-        settings.store,
+        settings.compare.store,
         &options,
         shared.embedder.clone(),
         progress,
@@ -161,11 +147,8 @@ pub fn evaluate(
         dataset: dataset_info(&dataset, &prepared, &settings.path)?,
         protocol: prepared.spec.clone(),
         options: options.clone(),
-        store: settings.store,
-        embedder: shared.embedder.id().to_string(),
-        embedding_ms_per_text: shared.ms_per_text(),
+        engine: EngineSetup::of(settings.compare.store, &shared, memory_model),
         embed_cache: shared.cache.is_some(),
-        memory_model,
         answer_model: experiment.answerer().id().to_string(),
         judge: judge.as_ref().map(|j| j.id().to_string()),
         presets,
@@ -242,16 +225,10 @@ fn shared_embedder(
     if !settings.embed_cache {
         return SharedEmbedder::uncached(config);
     }
-    let conversations = &prepared.conversations;
-    let turn_texts = turn_embedding_texts(
-        config,
-        conversations.iter().flat_map(|c| &c.conversation.items),
-    );
-    let mut texts: Vec<&str> = turn_texts.iter().map(String::as_str).collect();
-    for c in conversations {
-        texts.extend(c.conversation.questions.iter().map(|q| q.text.as_str()));
-    }
-    SharedEmbedder::warmed(config, &texts, progress)
+    let conversations = prepared.conversations.iter().map(|c| &c.conversation);
+    let items = conversations.clone().flat_map(|c| &c.items);
+    let questions = conversations.flat_map(|c| c.questions.iter().map(|q| q.text.as_str()));
+    SharedEmbedder::warmed_for_turns(config, items, questions, progress)
 }
 
 /// Every engine over the prepared conversations: asks graded by the judge when there is one,

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::plot::{LineChart, Series};
-use crate::report::{embedder_cell, f3, ms, notes_section, opt3};
+use crate::report::{f3, ms, notes_section, opt3};
 use crate::scoring::Granularity;
 
 use super::{ExtractionReport, PresetRow};
@@ -45,10 +45,8 @@ pub(super) fn markdown(report: &ExtractionReport) -> String {
     );
     let _ = writeln!(
         md,
-        "- engine: store {}, embedder {}, memory model {}, writes of {} turns{}",
-        report.store.as_str(),
-        embedder_cell(&report.embedder, report.embedding_ms_per_text),
-        report.memory_model,
+        "- engine: {}, writes of {} turns{}",
+        report.engine.describe(),
         report.protocol.batch,
         report
             .protocol

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::{embedder_cell, f3, ms, notes_section};
+use crate::report::{f3, ms, notes_section};
 use crate::scoring::ImportanceAgreement;
 
 use super::{AgreementReport, AucReport};
@@ -93,10 +93,8 @@ pub(super) fn agreement_markdown(report: &AgreementReport) -> String {
     );
     let _ = writeln!(
         md,
-        "- engine: store {}, embedder {}, memory model {}, writes of {} turns",
-        report.store.as_str(),
-        embedder_cell(&report.embedder, report.embedding_ms_per_text),
-        report.memory_model,
+        "- engine: {}, writes of {} turns",
+        report.engine.describe(),
         report.batch
     );
     let annotators: Vec<&String> = report.base.per_annotator.keys().collect();

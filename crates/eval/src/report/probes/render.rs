@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::report::{embedder_cell, f3, job_failures, ms};
+use crate::report::{f3, job_failures, ms};
 use crate::zh4o::{PROBE_ACKNOWLEDGMENTS, PROBE_CHUNK, PROBE_DIALOGUE};
 
 use super::{PresetRow, ProbeReport, ProbeSettings, Scores};
@@ -18,7 +18,7 @@ pub(super) fn notes(settings: &ProbeSettings) -> Vec<String> {
              after the chunk of {PROBE_CHUNK} stream messages holding its position. Nothing \
              after the last query is streamed.",
             PROBE_ACKNOWLEDGMENTS.join(" / "),
-            settings.batch.max(1),
+            settings.compare.batch.max(1),
             settings.session_messages,
             settings.budget
         ),
@@ -61,10 +61,8 @@ pub(super) fn markdown(report: &ProbeReport) -> String {
     );
     let _ = writeln!(
         md,
-        "- engine: store {}, embedder {}, memory model {}, answer model {}, budget {} tokens, writes of {}, sessions of {} messages",
-        report.store.as_str(),
-        embedder_cell(&report.embedder, report.embedding_ms_per_text),
-        report.memory_model,
+        "- engine: {}, answer model {}, budget {} tokens, writes of {}, sessions of {} messages",
+        report.engine.describe(),
         report.answer_model,
         report.protocol.budget,
         report.protocol.batch,

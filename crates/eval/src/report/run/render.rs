@@ -6,7 +6,7 @@ use crate::plot::{LineChart, Series};
 use crate::summary::{PresetSummary, Quality};
 
 use super::RunReport;
-use crate::report::{embedder_cell, f3, job_failures, ms, opt3};
+use crate::report::{f3, job_failures, ms, opt3};
 
 pub(super) fn markdown(report: &RunReport) -> String {
     let mut md = String::new();
@@ -62,10 +62,8 @@ fn header(md: &mut String, report: &RunReport) {
     );
     let _ = writeln!(
         md,
-        "- engine: store {}, embedder {}, memory model {}, answer model {}, budget {} tokens, batch {}",
-        report.store.as_str(),
-        embedder_cell(&report.embedder, report.embedding_ms_per_text),
-        report.memory_model,
+        "- engine: {}, answer model {}, budget {} tokens, batch {}",
+        report.engine.describe(),
         report.answer_model,
         report.options.budget,
         report.options.batch
@@ -364,6 +362,7 @@ mod tests {
     use crate::experiment::StoreKind;
     use crate::protocol::ProtocolSpec;
     use crate::report::run::DatasetInfo;
+    use crate::report::EngineSetup;
     use crate::runner::RunOptions;
     use crate::summary::{CapacityPoint, PresetAccumulator, SizePoint};
     use mnemos_engine::presets::variants::parse_sweep;
@@ -426,11 +425,13 @@ mod tests {
             },
             protocol: ProtocolSpec::default(),
             options: RunOptions::default(),
-            store: StoreKind::Memory,
-            embedder: "hash".into(),
-            embedding_ms_per_text: Some(0.5),
+            engine: EngineSetup {
+                store: StoreKind::Memory,
+                embedder: "hash".into(),
+                embedding_ms_per_text: Some(0.5),
+                memory_model: "offline".into(),
+            },
             embed_cache: true,
-            memory_model: "offline".into(),
             answer_model: "offline".into(),
             judge: None,
             presets: vec![

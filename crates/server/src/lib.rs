@@ -1,0 +1,199 @@
+//! mnemos over HTTP. [`router`] serves every engine operation as JSON under `/v1` (see
+//! `docs/server.md`), plus `/healthz` and `/readyz`; [`serve`] runs it until a shutdown signal,
+//! finishing the requests in flight.
+//!
+//! The wire types are this crate's own ([`dto`]); errors have one JSON shape and an exhaustive
+//! map to HTTP statuses ([`error`]). Engine calls run on tokio's blocking pool.
+
+pub mod dto;
+pub mod error;
+mod extract;
+mod routes;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use tower_http::timeout::TimeoutLayer;
+
+use mnemos_engine::Engine;
+
+pub use error::{ApiError, ErrorCode};
+pub use routes::{AppState, MAX_TURNS_PER_REQUEST};
+
+/// How the server listens and what it accepts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    /// The largest request body accepted (bytes).
+    pub body_limit: usize,
+    /// The longest a request may take.
+    pub request_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            body_limit: 4 * 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Serving beyond this machine needs API keys, which this server does not check yet.
+    #[error(
+        "refusing to listen on {0}: without API keys the server only binds a loopback address"
+    )]
+    NotLoopback(SocketAddr),
+    #[error("invalid server setting: {0}")]
+    Invalid(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("serving failed: {0}")]
+    Serve(#[source] std::io::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+impl ServerError {
+    /// Whose fault it is (the CLI's exit status).
+    pub fn class(&self) -> mnemos_core::ErrorClass {
+        use mnemos_core::ErrorClass;
+        use std::io::ErrorKind;
+        match self {
+            ServerError::NotLoopback(_) | ServerError::Invalid(_) => ErrorClass::InvalidInput,
+            ServerError::Bind { source, .. } => match source.kind() {
+                ErrorKind::AddrInUse
+                | ErrorKind::AddrNotAvailable
+                | ErrorKind::PermissionDenied => ErrorClass::InvalidInput,
+                _ => ErrorClass::Unavailable,
+            },
+            ServerError::Serve(_) | ServerError::Runtime(_) => ErrorClass::Internal,
+        }
+    }
+}
+
+impl ServerConfig {
+    pub fn validate(&self) -> Result<(), ServerError> {
+        if !self.listen.ip().is_loopback() {
+            return Err(ServerError::NotLoopback(self.listen));
+        }
+        if self.body_limit == 0 {
+            return Err(ServerError::Invalid("body_limit must be positive".into()));
+        }
+        if self.request_timeout.is_zero() {
+            return Err(ServerError::Invalid(
+                "request_timeout must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Every route, over `engine`, acting inside `tenant`.
+pub fn router(engine: Arc<Engine>, tenant: String, config: &ServerConfig) -> Router {
+    let state = Arc::new(AppState { engine, tenant });
+    Router::new()
+        .nest("/v1", routes::v1())
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::GATEWAY_TIMEOUT,
+            config.request_timeout,
+        ))
+        .with_state(state)
+}
+
+async fn healthz() -> Json<dto::Health> {
+    Json(dto::Health { status: "ok" })
+}
+
+/// Ready when the store answers.
+async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, ApiError> {
+    tokio::task::spawn_blocking(move || app.engine.users().map(|_| ()))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(|e| ApiError::new(ErrorCode::Unavailable, e.to_string()))?;
+    Ok(Json(dto::Health { status: "ready" }))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("no such route (the API is under /v1; see docs/server.md)")
+}
+
+/// Bind `config.listen` and serve until `shutdown` completes; requests in flight finish.
+/// Calls `on_bound` with the bound address (port 0 picks a free one).
+pub async fn serve(
+    engine: Arc<Engine>,
+    tenant: String,
+    config: &ServerConfig,
+    on_bound: impl FnOnce(SocketAddr),
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    config.validate()?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ServerError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(ServerError::Serve)?;
+    on_bound(addr);
+    axum::serve(listener, router(engine, tenant, config))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(ServerError::Serve)
+}
+
+/// [`serve`] on a runtime of its own until SIGINT or SIGTERM: what `mnemos serve` runs.
+pub fn run_until_signal(
+    engine: Arc<Engine>,
+    tenant: String,
+    config: &ServerConfig,
+    on_bound: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServerError::Runtime)?;
+    runtime.block_on(serve(engine, tenant, config, on_bound, shutdown_signal()))
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        // If the handler cannot be installed, only SIGTERM stops the server.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

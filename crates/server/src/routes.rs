@@ -1,0 +1,445 @@
+//! The `/v1` routes. Every handler parses its request into engine types, runs the engine call
+//! on the blocking pool (the engine embeds and does SQLite IO; the async workers stay free),
+//! and converts the result into wire types. Every request acts inside the server's tenant.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+
+use mnemos_core::{
+    JobId, KindTag, MemoryFilter, MemoryId, MemoryPatch, Page, Scope, StateFilter, UserKey,
+};
+use mnemos_engine::{Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
+
+use crate::dto::*;
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::{Body, Params, QueryParams};
+
+/// What every handler shares.
+pub struct AppState {
+    pub engine: Arc<Engine>,
+    /// The tenant every request acts in.
+    pub tenant: String,
+}
+
+type Shared = State<Arc<AppState>>;
+type ApiResult<T> = Result<Json<T>, ApiError>;
+
+const DEFAULT_AGENT: &str = "default";
+const DEFAULT_SESSION: &str = "default";
+const DEFAULT_BUDGET: usize = 1024;
+const DEFAULT_PAGE: usize = 50;
+/// Turns one request may add (bigger imports go through several requests).
+pub const MAX_TURNS_PER_REQUEST: usize = 1000;
+
+pub fn v1() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/presets", get(presets))
+        .route("/users", get(users))
+        .route("/users/{user}", delete(purge))
+        .route("/users/{user}/turns", post(add_turns))
+        .route("/users/{user}/sessions/{session}/end", post(end_session))
+        .route("/users/{user}/recall", post(recall))
+        .route("/users/{user}/search", post(search))
+        .route("/users/{user}/memories", get(list))
+        .route(
+            "/users/{user}/memories/{id}",
+            get(get_memory).patch(update).delete(forget),
+        )
+        .route("/users/{user}/memories/{id}/history", get(history))
+        .route("/users/{user}/stats", get(stats))
+        .route("/users/{user}/jobs", get(jobs))
+        .route("/users/{user}/jobs/{id}/retry", post(retry_job))
+        .route("/users/{user}/views/{view}", get(view))
+}
+
+/// Run an engine call on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("request task failed: {e}")))?
+}
+
+impl AppState {
+    fn user(&self, user: &str) -> Result<UserKey, ApiError> {
+        Ok(UserKey::new(self.tenant.clone(), user.to_string())?)
+    }
+
+    /// The user, or 404 when nothing of theirs is stored (reads never create users).
+    fn known_user(&self, user: &str) -> Result<UserKey, ApiError> {
+        let key = self.user(user)?;
+        if self.engine.has_user(&key)? {
+            Ok(key)
+        } else {
+            Err(ApiError::not_found(format!("no user '{user}'")))
+        }
+    }
+}
+
+fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
+    text.parse()
+        .map_err(|_| ApiError::not_found(format!("no memory '{text}'")))
+}
+
+async fn presets() -> Json<Vec<PresetOut>> {
+    Json(
+        mnemos_engine::presets::registry()
+            .iter()
+            .map(PresetOut::from)
+            .collect(),
+    )
+}
+
+async fn users(State(app): Shared) -> ApiResult<UsersResponse> {
+    blocking(move || {
+        let users = app.engine.users()?;
+        Ok(Json(UsersResponse {
+            users: users
+                .into_iter()
+                .filter(|u| u.tenant == app.tenant)
+                .map(|u| u.user)
+                .collect(),
+        }))
+    })
+    .await
+}
+
+/// Turn keys from the request's `Idempotency-Key`: a retried request finds its turns stored.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    match headers.get("idempotency-key") {
+        None => Ok(None),
+        Some(value) => {
+            let key = value
+                .to_str()
+                .map_err(|_| ApiError::invalid("Idempotency-Key must be visible ASCII"))?;
+            if key.is_empty() || key.len() > 200 {
+                return Err(ApiError::invalid(
+                    "Idempotency-Key must be 1 to 200 characters",
+                ));
+            }
+            Ok(Some(key.to_string()))
+        }
+    }
+}
+
+fn new_turns(
+    app: &AppState,
+    user: &str,
+    request: AddTurnsRequest,
+    idempotency: Option<String>,
+) -> Result<Vec<NewTurn>, ApiError> {
+    if request.turns.is_empty() {
+        return Err(ApiError::invalid("turns: at least one turn is needed"));
+    }
+    if request.turns.len() > MAX_TURNS_PER_REQUEST {
+        return Err(ApiError::invalid(format!(
+            "turns: at most {MAX_TURNS_PER_REQUEST} per request, got {}",
+            request.turns.len()
+        )));
+    }
+    let agent = request.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+    let session = request.session.as_deref().unwrap_or(DEFAULT_SESSION);
+    let scope = Scope::new(&app.tenant, user, agent, session)?;
+    request
+        .turns
+        .into_iter()
+        .enumerate()
+        .map(|(i, turn)| {
+            let time = turn
+                .time
+                .as_deref()
+                .map(|t| parse_time(&format!("turns[{i}].time"), t))
+                .transpose()?;
+            let key = turn
+                .key
+                .or_else(|| idempotency.as_ref().map(|k| format!("idem:{k}#{i}")));
+            let mut new = NewTurn::user(scope.clone(), turn.text);
+            new.role = turn.role.into();
+            new.speaker = turn.speaker;
+            new.time = time;
+            new.key = key;
+            new.metadata = turn.metadata;
+            Ok(new)
+        })
+        .collect()
+}
+
+async fn add_turns(
+    State(app): Shared,
+    Params(user): Params<String>,
+    headers: HeaderMap,
+    Body(request): Body<AddTurnsRequest>,
+) -> Result<(StatusCode, Json<AddTurnsResponse>), ApiError> {
+    let idempotency = idempotency_key(&headers)?;
+    blocking(move || {
+        let turns = new_turns(&app, &user, request, idempotency)?;
+        let report = app.engine.add(turns)?;
+        Ok((StatusCode::CREATED, Json((&report).into())))
+    })
+    .await
+}
+
+async fn end_session(
+    State(app): Shared,
+    Params((user, session)): Params<(String, String)>,
+    QueryParams(query): QueryParams<AgentQuery>,
+) -> ApiResult<JobReportOut> {
+    blocking(move || {
+        app.known_user(&user)?;
+        let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        let scope = Scope::new(&app.tenant, &user, agent, &session)?;
+        let report = app.engine.end_session(&scope)?;
+        Ok(Json((&report).into()))
+    })
+    .await
+}
+
+async fn recall(
+    State(app): Shared,
+    Params(user): Params<String>,
+    Body(body): Body<RecallBody>,
+) -> ApiResult<RecallResponse> {
+    blocking(move || {
+        let key = app.user(&user)?;
+        let mut request = RecallRequest::new(body.query, body.budget.unwrap_or(DEFAULT_BUDGET));
+        request.session = body.session;
+        let agent = body.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        let context = app.engine.recall(&key, agent, &request)?;
+        Ok(Json((&context).into()))
+    })
+    .await
+}
+
+fn kinds(names: &[String]) -> Result<Vec<KindTag>, ApiError> {
+    names
+        .iter()
+        .map(|k| k.trim().parse::<KindTag>().map_err(ApiError::from))
+        .collect()
+}
+
+async fn search(
+    State(app): Shared,
+    Params(user): Params<String>,
+    Body(body): Body<SearchBody>,
+) -> ApiResult<SearchResponse> {
+    blocking(move || {
+        let mut request = SearchRequest::new(app.user(&user)?, body.query);
+        request.top_k = body.top_k;
+        request.token_budget = body.budget;
+        request.filter.kinds = kinds(&body.kinds)?;
+        request.filter.agent = body.agent;
+        request.filter.session = body.session;
+        let results = app.engine.search(&request)?;
+        Ok(Json((&results).into()))
+    })
+    .await
+}
+
+fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
+    let state = match query.state.as_deref() {
+        None | Some("active") => StateFilter::Active,
+        Some("forgotten") => StateFilter::Forgotten,
+        Some("all") => StateFilter::All,
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "state: '{other}' is not one of active, forgotten, all"
+            )))
+        }
+    };
+    let kind_names: Vec<String> = query
+        .kind
+        .as_deref()
+        .map(|k| k.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    Ok(MemoryFilter {
+        kinds: kinds(&kind_names)?,
+        agent: query.agent.clone(),
+        session: query.session.clone(),
+        state,
+        metadata: BTreeMap::new(),
+        created_since: query
+            .since
+            .as_deref()
+            .map(|t| parse_time("since", t))
+            .transpose()?,
+        created_before: query
+            .until
+            .as_deref()
+            .map(|t| parse_time("until", t))
+            .transpose()?,
+    })
+}
+
+/// Cursors are opaque to clients; today they hold the next offset.
+fn page(query: &ListQuery) -> Result<Page, ApiError> {
+    let offset = match query.cursor.as_deref() {
+        None => 0,
+        Some(cursor) => cursor
+            .strip_prefix("o")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| ApiError::invalid(format!("cursor: '{cursor}' is not a cursor")))?,
+    };
+    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > Page::MAX_LIMIT {
+        return Err(ApiError::invalid(format!(
+            "limit: must be 1 to {}",
+            Page::MAX_LIMIT
+        )));
+    }
+    Ok(Page { offset, limit })
+}
+
+async fn list(
+    State(app): Shared,
+    Params(user): Params<String>,
+    QueryParams(query): QueryParams<ListQuery>,
+) -> ApiResult<MemoryPage> {
+    blocking(move || {
+        let key = app.known_user(&user)?;
+        let filter = list_filter(&query)?;
+        let paged = app.engine.list(&key, &filter, page(&query)?)?;
+        Ok(Json(MemoryPage {
+            memories: paged.items.iter().map(MemoryOut::from).collect(),
+            total: paged.total,
+            next_cursor: paged.next_offset.map(|n| format!("o{n}")),
+        }))
+    })
+    .await
+}
+
+async fn get_memory(
+    State(app): Shared,
+    Params((user, id)): Params<(String, String)>,
+) -> ApiResult<MemoryOut> {
+    blocking(move || {
+        let memory = app.engine.get(&app.user(&user)?, memory_id(&id)?)?;
+        Ok(Json((&memory).into()))
+    })
+    .await
+}
+
+async fn update(
+    State(app): Shared,
+    Params((user, id)): Params<(String, String)>,
+    Body(body): Body<UpdateBody>,
+) -> ApiResult<MemoryOut> {
+    blocking(move || {
+        let patch = MemoryPatch {
+            text: body.text,
+            metadata: body.metadata,
+            ..MemoryPatch::default()
+        };
+        if patch.is_empty() {
+            return Err(ApiError::invalid(
+                "nothing to change: give text or metadata",
+            ));
+        }
+        let memory = app
+            .engine
+            .update(&app.user(&user)?, memory_id(&id)?, &patch)?;
+        Ok(Json((&memory).into()))
+    })
+    .await
+}
+
+async fn forget(
+    State(app): Shared,
+    Params((user, id)): Params<(String, String)>,
+    QueryParams(query): QueryParams<ForgetQuery>,
+) -> ApiResult<ForgetResponse> {
+    blocking(move || {
+        let reason = query.reason.as_deref().unwrap_or("forgotten on request");
+        let report = app
+            .engine
+            .forget(&app.user(&user)?, memory_id(&id)?, reason)?;
+        Ok(Json((&report).into()))
+    })
+    .await
+}
+
+async fn history(
+    State(app): Shared,
+    Params((user, id)): Params<(String, String)>,
+) -> ApiResult<Vec<HistoryEntryOut>> {
+    blocking(move || {
+        let entries = app.engine.history(&app.user(&user)?, memory_id(&id)?)?;
+        Ok(Json(entries.iter().map(HistoryEntryOut::from).collect()))
+    })
+    .await
+}
+
+async fn purge(State(app): Shared, Params(user): Params<String>) -> ApiResult<PurgeResponse> {
+    blocking(move || {
+        let key = app.known_user(&user)?;
+        let report = app.engine.purge(&key)?;
+        Ok(Json((&report).into()))
+    })
+    .await
+}
+
+async fn stats(
+    State(app): Shared,
+    Params(user): Params<String>,
+    QueryParams(query): QueryParams<AgentQuery>,
+) -> ApiResult<StatsResponse> {
+    blocking(move || {
+        let key = app.known_user(&user)?;
+        let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        let stats = app.engine.stats(&key, agent)?;
+        Ok(Json((&stats).into()))
+    })
+    .await
+}
+
+async fn jobs(State(app): Shared, Params(user): Params<String>) -> ApiResult<Vec<JobOut>> {
+    blocking(move || {
+        let key = app.known_user(&user)?;
+        let jobs = app.engine.pending_jobs(Some(&key))?;
+        Ok(Json(jobs.iter().map(JobOut::from).collect()))
+    })
+    .await
+}
+
+async fn retry_job(
+    State(app): Shared,
+    Params((user, id)): Params<(String, String)>,
+) -> ApiResult<JobReportOut> {
+    blocking(move || {
+        let key = app.known_user(&user)?;
+        let id: JobId = id
+            .parse()
+            .map_err(|_| ApiError::not_found(format!("no job '{id}'")))?;
+        let report = app.engine.retry_job(&key, id)?;
+        Ok(Json((&report).into()))
+    })
+    .await
+}
+
+async fn view(
+    State(app): Shared,
+    Params((user, view)): Params<(String, String)>,
+    QueryParams(query): QueryParams<AgentQuery>,
+) -> ApiResult<ViewResponse> {
+    let (kind, name) = match view.as_str() {
+        "persona" => (ViewKind::Persona, "persona"),
+        "timeline" => (ViewKind::Timeline, "timeline"),
+        other => {
+            return Err(ApiError::not_found(format!(
+                "no view '{other}' (persona, timeline)"
+            )))
+        }
+    };
+    blocking(move || {
+        let key = app.known_user(&user)?;
+        let shown: View = app.engine.view(&key, query.agent.as_deref(), kind)?;
+        let text = mnemos_engine::render::view(&key, query.agent.as_deref(), &shown);
+        Ok(Json(ViewResponse { view: name, text }))
+    })
+    .await
+}

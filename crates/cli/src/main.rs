@@ -12,6 +12,7 @@ mod memory;
 mod models;
 mod output;
 mod progress;
+mod serve;
 mod train;
 mod usage;
 
@@ -128,6 +129,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the engine over HTTP (JSON under /v1; see docs/server.md) until Ctrl-C.
+    Serve(serve::ServeArgs),
     /// Measure quality and speed on evaluation datasets.
     Eval {
         #[command(subcommand)]
@@ -163,6 +166,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Serve(args) => serve::run(&global.config()?, args),
         Command::Eval { command } => eval::run(&global, command),
         Command::Train { command } => train::run(&global.config()?, command),
     }

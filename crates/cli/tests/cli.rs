@@ -968,3 +968,62 @@ fn moom_calls_an_llm_on_its_schedule_and_reports_calls_and_tokens_per_turn() {
     // MemoryBank summarizes the closed session and rebuilds its profile: two calls.
     assert_eq!(calls["memorybank"], (2, 0), "{calls:?}");
 }
+
+#[test]
+fn serve_answers_over_http_and_stops_cleanly_on_sigterm() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let refused = mnemos(&db, &["serve", "--listen", "0.0.0.0:0"]);
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("loopback"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemos"))
+        .arg("--db")
+        .arg(&db)
+        .args(["--embedder", "hash", "serve", "--listen", "127.0.0.1:0"])
+        .env_remove("MNEMOS_CONFIG")
+        .env_remove("MNEMOS_DB")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().expect("serve printed its address").unwrap();
+        if let Some(at) = line.find("http://") {
+            let url = line[at..].split_whitespace().next().unwrap().to_string();
+            break url;
+        }
+    };
+    let client = reqwest::blocking::Client::new();
+    let added = client
+        .post(format!("{url}/users/lena/turns"))
+        .json(&serde_json::json!({"turns": [{"role": "user", "text": "我在杭州做后端工程师。"}]}))
+        .send()
+        .unwrap();
+    assert_eq!(added.status().as_u16(), 201);
+    let found: serde_json::Value = client
+        .post(format!("{url}/users/lena/search"))
+        .json(&serde_json::json!({"query": "杭州"}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(found["hits"][0]["memory"]["text"], "我在杭州做后端工程师。");
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "SIGTERM stops the server cleanly");
+    let listed = mnemos(&db, &["list", "--user", "lena"]);
+    assert!(stdout(&listed).contains("杭州"), "{}", stdout(&listed));
+}

@@ -1,0 +1,51 @@
+//! `mnemos serve`: the engine over HTTP (see docs/server.md) until SIGINT or SIGTERM.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+
+use mnemos_engine::{Config, Engine, OpenOptions};
+use mnemos_server::ServerConfig;
+
+use crate::progress;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Only loopback addresses are accepted until API keys exist.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 4 * 1024 * 1024)]
+    body_limit: usize,
+    /// Longest a request may take, in seconds.
+    #[arg(long, default_value_t = 30)]
+    request_timeout: u64,
+}
+
+pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
+    let server = ServerConfig {
+        listen: args.listen,
+        body_limit: args.body_limit,
+        request_timeout: Duration::from_secs(args.request_timeout),
+    };
+    server.validate()?;
+    let options = OpenOptions {
+        create: true,
+        load_embedder: true,
+        preset: None,
+    };
+    let engine = Engine::open_with(config, &options, Some(progress::ModelWait::start()))?;
+    for note in engine.notes() {
+        eprintln!("note: {note}");
+    }
+    let tenant = config.tenant.clone();
+    let db = config.db.display().to_string();
+    mnemos_server::run_until_signal(Arc::new(engine), tenant.clone(), &server, |addr| {
+        eprintln!("mnemos serving {db} (tenant {tenant}) on http://{addr}/v1 — Ctrl-C stops");
+    })?;
+    eprintln!("mnemos server stopped");
+    Ok(())
+}

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 
 use mnemos_engine::{Config, Engine, OpenOptions};
-use mnemos_server::ServerConfig;
+use mnemos_server::{JobWorker, ServerConfig};
 
 use crate::progress;
 
@@ -30,7 +30,13 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
         listen: args.listen,
         body_limit: args.body_limit,
         request_timeout: Duration::from_secs(args.request_timeout),
+        jobs: Some(JobWorker::default()),
     };
+    // Derived work (summaries, persona, reflections…) runs on the server's worker, so adding
+    // a turn answers as soon as the turn is stored.
+    let mut config = config.clone();
+    config.engine.jobs.inline = false;
+    let config = &config;
     server.validate()?;
     let options = OpenOptions {
         create: true,

@@ -9,6 +9,7 @@ pub mod dto;
 pub mod error;
 mod extract;
 mod routes;
+mod worker;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -25,6 +26,7 @@ use mnemos_engine::Engine;
 
 pub use error::{ApiError, ErrorCode};
 pub use routes::{AppState, MAX_TURNS_PER_REQUEST};
+pub use worker::JobWorker;
 
 /// How the server listens and what it accepts.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +36,8 @@ pub struct ServerConfig {
     pub body_limit: usize,
     /// The longest a request may take.
     pub request_timeout: Duration,
+    /// Run derived jobs in the background (for an engine whose jobs do not run inline).
+    pub jobs: Option<JobWorker>,
 }
 
 impl Default for ServerConfig {
@@ -42,6 +46,7 @@ impl Default for ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
+            jobs: None,
         }
     }
 }
@@ -135,8 +140,9 @@ async fn not_found() -> ApiError {
     ApiError::not_found("no such route (the API is under /v1; see docs/server.md)")
 }
 
-/// Bind `config.listen` and serve until `shutdown` completes; requests in flight finish.
-/// Calls `on_bound` with the bound address (port 0 picks a free one).
+/// Bind `config.listen` and serve until `shutdown` completes: requests in flight and a
+/// running job round finish first. Calls `on_bound` with the bound address (port 0 picks a
+/// free one).
 pub async fn serve(
     engine: Arc<Engine>,
     tenant: String,
@@ -152,11 +158,29 @@ pub async fn serve(
             source,
         })?;
     let addr = listener.local_addr().map_err(ServerError::Serve)?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let worker = config
+        .jobs
+        .map(|worker| tokio::spawn(worker.run(Arc::clone(&engine), stop_rx.clone())));
     on_bound(addr);
-    axum::serve(listener, router(engine, tenant, config))
-        .with_graceful_shutdown(shutdown)
+    let mut http_stop = stop_rx;
+    let served = axum::serve(listener, router(engine, tenant, config))
+        .with_graceful_shutdown(async move {
+            tokio::select! {
+                () = shutdown => {}
+                _ = http_stop.wait_for(|stopped| *stopped) => {}
+            }
+        })
         .await
-        .map_err(ServerError::Serve)
+        .map_err(ServerError::Serve);
+    // The HTTP side has drained; let the worker finish its round and stop.
+    let _ = stop_tx.send(true);
+    if let Some(worker) = worker {
+        if let Err(error) = worker.await {
+            eprintln!("the job worker stopped abnormally: {error}");
+        }
+    }
+    served
 }
 
 /// [`serve`] on a runtime of its own until SIGINT or SIGTERM: what `mnemos serve` runs.

@@ -36,6 +36,10 @@ struct Server {
 
 impl Server {
     fn start(config: ServerConfig) -> Server {
+        Self::start_with(config, "retrieval", true)
+    }
+
+    fn start_with(config: ServerConfig, preset: &str, inline: bool) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(
             SqliteStore::open(&dir.path().join("m.db"), SqliteOptions::default()).unwrap(),
@@ -43,9 +47,9 @@ impl Server {
         let embedder = Arc::new(HashEmbedder::default());
         let model = Arc::new(OfflineModel::new(embedder.clone()));
         let engine_config = EngineConfig {
-            preset: PresetSpec::named("retrieval"),
+            preset: PresetSpec::named(preset),
             jobs: JobSettings {
-                inline: true,
+                inline,
                 ..JobSettings::default()
             },
             ..EngineConfig::default()
@@ -473,4 +477,45 @@ fn without_api_keys_only_loopback_is_served() {
         ..ServerConfig::default()
     };
     assert!(ipv6.validate().is_ok());
+}
+
+#[test]
+fn derived_work_runs_in_the_background_and_never_holds_up_a_request() {
+    let config = ServerConfig {
+        jobs: Some(mnemos_server::JobWorker {
+            interval: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(1),
+        }),
+        ..Server::default_config()
+    };
+    let server = Server::start_with(config, "memorybank", false);
+    let (status, added) = server.send(
+        "POST",
+        "/v1/users/eve/turns",
+        Some(turns(&[
+            "I started learning the cello this winter.",
+            "My teacher says my bowing is getting smoother.",
+            "We are playing a Bach suite at the spring recital.",
+        ])),
+    );
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    assert_eq!(added["jobs"]["ran"], 0, "nothing runs inside the request");
+    let (status, ended) = server.send("POST", "/v1/users/eve/sessions/s1/end?agent=bot", None);
+    assert_eq!(status, StatusCode::OK, "{ended}");
+    assert_eq!(ended["ran"], 0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let summaries = loop {
+        let (_, jobs) = server.send("GET", "/v1/users/eve/jobs", None);
+        let (_, page) = server.send("GET", "/v1/users/eve/memories?kind=summary", None);
+        if jobs.as_array().unwrap().is_empty() && page["total"].as_u64().unwrap() > 0 {
+            break page["total"].as_u64().unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker did not run the jobs: {jobs}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(summaries >= 1);
+    server.stop().unwrap();
 }

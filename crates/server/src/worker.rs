@@ -1,0 +1,93 @@
+//! Derived work in the background: when the engine does not run jobs inline, the server runs
+//! every user's pending jobs on the blocking pool, at start (replaying what a crash or restart
+//! left) and then every `interval`, backing off while jobs fail. Requests never wait for it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use mnemos_engine::{Engine, JobReport};
+
+/// How often the worker looks for pending jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobWorker {
+    pub interval: Duration,
+    /// The longest wait after repeated failures.
+    pub max_backoff: Duration,
+}
+
+impl Default for JobWorker {
+    fn default() -> Self {
+        JobWorker {
+            interval: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(60),
+        }
+    }
+}
+
+impl JobWorker {
+    /// The wait after a round that did `report`: back to the interval when nothing failed,
+    /// twice the last wait (at most `max_backoff`) while jobs fail.
+    pub fn next_wait(&self, last: Duration, report: &JobReport) -> Duration {
+        if report.failed == 0 {
+            self.interval
+        } else {
+            (last * 2).clamp(self.interval, self.max_backoff)
+        }
+    }
+
+    /// Run until `stop` turns true; a round in progress finishes first.
+    pub(crate) async fn run(self, engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
+        let mut wait = self.interval;
+        loop {
+            let round_engine = Arc::clone(&engine);
+            let report = tokio::task::spawn_blocking(move || round_engine.run_all_pending()).await;
+            match report {
+                Ok(Ok(report)) => {
+                    for (id, error) in &report.errors {
+                        eprintln!("job {id} failed (retried later): {error}");
+                    }
+                    wait = self.next_wait(wait, &report);
+                }
+                Ok(Err(error)) => {
+                    eprintln!("running pending jobs failed (retried later): {error}");
+                    wait = (wait * 2).clamp(self.interval, self.max_backoff);
+                }
+                Err(error) => eprintln!("the job worker's task failed: {error}"),
+            }
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                _ = stop.wait_for(|stopped| *stopped) => return,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_double_while_jobs_fail_and_reset_after() {
+        let worker = JobWorker {
+            interval: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(350),
+        };
+        let failing = JobReport {
+            failed: 1,
+            ..JobReport::default()
+        };
+        let mut wait = worker.interval;
+        let mut waits = Vec::new();
+        for _ in 0..4 {
+            wait = worker.next_wait(wait, &failing);
+            waits.push(wait.as_millis());
+        }
+        assert_eq!(waits, vec![200, 350, 350, 350]);
+        assert_eq!(
+            worker.next_wait(wait, &JobReport::default()),
+            worker.interval
+        );
+    }
+}

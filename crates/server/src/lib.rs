@@ -8,6 +8,7 @@
 pub mod dto;
 pub mod error;
 mod extract;
+pub mod metrics;
 mod routes;
 mod worker;
 
@@ -107,13 +108,27 @@ impl ServerConfig {
     }
 }
 
-/// Every route, over `engine`, acting inside `tenant`.
-pub fn router(engine: Arc<Engine>, tenant: String, config: &ServerConfig) -> Router {
-    let state = Arc::new(AppState { engine, tenant });
+/// Every route, over `engine`, acting inside `tenant`, counting into `metrics`.
+pub fn router(
+    engine: Arc<Engine>,
+    tenant: String,
+    config: &ServerConfig,
+    metrics: Arc<metrics::Metrics>,
+) -> Router {
+    let state = Arc::new(AppState {
+        engine,
+        tenant,
+        metrics: Arc::clone(&metrics),
+    });
     Router::new()
         .nest("/v1", routes::v1())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(render_metrics))
+        .route_layer(axum::middleware::from_fn_with_state(
+            metrics,
+            metrics::track,
+        ))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(
@@ -134,6 +149,10 @@ async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, A
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(|e| ApiError::new(ErrorCode::Unavailable, e.to_string()))?;
     Ok(Json(dto::Health { status: "ready" }))
+}
+
+async fn render_metrics(State(app): State<Arc<AppState>>) -> String {
+    app.metrics.render()
 }
 
 async fn not_found() -> ApiError {
@@ -159,12 +178,14 @@ pub async fn serve(
         })?;
     let addr = listener.local_addr().map_err(ServerError::Serve)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let worker = config
-        .jobs
-        .map(|worker| tokio::spawn(worker.run(Arc::clone(&engine), stop_rx.clone())));
+    let metrics = Arc::new(metrics::Metrics::default());
+    let worker = config.jobs.map(|worker| {
+        let engine = Arc::clone(&engine);
+        tokio::spawn(worker.run(engine, Arc::clone(&metrics), stop_rx.clone()))
+    });
     on_bound(addr);
     let mut http_stop = stop_rx;
-    let served = axum::serve(listener, router(engine, tenant, config))
+    let served = axum::serve(listener, router(engine, tenant, config, metrics))
         .with_graceful_shutdown(async move {
             tokio::select! {
                 () = shutdown => {}

@@ -18,12 +18,14 @@ use mnemos_engine::{Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKin
 use crate::dto::*;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams};
+use crate::metrics::Metrics;
 
 /// What every handler shares.
 pub struct AppState {
     pub engine: Arc<Engine>,
     /// The tenant every request acts in.
     pub tenant: String,
+    pub metrics: Arc<Metrics>,
 }
 
 type Shared = State<Arc<AppState>>;
@@ -180,6 +182,14 @@ async fn add_turns(
     blocking(move || {
         let turns = new_turns(&app, &user, request, idempotency)?;
         let report = app.engine.add(turns)?;
+        let added = report
+            .turns
+            .iter()
+            .filter(|t| t.memory_id().is_some())
+            .count();
+        let duplicate = report.turns.len() - added;
+        app.metrics.record_turns(added as u64, duplicate as u64);
+        app.metrics.record_jobs(&report.jobs);
         Ok((StatusCode::CREATED, Json((&report).into())))
     })
     .await
@@ -195,6 +205,7 @@ async fn end_session(
         let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let scope = Scope::new(&app.tenant, &user, agent, &session)?;
         let report = app.engine.end_session(&scope)?;
+        app.metrics.record_jobs(&report);
         Ok(Json((&report).into()))
     })
     .await

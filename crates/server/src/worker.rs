@@ -9,6 +9,8 @@ use tokio::sync::watch;
 
 use mnemos_engine::{Engine, JobReport};
 
+use crate::metrics::Metrics;
+
 /// How often the worker looks for pending jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JobWorker {
@@ -38,13 +40,19 @@ impl JobWorker {
     }
 
     /// Run until `stop` turns true; a round in progress finishes first.
-    pub(crate) async fn run(self, engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
+    pub(crate) async fn run(
+        self,
+        engine: Arc<Engine>,
+        metrics: Arc<Metrics>,
+        mut stop: watch::Receiver<bool>,
+    ) {
         let mut wait = self.interval;
         loop {
             let round_engine = Arc::clone(&engine);
             let report = tokio::task::spawn_blocking(move || round_engine.run_all_pending()).await;
             match report {
                 Ok(Ok(report)) => {
+                    metrics.record_jobs(&report);
                     for (id, error) in &report.errors {
                         eprintln!("job {id} failed (retried later): {error}");
                     }

@@ -284,6 +284,24 @@ fn every_route_over_http() {
         .any(|p| p["name"] == "moom"));
     let (_, users) = server.send("GET", "/v1/users", None);
     assert_eq!(users["users"], json!(["ann"]));
+    let metrics = server
+        .client
+        .get(server.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        metrics.contains(
+            "mnemos_http_requests_total{method=\"POST\",route=\"/v1/users/{user}/turns\",status=\"201\"} 1"
+        ),
+        "{metrics}"
+    );
+    assert!(metrics.contains("mnemos_turns_added_total 3"), "{metrics}");
+    assert!(
+        !metrics.contains("ann"),
+        "user names never become label values"
+    );
 
     let (status, purged) = server.send("DELETE", "/v1/users/ann", None);
     assert_eq!(status, StatusCode::OK, "{purged}");

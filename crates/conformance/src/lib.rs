@@ -165,6 +165,10 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
         self.store.users()
     }
 
+    fn data_version(&self) -> StoreResult<Option<u64>> {
+        self.store.data_version()
+    }
+
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
         self.store.last_round(user)
     }

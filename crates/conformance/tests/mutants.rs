@@ -173,6 +173,10 @@ impl StoreRead for Mutant {
         self.inner.users()
     }
 
+    fn data_version(&self) -> StoreResult<Option<u64>> {
+        self.inner.data_version()
+    }
+
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
         let turns = self.inner.last_round(user)?;
         if self.bug != Bug::LastRoundCountsMemories {

@@ -307,6 +307,10 @@ impl StoreRead for MemoryStore {
         Ok(rows.into_iter().map(|(_, row)| row).collect())
     }
 
+    fn data_version(&self) -> StoreResult<Option<u64>> {
+        Ok(None) // nothing else can write to this process's memory
+    }
+
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
         keys.sort();

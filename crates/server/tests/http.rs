@@ -31,7 +31,26 @@ struct Server {
     client: Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<Result<(), ServerError>>>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
+}
+
+/// An engine on `db` with the test's embedder and model, as another process would open it.
+fn engine_on(db: &std::path::Path, preset: &str, inline: bool) -> Engine {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db, SqliteOptions::default()).unwrap());
+    let embedder = Arc::new(HashEmbedder::default());
+    let model = Arc::new(OfflineModel::new(embedder.clone()));
+    let engine_config = EngineConfig {
+        preset: PresetSpec::named(preset),
+        jobs: JobSettings {
+            inline,
+            ..JobSettings::default()
+        },
+        ..EngineConfig::default()
+    };
+    Engine::builder(store, embedder, model)
+        .config(engine_config)
+        .build()
+        .unwrap()
 }
 
 impl Server {
@@ -41,23 +60,7 @@ impl Server {
 
     fn start_with(config: ServerConfig, preset: &str, inline: bool) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn Store> = Arc::new(
-            SqliteStore::open(&dir.path().join("m.db"), SqliteOptions::default()).unwrap(),
-        );
-        let embedder = Arc::new(HashEmbedder::default());
-        let model = Arc::new(OfflineModel::new(embedder.clone()));
-        let engine_config = EngineConfig {
-            preset: PresetSpec::named(preset),
-            jobs: JobSettings {
-                inline,
-                ..JobSettings::default()
-            },
-            ..EngineConfig::default()
-        };
-        let engine = Engine::builder(store, embedder, model)
-            .config(engine_config)
-            .build()
-            .unwrap();
+        let engine = engine_on(&dir.path().join("m.db"), preset, inline);
         let (bound_tx, bound_rx) = mpsc::channel::<SocketAddr>();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -85,7 +88,7 @@ impl Server {
                 .unwrap(),
             stop: Some(stop_tx),
             thread: Some(thread),
-            _dir: dir,
+            dir,
         }
     }
 
@@ -535,5 +538,60 @@ fn derived_work_runs_in_the_background_and_never_holds_up_a_request() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(summaries >= 1);
+    server.stop().unwrap();
+}
+
+#[test]
+fn turns_another_process_writes_are_found_by_the_server() {
+    let server = Server::start(Server::default_config());
+    let (status, _) = server.send(
+        "POST",
+        "/v1/users/fay/turns",
+        Some(turns(&["I grow tomatoes."])),
+    );
+    assert_eq!(status, StatusCode::CREATED);
+    // The server has built fay's index; now a second process writes to the same file.
+    let (_, before) = server.send(
+        "POST",
+        "/v1/users/fay/search",
+        Some(json!({"query": "violin"})),
+    );
+    assert!(
+        !before["hits"].to_string().contains("violin"),
+        "not written yet: {before}"
+    );
+    let other = engine_on(&server.dir.path().join("m.db"), "retrieval", true);
+    let scope = mnemos_core::Scope::new("acme", "fay", "bot", "s9").unwrap();
+    other
+        .add(vec![mnemos_engine::NewTurn::user(
+            scope,
+            "I play the violin on Sundays.",
+        )])
+        .unwrap();
+    drop(other);
+    let (_, after) = server.send(
+        "POST",
+        "/v1/users/fay/search",
+        Some(json!({"query": "violin"})),
+    );
+    assert_eq!(
+        after["hits"][0]["memory"]["text"], "I play the violin on Sundays.",
+        "{after}"
+    );
+    let (status, added) = server.send(
+        "POST",
+        "/v1/users/fay/turns",
+        Some(turns(&["And the cello."])),
+    );
+    assert_eq!(status, StatusCode::CREATED);
+    let rounds: Vec<u64> = [&added["turns"][0]["round"]]
+        .iter()
+        .map(|r| r.as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        rounds,
+        vec![2],
+        "rounds continue after the other process's turn"
+    );
     server.stop().unwrap();
 }

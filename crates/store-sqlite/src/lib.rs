@@ -973,6 +973,20 @@ impl StoreRead for SqliteStore {
         })
     }
 
+    fn data_version(&self) -> StoreResult<Option<u64>> {
+        // SQLite's data_version changes, per connection, when *other* connections commit. The
+        // writer is the only connection this store commits through, so asking it tells exactly
+        // whether someone else wrote. While our own write holds it, say "can't tell" rather
+        // than make a read wait for a write; the caller asks again on its next read.
+        let Some(conn) = self.writer.try_lock() else {
+            return Ok(None);
+        };
+        let version: i64 = conn
+            .query_row("PRAGMA data_version", [], |row| row.get(0))
+            .map_err(sql_err("read data_version"))?;
+        Ok(Some(version as u64))
+    }
+
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         self.read(|conn| {
             let mut stmt = conn

@@ -802,3 +802,30 @@ mod limits {
         assert_eq!(store.turns(&u, Page::first(1)).expect("turns").total, 2_000);
     }
 }
+
+#[test]
+fn data_version_moves_only_for_other_handles_commits() {
+    let (_dir, path) = temp_path();
+    let here = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let there = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let user = UserKey::new("t", "u").unwrap();
+    let write = |store: &SqliteStore, round: u64| {
+        store
+            .write(WriteBatch {
+                turns: vec![turn(&scope(&user, "s"), round, format!("turn {round}"))],
+                ..Default::default()
+            })
+            .unwrap();
+    };
+    let start = here.data_version().unwrap().expect("a file store can tell");
+    write(&here, 1);
+    assert_eq!(here.data_version().unwrap(), Some(start), "own commits");
+    write(&there, 2);
+    let after = here.data_version().unwrap().unwrap();
+    assert_ne!(after, start, "another handle committed");
+    assert_eq!(
+        here.data_version().unwrap(),
+        Some(after),
+        "stable until the next one"
+    );
+}

@@ -351,6 +351,10 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
         self.read_call("users", |s| s.users())
     }
 
+    fn data_version(&self) -> StoreResult<Option<u64>> {
+        self.read_call("data_version", |s| s.data_version())
+    }
+
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
         self.read_call("last_round", |s| s.last_round(user))
     }

@@ -139,6 +139,8 @@ pub struct Memories {
     rerankers: Vec<Box<dyn Reranker>>,
     indexes: Mutex<HashMap<UserKey, ScopeSlot>>,
     last_build: Mutex<IndexStats>,
+    /// The store's data version when the caches were last checked against it.
+    seen_version: Mutex<Option<u64>>,
 }
 
 impl Memories {
@@ -158,6 +160,7 @@ impl Memories {
             rerankers: Vec::new(),
             indexes: Mutex::new(HashMap::new()),
             last_build: Mutex::new(IndexStats::default()),
+            seen_version: Mutex::new(None),
         })
     }
 
@@ -218,7 +221,31 @@ impl Memories {
         self.indexes.lock().entry(user.clone()).or_default().clone()
     }
 
-    /// Build `user`'s index from the store if this process has not yet done so.
+    /// The user's cache slot with its index built (checked against the store's data version
+    /// first).
+    fn built_slot(&self, user: &UserKey) -> Result<ScopeSlot> {
+        self.drop_caches_if_written_elsewhere()?;
+        let slot = self.slot(user);
+        self.ensure_built(user, &slot)?;
+        Ok(slot)
+    }
+
+    /// Drop every cache when another process (or store handle) has written since the last
+    /// check, so what it wrote is searchable here; they are rebuilt from the store on use.
+    fn drop_caches_if_written_elsewhere(&self) -> Result<()> {
+        let Some(version) = self.store.data_version()? else {
+            return Ok(());
+        };
+        let mut seen = self.seen_version.lock();
+        if seen.is_some_and(|s| s != version) {
+            self.indexes.lock().clear();
+        }
+        *seen = Some(version);
+        Ok(())
+    }
+
+    /// Build `user`'s index from the store if this process has not yet done so (or another
+    /// process wrote since).
     fn ensure_built(&self, user: &UserKey, slot: &ScopeSlot) -> Result<()> {
         if slot.read().is_some() {
             return Ok(());
@@ -307,8 +334,7 @@ impl Memories {
 
     /// Build (or return) a user's index now instead of on first search.
     pub fn warm(&self, user: &UserKey) -> Result<IndexStats> {
-        let slot = self.slot(user);
-        self.ensure_built(user, &slot)?;
+        let slot = self.built_slot(user)?;
         let guard = slot.read();
         Ok(guard
             .as_ref()
@@ -433,8 +459,7 @@ impl Memories {
         group: Vec<NewTurn>,
         plan: &mut TurnPlanner<'_>,
     ) -> Result<Vec<AddedTurn>> {
-        let slot = self.slot(user);
-        self.ensure_built(user, &slot)?;
+        let slot = self.built_slot(user)?;
         let mut prepared = self.prepare(group)?;
         let mut outcomes: Vec<Option<AddedTurn>> = vec![None; prepared.len()];
         self.mark_duplicates(user, &mut prepared, &mut outcomes)?;
@@ -771,8 +796,7 @@ impl Memories {
         if let Some(text) = &patch.text {
             validate_text("memory text", text)?;
         }
-        let slot = self.slot(user);
-        self.ensure_built(user, &slot)?;
+        self.built_slot(user)?;
         self.get(user, id)?;
         let batch = WriteBatch {
             user: Some(user.clone()),

@@ -146,8 +146,7 @@ impl Memories {
     /// Ranked memories of one user for a query, each with its score breakdown.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
         let top_k = self.check_search(request)?;
-        let slot = self.slot(&request.user);
-        self.ensure_built(&request.user, &slot)?;
+        let slot = self.built_slot(&request.user)?;
         let mut timings = SearchTimings::default();
         let parts = if request.split_questions {
             question_parts(&request.query)

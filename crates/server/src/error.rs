@@ -24,6 +24,8 @@ pub enum ErrorCode {
     NotFound,
     /// The request collided with another write; retrying may succeed.
     Conflict,
+    /// The route exists but not with this method.
+    MethodNotAllowed,
     /// The body is larger than the server accepts.
     PayloadTooLarge,
     /// A dependency (embedding model, LLM endpoint, database) is missing or down.
@@ -41,6 +43,7 @@ impl ErrorCode {
             ErrorCode::InvalidInput => StatusCode::UNPROCESSABLE_ENTITY,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::Conflict => StatusCode::CONFLICT,
+            ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,

@@ -18,10 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use tower_http::timeout::TimeoutLayer;
 
 use mnemos_engine::Engine;
 
@@ -130,10 +128,11 @@ pub fn router(
             metrics::track,
         ))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(config.body_limit))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::GATEWAY_TIMEOUT,
+        .layer(axum::middleware::from_fn_with_state(
             config.request_timeout,
+            time_limit,
         ))
         .with_state(state)
 }
@@ -153,6 +152,31 @@ async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, A
 
 async fn render_metrics(State(app): State<Arc<AppState>>) -> String {
     app.metrics.render()
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        "this route does not take this method (see docs/server.md)",
+    )
+}
+
+/// Answer `timeout` (504) when a request takes longer than the limit. The engine call it was
+/// waiting for still finishes on the blocking pool; only the answer is given up.
+async fn time_limit(
+    State(limit): State<Duration>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            ErrorCode::Timeout,
+            format!("the request took longer than {} s", limit.as_secs_f64()),
+        )
+        .into_response(),
+    }
 }
 
 async fn not_found() -> ApiError {
@@ -240,5 +264,39 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt;
+
+    #[tokio::test]
+    async fn a_slow_request_is_answered_with_the_timeout_error() {
+        let app: Router = Router::new()
+            .route(
+                "/slow",
+                get(|| async {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    "done"
+                }),
+            )
+            .layer(axum::middleware::from_fn_with_state(
+                Duration::from_millis(10),
+                time_limit,
+            ));
+        let request = Request::get("/slow")
+            .body(Body::empty())
+            .unwrap_or_default();
+        let response = app.oneshot(request).await.unwrap_or_default();
+        assert_eq!(response.status(), StatusCode::GATEWAY_TIMEOUT);
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap_or_default();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        assert_eq!(body["error"]["code"], "timeout");
     }
 }

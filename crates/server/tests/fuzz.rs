@@ -1,0 +1,196 @@
+//! Random and mutated requests against every route: no panic, no 5xx for a caller's mistake,
+//! the one error shape on every error, and nothing written by a rejected request.
+
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
+mod common;
+
+use proptest::prelude::*;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use common::Server;
+
+/// Every route, with `{user}` and `{id}` to fill in.
+const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/v1/users/{user}/turns"),
+    ("POST", "/v1/users/{user}/sessions/{id}/end"),
+    ("POST", "/v1/users/{user}/recall"),
+    ("POST", "/v1/users/{user}/search"),
+    ("GET", "/v1/users/{user}/memories"),
+    ("GET", "/v1/users/{user}/memories/{id}"),
+    ("PATCH", "/v1/users/{user}/memories/{id}"),
+    ("DELETE", "/v1/users/{user}/memories/{id}"),
+    ("GET", "/v1/users/{user}/memories/{id}/history"),
+    ("DELETE", "/v1/users/{user}"),
+    ("GET", "/v1/users/{user}/stats"),
+    ("GET", "/v1/users/{user}/jobs"),
+    ("POST", "/v1/users/{user}/jobs/{id}/retry"),
+    ("GET", "/v1/users/{user}/views/{id}"),
+    ("GET", "/v1/users"),
+    ("GET", "/v1/presets"),
+    ("PUT", "/v1/users/{user}/turns"),
+    ("GET", "/v1/{id}"),
+];
+
+/// JSON values of any shape, a few levels deep, with unicode and control characters.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        "\\PC{0,30}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("turns".to_string()),
+                    Just("text".to_string()),
+                    Just("role".to_string()),
+                    Just("query".to_string()),
+                    Just("budget".to_string()),
+                    "[a-z_]{1,8}"
+                ],
+                inner,
+                0..4
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A body: random JSON, a near-valid turns request with one field broken, or raw bytes.
+fn body() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        json_value().prop_map(|v| v.to_string().into_bytes()),
+        (
+            json_value(),
+            prop_oneof![Just("role"), Just("text"), Just("time"), Just("key")]
+        )
+            .prop_map(|(v, field)| {
+                let mut turn = json!({"role": "user", "text": "a fine turn"});
+                turn[field] = v;
+                json!({"turns": [turn]}).to_string().into_bytes()
+            }),
+        prop::collection::vec(any::<u8>(), 0..64),
+    ]
+}
+
+/// Path segments: names, ids, unicode, encodings and separators.
+fn segment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("ann".to_string()),
+        Just("01a21276-a2e7-70bf-9179-fc00024c1afc".to_string()),
+        "\\PC{0,20}",
+        "[%./?#a-f0-9]{0,12}",
+        Just("x".repeat(300)),
+    ]
+}
+
+#[derive(Debug)]
+struct Case {
+    route: usize,
+    user: String,
+    id: String,
+    body: Option<Vec<u8>>,
+    content_type: Option<String>,
+    idempotency: Option<String>,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        0..ROUTES.len(),
+        segment(),
+        segment(),
+        prop::option::of(body()),
+        prop::option::of(prop_oneof![
+            Just("application/json".to_string()),
+            Just("text/plain".to_string()),
+            "[ -~]{0,20}"
+        ]),
+        prop::option::of("[ -~]{0,40}"),
+    )
+        .prop_map(|(route, user, id, body, content_type, idempotency)| Case {
+            route,
+            user,
+            id,
+            body,
+            content_type,
+            idempotency,
+        })
+}
+
+/// What the stored data looks like: users, and each one's memories (with every state).
+fn snapshot(server: &Server) -> Value {
+    let (_, users) = server.send("GET", "/v1/users", None);
+    let mut out = json!({"users": users.clone()});
+    for user in users["users"].as_array().unwrap() {
+        let user = user.as_str().unwrap();
+        let (_, page) = server.send(
+            "GET",
+            &format!("/v1/users/{user}/memories?state=all&limit=1000"),
+            None,
+        );
+        out[user] = page;
+    }
+    out
+}
+
+#[test]
+fn no_request_breaks_the_server_or_writes_when_rejected() {
+    let server = Server::start(Server::default_config());
+    let (status, _) = server.send(
+        "POST",
+        "/v1/users/ann/turns",
+        Some(json!({"turns": [{"role": "user", "text": "I keep bees on the roof."}]})),
+    );
+    assert!(status.is_success());
+    let config = ProptestConfig {
+        cases: 300,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(case in case())| {
+        let before = snapshot(&server);
+        let (method, template) = ROUTES[case.route];
+        let path = template.replace("{user}", &case.user).replace("{id}", &case.id);
+        let url = format!("{}{}", server.url(""), path);
+        let Ok(url) = reqwest::Url::parse(&url) else {
+            return Ok(()); // not a URL a client could send
+        };
+        let mut request = server.client.request(Method::from_bytes(method.as_bytes()).unwrap(), url);
+        if let Some(content_type) = &case.content_type {
+            request = request.header("content-type", content_type.as_str());
+        }
+        if let Some(key) = &case.idempotency {
+            request = request.header("idempotency-key", key.as_str());
+        }
+        if let Some(body) = case.body.clone() {
+            request = request.body(body);
+        }
+        let response = request.send().unwrap();
+        let status = response.status();
+        let text = response.text().unwrap();
+        prop_assert!(!status.is_server_error(), "{method} {path} → {status}: {text}");
+        if status.is_client_error() {
+            let error: Value = serde_json::from_str(&text)
+                .map_err(|e| TestCaseError::fail(format!("{method} {path}: not JSON ({e}): {text}")))?;
+            prop_assert!(error["error"]["code"].is_string(), "{text}");
+            prop_assert!(error["error"]["message"].is_string(), "{text}");
+            prop_assert_eq!(snapshot(&server), before, "{} {} was rejected but wrote", method, path);
+        }
+    });
+    let (status, _) = server.send("GET", "/healthz", None);
+    assert!(status.is_success(), "the server still answers");
+    server.stop().unwrap();
+}

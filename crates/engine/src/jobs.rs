@@ -60,6 +60,17 @@ pub enum JobState {
     Stuck,
 }
 
+impl JobState {
+    /// `pending`, `failed` or `stuck`, as reports and the wire name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Failed => "failed",
+            JobState::Stuck => "stuck",
+        }
+    }
+}
+
 /// A pending job with its user and state.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PendingJob {

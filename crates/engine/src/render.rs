@@ -436,7 +436,7 @@ pub fn pending_jobs(jobs: &[PendingJob]) -> String {
         out.push(format!(
             "{}  {:<7} {}/{} {} {} (agent {}, {}, {} attempt(s)){error}",
             job.id,
-            format!("{:?}", pending.state).to_lowercase(),
+            pending.state.as_str(),
             pending.user.tenant,
             pending.user.user,
             job.mechanism,

@@ -526,7 +526,7 @@ impl From<&PresetInfo> for PresetOut {
 pub struct JobOut {
     pub id: String,
     /// `pending`, `failed` or `stuck`.
-    pub state: String,
+    pub state: &'static str,
     pub preset: String,
     pub kind: String,
     pub agent: String,
@@ -542,7 +542,7 @@ impl From<&PendingJob> for JobOut {
         let job = &p.job;
         JobOut {
             id: job.id.to_string(),
-            state: format!("{:?}", p.state).to_lowercase(),
+            state: p.state.as_str(),
             preset: job.mechanism.clone(),
             kind: job.kind.clone(),
             agent: job.scope.agent.clone(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use mnemos_engine::{Engine, JobReport};
+use mnemos_engine::Engine;
 
 use crate::metrics::Metrics;
 
@@ -29,13 +29,13 @@ impl Default for JobWorker {
 }
 
 impl JobWorker {
-    /// The wait after a round that did `report`: back to the interval when nothing failed,
-    /// twice the last wait (at most `max_backoff`) while jobs fail.
-    pub fn next_wait(&self, last: Duration, report: &JobReport) -> Duration {
-        if report.failed == 0 {
-            self.interval
-        } else {
+    /// The wait after a round: back to the interval when nothing failed, twice the last wait
+    /// (at most `max_backoff`) while jobs (or the round itself) fail.
+    pub fn next_wait(&self, last: Duration, failed: bool) -> Duration {
+        if failed {
             (last * 2).clamp(self.interval, self.max_backoff)
+        } else {
+            self.interval
         }
     }
 
@@ -56,11 +56,11 @@ impl JobWorker {
                     for (id, error) in &report.errors {
                         eprintln!("job {id} failed (retried later): {error}");
                     }
-                    wait = self.next_wait(wait, &report);
+                    wait = self.next_wait(wait, report.failed > 0);
                 }
                 Ok(Err(error)) => {
                     eprintln!("running pending jobs failed (retried later): {error}");
-                    wait = (wait * 2).clamp(self.interval, self.max_backoff);
+                    wait = self.next_wait(wait, true);
                 }
                 Err(error) => eprintln!("the job worker's task failed: {error}"),
             }
@@ -82,20 +82,13 @@ mod tests {
             interval: Duration::from_millis(100),
             max_backoff: Duration::from_millis(350),
         };
-        let failing = JobReport {
-            failed: 1,
-            ..JobReport::default()
-        };
         let mut wait = worker.interval;
         let mut waits = Vec::new();
         for _ in 0..4 {
-            wait = worker.next_wait(wait, &failing);
+            wait = worker.next_wait(wait, true);
             waits.push(wait.as_millis());
         }
         assert_eq!(waits, vec![200, 350, 350, 350]);
-        assert_eq!(
-            worker.next_wait(wait, &JobReport::default()),
-            worker.interval
-        );
+        assert_eq!(worker.next_wait(wait, false), worker.interval);
     }
 }

@@ -32,11 +32,11 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 
 use mnemos_core::{
-    Access, BatchForget, BatchUpdate, Change, Conflict, HistoryEntry, Job, JobId, KindTag, Memory,
-    MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata, Metrics, Moment, Page,
-    Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store, StoreError, StoreRead,
-    StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch, MAX_JOB_PAYLOAD_BYTES,
-    MAX_TEXT_BYTES,
+    Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, HistoryEntry, Job, JobId,
+    KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata,
+    Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store,
+    StoreError, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
@@ -103,6 +103,8 @@ define_suite!($
     batch_edits_rejected_atomically,
     job_failures_counted,
     jobs_isolated_and_purged,
+    api_keys_found_listed_and_kept,
+    api_key_revocation,
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -180,6 +182,14 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
         self.store.pending_jobs(user, limit)
     }
+
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        self.store.api_key_by_hash(hash)
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.store.api_keys()
+    }
 }
 
 impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
@@ -226,6 +236,14 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
         error: &str,
     ) -> StoreResult<Option<Job>> {
         self.store.record_job_failure(user, id, error)
+    }
+
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        self.store.put_api_key(key)
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        self.store.revoke_api_key(id, at)
     }
 }
 
@@ -3426,5 +3444,121 @@ pub fn jobs_isolated_and_purged<S: Store>(make: &dyn Fn() -> S) {
         ),
         None,
         "a purged job's failure"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// API keys
+// ---------------------------------------------------------------------------------------------
+
+/// A key whose "secret" is `seed` (the hash is a fixture, not a real SHA-256: stores only
+/// compare hashes).
+fn api_key(tenant: &str, seed: char, created: i64) -> ApiKey {
+    ApiKey {
+        id: ApiKeyId::new(),
+        tenant: tenant.into(),
+        name: format!("key {seed}"),
+        hash: seed.to_string().repeat(mnemos_core::API_KEY_HASH_LEN),
+        prefix: format!("mnk_{seed}"),
+        created_at: Timestamp(T0 + created),
+        revoked_at: None,
+    }
+}
+
+/// Keys are found by hash (revoked or not, unknown → none), listed oldest first whatever the
+/// insertion order, stored once (a reused id or hash, or an invalid key, is rejected and
+/// changes nothing), and survive purging a user of their tenant.
+pub fn api_keys_found_listed_and_kept<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let late = api_key("acme", 'a', 30);
+    let early = api_key("acme", 'b', 10);
+    let other = api_key("globex", 'c', 20);
+    for key in [&late, &early, &other] {
+        unwrap_ok(store.put_api_key(key), "put key");
+    }
+    for key in [&late, &early, &other] {
+        let found = unwrap_ok(store.api_key_by_hash(&key.hash), "find key");
+        assert_eq!(found.as_ref(), Some(key), "key found by its hash");
+    }
+    let unknown = "d".repeat(mnemos_core::API_KEY_HASH_LEN);
+    assert_eq!(unwrap_ok(store.api_key_by_hash(&unknown), "unknown"), None);
+    let listed = vec![early.clone(), other.clone(), late.clone()];
+    assert_eq!(unwrap_ok(store.api_keys(), "list"), listed, "oldest first");
+
+    let same_id = ApiKey {
+        id: late.id,
+        ..api_key("acme", 'e', 40)
+    };
+    let same_hash = api_key("globex", 'a', 50);
+    let bad_hash = ApiKey {
+        hash: "not hex".into(),
+        ..api_key("acme", 'f', 60)
+    };
+    let bad_tenant = api_key("", 'f', 60);
+    for (bad, what) in [
+        (&same_id, "a reused id"),
+        (&same_hash, "a reused hash"),
+        (&bad_hash, "an invalid hash"),
+        (&bad_tenant, "an empty tenant"),
+    ] {
+        assert_invalid_write(store.put_api_key(bad), what);
+    }
+    assert_eq!(unwrap_ok(store.api_keys(), "list"), listed, "after rejects");
+
+    let scope = scope_of(&key("acme", "alice"), "companion", "s1");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![turn(&scope, 1, "hello")],
+            ..Default::default()
+        }),
+        "write turn",
+    );
+    unwrap_ok(store.purge_user(&key("acme", "alice")), "purge");
+    assert_eq!(
+        unwrap_ok(store.api_keys(), "list"),
+        listed,
+        "purging a user keeps their tenant's keys"
+    );
+}
+
+/// Revoking sets `revoked_at` once (the first time stands), keeps the key listed and findable
+/// by hash, touches no other key, and answers `None` for an unknown id.
+pub fn api_key_revocation<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let kept = api_key("acme", 'a', 1);
+    let revoked = api_key("acme", 'b', 2);
+    for key in [&kept, &revoked] {
+        unwrap_ok(store.put_api_key(key), "put key");
+    }
+    let first = Timestamp(T0 + 100);
+    let expected = ApiKey {
+        revoked_at: Some(first),
+        ..revoked.clone()
+    };
+    let answer = unwrap_ok(store.revoke_api_key(revoked.id, first), "revoke");
+    assert_eq!(answer.as_ref(), Some(&expected), "the revoked key");
+    let again = unwrap_ok(
+        store.revoke_api_key(revoked.id, Timestamp(T0 + 200)),
+        "again",
+    );
+    assert_eq!(
+        again.as_ref(),
+        Some(&expected),
+        "revoking again keeps the first time"
+    );
+    assert_eq!(
+        unwrap_ok(store.api_key_by_hash(&revoked.hash), "find revoked"),
+        Some(expected.clone()),
+        "a revoked key is still found (and seen to be revoked)"
+    );
+    assert_eq!(
+        unwrap_ok(store.api_keys(), "list"),
+        vec![kept.clone(), expected],
+        "revocation touches only that key"
+    );
+    assert_eq!(
+        unwrap_ok(store.revoke_api_key(ApiKeyId::new(), first), "unknown"),
+        None,
+        "revoking an unknown key"
     );
 }

@@ -13,9 +13,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mnemos_core::{
-    Access, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryStore,
-    Moment, Page, Paged, PurgeReport, Store, StoreRead, StoreResult, Turn, TurnId, UserKey,
-    VectorRow, WriteBatch,
+    Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
+    MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
+    Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use parking_lot::Mutex;
 
@@ -46,6 +46,9 @@ enum Bug {
     IgnoresPrecondition,
     AcceptsStoredKeys,
     IgnoresTimeFilter,
+    KeysInInsertOrder,
+    PurgeRevokesTenantKeys,
+    RevokeMovesTime,
 }
 
 struct Mutant {
@@ -55,6 +58,8 @@ struct Mutant {
     writes: AtomicUsize,
     /// Vectors written per memory, so a buggy forget can hand them back.
     vectors: Mutex<Vec<VectorRow>>,
+    /// API keys as they were put, for a listing that forgets to sort.
+    keys_in_insert_order: Mutex<Vec<ApiKey>>,
 }
 
 impl Mutant {
@@ -65,6 +70,7 @@ impl Mutant {
             users: Mutex::new(Vec::new()),
             writes: AtomicUsize::new(0),
             vectors: Mutex::new(Vec::new()),
+            keys_in_insert_order: Mutex::new(Vec::new()),
         }
     }
 
@@ -205,6 +211,17 @@ impl StoreRead for Mutant {
             jobs.reverse();
         }
         Ok(jobs)
+    }
+
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        self.inner.api_key_by_hash(hash)
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        if self.bug == Bug::KeysInInsertOrder {
+            return Ok(self.keys_in_insert_order.lock().clone());
+        }
+        self.inner.api_keys()
     }
 }
 
@@ -360,6 +377,13 @@ impl Store for Mutant {
     }
 
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
+        if self.bug == Bug::PurgeRevokesTenantKeys {
+            for key in self.inner.api_keys()? {
+                if key.tenant == user.tenant {
+                    self.inner.revoke_api_key(key.id, Timestamp(0))?;
+                }
+            }
+        }
         if self.bug == Bug::PurgeKeepsPendingJobs {
             let jobs = self.inner.pending_jobs(user, usize::MAX)?;
             let report = self.inner.purge_user(user)?;
@@ -388,6 +412,23 @@ impl Store for Mutant {
             }
         }
         self.inner.record_job_failure(user, id, error)
+    }
+
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        self.inner.put_api_key(key)?;
+        self.keys_in_insert_order.lock().push(key.clone());
+        Ok(())
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        let revoked = self.inner.revoke_api_key(id, at)?;
+        if self.bug == Bug::RevokeMovesTime {
+            return Ok(revoked.map(|k| ApiKey {
+                revoked_at: Some(at),
+                ..k
+            }));
+        }
+        Ok(revoked)
     }
 }
 
@@ -447,6 +488,11 @@ const CATCHES: &[(&str, &[Bug])] = &[
         "jobs_isolated_and_purged",
         &[Bug::LeaksAcrossUsers, Bug::PurgeKeepsPendingJobs],
     ),
+    (
+        "api_keys_found_listed_and_kept",
+        &[Bug::KeysInInsertOrder, Bug::PurgeRevokesTenantKeys],
+    ),
+    ("api_key_revocation", &[Bug::RevokeMovesTime]),
 ];
 
 #[test]

@@ -7,11 +7,12 @@ use parking_lot::RwLock;
 
 use crate::error::{Conflict, StoreError};
 use crate::model::{
-    Access, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment,
-    Turn, TurnId, UserKey,
+    Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch,
+    MemoryState, Moment, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::store::{
-    MemoryFilter, Page, Paged, PurgeReport, Store, StoreRead, StoreResult, VectorRow, WriteBatch,
+    check_new_api_key, MemoryFilter, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
+    VectorRow, WriteBatch,
 };
 
 #[derive(Default)]
@@ -38,6 +39,8 @@ fn forgotten(memory: &Memory, reason: &str, at: Moment) -> Memory {
 #[derive(Default)]
 pub struct MemoryStore {
     users: RwLock<HashMap<UserKey, UserData>>,
+    /// API keys in the order they were stored (which is creation order for fresh keys).
+    api_keys: RwLock<Vec<ApiKey>>,
 }
 
 impl MemoryStore {
@@ -311,6 +314,21 @@ impl StoreRead for MemoryStore {
         Ok(None) // nothing else can write to this process's memory
     }
 
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        Ok(self
+            .api_keys
+            .read()
+            .iter()
+            .find(|k| k.hash == hash)
+            .cloned())
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        let mut keys = self.api_keys.read().clone();
+        keys.sort_by_key(|k| (k.created_at, k.id));
+        Ok(keys)
+    }
+
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
         keys.sort();
@@ -464,6 +482,22 @@ impl Store for MemoryStore {
                 .insert(row.model.clone(), row.vector.clone());
         }
         Ok(())
+    }
+
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        let mut keys = self.api_keys.write();
+        check_new_api_key(key, &keys)?;
+        keys.push(key.clone());
+        Ok(())
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        let mut keys = self.api_keys.write();
+        let Some(key) = keys.iter_mut().find(|k| k.id == id) else {
+            return Ok(None);
+        };
+        key.revoked_at.get_or_insert(at);
+        Ok(Some(key.clone()))
     }
 
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {

@@ -82,6 +82,53 @@ uuid_id!(
     "JobId"
 );
 
+uuid_id!(
+    /// Stable id of an API key: listed and revoked by this id, which is not secret.
+    ApiKeyId,
+    "ApiKeyId"
+);
+
+/// An API key as stored. Only the SHA-256 of its secret is kept: a stolen database does not
+/// give away working keys, and a lost secret cannot be shown again (a new key is made instead).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiKey {
+    pub id: ApiKeyId,
+    /// The tenant every request made with this key acts in.
+    pub tenant: String,
+    /// A label for people ("support bot", "ci").
+    pub name: String,
+    /// Lower-case hex SHA-256 of the secret.
+    pub hash: String,
+    /// The secret's first characters, so people can tell their keys apart in a listing.
+    pub prefix: String,
+    pub created_at: Timestamp,
+    /// When it stopped working; a revoked key stays listed.
+    pub revoked_at: Option<Timestamp>,
+}
+
+/// Length of an [`ApiKey::hash`]: hex SHA-256.
+pub const API_KEY_HASH_LEN: usize = 64;
+
+impl ApiKey {
+    pub fn is_active(&self) -> bool {
+        self.revoked_at.is_none()
+    }
+
+    /// The tenant is a valid name, the label printable, the hash 64 lower-case hex digits.
+    pub fn validate(&self) -> Result<()> {
+        validate_name("tenant", &self.tenant)?;
+        validate_name("key name", &self.name)?;
+        validate_name("key prefix", &self.prefix)?;
+        let is_hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+        if self.hash.len() != API_KEY_HASH_LEN || !self.hash.chars().all(is_hex) {
+            return Err(Error::invalid(
+                "an API key hash must be 64 lower-case hex digits (SHA-256)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Wall-clock time in milliseconds since the Unix epoch (UTC).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(transparent)]

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Conflict, StoreError};
 use crate::model::{
-    Access, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch, Metadata, Moment,
-    Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
+    Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch,
+    Metadata, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
 };
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
@@ -363,6 +363,20 @@ pub struct PurgeReport {
     pub vectors: usize,
 }
 
+/// Check a new API key against the contract and the keys already stored (what every store's
+/// `put_api_key` rejects, in one place).
+pub fn check_new_api_key(key: &ApiKey, stored: &[ApiKey]) -> StoreResult<()> {
+    key.validate()
+        .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+    if let Some(other) = stored.iter().find(|k| k.id == key.id || k.hash == key.hash) {
+        let what = if other.id == key.id { "id" } else { "hash" };
+        return Err(StoreError::InvalidWrite(format!(
+            "an API key with this {what} is already stored"
+        )));
+    }
+    Ok(())
+}
+
 /// Rows listed per store call when a caller pages through everything.
 const LIST_ALL_PAGE: usize = 5_000;
 
@@ -401,6 +415,11 @@ pub trait StoreRead: Send + Sync {
     fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>>;
     /// Up to `limit` unfinished jobs of `user`, oldest first (created round, time, then id).
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>>;
+
+    /// The API key whose secret hashes to `hash`, revoked or not. `Ok(None)` if none.
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>>;
+    /// Every API key of every tenant, revoked ones included, oldest first (created time, id).
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>>;
 
     /// Every memory matching `filter`, in listing order, paging through [`list`](Self::list).
     fn list_all(&self, user: &UserKey, filter: &MemoryFilter) -> StoreResult<Vec<Memory>> {
@@ -443,6 +462,10 @@ pub trait StoreRead: Send + Sync {
 ///   lists unfinished jobs oldest first; `record_job_failure` counts a failed attempt. Purging a
 ///   user erases their jobs.
 /// - **Validation**: a store rejects what [`WriteBatch::validate`] rejects, before it writes.
+/// - **API keys** belong to no user: `purge_user` leaves them alone. A key is stored once
+///   (`put_api_key` rejects a reused id or hash, or an invalid key, with `InvalidWrite`),
+///   found by its hash, listed oldest first, and never deleted: `revoke_api_key` sets
+///   `revoked_at` once (revoking again returns the key as it was).
 /// - Thread-safe: concurrent writers from several threads never lose a write.
 pub trait Store: StoreRead {
     /// Atomically write a batch (turns, new memories with their `Created` history, vectors,
@@ -484,4 +507,10 @@ pub trait Store: StoreRead {
         id: JobId,
         error: &str,
     ) -> StoreResult<Option<Job>>;
+
+    /// Store a new API key (see the contract above).
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()>;
+    /// Mark a key revoked at `at`. `Ok(None)` if unknown; an already revoked key is returned
+    /// unchanged (the first revocation time stands).
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>>;
 }

@@ -22,6 +22,7 @@
 //!   metrics must be finite (JSON cannot hold NaN or infinity).
 
 mod codec;
+mod keys;
 mod schema;
 
 use std::collections::{HashMap, HashSet};
@@ -29,9 +30,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
-    MemoryPatch, MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError,
-    StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    Access, ApiKey, ApiKeyId, Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter,
+    MemoryId, MemoryPatch, MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store,
+    StoreError, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -987,6 +988,14 @@ impl StoreRead for SqliteStore {
         Ok(Some(version as u64))
     }
 
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        self.read(|conn| keys::by_hash(conn, hash))
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.read(keys::all)
+    }
+
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         self.read(|conn| {
             let mut stmt = conn
@@ -1161,6 +1170,14 @@ impl Store for SqliteStore {
         })?;
         self.checkpoint_truncate()?;
         Ok(report)
+    }
+
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        self.write_tx("store API key", |tx| keys::put(tx, key))
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        self.write_tx("revoke API key", |tx| keys::revoke(tx, id, at))
     }
 
     fn record_job_failure(

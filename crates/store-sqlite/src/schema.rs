@@ -116,8 +116,22 @@ CREATE UNIQUE INDEX turns_by_user_key ON turns (tenant, user_id, key) WHERE key 
 CREATE INDEX memories_by_user_time ON memories (tenant, user_id, created_time);
 ";
 
+/// API keys: who may call a server and in which tenant. Only the secret's SHA-256 is stored;
+/// keys are never deleted (a revoked key stays listed), and they belong to no user.
+const V4: &str = "
+CREATE TABLE api_keys (
+    id          BLOB PRIMARY KEY,
+    tenant      TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    hash        TEXT NOT NULL UNIQUE,
+    prefix      TEXT NOT NULL,
+    created_ms  INTEGER NOT NULL,
+    revoked_ms  INTEGER
+) STRICT;
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -572,6 +572,7 @@ mod migrations {
         assert_eq!(
             tables(&path),
             vec![
+                "api_keys",
                 "jobs",
                 "memories",
                 "memory_history",

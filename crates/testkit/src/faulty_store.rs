@@ -7,9 +7,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use mnemos_core::{
-    Access, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, Moment, Page,
-    Paged, PurgeReport, Store, StoreError, StoreRead, StoreResult, Turn, TurnId, UserKey,
-    VectorRow, WriteBatch,
+    Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
+    MemoryPatch, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreRead, StoreResult,
+    Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 
 /// Whether a store call only looks or may change something.
@@ -366,6 +366,14 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
         self.read_call("pending_jobs", |s| s.pending_jobs(user, limit))
     }
+
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        self.read_call("api_key_by_hash", |s| s.api_key_by_hash(hash))
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.read_call("api_keys", |s| s.api_keys())
+    }
 }
 
 impl<S: Store + ?Sized> Store for FaultyStore<S> {
@@ -414,6 +422,14 @@ impl<S: Store + ?Sized> Store for FaultyStore<S> {
         self.write_call("record_job_failure", |s| {
             s.record_job_failure(user, id, error)
         })
+    }
+
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        self.write_call("put_api_key", |s| s.put_api_key(key))
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        self.write_call("revoke_api_key", |s| s.revoke_api_key(id, at))
     }
 }
 

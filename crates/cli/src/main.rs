@@ -8,6 +8,7 @@ mod demo;
 mod eval;
 mod ingest;
 mod jobs;
+mod keys;
 mod memory;
 mod models;
 mod output;
@@ -60,6 +61,11 @@ pub struct GlobalArgs {
 }
 
 impl GlobalArgs {
+    /// The tenant given with `--tenant`, if any.
+    pub fn tenant(&self) -> Option<&str> {
+        self.tenant.as_deref()
+    }
+
     pub fn config(&self) -> Result<Config> {
         let mut config = Config::load(self.config.as_deref())?;
         if let Some(db) = &self.db {
@@ -131,6 +137,8 @@ enum Command {
     },
     /// Serve the engine over HTTP (JSON under /v1; see docs/server.md) until Ctrl-C.
     Serve(serve::ServeArgs),
+    /// API keys for the server: create (the secret is printed once), list, revoke.
+    Keys(keys::KeysArgs),
     /// Measure quality and speed on evaluation datasets.
     Eval {
         #[command(subcommand)]
@@ -167,6 +175,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Serve(args) => serve::run(&global.config()?, args),
+        Command::Keys(args) => keys::run(&global, args),
         Command::Eval { command } => eval::run(&global, command),
         Command::Train { command } => train::run(&global.config()?, command),
     }

@@ -14,7 +14,8 @@ use crate::progress;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Only loopback addresses are accepted until API keys exist.
+    /// Address to listen on. Other than loopback only when API keys exist (`mnemos keys`) or
+    /// an admin key is set (environment variable MNEMOS_ADMIN_KEY).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// Largest request body in bytes.
@@ -31,6 +32,10 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
         body_limit: args.body_limit,
         request_timeout: Duration::from_secs(args.request_timeout),
         jobs: Some(JobWorker::default()),
+        // From the environment, not a flag: a flag's value shows in every process listing.
+        admin_key: std::env::var("MNEMOS_ADMIN_KEY")
+            .ok()
+            .filter(|k| !k.is_empty()),
     };
     // Derived work (summaries, persona, reflections…) runs on the server's worker, so adding
     // a turn answers as soon as the turn is stored.
@@ -47,6 +52,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     for note in engine.notes() {
         eprintln!("note: {note}");
     }
+    eprintln!("access: {}", mnemos_server::access(&engine, &server)?);
     let tenant = config.tenant.clone();
     let db = config.db.display().to_string();
     mnemos_server::run_until_signal(Arc::new(engine), tenant.clone(), &server, |addr| {

@@ -971,9 +971,6 @@ fn moom_calls_an_llm_on_its_schedule_and_reports_calls_and_tokens_per_turn() {
 
 #[test]
 fn serve_answers_over_http_and_stops_cleanly_on_sigterm() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
     let refused = mnemos(&db, &["serve", "--listen", "0.0.0.0:0"]);
@@ -984,23 +981,7 @@ fn serve_answers_over_http_and_stops_cleanly_on_sigterm() {
         stderr(&refused)
     );
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemos"))
-        .arg("--db")
-        .arg(&db)
-        .args(["--embedder", "hash", "serve", "--listen", "127.0.0.1:0"])
-        .env_remove("MNEMOS_CONFIG")
-        .env_remove("MNEMOS_DB")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("serve printed its address").unwrap();
-        if let Some(at) = line.find("http://") {
-            let url = line[at..].split_whitespace().next().unwrap().to_string();
-            break url;
-        }
-    };
+    let (mut child, url, _) = spawn_serve(&db, &[]);
     let client = reqwest::blocking::Client::new();
     let added = client
         .post(format!("{url}/users/lena/turns"))
@@ -1017,13 +998,117 @@ fn serve_answers_over_http_and_stops_cleanly_on_sigterm() {
         .unwrap();
     assert_eq!(found["hits"][0]["memory"]["text"], "我在杭州做后端工程师。");
 
+    assert_eq!(
+        sigterm(&mut child),
+        Some(0),
+        "SIGTERM stops the server cleanly"
+    );
+    let listed = mnemos(&db, &["list", "--user", "lena"]);
+    assert!(stdout(&listed).contains("杭州"), "{}", stdout(&listed));
+}
+
+/// `mnemos serve` on a free loopback port: the child, its `/v1` URL and its start-up lines.
+fn spawn_serve(db: &Path, env: &[(&str, &str)]) -> (std::process::Child, String, Vec<String>) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemos"))
+        .arg("--db")
+        .arg(db)
+        .args(["--embedder", "hash", "serve", "--listen", "127.0.0.1:0"])
+        .env_remove("MNEMOS_CONFIG")
+        .env_remove("MNEMOS_DB")
+        .env_remove("MNEMOS_ADMIN_KEY")
+        .envs(env.iter().copied())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let url = loop {
+        let line = lines.next().expect("serve printed its address").unwrap();
+        seen.push(line.clone());
+        if let Some(at) = line.find("http://") {
+            break line[at..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, url, seen)
+}
+
+fn sigterm(child: &mut std::process::Child) -> Option<i32> {
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "SIGTERM stops the server cleanly");
-    let listed = mnemos(&db, &["list", "--user", "lena"]);
-    assert!(stdout(&listed).contains("杭州"), "{}", stdout(&listed));
+    child.wait().unwrap().code()
+}
+
+#[test]
+fn keys_are_made_once_listed_without_secrets_revoked_and_required_by_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let untenanted = mnemos(&db, &["keys", "create"]);
+    assert_eq!(code(&untenanted), 2, "{}", stderr(&untenanted));
+    let made = mnemos(
+        &db,
+        &["--tenant", "acme", "keys", "create", "--name", "bot"],
+    );
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    let secret = stdout(&made).trim().to_string();
+    assert!(secret.starts_with("mnk_") && secret.len() == 68, "{secret}");
+    assert!(
+        stderr(&made).contains("shown only now"),
+        "{}",
+        stderr(&made)
+    );
+
+    let listed = mnemos(&db, &["keys", "list"]);
+    assert!(stdout(&listed).contains("acme") && stdout(&listed).contains(&secret[..12]));
+    assert!(
+        !stdout(&listed).contains(&secret),
+        "a listing shows the secret"
+    );
+    let as_json = mnemos(&db, &["keys", "list", "--json"]);
+    assert!(!stdout(&as_json).contains(&secret));
+    let keys: serde_json::Value = serde_json::from_str(&stdout(&as_json)).unwrap();
+    let id = keys[0]["id"].as_str().unwrap().to_string();
+
+    let (mut child, url, start) = spawn_serve(&db, &[]);
+    assert!(
+        start.iter().any(|l| l.contains("API keys required")),
+        "{start:?}"
+    );
+    let client = reqwest::blocking::Client::new();
+    let add = |key: Option<&str>| {
+        let mut request = client
+            .post(format!("{url}/users/lena/turns"))
+            .json(&serde_json::json!({"turns": [{"role": "user", "text": "I keep bees."}]}));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        request.send().unwrap().status().as_u16()
+    };
+    assert_eq!(add(None), 401);
+    assert_eq!(add(Some(&secret)), 201);
+
+    let revoked = mnemos(&db, &["keys", "revoke", &id]);
+    assert!(stdout(&revoked).contains("revoked"), "{}", stdout(&revoked));
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    assert_eq!(
+        add(Some(&secret)),
+        401,
+        "a revoked key is refused within 2 s"
+    );
+    assert_eq!(sigterm(&mut child), Some(0));
+    let unknown = mnemos(
+        &db,
+        &["keys", "revoke", "01a2135f-a5d3-7701-aa16-ee52d0349700"],
+    );
+    assert_eq!(code(&unknown), 2, "{}", stderr(&unknown));
+    // Data stays in the key's tenant.
+    let theirs = mnemos(&db, &["--tenant", "acme", "list", "--user", "lena"]);
+    assert!(stdout(&theirs).contains("bees"), "{}", stdout(&theirs));
 }

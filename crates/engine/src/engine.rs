@@ -265,7 +265,7 @@ impl EngineBuilder {
 /// # }
 /// ```
 pub struct Engine {
-    memories: Memories,
+    pub(crate) memories: Memories,
     model: Arc<dyn MemoryModel>,
     default_mechanism: Arc<dyn Mechanism>,
     agent_mechanisms: BTreeMap<String, Arc<dyn Mechanism>>,

@@ -3,7 +3,8 @@
 //! turns, derived work (as durable, idempotent jobs), edits, forgets and purges all go
 //! through it. Mechanisms read through read-only contexts and return their writes.
 //!
-//! - [`Engine`] (`engine`, `jobs`, `ingest`, `views`): every operation a client needs.
+//! - [`Engine`] (`engine`, `jobs`, `ingest`, `views`, `keys`): every operation a client needs,
+//!   and the API keys a server checks.
 //! - [`setup`]: the typed `mnemos.toml` and [`Engine::open`] from it.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
 //! - [`presets`]: named mechanisms with typed parameters, their registry, sweeps and variants.
@@ -14,6 +15,7 @@ mod engine;
 mod error;
 mod ingest;
 mod jobs;
+mod keys;
 pub mod mechanism;
 mod memories;
 pub mod presets;
@@ -28,6 +30,7 @@ pub use engine::{
 pub use error::{EngineError, EngineResult};
 pub use ingest::{IngestOptions, IngestReport};
 pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
+pub use keys::{hash_api_key, NewApiKey, API_KEY_PREFIX};
 pub use mechanism::{
     Context, ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx,
     Recall, RecallRequest, ScorePart,

@@ -453,6 +453,29 @@ pub fn pending_jobs(jobs: &[PendingJob]) -> String {
     out.finish()
 }
 
+/// One line per API key: id, tenant, prefix, name, created, and whether it still works.
+pub fn api_keys(keys: &[mnemos_core::ApiKey]) -> String {
+    if keys.is_empty() {
+        return "No API keys (`mnemos keys create --tenant T` makes one).\n".to_string();
+    }
+    let mut out = String::new();
+    for key in keys {
+        let state = match key.revoked_at {
+            Some(at) => format!("revoked {}", iso(at)),
+            None => "active".to_string(),
+        };
+        out.push_str(&format!(
+            "{}  {:<16} {}…  {:<20} created {}  {state}\n",
+            key.id,
+            key.tenant,
+            key.prefix,
+            key.name,
+            iso(key.created_at)
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

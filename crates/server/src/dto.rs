@@ -565,3 +565,59 @@ pub struct ViewResponse {
 pub struct Health {
     pub status: &'static str,
 }
+
+// ---- API keys (admin key only) -----------------------------------------------------------
+
+/// `POST /v1/keys`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKeyBody {
+    /// The tenant the key acts in.
+    pub tenant: String,
+    /// A label for people (default `key`).
+    pub name: Option<String>,
+}
+
+/// `GET /v1/keys`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysQuery {
+    /// Only this tenant's keys.
+    pub tenant: Option<String>,
+}
+
+/// An API key as listed: never its secret.
+#[derive(Debug, Serialize)]
+pub struct ApiKeyOut {
+    pub id: String,
+    pub tenant: String,
+    pub name: String,
+    /// The secret's first characters.
+    pub prefix: String,
+    pub created: String,
+    /// When it was revoked (absent while it works).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked: Option<String>,
+}
+
+impl From<&mnemos_core::ApiKey> for ApiKeyOut {
+    fn from(key: &mnemos_core::ApiKey) -> Self {
+        ApiKeyOut {
+            id: key.id.to_string(),
+            tenant: key.tenant.clone(),
+            name: key.name.clone(),
+            prefix: key.prefix.clone(),
+            created: iso(key.created_at),
+            revoked: key.revoked_at.map(iso),
+        }
+    }
+}
+
+/// A new key: the only answer that holds its secret.
+#[derive(Debug, Serialize)]
+pub struct CreatedKey {
+    #[serde(flatten)]
+    pub key: ApiKeyOut,
+    /// The secret to send as `Authorization: Bearer <secret>`; it cannot be shown again.
+    pub secret: String,
+}

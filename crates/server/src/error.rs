@@ -20,6 +20,11 @@ pub enum ErrorCode {
     InvalidRequest,
     /// The request is well-formed but breaks a rule (empty text, bad id, unknown preset…).
     InvalidInput,
+    /// No API key, or one that is unknown or revoked.
+    Unauthorized,
+    /// A valid key that may not do this (a tenant key managing keys, the admin key reading
+    /// a tenant's data).
+    Forbidden,
     /// No such user, memory, turn or job here (another tenant's ids look the same).
     NotFound,
     /// The request collided with another write; retrying may succeed.
@@ -41,6 +46,8 @@ impl ErrorCode {
         match self {
             ErrorCode::MalformedJson | ErrorCode::InvalidRequest => StatusCode::BAD_REQUEST,
             ErrorCode::InvalidInput => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
+            ErrorCode::Forbidden => StatusCode::FORBIDDEN,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::Conflict => StatusCode::CONFLICT,
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,

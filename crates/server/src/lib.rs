@@ -5,6 +5,7 @@
 //! The wire types are this crate's own ([`dto`]); errors have one JSON shape and an exhaustive
 //! map to HTTP statuses ([`error`]). Engine calls run on tokio's blocking pool.
 
+pub mod auth;
 pub mod dto;
 pub mod error;
 mod extract;
@@ -37,6 +38,8 @@ pub struct ServerConfig {
     pub request_timeout: Duration,
     /// Run derived jobs in the background (for an engine whose jobs do not run inline).
     pub jobs: Option<JobWorker>,
+    /// The key that manages API keys over HTTP (`MNEMOS_ADMIN_KEY`); it reads no tenant's data.
+    pub admin_key: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -46,19 +49,22 @@ impl Default for ServerConfig {
             body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             jobs: None,
+            admin_key: None,
         }
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    /// Serving beyond this machine needs API keys, which this server does not check yet.
+    /// Serving beyond this machine needs API keys.
     #[error(
-        "refusing to listen on {0}: without API keys the server only binds a loopback address"
+        "refusing to listen on {0}: with no API key stored and no admin key set, the server only binds a loopback address (create one with `mnemos keys create --tenant T`)"
     )]
     NotLoopback(SocketAddr),
     #[error("invalid server setting: {0}")]
     Invalid(String),
+    #[error("cannot read the API keys: {0}")]
+    Keys(#[source] mnemos_engine::EngineError),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -84,15 +90,25 @@ impl ServerError {
                 | ErrorKind::PermissionDenied => ErrorClass::InvalidInput,
                 _ => ErrorClass::Unavailable,
             },
+            ServerError::Keys(error) => error.class(),
             ServerError::Serve(_) | ServerError::Runtime(_) => ErrorClass::Internal,
         }
     }
 }
 
+/// Shortest admin key accepted: it guards every tenant's keys.
+pub const MIN_ADMIN_KEY_CHARS: usize = 32;
+
 impl ServerConfig {
+    /// Check the settings alone (whether keys exist is checked by [`serve`]).
     pub fn validate(&self) -> Result<(), ServerError> {
-        if !self.listen.ip().is_loopback() {
-            return Err(ServerError::NotLoopback(self.listen));
+        if let Some(admin) = &self.admin_key {
+            if admin.chars().count() < MIN_ADMIN_KEY_CHARS || admin.chars().any(char::is_whitespace)
+            {
+                return Err(ServerError::Invalid(format!(
+                    "the admin key must be at least {MIN_ADMIN_KEY_CHARS} characters without spaces (e.g. `openssl rand -hex 32`)"
+                )));
+            }
         }
         if self.body_limit == 0 {
             return Err(ServerError::Invalid("body_limit must be positive".into()));
@@ -106,20 +122,26 @@ impl ServerConfig {
     }
 }
 
-/// Every route, over `engine`, acting inside `tenant`, counting into `metrics`.
+/// Every route, over `engine`, counting into `metrics`. Requests act in their key's tenant;
+/// without keys (open mode, loopback only) in `tenant`.
 pub fn router(
     engine: Arc<Engine>,
     tenant: String,
     config: &ServerConfig,
     metrics: Arc<metrics::Metrics>,
 ) -> Router {
+    let always_required = !config.listen.ip().is_loopback();
     let state = Arc::new(AppState {
         engine,
-        tenant,
+        auth: auth::Auth::new(config.admin_key.as_deref(), tenant, always_required),
         metrics: Arc::clone(&metrics),
     });
+    let v1 = routes::v1().route_layer(axum::middleware::from_fn_with_state(
+        Arc::clone(&state),
+        auth::authenticate,
+    ));
     Router::new()
-        .nest("/v1", routes::v1())
+        .nest("/v1", v1)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(render_metrics))
@@ -135,6 +157,32 @@ pub fn router(
             time_limit,
         ))
         .with_state(state)
+}
+
+/// How requests are let in, in one line for the start-up log; refuses a non-loopback address
+/// when nothing would guard it (no active key stored, no admin key).
+pub fn access(engine: &Engine, config: &ServerConfig) -> Result<String, ServerError> {
+    let active = engine
+        .api_keys(None)
+        .map_err(ServerError::Keys)?
+        .iter()
+        .filter(|k| k.is_active())
+        .count();
+    let admin = if config.admin_key.is_some() {
+        ", admin key set"
+    } else {
+        ""
+    };
+    if active > 0 || config.admin_key.is_some() {
+        return Ok(format!("API keys required ({active} active{admin})"));
+    }
+    if !config.listen.ip().is_loopback() {
+        return Err(ServerError::NotLoopback(config.listen));
+    }
+    Ok(format!(
+        "no API key stored: requests without a key act in the default tenant (loopback only; keys are required within {} s of the first `mnemos keys create`)",
+        auth::REFRESH.as_secs()
+    ))
 }
 
 async fn healthz() -> Json<dto::Health> {
@@ -194,6 +242,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     config.validate()?;
+    access(&engine, config)?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServerError::Bind {

@@ -1,6 +1,7 @@
 //! The `/v1` routes. Every handler parses its request into engine types, runs the engine call
 //! on the blocking pool (the engine embeds and does SQLite IO; the async workers stay free),
-//! and converts the result into wire types. Every request acts inside the server's tenant.
+//! and converts the result into wire types. Every request acts inside its caller's tenant
+//! ([`Tenant`], from the API key; see `auth`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use mnemos_core::{
 };
 use mnemos_engine::{Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
 
+use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams};
@@ -23,8 +25,8 @@ use crate::metrics::Metrics;
 /// What every handler shares.
 pub struct AppState {
     pub engine: Arc<Engine>,
-    /// The tenant every request acts in.
-    pub tenant: String,
+    /// Who may call, and in which tenant (every handler's users come from the caller's tenant).
+    pub auth: Auth,
     pub metrics: Arc<Metrics>,
 }
 
@@ -57,6 +59,8 @@ pub fn v1() -> Router<Arc<AppState>> {
         .route("/users/{user}/jobs", get(jobs))
         .route("/users/{user}/jobs/{id}/retry", post(retry_job))
         .route("/users/{user}/views/{view}", get(view))
+        .route("/keys", get(list_keys).post(create_key))
+        .route("/keys/{id}", delete(revoke_key))
 }
 
 /// Run an engine call on the blocking pool.
@@ -69,13 +73,9 @@ async fn blocking<T: Send + 'static>(
 }
 
 impl AppState {
-    fn user(&self, user: &str) -> Result<UserKey, ApiError> {
-        Ok(UserKey::new(self.tenant.clone(), user.to_string())?)
-    }
-
-    /// The user, or 404 when nothing of theirs is stored (reads never create users).
-    fn known_user(&self, user: &str) -> Result<UserKey, ApiError> {
-        let key = self.user(user)?;
+    /// The caller's user, or 404 when nothing of theirs is stored (reads never create users).
+    fn known_user(&self, tenant: &Tenant, user: &str) -> Result<UserKey, ApiError> {
+        let key = tenant.user(user)?;
         if self.engine.has_user(&key)? {
             Ok(key)
         } else {
@@ -98,13 +98,13 @@ async fn presets() -> Json<Vec<PresetOut>> {
     )
 }
 
-async fn users(State(app): Shared) -> ApiResult<UsersResponse> {
+async fn users(State(app): Shared, tenant: Tenant) -> ApiResult<UsersResponse> {
     blocking(move || {
         let users = app.engine.users()?;
         Ok(Json(UsersResponse {
             users: users
                 .into_iter()
-                .filter(|u| u.tenant == app.tenant)
+                .filter(|u| u.tenant == tenant.0)
                 .map(|u| u.user)
                 .collect(),
         }))
@@ -131,7 +131,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 }
 
 fn new_turns(
-    app: &AppState,
+    tenant: &Tenant,
     user: &str,
     request: AddTurnsRequest,
     idempotency: Option<String>,
@@ -147,7 +147,7 @@ fn new_turns(
     }
     let agent = request.agent.as_deref().unwrap_or(DEFAULT_AGENT);
     let session = request.session.as_deref().unwrap_or(DEFAULT_SESSION);
-    let scope = Scope::new(&app.tenant, user, agent, session)?;
+    let scope = Scope::new(&tenant.0, user, agent, session)?;
     request
         .turns
         .into_iter()
@@ -174,13 +174,14 @@ fn new_turns(
 
 async fn add_turns(
     State(app): Shared,
+    tenant: Tenant,
     Params(user): Params<String>,
     headers: HeaderMap,
     Body(request): Body<AddTurnsRequest>,
 ) -> Result<(StatusCode, Json<AddTurnsResponse>), ApiError> {
     let idempotency = idempotency_key(&headers)?;
     blocking(move || {
-        let turns = new_turns(&app, &user, request, idempotency)?;
+        let turns = new_turns(&tenant, &user, request, idempotency)?;
         let report = app.engine.add(turns)?;
         let added = report
             .turns
@@ -197,13 +198,14 @@ async fn add_turns(
 
 async fn end_session(
     State(app): Shared,
+    tenant: Tenant,
     Params((user, session)): Params<(String, String)>,
     QueryParams(query): QueryParams<AgentQuery>,
 ) -> ApiResult<JobReportOut> {
     blocking(move || {
-        app.known_user(&user)?;
+        app.known_user(&tenant, &user)?;
         let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
-        let scope = Scope::new(&app.tenant, &user, agent, &session)?;
+        let scope = Scope::new(&tenant.0, &user, agent, &session)?;
         let report = app.engine.end_session(&scope)?;
         app.metrics.record_jobs(&report);
         Ok(Json((&report).into()))
@@ -213,11 +215,12 @@ async fn end_session(
 
 async fn recall(
     State(app): Shared,
+    tenant: Tenant,
     Params(user): Params<String>,
     Body(body): Body<RecallBody>,
 ) -> ApiResult<RecallResponse> {
     blocking(move || {
-        let key = app.user(&user)?;
+        let key = tenant.user(&user)?;
         let mut request = RecallRequest::new(body.query, body.budget.unwrap_or(DEFAULT_BUDGET));
         request.session = body.session;
         let agent = body.agent.as_deref().unwrap_or(DEFAULT_AGENT);
@@ -236,11 +239,12 @@ fn kinds(names: &[String]) -> Result<Vec<KindTag>, ApiError> {
 
 async fn search(
     State(app): Shared,
+    tenant: Tenant,
     Params(user): Params<String>,
     Body(body): Body<SearchBody>,
 ) -> ApiResult<SearchResponse> {
     blocking(move || {
-        let mut request = SearchRequest::new(app.user(&user)?, body.query);
+        let mut request = SearchRequest::new(tenant.user(&user)?, body.query);
         request.top_k = body.top_k;
         request.token_budget = body.budget;
         request.filter.kinds = kinds(&body.kinds)?;
@@ -308,11 +312,12 @@ fn page(query: &ListQuery) -> Result<Page, ApiError> {
 
 async fn list(
     State(app): Shared,
+    tenant: Tenant,
     Params(user): Params<String>,
     QueryParams(query): QueryParams<ListQuery>,
 ) -> ApiResult<MemoryPage> {
     blocking(move || {
-        let key = app.known_user(&user)?;
+        let key = app.known_user(&tenant, &user)?;
         let filter = list_filter(&query)?;
         let paged = app.engine.list(&key, &filter, page(&query)?)?;
         Ok(Json(MemoryPage {
@@ -326,10 +331,11 @@ async fn list(
 
 async fn get_memory(
     State(app): Shared,
+    tenant: Tenant,
     Params((user, id)): Params<(String, String)>,
 ) -> ApiResult<MemoryOut> {
     blocking(move || {
-        let memory = app.engine.get(&app.user(&user)?, memory_id(&id)?)?;
+        let memory = app.engine.get(&tenant.user(&user)?, memory_id(&id)?)?;
         Ok(Json((&memory).into()))
     })
     .await
@@ -337,6 +343,7 @@ async fn get_memory(
 
 async fn update(
     State(app): Shared,
+    tenant: Tenant,
     Params((user, id)): Params<(String, String)>,
     Body(body): Body<UpdateBody>,
 ) -> ApiResult<MemoryOut> {
@@ -353,7 +360,7 @@ async fn update(
         }
         let memory = app
             .engine
-            .update(&app.user(&user)?, memory_id(&id)?, &patch)?;
+            .update(&tenant.user(&user)?, memory_id(&id)?, &patch)?;
         Ok(Json((&memory).into()))
     })
     .await
@@ -361,6 +368,7 @@ async fn update(
 
 async fn forget(
     State(app): Shared,
+    tenant: Tenant,
     Params((user, id)): Params<(String, String)>,
     QueryParams(query): QueryParams<ForgetQuery>,
 ) -> ApiResult<ForgetResponse> {
@@ -368,7 +376,7 @@ async fn forget(
         let reason = query.reason.as_deref().unwrap_or("forgotten on request");
         let report = app
             .engine
-            .forget(&app.user(&user)?, memory_id(&id)?, reason)?;
+            .forget(&tenant.user(&user)?, memory_id(&id)?, reason)?;
         Ok(Json((&report).into()))
     })
     .await
@@ -376,18 +384,23 @@ async fn forget(
 
 async fn history(
     State(app): Shared,
+    tenant: Tenant,
     Params((user, id)): Params<(String, String)>,
 ) -> ApiResult<Vec<HistoryEntryOut>> {
     blocking(move || {
-        let entries = app.engine.history(&app.user(&user)?, memory_id(&id)?)?;
+        let entries = app.engine.history(&tenant.user(&user)?, memory_id(&id)?)?;
         Ok(Json(entries.iter().map(HistoryEntryOut::from).collect()))
     })
     .await
 }
 
-async fn purge(State(app): Shared, Params(user): Params<String>) -> ApiResult<PurgeResponse> {
+async fn purge(
+    State(app): Shared,
+    tenant: Tenant,
+    Params(user): Params<String>,
+) -> ApiResult<PurgeResponse> {
     blocking(move || {
-        let key = app.known_user(&user)?;
+        let key = app.known_user(&tenant, &user)?;
         let report = app.engine.purge(&key)?;
         Ok(Json((&report).into()))
     })
@@ -396,11 +409,12 @@ async fn purge(State(app): Shared, Params(user): Params<String>) -> ApiResult<Pu
 
 async fn stats(
     State(app): Shared,
+    tenant: Tenant,
     Params(user): Params<String>,
     QueryParams(query): QueryParams<AgentQuery>,
 ) -> ApiResult<StatsResponse> {
     blocking(move || {
-        let key = app.known_user(&user)?;
+        let key = app.known_user(&tenant, &user)?;
         let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let stats = app.engine.stats(&key, agent)?;
         Ok(Json((&stats).into()))
@@ -408,9 +422,13 @@ async fn stats(
     .await
 }
 
-async fn jobs(State(app): Shared, Params(user): Params<String>) -> ApiResult<Vec<JobOut>> {
+async fn jobs(
+    State(app): Shared,
+    tenant: Tenant,
+    Params(user): Params<String>,
+) -> ApiResult<Vec<JobOut>> {
     blocking(move || {
-        let key = app.known_user(&user)?;
+        let key = app.known_user(&tenant, &user)?;
         let jobs = app.engine.pending_jobs(Some(&key))?;
         Ok(Json(jobs.iter().map(JobOut::from).collect()))
     })
@@ -419,10 +437,11 @@ async fn jobs(State(app): Shared, Params(user): Params<String>) -> ApiResult<Vec
 
 async fn retry_job(
     State(app): Shared,
+    tenant: Tenant,
     Params((user, id)): Params<(String, String)>,
 ) -> ApiResult<JobReportOut> {
     blocking(move || {
-        let key = app.known_user(&user)?;
+        let key = app.known_user(&tenant, &user)?;
         let id: JobId = id
             .parse()
             .map_err(|_| ApiError::not_found(format!("no job '{id}'")))?;
@@ -434,6 +453,7 @@ async fn retry_job(
 
 async fn view(
     State(app): Shared,
+    tenant: Tenant,
     Params((user, view)): Params<(String, String)>,
     QueryParams(query): QueryParams<AgentQuery>,
 ) -> ApiResult<ViewResponse> {
@@ -447,10 +467,59 @@ async fn view(
         }
     };
     blocking(move || {
-        let key = app.known_user(&user)?;
+        let key = app.known_user(&tenant, &user)?;
         let shown: View = app.engine.view(&key, query.agent.as_deref(), kind)?;
         let text = mnemos_engine::render::view(&key, query.agent.as_deref(), &shown);
         Ok(Json(ViewResponse { view: name, text }))
+    })
+    .await
+}
+
+async fn create_key(
+    State(app): Shared,
+    _: Admin,
+    Body(body): Body<CreateKeyBody>,
+) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
+    blocking(move || {
+        let name = body.name.as_deref().unwrap_or("key");
+        let made = app.engine.create_api_key(&body.tenant, name)?;
+        // The first key turns "keys required" on: do not wait for the cache to notice.
+        app.auth.forget_cached();
+        Ok((
+            StatusCode::CREATED,
+            Json(CreatedKey {
+                key: (&made.key).into(),
+                secret: made.secret,
+            }),
+        ))
+    })
+    .await
+}
+
+async fn list_keys(
+    State(app): Shared,
+    _: Admin,
+    QueryParams(query): QueryParams<KeysQuery>,
+) -> ApiResult<Vec<ApiKeyOut>> {
+    blocking(move || {
+        let keys = app.engine.api_keys(query.tenant.as_deref())?;
+        Ok(Json(keys.iter().map(ApiKeyOut::from).collect()))
+    })
+    .await
+}
+
+async fn revoke_key(
+    State(app): Shared,
+    _: Admin,
+    Params(id): Params<String>,
+) -> ApiResult<ApiKeyOut> {
+    blocking(move || {
+        let id = id
+            .parse()
+            .map_err(|_| ApiError::not_found(format!("no API key '{id}'")))?;
+        let key = app.engine.revoke_api_key(id)?;
+        app.auth.forget_cached();
+        Ok(Json((&key).into()))
     })
     .await
 }

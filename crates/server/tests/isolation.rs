@@ -1,5 +1,6 @@
-//! Random workloads over five users through HTTP: no response ever holds another user's
-//! memory, and another user's ids answer 404 like unknown ones.
+//! Random workloads over two tenants × five users through HTTP, each tenant with its own API
+//! key and the same user names in both: no response ever holds another user's memory, and
+//! another user's (or tenant's) ids answer 404 like unknown ones.
 
 // Test code: a failed unwrap or assertion is a failed test.
 #![allow(
@@ -17,6 +18,9 @@ use serde_json::{json, Value};
 use common::Server;
 
 const USERS: usize = 5;
+const TENANTS: [&str; 2] = ["acme", "globex"];
+/// (tenant, user) pairs: user `i` is `u{i % 5}` of tenant `i / 5`.
+const OWNERS: usize = USERS * TENANTS.len();
 const WORDS: &[&str] = &[
     "bees", "garden", "violin", "Berlin", "sister", "peanuts", "猫", "杭州", "rowing", "bakery",
 ];
@@ -48,63 +52,98 @@ fn markers(value: &Value, out: &mut Vec<String>) {
     }
 }
 
+fn owner(i: usize) -> (usize, String) {
+    (i / USERS, format!("u{}", i % USERS))
+}
+
 #[test]
 fn no_response_holds_another_users_memory() {
-    let server = Server::start(Server::default_config());
+    let config = Server::default_config();
+    let (server, keys) = Server::start_keyed(config, "retrieval", true, &TENANTS);
     let mut rng = Lcg(7);
-    let mut ids: Vec<Vec<String>> = vec![Vec::new(); USERS];
+    let mut ids: Vec<Vec<String>> = vec![Vec::new(); OWNERS];
     for step in 0..400 {
-        let user = rng.next(USERS);
-        let name = format!("u{user}");
+        let me = rng.next(OWNERS);
+        let (tenant, name) = owner(me);
+        let key = Some(keys[tenant].as_str());
+        let marker = format!("{}/{name}", TENANTS[tenant]);
         let word = WORDS[rng.next(WORDS.len())];
-        let (status, body) = match rng.next(6) {
-            0 | 1 => server.send(
+        let users = format!("/v1/users/{name}");
+        let (status, body) = match rng.next(7) {
+            0 | 1 => server.send_as(
+                key,
                 "POST",
-                &format!("/v1/users/{name}/turns"),
-                Some(json!({"turns": [{"role": "user", "text": format!("step {step}: {word} [owner:{name}]")}]})),
+                &format!("{users}/turns"),
+                Some(json!({"turns": [{"role": "user", "text": format!("step {step}: {word} [owner:{marker}]")}]})),
             ),
-            2 => server.send("POST", &format!("/v1/users/{name}/search"), Some(json!({"query": word, "top_k": 10}))),
-            3 => server.send("POST", &format!("/v1/users/{name}/recall"), Some(json!({"query": word, "budget": 500}))),
-            4 => server.send("GET", &format!("/v1/users/{name}/memories?limit=100"), None),
+            2 => server.send_as(key, "POST", &format!("{users}/search"), Some(json!({"query": word, "top_k": 10}))),
+            3 => server.send_as(key, "POST", &format!("{users}/recall"), Some(json!({"query": word, "budget": 500}))),
+            4 => server.send_as(key, "GET", &format!("{users}/memories?limit=100"), None),
+            5 => {
+                let (status, body) = server.send_as(key, "GET", "/v1/users", None);
+                let listed: Vec<&str> = body["users"].as_array().unwrap().iter().map(|u| u.as_str().unwrap()).collect();
+                let mine: Vec<String> = (0..OWNERS)
+                    .filter(|i| i / USERS == tenant && !ids[*i].is_empty())
+                    .map(|i| owner(i).1)
+                    .collect();
+                assert_eq!(listed, mine, "step {step}: {} lists other tenants' users", TENANTS[tenant]);
+                (status, body)
+            }
             _ => {
-                let other = rng.next(USERS);
-                if other == user || ids[other].is_empty() {
+                let other = rng.next(OWNERS);
+                if other == me || ids[other].is_empty() {
                     continue;
                 }
                 let id = ids[other][rng.next(ids[other].len())].clone();
                 let (status, body) =
-                    server.send("GET", &format!("/v1/users/{name}/memories/{id}"), None);
-                assert_eq!(status, StatusCode::NOT_FOUND, "{name} read u{other}'s {id}: {body}");
-                let (status, _) = server.send("DELETE", &format!("/v1/users/{name}/memories/{id}"), None);
-                assert_eq!(status, StatusCode::NOT_FOUND, "{name} forgot u{other}'s {id}");
+                    server.send_as(key, "GET", &format!("{users}/memories/{id}"), None);
+                assert_eq!(status, StatusCode::NOT_FOUND, "{marker} read {other}'s {id}: {body}");
+                let (status, _) = server.send_as(key, "DELETE", &format!("{users}/memories/{id}"), None);
+                assert_eq!(status, StatusCode::NOT_FOUND, "{marker} forgot {other}'s {id}");
                 (status, body)
             }
         };
         if status == StatusCode::CREATED {
             for turn in body["turns"].as_array().unwrap() {
-                ids[user].extend(turn["memory_id"].as_str().map(str::to_string));
+                ids[me].extend(turn["memory_id"].as_str().map(str::to_string));
             }
         }
         let mut seen = Vec::new();
         markers(&body, &mut seen);
         for owner in seen {
             assert_eq!(
-                owner, name,
-                "step {step}: {name}'s response holds {owner}'s memory: {body}"
+                owner, marker,
+                "step {step}: {marker}'s response holds {owner}'s memory: {body}"
             );
         }
     }
-    for (user, owned) in ids.iter().enumerate() {
-        let (_, page) = server.send(
+    for (i, owned) in ids.iter().enumerate() {
+        let (tenant, name) = owner(i);
+        let (_, page) = server.send_as(
+            Some(&keys[tenant]),
             "GET",
-            &format!("/v1/users/u{user}/memories?state=all&limit=1000"),
+            &format!("/v1/users/{name}/memories?state=all&limit=1000"),
             None,
         );
         assert_eq!(
-            page["total"].as_u64().unwrap() as usize,
+            page["total"].as_u64().unwrap_or(0) as usize,
             owned.len(),
-            "u{user} lost or gained memories"
+            "{}/{name} lost or gained memories",
+            TENANTS[tenant]
         );
     }
+    // Purging a user in one tenant leaves the same name in the other alone.
+    let (status, _) = server.send_as(Some(&keys[0]), "DELETE", "/v1/users/u0", None);
+    assert!(status.is_success() || ids[0].is_empty());
+    let (_, page) = server.send_as(
+        Some(&keys[1]),
+        "GET",
+        "/v1/users/u0/memories?state=all&limit=1000",
+        None,
+    );
+    assert_eq!(
+        page["total"].as_u64().unwrap_or(0) as usize,
+        ids[USERS].len()
+    );
     server.stop().unwrap();
 }

@@ -635,6 +635,11 @@ impl Memories {
         }
     }
 
+    /// The clock's time now.
+    pub(crate) fn wall_time(&self) -> mnemos_core::Timestamp {
+        self.clock.now()
+    }
+
     /// The user's current moment: their latest round and the clock's time.
     pub fn moment(&self, user: &UserKey) -> Result<Moment> {
         let cached = self.slot(user).read().as_ref().map(|i| i.last_round);

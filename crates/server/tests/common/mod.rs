@@ -53,8 +53,23 @@ impl Server {
     }
 
     pub fn start_with(config: ServerConfig, preset: &str, inline: bool) -> Server {
+        Self::start_keyed(config, preset, inline, &[]).0
+    }
+
+    /// A server whose database holds one API key per tenant in `tenants` (their secrets, in
+    /// order): every request must then carry one.
+    pub fn start_keyed(
+        config: ServerConfig,
+        preset: &str,
+        inline: bool,
+        tenants: &[&str],
+    ) -> (Server, Vec<String>) {
         let dir = tempfile::tempdir().unwrap();
         let engine = engine_on(&dir.path().join("m.db"), preset, inline);
+        let secrets = tenants
+            .iter()
+            .map(|t| engine.create_api_key(t, "test").unwrap().secret)
+            .collect();
         let (bound_tx, bound_rx) = mpsc::channel::<SocketAddr>();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -73,8 +88,11 @@ impl Server {
                 },
             ))
         });
-        let addr = bound_rx.recv_timeout(Duration::from_secs(10)).unwrap();
-        Server {
+        let addr = match bound_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(addr) => addr,
+            Err(_) => panic!("the server did not start: {:?}", thread.join().unwrap()),
+        };
+        let server = Server {
             base: format!("http://{addr}"),
             client: Client::builder()
                 .timeout(Duration::from_secs(30))
@@ -83,7 +101,8 @@ impl Server {
             stop: Some(stop_tx),
             thread: Some(thread),
             dir,
-        }
+        };
+        (server, secrets)
     }
 
     pub fn default_config() -> ServerConfig {
@@ -99,8 +118,22 @@ impl Server {
     }
 
     pub fn send(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        self.send_as(None, method, path, body)
+    }
+
+    /// A request carrying `key` as its bearer token (none: no Authorization header).
+    pub fn send_as(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
         let mut request = self.client.request(method, self.url(path));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
         if let Some(body) = body {
             request = request.json(&body);
         }

@@ -189,7 +189,9 @@ impl Clock for FixedClock {
     }
 }
 
-fn validate_name(what: &str, value: &str) -> Result<()> {
+/// Check an identifier segment (tenant, user, agent, session, metadata key): not empty, at most
+/// [`MAX_NAME_BYTES`], no control characters.
+pub fn validate_name(what: &str, value: &str) -> Result<()> {
     if value.is_empty() {
         return Err(Error::invalid(format!("{what} must not be empty")));
     }

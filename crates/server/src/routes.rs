@@ -84,6 +84,15 @@ impl AppState {
     }
 }
 
+/// An optional agent or session name from a request, checked like stored names are (an empty
+/// name would silently match nothing).
+fn named(field: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
+    if let Some(name) = &value {
+        mnemos_core::validate_name(field, name)?;
+    }
+    Ok(value)
+}
+
 fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
     text.parse()
         .map_err(|_| ApiError::not_found(format!("no memory '{text}'")))
@@ -172,6 +181,34 @@ fn new_turns(
         .collect()
 }
 
+/// A key names one turn: sending it again with other text is a mistake (a reused
+/// `Idempotency-Key`, a key scheme that collides), answered with 409 instead of silently
+/// keeping the first text.
+fn reject_reused_keys(engine: &Engine, user: &UserKey, turns: &[NewTurn]) -> Result<(), ApiError> {
+    let keys: Vec<String> = turns.iter().filter_map(|t| t.key.clone()).collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let stored = engine
+        .reader()
+        .store()
+        .turns_by_keys(user, &keys)
+        .map_err(mnemos_core::Error::from)?;
+    for turn in turns {
+        let Some(key) = &turn.key else { continue };
+        if stored
+            .iter()
+            .any(|s| s.key.as_ref() == Some(key) && s.text != turn.text)
+        {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("key '{key}' is already stored with another text: a retry must resend the same turns (use a new Idempotency-Key for a new request)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 async fn add_turns(
     State(app): Shared,
     tenant: Tenant,
@@ -182,6 +219,7 @@ async fn add_turns(
     let idempotency = idempotency_key(&headers)?;
     blocking(move || {
         let turns = new_turns(&tenant, &user, request, idempotency)?;
+        reject_reused_keys(&app.engine, &tenant.user(&user)?, &turns)?;
         let report = app.engine.add(turns)?;
         let added = report
             .turns
@@ -222,8 +260,9 @@ async fn recall(
     blocking(move || {
         let key = tenant.user(&user)?;
         let mut request = RecallRequest::new(body.query, body.budget.unwrap_or(DEFAULT_BUDGET));
-        request.session = body.session;
-        let agent = body.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        request.session = named("session", body.session)?;
+        let agent = named("agent", body.agent)?;
+        let agent = agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let context = app.engine.recall(&key, agent, &request)?;
         Ok(Json((&context).into()))
     })
@@ -248,8 +287,8 @@ async fn search(
         request.top_k = body.top_k;
         request.token_budget = body.budget;
         request.filter.kinds = kinds(&body.kinds)?;
-        request.filter.agent = body.agent;
-        request.filter.session = body.session;
+        request.filter.agent = named("agent", body.agent)?;
+        request.filter.session = named("session", body.session)?;
         let results = app.engine.search(&request)?;
         Ok(Json((&results).into()))
     })
@@ -274,8 +313,8 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
         .unwrap_or_default();
     Ok(MemoryFilter {
         kinds: kinds(&kind_names)?,
-        agent: query.agent.clone(),
-        session: query.session.clone(),
+        agent: named("agent", query.agent.clone())?,
+        session: named("session", query.session.clone())?,
         state,
         metadata: BTreeMap::new(),
         created_since: query
@@ -415,8 +454,10 @@ async fn stats(
 ) -> ApiResult<StatsResponse> {
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
-        let stats = app.engine.stats(&key, agent)?;
+        let agent = named("agent", query.agent)?;
+        let stats = app
+            .engine
+            .stats(&key, agent.as_deref().unwrap_or(DEFAULT_AGENT))?;
         Ok(Json((&stats).into()))
     })
     .await
@@ -468,8 +509,9 @@ async fn view(
     };
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let shown: View = app.engine.view(&key, query.agent.as_deref(), kind)?;
-        let text = mnemos_engine::render::view(&key, query.agent.as_deref(), &shown);
+        let agent = named("agent", query.agent)?;
+        let shown: View = app.engine.view(&key, agent.as_deref(), kind)?;
+        let text = mnemos_engine::render::view(&key, agent.as_deref(), &shown);
         Ok(Json(ViewResponse { view: name, text }))
     })
     .await

@@ -236,6 +236,59 @@ fn a_retried_request_with_the_same_idempotency_key_adds_nothing() {
     assert_eq!(total(&server, "bo"), 2);
     post("req-2");
     assert_eq!(total(&server, "bo"), 4);
+    // The same key with other turns is a client bug, not a retry: 409, nothing written.
+    let reused = server
+        .client
+        .post(server.url("/v1/users/bo/turns"))
+        .header("Idempotency-Key", "req-1")
+        .json(&turns(&["Something else entirely."]))
+        .send()
+        .unwrap();
+    assert_eq!(reused.status(), StatusCode::CONFLICT);
+    assert_eq!(reused.json::<Value>().unwrap()["error"]["code"], "conflict");
+    assert_eq!(total(&server, "bo"), 4);
+    server.stop().unwrap();
+}
+
+#[test]
+fn empty_agent_or_session_names_are_rejected_everywhere() {
+    let server = Server::start(Server::default_config());
+    let (status, _) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["hello"])));
+    assert_eq!(status, StatusCode::CREATED);
+    let cases = [
+        (
+            "POST",
+            "/v1/users/cy/recall",
+            Some(json!({"query": "x", "agent": ""})),
+        ),
+        (
+            "POST",
+            "/v1/users/cy/recall",
+            Some(json!({"query": "x", "session": ""})),
+        ),
+        (
+            "POST",
+            "/v1/users/cy/search",
+            Some(json!({"query": "x", "agent": ""})),
+        ),
+        (
+            "POST",
+            "/v1/users/cy/search",
+            Some(json!({"query": "x", "session": ""})),
+        ),
+        ("GET", "/v1/users/cy/memories?agent=", None),
+        ("GET", "/v1/users/cy/memories?session=", None),
+        ("GET", "/v1/users/cy/stats?agent=", None),
+        ("GET", "/v1/users/cy/views/persona?agent=", None),
+    ];
+    for (method, path, body) in cases {
+        let (status, error) = server.send(method, path, body.clone());
+        assert_eq!(
+            (status, error_code(&error)),
+            (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
+            "{method} {path} {body:?}: {error}"
+        );
+    }
     server.stop().unwrap();
 }
 

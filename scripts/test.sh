@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: fetch the local embedding models once (cached, checksum-verified: MiniLM and
 # the opt-in Chinese m3e-small, whose tests check it against reference vectors), then run every
-# test of the workspace in the release profile (candle is ~70x slower unoptimized).
+# test of the workspace in the release profile (candle is ~70x slower unoptimized), then the
+# Python client's tests against a live `mnemos serve` (clients/python, in its own virtualenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
@@ -9,3 +10,4 @@ export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
 export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
 cargo run --release -q --bin mnemos -- models fetch --embedder bilingual
 cargo test --release --workspace
+MNEMOS_BIN="$PWD/target/release/mnemos" clients/python/run_tests.sh

@@ -1112,3 +1112,109 @@ fn keys_are_made_once_listed_without_secrets_revoked_and_required_by_serve() {
     let theirs = mnemos(&db, &["--tenant", "acme", "list", "--user", "lena"]);
     assert!(stdout(&theirs).contains("bees"), "{}", stdout(&theirs));
 }
+
+/// One add of a stream: its key, its text and the answer (`None`: no answer, the server died).
+fn add_one(
+    client: &reqwest::blocking::Client,
+    url: &str,
+    n: usize,
+) -> Option<(u16, serde_json::Value)> {
+    let response = client
+        .post(format!("{url}/users/lena/turns"))
+        .header("Idempotency-Key", format!("add-{n}"))
+        .json(&serde_json::json!({"turns": [{"role": "user", "text": format!("note number {n}")}]}))
+        .send()
+        .ok()?;
+    let status = response.status().as_u16();
+    Some((status, response.json().ok()?))
+}
+
+fn stored_texts(client: &reqwest::blocking::Client, url: &str) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page: serde_json::Value = client
+            .get(format!("{url}/users/lena/memories?limit=500{cursor}"))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        for memory in page["memories"].as_array().unwrap() {
+            texts.push(memory["text"].as_str().unwrap().to_string());
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => return texts,
+        }
+    }
+}
+
+#[test]
+fn kill_9_during_a_stream_of_adds_loses_no_acknowledged_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let client = reqwest::blocking::Client::builder()
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let mut acknowledged: Vec<usize> = Vec::new();
+    let mut next = 0;
+    for run in 0..3u64 {
+        let (mut child, url, _) = spawn_serve(&db, &[]);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (client, url, stop) = (client.clone(), url.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let mut n = next;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    match add_one(&client, &url, n) {
+                        Some((201, _)) => acked.push(n),
+                        _ => break,
+                    }
+                    n += 1;
+                }
+                (acked, n)
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(150 + 120 * run));
+        child.kill().unwrap(); // SIGKILL: no shutdown, no flush
+        child.wait().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let (acked, in_flight) = writer.join().unwrap();
+        assert!(
+            !acked.is_empty(),
+            "run {run}: no add was acknowledged before the kill"
+        );
+        acknowledged.extend(acked);
+        next = in_flight + 1;
+
+        let (mut child, url, _) = spawn_serve(&db, &[]);
+        let texts = stored_texts(&client, &url);
+        for n in &acknowledged {
+            assert!(
+                texts.contains(&format!("note number {n}")),
+                "run {run}: acknowledged add {n} is lost"
+            );
+        }
+        // The client retries the add it got no answer for, and one it did: neither is stored
+        // twice.
+        let (status, retried) = add_one(&client, &url, in_flight).unwrap();
+        assert_eq!(status, 201, "{retried}");
+        let last = *acknowledged.last().unwrap();
+        let (_, again) = add_one(&client, &url, last).unwrap();
+        assert_eq!(again["turns"][0]["status"], "duplicate", "{again}");
+        let after = stored_texts(&client, &url);
+        let mut unique = after.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            after.len(),
+            "run {run}: a retry stored a turn twice"
+        );
+        assert!(after.contains(&format!("note number {in_flight}")));
+        acknowledged.push(in_flight);
+        assert_eq!(sigterm(&mut child), Some(0));
+    }
+}

@@ -1,16 +1,22 @@
 //! Wire types: what requests carry and responses hold. They are the server's own, converted
 //! from and to the engine's types here, so the engine can change without changing the API.
 //! Times are ISO 8601 (UTC) strings; unknown request fields are errors.
+//!
+//! Every type also describes itself for the OpenAPI document (`ToSchema`, `IntoParams`): the
+//! document is derived from the types the handlers use, so it cannot describe other fields.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+use utoipa::openapi::Object;
+use utoipa::{IntoParams, ToSchema};
 
 use mnemos_core::{
-    Change, HistoryEntry, Hit, Memory, MemoryState, Moment, PurgeReport, Role, Timestamp,
+    Change, HistoryEntry, Hit, KindTag, Memory, MemoryState, Moment, PurgeReport, Role, Timestamp,
 };
 use mnemos_engine::{
-    AddReport, Context, ContextItem, ForgetReport, JobReport, MechanismStats, PendingJob,
+    AddReport, Context, ContextItem, ForgetReport, JobReport, JobState, MechanismStats, PendingJob,
     PresetInfo, SearchResults, TurnStatus,
 };
 
@@ -30,34 +36,112 @@ pub fn parse_time(field: &str, text: &str) -> Result<Timestamp, ApiError> {
         .map_err(|e| ApiError::invalid(format!("{field}: '{text}' is not an RFC 3339 time: {e}")))
 }
 
+// ---- closed sets of names, for the document ------------------------------------------------
+// Fields that hold one of a few names are `&'static str` or `String` in Rust; their schemas list
+// the names, taken from the engine's own lists where it has them.
+
+/// A string that is one of `names`. (A schema made by a function replaces the field's whole
+/// schema, doc comment included, so the description comes with it.)
+fn one_of(description: &str, names: impl IntoIterator<Item = &'static str>) -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(names))
+        .description(Some(description))
+        .build()
+}
+
+/// A memory kind's name (`turn`, `summary`, …).
+pub(crate) fn kind_schema() -> Object {
+    one_of("The memory's kind.", KindTag::ALL.map(KindTag::as_str))
+}
+
+fn kinds_schema() -> utoipa::openapi::Array {
+    ArrayBuilder::new()
+        .items(kind_schema())
+        .description(Some("Only these kinds; empty or absent: every kind."))
+        .build()
+}
+
+fn memory_state_schema() -> Object {
+    one_of(
+        "`forgotten` memories are kept (with their history) but never searched or recalled.",
+        ["active", "forgotten"],
+    )
+}
+
+fn turn_status_schema() -> Object {
+    one_of(
+        "`added`, or `duplicate` when a turn with its key was stored before (nothing written).",
+        ["added", "duplicate"],
+    )
+}
+
+fn change_schema() -> Object {
+    one_of(
+        "What this version did.",
+        ["created", "updated", "forgotten", "restored"],
+    )
+}
+
+fn job_state_schema() -> Object {
+    one_of(
+        "`pending`: not tried yet; `failed`: failed, tried again; `stuck`: failed too often, \
+         only a retry runs it.",
+        [JobState::Pending, JobState::Failed, JobState::Stuck].map(JobState::as_str),
+    )
+}
+
+fn list_state_schema() -> Object {
+    one_of(
+        "Which memories: `active` (default), `forgotten` or `all`.",
+        ["active", "forgotten", "all"],
+    )
+}
+
+fn view_schema() -> Object {
+    one_of("The view shown.", ["persona", "timeline"])
+}
+
+fn health_schema() -> Object {
+    one_of("`ok` (`/healthz`) or `ready` (`/readyz`).", ["ok", "ready"])
+}
+
 // ---- requests ----------------------------------------------------------------------------
 
-/// `POST /v1/users/{user}/turns`.
-#[derive(Debug, Deserialize)]
+/// Turns of a conversation to store (`POST /v1/users/{user}/turns`).
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddTurnsRequest {
     /// The agent the turns were said to (default `default`).
     pub agent: Option<String>,
     /// The session they belong to (default `default`).
     pub session: Option<String>,
+    /// In the order they were said; 1 to 1000 per request.
+    #[schema(min_items = 1, max_items = 1000)]
     pub turns: Vec<TurnIn>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One turn of a conversation.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TurnIn {
     pub role: WireRole,
+    /// What was said (not empty).
     pub text: String,
+    /// Display name of the speaker, when known (e.g. `Caroline`).
     pub speaker: Option<String>,
     /// When it was said (RFC 3339); default: when it arrives.
+    #[schema(format = DateTime)]
     pub time: Option<String>,
     /// A key unique per user: a turn whose key is stored is not added again.
     pub key: Option<String>,
+    /// Free-form labels kept with the turn's memory.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+/// Who said a turn.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WireRole {
     User,
@@ -76,11 +160,13 @@ impl From<WireRole> for Role {
     }
 }
 
-/// `POST /v1/users/{user}/recall`.
-#[derive(Debug, Deserialize)]
+/// What to recall (`POST /v1/users/{user}/recall`).
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallBody {
+    /// What the context is for: the user's message or the agent's question.
     pub query: String,
+    /// The agent whose preset builds the context (default `default`).
     pub agent: Option<String>,
     /// Approximate LLM tokens the context may use (default 1024).
     pub budget: Option<usize>,
@@ -88,8 +174,8 @@ pub struct RecallBody {
     pub session: Option<String>,
 }
 
-/// `POST /v1/users/{user}/search`.
-#[derive(Debug, Deserialize)]
+/// What to search for (`POST /v1/users/{user}/search`).
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchBody {
     pub query: String,
@@ -97,60 +183,77 @@ pub struct SearchBody {
     pub top_k: Option<usize>,
     /// Approximate LLM tokens the hits may use in total.
     pub budget: Option<usize>,
-    /// Only these kinds (`turn`, `summary`, `persona`, …).
+    /// Only these kinds (`turn`, `summary`, `persona`, …); empty: every kind.
     #[serde(default)]
+    #[schema(schema_with = kinds_schema)]
     pub kinds: Vec<String>,
+    /// Only memories of this agent.
     pub agent: Option<String>,
+    /// Only memories of this session.
     pub session: Option<String>,
 }
 
 /// `GET /v1/users/{user}/memories` query parameters.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Comma-separated kinds.
+    /// Comma-separated kinds (`turn,summary`); default: every kind.
     pub kind: Option<String>,
     /// `active` (default), `forgotten` or `all`.
+    #[param(schema_with = list_state_schema)]
     pub state: Option<String>,
+    /// Only memories of this agent.
     pub agent: Option<String>,
+    /// Only memories of this session.
     pub session: Option<String>,
     /// Created at or after this time (RFC 3339).
+    #[param(format = DateTime)]
     pub since: Option<String>,
     /// Created before this time (RFC 3339).
+    #[param(format = DateTime)]
     pub until: Option<String>,
-    /// Page size (default 50).
+    /// Page size, 1 to 10000 (default 50).
+    #[param(minimum = 1, maximum = 10000)]
     pub limit: Option<usize>,
     /// Where the page starts: the `next_cursor` of the page before.
     pub cursor: Option<String>,
 }
 
-/// `PATCH /v1/users/{user}/memories/{id}`.
-#[derive(Debug, Deserialize)]
+/// What to change in a memory (`PATCH /v1/users/{user}/memories/{id}`); at least one field.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateBody {
+    /// The new text.
     pub text: Option<String>,
+    /// The new labels (they replace the old ones).
     pub metadata: Option<BTreeMap<String, String>>,
 }
 
 /// `DELETE /v1/users/{user}/memories/{id}` query parameters.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ForgetQuery {
     /// Why (recorded in the memory's history; default "forgotten on request").
     pub reason: Option<String>,
 }
 
 /// Query parameters naming one agent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct AgentQuery {
+    /// The agent (default `default`).
     pub agent: Option<String>,
 }
 
 // ---- responses ---------------------------------------------------------------------------
 
-#[derive(Debug, Serialize)]
+/// When something happened: a time and the user's conversation round at that time.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct MomentOut {
+    #[schema(format = DateTime)]
     pub time: String,
     pub round: u64,
 }
@@ -164,24 +267,30 @@ impl From<Moment> for MomentOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A memory: a stored turn or something derived from turns (a summary, a persona, …).
+#[derive(Debug, Serialize, ToSchema)]
 pub struct MemoryOut {
     pub id: String,
+    #[schema(schema_with = kind_schema)]
     pub kind: String,
     pub text: String,
     pub agent: String,
     pub session: String,
     pub created: MomentOut,
+    #[schema(schema_with = memory_state_schema)]
     pub state: &'static str,
+    /// Why and when it was forgotten (only when `state` is `forgotten`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub forgotten: Option<ForgottenOut>,
+    /// Starts at 1; every change adds one.
     pub version: u32,
     /// The turns it came from.
     pub provenance: Vec<String>,
     pub metadata: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ForgottenOut {
     pub reason: String,
     pub at: MomentOut,
@@ -215,20 +324,28 @@ impl From<&Memory> for MemoryOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// What became of the turns sent.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct AddTurnsResponse {
+    /// One entry per turn sent, in order.
     pub turns: Vec<AddedTurnOut>,
+    /// Derived jobs (summaries, persona updates…) the turns caused.
     pub jobs_enqueued: usize,
+    /// Derived work that ran within the request (only when the engine runs jobs inline; under
+    /// `mnemos serve` a background worker runs them).
     pub jobs: JobReportOut,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct AddedTurnOut {
     pub turn_id: String,
     pub round: u64,
     /// `added`, or `duplicate` when a turn with its key was stored before.
+    #[schema(schema_with = turn_status_schema)]
     pub status: &'static str,
+    /// The turn's memory (only when `added`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub memory_id: Option<String>,
 }
 
@@ -258,7 +375,8 @@ impl From<&AddReport> for AddTurnsResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// Derived work that ran.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct JobReportOut {
     pub ran: usize,
     pub failed: usize,
@@ -268,7 +386,7 @@ pub struct JobReportOut {
     pub errors: Vec<JobErrorOut>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct JobErrorOut {
     pub job_id: String,
     pub message: String,
@@ -298,14 +416,18 @@ impl From<&JobReport> for JobReportOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// Ranked hits.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct SearchResponse {
+    /// Best first.
     pub hits: Vec<HitOut>,
+    /// The analyzed query terms the lexical (BM25) search matched against.
     pub query_terms: Vec<String>,
+    /// Distinct candidates after fusion, before re-ranking and the budget.
     pub candidates: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct HitOut {
     pub memory: MemoryOut,
     pub score: f32,
@@ -337,20 +459,27 @@ impl From<&SearchResults> for SearchResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// Context for an LLM prompt.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct RecallResponse {
+    /// The preset that built it.
     pub preset: String,
     /// The context as text, ready for a prompt.
     pub text: String,
+    /// Approximate LLM tokens of `text`.
     pub tokens: usize,
+    /// The memories in it, in the order of `text`.
     pub items: Vec<ContextItemOut>,
+    /// Decisions and degradations worth showing (e.g. "memory not needed for this query").
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ContextItemOut {
     pub memory_id: String,
+    #[schema(schema_with = kind_schema)]
     pub kind: String,
+    /// The part of the context it is in.
     pub section: String,
     pub text: String,
     pub score: f64,
@@ -393,16 +522,20 @@ impl From<&Context> for RecallResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// One page of memories, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct MemoryPage {
     pub memories: Vec<MemoryOut>,
+    /// How many memories match, over all pages.
     pub total: usize,
     /// Pass as `cursor` for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// A forgotten memory.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ForgetResponse {
     pub memory: MemoryOut,
     /// It had been forgotten before; the first reason stands.
@@ -421,14 +554,19 @@ impl From<&ForgetReport> for ForgetResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// One version of a memory.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct HistoryEntryOut {
     pub version: u32,
     pub at: MomentOut,
     /// `created`, `updated`, `forgotten` or `restored`.
+    #[schema(schema_with = change_schema)]
     pub change: &'static str,
+    /// Why it was forgotten (only for `forgotten`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub reason: Option<String>,
+    /// The memory's text in this version.
     pub text: String,
 }
 
@@ -450,7 +588,8 @@ impl From<&HistoryEntry> for HistoryEntryOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// What a purge deleted.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct PurgeResponse {
     pub turns: usize,
     pub memories: usize,
@@ -469,13 +608,16 @@ impl From<&PurgeReport> for PurgeResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// The caller's tenant's users.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct UsersResponse {
     pub users: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// What one agent's preset holds for a user.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct StatsResponse {
+    /// The agent's preset.
     pub preset: String,
     /// Active memories by kind.
     pub memories: BTreeMap<String, usize>,
@@ -490,14 +632,15 @@ impl From<&MechanismStats> for StatsResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A preset: a way of storing and recalling memory, with its parameters.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct PresetOut {
     pub name: String,
     pub summary: String,
     pub params: Vec<ParamOut>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ParamOut {
     pub name: String,
     pub default: String,
@@ -522,18 +665,23 @@ impl From<&PresetInfo> for PresetOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A derived job that has not succeeded yet.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct JobOut {
     pub id: String,
     /// `pending`, `failed` or `stuck`.
+    #[schema(schema_with = job_state_schema)]
     pub state: &'static str,
+    /// The preset whose work it is.
     pub preset: String,
+    /// What it does (e.g. a session summary).
     pub kind: String,
     pub agent: String,
     pub session: String,
     pub created: MomentOut,
     pub attempts: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub last_error: Option<String>,
 }
 
@@ -554,22 +702,27 @@ impl From<&PendingJob> for JobOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A view of what the preset knows about a user.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ViewResponse {
+    #[schema(schema_with = view_schema)]
     pub view: &'static str,
     /// The view as text (what `mnemos show persona|timeline` prints).
     pub text: String,
 }
 
-#[derive(Debug, Serialize)]
+/// The answer of the health checks.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
+    /// `ok` (`/healthz`) or `ready` (`/readyz`).
+    #[schema(schema_with = health_schema)]
     pub status: &'static str,
 }
 
 // ---- API keys (admin key only) -----------------------------------------------------------
 
-/// `POST /v1/keys`.
-#[derive(Debug, Deserialize)]
+/// A key to make (`POST /v1/keys`).
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKeyBody {
     /// The tenant the key acts in.
@@ -578,25 +731,29 @@ pub struct CreateKeyBody {
     pub name: Option<String>,
 }
 
-/// `GET /v1/keys`.
-#[derive(Debug, Deserialize)]
+/// `GET /v1/keys` query parameters.
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct KeysQuery {
     /// Only this tenant's keys.
     pub tenant: Option<String>,
 }
 
 /// An API key as listed: never its secret.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ApiKeyOut {
     pub id: String,
+    /// The tenant it acts in.
     pub tenant: String,
     pub name: String,
     /// The secret's first characters.
     pub prefix: String,
+    #[schema(format = DateTime)]
     pub created: String,
     /// When it was revoked (absent while it works).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, nullable = false)]
     pub revoked: Option<String>,
 }
 
@@ -614,7 +771,7 @@ impl From<&mnemos_core::ApiKey> for ApiKeyOut {
 }
 
 /// A new key: the only answer that holds its secret.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CreatedKey {
     #[serde(flatten)]
     pub key: ApiKeyOut,

@@ -6,12 +6,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use mnemos_core::ErrorClass;
 use mnemos_engine::EngineError;
 
-/// What went wrong, as a client can branch on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// What went wrong, as a client can branch on it (each code has one HTTP status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The body is not JSON (or not UTF-8).
@@ -96,14 +97,18 @@ impl ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
+// The OpenAPI document's error schema is derived from this type, the one every error answer is
+// serialized from, so the two cannot differ.
+/// Every error answer: `{"error": {"code", "message"}}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody<'a> {
     error: ErrorDetail<'a>,
 }
 
-#[derive(Serialize)]
-struct ErrorDetail<'a> {
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail<'a> {
     code: ErrorCode,
+    /// For people: what was wrong, naming the field or id at fault.
     message: &'a str,
 }
 

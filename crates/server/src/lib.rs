@@ -1,15 +1,17 @@
 //! mnemos over HTTP. [`router`] serves every engine operation as JSON under `/v1` (see
-//! `docs/server.md`), plus `/healthz` and `/readyz`; [`serve`] runs it until a shutdown signal,
-//! finishing the requests in flight.
+//! `docs/server.md`), plus `/healthz`, `/readyz`, `/metrics` and `/openapi.json`; [`serve`] runs
+//! it until a shutdown signal, finishing the requests in flight.
 //!
 //! The wire types are this crate's own ([`dto`]); errors have one JSON shape and an exhaustive
-//! map to HTTP statuses ([`error`]). Engine calls run on tokio's blocking pool.
+//! map to HTTP statuses ([`error`]). [`openapi`] describes the API as an OpenAPI 3.1 document
+//! derived from the handlers and wire types. Engine calls run on tokio's blocking pool.
 
 pub mod auth;
 pub mod dto;
 pub mod error;
 mod extract;
 pub mod metrics;
+pub mod openapi;
 mod routes;
 mod worker;
 
@@ -19,13 +21,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, State};
-use axum::routing::get;
 use axum::{Json, Router};
 
 use mnemos_engine::Engine;
 
 pub use error::{ApiError, ErrorCode};
-pub use routes::{AppState, MAX_TURNS_PER_REQUEST};
+pub use routes::{AppState, MAX_TURNS_PER_REQUEST, ROUTES};
 pub use worker::JobWorker;
 
 /// How the server listens and what it accepts.
@@ -136,15 +137,13 @@ pub fn router(
         auth: auth::Auth::new(config.admin_key.as_deref(), tenant, always_required),
         metrics: Arc::clone(&metrics),
     });
-    let v1 = routes::v1().route_layer(axum::middleware::from_fn_with_state(
+    let v1 = routes::routes(true).route_layer(axum::middleware::from_fn_with_state(
         Arc::clone(&state),
         auth::authenticate,
     ));
     Router::new()
-        .nest("/v1", v1)
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(render_metrics))
+        .merge(v1)
+        .merge(routes::routes(false))
         .route_layer(axum::middleware::from_fn_with_state(
             metrics,
             metrics::track,
@@ -185,11 +184,35 @@ pub fn access(engine: &Engine, config: &ServerConfig) -> Result<String, ServerEr
     ))
 }
 
+/// Liveness.
+///
+/// `ok` while the process runs. Needs no API key.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "service",
+    responses((status = 200, description = "The process runs.", body = dto::Health)),
+)]
 async fn healthz() -> Json<dto::Health> {
     Json(dto::Health { status: "ok" })
 }
 
-/// Ready when the store answers.
+/// Readiness.
+///
+/// `ready` when the store answers, else 503. Needs no API key.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    operation_id = "readyz",
+    tag = "service",
+    responses(
+        (status = 200, description = "The store answers.", body = dto::Health),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+)]
 async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, ApiError> {
     tokio::task::spawn_blocking(move || app.engine.users().map(|_| ()))
         .await
@@ -198,6 +221,18 @@ async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, A
     Ok(Json(dto::Health { status: "ready" }))
 }
 
+/// Prometheus metrics.
+///
+/// What the server did since it started, in Prometheus' text format: requests and their
+/// latencies by method, route pattern and status; turns added and duplicate; derived jobs and
+/// the memories they changed. User names and ids never become labels. Needs no API key.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "service",
+    responses((status = 200, description = "The metrics.", body = String, content_type = "text/plain")),
+)]
 async fn render_metrics(State(app): State<Arc<AppState>>) -> String {
     app.metrics.render()
 }
@@ -321,6 +356,7 @@ mod tests {
     use super::*;
     use axum::body::Body;
     use axum::http::{Request, StatusCode};
+    use axum::routing::get;
     use tower::ServiceExt;
 
     #[tokio::test]

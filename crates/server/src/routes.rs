@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::{Json, Router};
 
 use mnemos_core::{
@@ -40,27 +40,80 @@ const DEFAULT_PAGE: usize = 50;
 /// Turns one request may add (bigger imports go through several requests).
 pub const MAX_TURNS_PER_REQUEST: usize = 1000;
 
-pub fn v1() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/presets", get(presets))
-        .route("/users", get(users))
-        .route("/users/{user}", delete(purge))
-        .route("/users/{user}/turns", post(add_turns))
-        .route("/users/{user}/sessions/{session}/end", post(end_session))
-        .route("/users/{user}/recall", post(recall))
-        .route("/users/{user}/search", post(search))
-        .route("/users/{user}/memories", get(list))
-        .route(
-            "/users/{user}/memories/{id}",
-            get(get_memory).patch(update).delete(forget),
-        )
-        .route("/users/{user}/memories/{id}/history", get(history))
-        .route("/users/{user}/stats", get(stats))
-        .route("/users/{user}/jobs", get(jobs))
-        .route("/users/{user}/jobs/{id}/retry", post(retry_job))
-        .route("/users/{user}/views/{view}", get(view))
-        .route("/keys", get(list_keys).post(create_key))
-        .route("/keys/{id}", delete(revoke_key))
+/// Every route the server serves, as (method, path). The router is built from this list and
+/// `tests/openapi.rs` checks that the OpenAPI document describes exactly these, so a route
+/// cannot be served without being documented. `/v1` routes take an API key (see `auth`); the
+/// others carry no user data and need none.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
+    ("GET", "/openapi.json"),
+    ("GET", "/v1/presets"),
+    ("GET", "/v1/users"),
+    ("DELETE", "/v1/users/{user}"),
+    ("POST", "/v1/users/{user}/turns"),
+    ("POST", "/v1/users/{user}/sessions/{session}/end"),
+    ("POST", "/v1/users/{user}/recall"),
+    ("POST", "/v1/users/{user}/search"),
+    ("GET", "/v1/users/{user}/memories"),
+    ("GET", "/v1/users/{user}/memories/{id}"),
+    ("PATCH", "/v1/users/{user}/memories/{id}"),
+    ("DELETE", "/v1/users/{user}/memories/{id}"),
+    ("GET", "/v1/users/{user}/memories/{id}/history"),
+    ("GET", "/v1/users/{user}/stats"),
+    ("GET", "/v1/users/{user}/jobs"),
+    ("POST", "/v1/users/{user}/jobs/{id}/retry"),
+    ("GET", "/v1/users/{user}/views/{view}"),
+    ("POST", "/v1/keys"),
+    ("GET", "/v1/keys"),
+    ("DELETE", "/v1/keys/{id}"),
+];
+
+/// The routes of [`ROUTES`] under `/v1` (`versioned`) or outside it.
+pub fn routes(versioned: bool) -> Router<Arc<AppState>> {
+    ROUTES
+        .iter()
+        .filter(|(_, path)| path.starts_with("/v1/") == versioned)
+        .fold(Router::new(), |router, &(method, path)| {
+            match handler(method, path) {
+                Some(handler) => router.route(path, handler),
+                // A listed route without a handler is not served; the OpenAPI tests request
+                // every listed route and fail on it.
+                None => router,
+            }
+        })
+}
+
+/// The handler of a listed route.
+fn handler(method: &str, path: &str) -> Option<MethodRouter<Arc<AppState>>> {
+    let handler = match (method, path) {
+        ("GET", "/healthz") => get(crate::healthz),
+        ("GET", "/readyz") => get(crate::readyz),
+        ("GET", "/metrics") => get(crate::render_metrics),
+        ("GET", "/openapi.json") => get(crate::openapi::serve),
+        ("GET", "/v1/presets") => get(presets),
+        ("GET", "/v1/users") => get(users),
+        ("DELETE", "/v1/users/{user}") => delete(purge),
+        ("POST", "/v1/users/{user}/turns") => post(add_turns),
+        ("POST", "/v1/users/{user}/sessions/{session}/end") => post(end_session),
+        ("POST", "/v1/users/{user}/recall") => post(recall),
+        ("POST", "/v1/users/{user}/search") => post(search),
+        ("GET", "/v1/users/{user}/memories") => get(list),
+        ("GET", "/v1/users/{user}/memories/{id}") => get(get_memory),
+        ("PATCH", "/v1/users/{user}/memories/{id}") => patch(update),
+        ("DELETE", "/v1/users/{user}/memories/{id}") => delete(forget),
+        ("GET", "/v1/users/{user}/memories/{id}/history") => get(history),
+        ("GET", "/v1/users/{user}/stats") => get(stats),
+        ("GET", "/v1/users/{user}/jobs") => get(jobs),
+        ("POST", "/v1/users/{user}/jobs/{id}/retry") => post(retry_job),
+        ("GET", "/v1/users/{user}/views/{view}") => get(view),
+        ("POST", "/v1/keys") => post(create_key),
+        ("GET", "/v1/keys") => get(list_keys),
+        ("DELETE", "/v1/keys/{id}") => delete(revoke_key),
+        _ => return None,
+    };
+    Some(handler)
 }
 
 /// Run an engine call on the blocking pool.
@@ -98,6 +151,24 @@ fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
         .map_err(|_| ApiError::not_found(format!("no memory '{text}'")))
 }
 
+/// List the presets.
+///
+/// Every preset (a way of storing and recalling memory) with its parameters and their
+/// defaults. An agent's preset is chosen in the server's configuration.
+#[utoipa::path(
+    get,
+    path = "/v1/presets",
+    operation_id = "list_presets",
+    tag = "presets",
+    responses(
+        (status = 200, description = "Every preset.", body = Vec<PresetOut>),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn presets() -> Json<Vec<PresetOut>> {
     Json(
         mnemos_engine::presets::registry()
@@ -107,6 +178,24 @@ async fn presets() -> Json<Vec<PresetOut>> {
     )
 }
 
+/// List your users.
+///
+/// The users of the caller's tenant that have anything stored.
+#[utoipa::path(
+    get,
+    path = "/v1/users",
+    operation_id = "list_users",
+    tag = "users",
+    responses(
+        (status = 200, description = "The tenant's users.", body = UsersResponse),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn users(State(app): Shared, tenant: Tenant) -> ApiResult<UsersResponse> {
     blocking(move || {
         let users = app.engine.users()?;
@@ -209,6 +298,37 @@ fn reject_reused_keys(engine: &Engine, user: &UserKey, turns: &[NewTurn]) -> Res
     Ok(())
 }
 
+/// Store turns of a conversation.
+///
+/// Stores the turns in order (1 to 1000 per request) and queues the derived work they cause
+/// (summaries, persona updates…), which `mnemos serve` runs in the background. A user is
+/// created by their first turn. A turn with a `key` is stored once per user: sending it again
+/// reports `duplicate` and writes nothing; the same key with another text is `409 conflict`.
+/// A request with one bad turn is refused whole.
+#[utoipa::path(
+    post,
+    path = "/v1/users/{user}/turns",
+    operation_id = "add_turns",
+    tag = "turns",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "Makes a retried request create nothing new: turns without a `key` get `idem:<header>#<index>` (1 to 200 visible ASCII characters)."),
+    ),
+    request_body = AddTurnsRequest,
+    responses(
+        (status = 201, description = "The turns were stored; each entry says `added` or `duplicate`.", body = AddTurnsResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 409, response = crate::openapi::Conflict),
+        (status = 413, response = crate::openapi::PayloadTooLarge),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn add_turns(
     State(app): Shared,
     tenant: Tenant,
@@ -234,6 +354,33 @@ async fn add_turns(
     .await
 }
 
+/// End a session.
+///
+/// Runs the work the agent's preset does when a session closes (e.g. a session summary) and
+/// reports what it did.
+#[utoipa::path(
+    post,
+    path = "/v1/users/{user}/sessions/{session}/end",
+    operation_id = "end_session",
+    tag = "turns",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("session" = String, Path, description = "The session to end."),
+        AgentQuery,
+    ),
+    responses(
+        (status = 200, description = "The derived work that ran.", body = JobReportOut),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn end_session(
     State(app): Shared,
     tenant: Tenant,
@@ -251,6 +398,33 @@ async fn end_session(
     .await
 }
 
+/// Recall context for a prompt.
+///
+/// The agent's preset builds the context for `query` within the token budget: `text` goes into
+/// the LLM prompt; `items` say which memories it holds, with their scores and provenance. A user
+/// with nothing stored gets an empty context.
+#[utoipa::path(
+    post,
+    path = "/v1/users/{user}/recall",
+    operation_id = "recall",
+    tag = "retrieval",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+    ),
+    request_body = RecallBody,
+    responses(
+        (status = 200, description = "The context.", body = RecallResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 413, response = crate::openapi::PayloadTooLarge),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn recall(
     State(app): Shared,
     tenant: Tenant,
@@ -276,6 +450,32 @@ fn kinds(names: &[String]) -> Result<Vec<KindTag>, ApiError> {
         .collect()
 }
 
+/// Search memories.
+///
+/// Ranked memories for `query`, each with its score and an explanation of why it ranked there
+/// (lexical and dense ranks, fusion, re-rankers). A user with nothing stored gets no hits.
+#[utoipa::path(
+    post,
+    path = "/v1/users/{user}/search",
+    operation_id = "search",
+    tag = "retrieval",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+    ),
+    request_body = SearchBody,
+    responses(
+        (status = 200, description = "The hits, best first.", body = SearchResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 413, response = crate::openapi::PayloadTooLarge),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn search(
     State(app): Shared,
     tenant: Tenant,
@@ -349,6 +549,32 @@ fn page(query: &ListQuery) -> Result<Page, ApiError> {
     Ok(Page { offset, limit })
 }
 
+/// List memories.
+///
+/// A page of the user's memories, oldest first, filtered by kind, state, agent, session and
+/// creation time. Pass `next_cursor` as `cursor` for the next page.
+#[utoipa::path(
+    get,
+    path = "/v1/users/{user}/memories",
+    operation_id = "list_memories",
+    tag = "memories",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ListQuery,
+    ),
+    responses(
+        (status = 200, description = "One page.", body = MemoryPage),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn list(
     State(app): Shared,
     tenant: Tenant,
@@ -368,6 +594,32 @@ async fn list(
     .await
 }
 
+/// Get a memory.
+///
+/// The memory's current version. A forgotten memory is still shown, with `state` `forgotten`
+/// and the reason.
+#[utoipa::path(
+    get,
+    path = "/v1/users/{user}/memories/{id}",
+    operation_id = "get_memory",
+    tag = "memories",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("id" = String, Path, description = "The memory's id (from a listing, a search or an add)."),
+    ),
+    responses(
+        (status = 200, description = "The memory.", body = MemoryOut),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn get_memory(
     State(app): Shared,
     tenant: Tenant,
@@ -380,6 +632,33 @@ async fn get_memory(
     .await
 }
 
+/// Change a memory.
+///
+/// Replaces its text, its metadata or both; the old version stays in its history.
+#[utoipa::path(
+    patch,
+    path = "/v1/users/{user}/memories/{id}",
+    operation_id = "update_memory",
+    tag = "memories",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("id" = String, Path, description = "The memory's id (from a listing, a search or an add)."),
+    ),
+    request_body = UpdateBody,
+    responses(
+        (status = 200, description = "The new version.", body = MemoryOut),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 413, response = crate::openapi::PayloadTooLarge),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn update(
     State(app): Shared,
     tenant: Tenant,
@@ -405,6 +684,33 @@ async fn update(
     .await
 }
 
+/// Forget a memory.
+///
+/// Forgets it and the memories derived from it (summaries, profiles…), so no search or recall
+/// returns them again; the history keeps the reason. Forgetting twice keeps the first reason.
+#[utoipa::path(
+    delete,
+    path = "/v1/users/{user}/memories/{id}",
+    operation_id = "forget_memory",
+    tag = "memories",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("id" = String, Path, description = "The memory's id (from a listing, a search or an add)."),
+        ForgetQuery,
+    ),
+    responses(
+        (status = 200, description = "The forgotten memory.", body = ForgetResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn forget(
     State(app): Shared,
     tenant: Tenant,
@@ -421,6 +727,32 @@ async fn forget(
     .await
 }
 
+/// A memory's history.
+///
+/// Every version of the memory, oldest first: created, updated, forgotten (with the reason)
+/// and restored.
+#[utoipa::path(
+    get,
+    path = "/v1/users/{user}/memories/{id}/history",
+    operation_id = "memory_history",
+    tag = "memories",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("id" = String, Path, description = "The memory's id (from a listing, a search or an add)."),
+    ),
+    responses(
+        (status = 200, description = "Every version.", body = Vec<HistoryEntryOut>),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn history(
     State(app): Shared,
     tenant: Tenant,
@@ -433,6 +765,30 @@ async fn history(
     .await
 }
 
+/// Purge a user.
+///
+/// Deletes every turn, memory, history entry, vector and job of the user, for good.
+#[utoipa::path(
+    delete,
+    path = "/v1/users/{user}",
+    operation_id = "purge_user",
+    tag = "users",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+    ),
+    responses(
+        (status = 200, description = "What was deleted.", body = PurgeResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn purge(
     State(app): Shared,
     tenant: Tenant,
@@ -446,6 +802,31 @@ async fn purge(
     .await
 }
 
+/// A user's stats.
+///
+/// The agent's preset and the user's active memories by kind.
+#[utoipa::path(
+    get,
+    path = "/v1/users/{user}/stats",
+    operation_id = "user_stats",
+    tag = "users",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        AgentQuery,
+    ),
+    responses(
+        (status = 200, description = "The stats.", body = StatsResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn stats(
     State(app): Shared,
     tenant: Tenant,
@@ -463,6 +844,31 @@ async fn stats(
     .await
 }
 
+/// List unfinished jobs.
+///
+/// The user's derived jobs that have not succeeded: pending, failed (tried again) and stuck
+/// (failed too often; only a retry runs them again).
+#[utoipa::path(
+    get,
+    path = "/v1/users/{user}/jobs",
+    operation_id = "list_jobs",
+    tag = "jobs",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+    ),
+    responses(
+        (status = 200, description = "The jobs.", body = Vec<JobOut>),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn jobs(
     State(app): Shared,
     tenant: Tenant,
@@ -476,6 +882,31 @@ async fn jobs(
     .await
 }
 
+/// Retry a job.
+///
+/// Runs a job again now, typically a stuck one, and reports what it did.
+#[utoipa::path(
+    post,
+    path = "/v1/users/{user}/jobs/{id}/retry",
+    operation_id = "retry_job",
+    tag = "jobs",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("id" = String, Path, description = "The job's id (from the job list)."),
+    ),
+    responses(
+        (status = 200, description = "The derived work that ran.", body = JobReportOut),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn retry_job(
     State(app): Shared,
     tenant: Tenant,
@@ -492,6 +923,33 @@ async fn retry_job(
     .await
 }
 
+/// A view of a user.
+///
+/// What the agent's preset knows about the user, as text: `persona` (who they are) or
+/// `timeline` (what happened when). Other names are 404.
+#[utoipa::path(
+    get,
+    path = "/v1/users/{user}/views/{view}",
+    operation_id = "get_view",
+    tag = "users",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+        ("view" = String, Path, description = "`persona` or `timeline`."),
+        AgentQuery,
+    ),
+    responses(
+        (status = 200, description = "The view.", body = ViewResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn view(
     State(app): Shared,
     tenant: Tenant,
@@ -517,6 +975,29 @@ async fn view(
     .await
 }
 
+/// Create an API key (admin key only).
+///
+/// Makes a key that acts in `tenant`. The answer is the only place its secret is shown. Needs
+/// the admin key (`MNEMOS_ADMIN_KEY`); a tenant's key is refused with 403.
+#[utoipa::path(
+    post,
+    path = "/v1/keys",
+    operation_id = "create_key",
+    tag = "keys",
+    request_body = CreateKeyBody,
+    responses(
+        (status = 201, description = "The key, with its secret.", body = CreatedKey),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 413, response = crate::openapi::PayloadTooLarge),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn create_key(
     State(app): Shared,
     _: Admin,
@@ -538,6 +1019,29 @@ async fn create_key(
     .await
 }
 
+/// List API keys (admin key only).
+///
+/// Every key, or one tenant's, without secrets; revoked keys have `revoked`. Needs the admin
+/// key (`MNEMOS_ADMIN_KEY`); a tenant's key is refused with 403.
+#[utoipa::path(
+    get,
+    path = "/v1/keys",
+    operation_id = "list_keys",
+    tag = "keys",
+    params(
+        KeysQuery,
+    ),
+    responses(
+        (status = 200, description = "The keys.", body = Vec<ApiKeyOut>),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn list_keys(
     State(app): Shared,
     _: Admin,
@@ -550,6 +1054,31 @@ async fn list_keys(
     .await
 }
 
+/// Revoke an API key (admin key only).
+///
+/// Requests with the key are refused from now on (by other servers on the same database
+/// within 2 s). Revoking twice keeps the first time. Needs the admin key (`MNEMOS_ADMIN_KEY`);
+/// a tenant's key is refused with 403.
+#[utoipa::path(
+    delete,
+    path = "/v1/keys/{id}",
+    operation_id = "revoke_key",
+    tag = "keys",
+    params(
+        ("id" = String, Path, description = "The key's id (from the key list)."),
+    ),
+    responses(
+        (status = 200, description = "The revoked key.", body = ApiKeyOut),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
 async fn revoke_key(
     State(app): Shared,
     _: Admin,

@@ -258,7 +258,7 @@ fn new_turns(
                 .transpose()?;
             let key = turn
                 .key
-                .or_else(|| idempotency.as_ref().map(|k| format!("idem:{k}#{i}")));
+                .or_else(|| idempotency.as_deref().map(|k| idempotency_turn_key(k, i)));
             let mut new = NewTurn::user(scope.clone(), turn.text);
             new.role = turn.role.into();
             new.speaker = turn.speaker;
@@ -273,8 +273,16 @@ fn new_turns(
 /// A key names one turn: sending it again with other text is a mistake (a reused
 /// `Idempotency-Key`, a key scheme that collides), answered with 409 instead of silently
 /// keeping the first text.
-fn reject_reused_keys(engine: &Engine, user: &UserKey, turns: &[NewTurn]) -> Result<(), ApiError> {
-    let keys: Vec<String> = turns.iter().filter_map(|t| t.key.clone()).collect();
+fn reject_reused_keys(
+    engine: &Engine,
+    user: &UserKey,
+    turns: &[NewTurn],
+    idempotency: Option<&str>,
+) -> Result<(), ApiError> {
+    let mut keys: Vec<String> = turns.iter().filter_map(|t| t.key.clone()).collect();
+    // One key past the request's turns: a stored one means an earlier, longer request.
+    let past_end = idempotency.map(|k| idempotency_turn_key(k, turns.len()));
+    keys.extend(past_end.clone());
     if keys.is_empty() {
         return Ok(());
     }
@@ -283,19 +291,39 @@ fn reject_reused_keys(engine: &Engine, user: &UserKey, turns: &[NewTurn]) -> Res
         .store()
         .turns_by_keys(user, &keys)
         .map_err(mnemos_core::Error::from)?;
+    let conflict = |what: String| {
+        ApiError::new(
+            ErrorCode::Conflict,
+            format!("{what}: a retry must resend the same turns (use a new Idempotency-Key for a new request)"),
+        )
+    };
     for turn in turns {
         let Some(key) = &turn.key else { continue };
         if stored
             .iter()
             .any(|s| s.key.as_ref() == Some(key) && s.text != turn.text)
         {
-            return Err(ApiError::new(
-                ErrorCode::Conflict,
-                format!("key '{key}' is already stored with another text: a retry must resend the same turns (use a new Idempotency-Key for a new request)"),
-            ));
+            return Err(conflict(format!(
+                "key '{key}' is already stored with another text"
+            )));
+        }
+    }
+    // A request's turns commit together, so a retry finds all of them or none.
+    if let Some(header) = idempotency {
+        let found = stored.len();
+        let longer = stored.iter().any(|s| s.key == past_end);
+        if found > 0 && (longer || found < turns.len()) {
+            return Err(conflict(format!(
+                "Idempotency-Key '{header}' was used for a request with another number of turns"
+            )));
         }
     }
     Ok(())
+}
+
+/// The key of a request's `index`-th turn under an `Idempotency-Key` header.
+fn idempotency_turn_key(header: &str, index: usize) -> String {
+    format!("idem:{header}#{index}")
 }
 
 /// Store turns of a conversation.
@@ -338,8 +366,9 @@ async fn add_turns(
 ) -> Result<(StatusCode, Json<AddTurnsResponse>), ApiError> {
     let idempotency = idempotency_key(&headers)?;
     blocking(move || {
-        let turns = new_turns(&tenant, &user, request, idempotency)?;
-        reject_reused_keys(&app.engine, &tenant.user(&user)?, &turns)?;
+        let turns = new_turns(&tenant, &user, request, idempotency.clone())?;
+        let owner = tenant.user(&user)?;
+        reject_reused_keys(&app.engine, &owner, &turns, idempotency.as_deref())?;
         let report = app.engine.add(turns)?;
         let added = report
             .turns
@@ -1048,7 +1077,8 @@ async fn list_keys(
     QueryParams(query): QueryParams<KeysQuery>,
 ) -> ApiResult<Vec<ApiKeyOut>> {
     blocking(move || {
-        let keys = app.engine.api_keys(query.tenant.as_deref())?;
+        let tenant = named("tenant", query.tenant)?;
+        let keys = app.engine.api_keys(tenant.as_deref())?;
         Ok(Json(keys.iter().map(ApiKeyOut::from).collect()))
     })
     .await

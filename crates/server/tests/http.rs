@@ -247,6 +247,21 @@ fn a_retried_request_with_the_same_idempotency_key_adds_nothing() {
     assert_eq!(reused.status(), StatusCode::CONFLICT);
     assert_eq!(reused.json::<Value>().unwrap()["error"]["code"], "conflict");
     assert_eq!(total(&server, "bo"), 4);
+    // The same key with the same turns plus one more, or with fewer, is another request too.
+    for texts in [
+        vec!["I moved to Berlin.", "I like rowing.", "And one more."],
+        vec!["I moved to Berlin."],
+    ] {
+        let other = server
+            .client
+            .post(server.url("/v1/users/bo/turns"))
+            .header("Idempotency-Key", "req-1")
+            .json(&turns(&texts))
+            .send()
+            .unwrap();
+        assert_eq!(other.status(), StatusCode::CONFLICT, "{texts:?}");
+    }
+    assert_eq!(total(&server, "bo"), 4);
     server.stop().unwrap();
 }
 

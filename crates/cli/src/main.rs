@@ -4,6 +4,7 @@
 //! Exit status: 0 on success, 2 on a usage or user error (bad flags or input, unknown ids or
 //! users, no database), 1 on a service error (storage, model or network failure).
 
+mod bench;
 mod demo;
 mod eval;
 mod ingest;
@@ -139,6 +140,11 @@ enum Command {
     Serve(serve::ServeArgs),
     /// API keys for the server: create (the secret is printed once), list, revoke.
     Keys(keys::KeysArgs),
+    /// Measure the server under load (see docs/results/server.md).
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
     /// Measure quality and speed on evaluation datasets.
     Eval {
         #[command(subcommand)]
@@ -176,6 +182,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Serve(args) => serve::run(&global.config()?, args),
         Command::Keys(args) => keys::run(&global, args),
+        Command::Bench { command } => bench::run(&global.config()?, command),
         Command::Eval { command } => eval::run(&global, command),
         Command::Train { command } => train::run(&global.config()?, command),
     }

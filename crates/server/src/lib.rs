@@ -7,6 +7,7 @@
 //! derived from the handlers and wire types. Engine calls run on tokio's blocking pool.
 
 pub mod auth;
+pub mod bench;
 pub mod dto;
 pub mod error;
 mod extract;

@@ -530,3 +530,30 @@ fn turns_another_process_writes_are_found_by_the_server() {
     );
     server.stop().unwrap();
 }
+
+#[test]
+fn the_load_benchmark_counts_every_request_and_finds_every_acknowledged_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::engine_on(&dir.path().join("b.db"), "retrieval", false);
+    let settings = mnemos_server::bench::BenchSettings {
+        users: 3,
+        memories: 40,
+        clients: 4,
+        duration: std::time::Duration::from_millis(600),
+        search_share: 0.5,
+        overhead_queries: 20,
+        tenant: "acme".into(),
+    };
+    let report = mnemos_server::bench::run(std::sync::Arc::new(engine), settings).unwrap();
+    assert_eq!(report.errors, 0, "{:?}", report.first_error);
+    assert!(
+        report.search.count > 0 && report.add.count > 0,
+        "{report:?}"
+    );
+    assert_eq!(report.requests, report.search.count + report.add.count);
+    assert_eq!(report.adds_acknowledged, report.add.count);
+    assert_eq!(report.adds_stored, report.adds_acknowledged);
+    assert!(report.search.p50_ms <= report.search.p99_ms);
+    let text = mnemos_server::bench::render(&report);
+    assert!(text.contains("requests/s"), "{text}");
+}

@@ -10,6 +10,7 @@ mod eval;
 mod ingest;
 mod jobs;
 mod keys;
+mod mcp;
 mod memory;
 mod models;
 mod output;
@@ -138,6 +139,8 @@ enum Command {
     },
     /// Serve the engine over HTTP (JSON under /v1; see docs/server.md) until Ctrl-C.
     Serve(serve::ServeArgs),
+    /// Serve the memory tools to a local assistant over stdin/stdout (MCP; see docs/mcp.md).
+    Mcp,
     /// API keys for the server: create (the secret is printed once), list, revoke.
     Keys(keys::KeysArgs),
     /// Measure the server under load (see docs/results/server.md).
@@ -181,6 +184,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Serve(args) => serve::run(&global.config()?, args),
+        Command::Mcp => mcp::run(&global.config()?),
         Command::Keys(args) => keys::run(&global, args),
         Command::Bench { command } => bench::run(&global.config()?, command),
         Command::Eval { command } => eval::run(&global, command),

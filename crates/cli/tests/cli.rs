@@ -1218,3 +1218,93 @@ fn kill_9_during_a_stream_of_adds_loses_no_acknowledged_add() {
         assert_eq!(sigterm(&mut child), Some(0));
     }
 }
+
+#[test]
+fn mcp_serves_the_memory_tools_over_stdio() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use rmcp::ServiceExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mnemos")).configure(|c| {
+            c.arg("--db")
+                .arg(&db)
+                .args(["--embedder", "hash", "mcp"])
+                .env_remove("MNEMOS_CONFIG")
+                .env_remove("MNEMOS_DB");
+        });
+        let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        let info = client.peer_info().unwrap();
+        assert_eq!(info.server_info.as_ref().unwrap().name, "mnemos");
+        let mut names: Vec<String> = client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["forget", "list", "recall", "remember", "search", "show"]
+        );
+        let call = |tool: &'static str, args: serde_json::Value| {
+            let args = args.as_object().unwrap().clone();
+            client.call_tool(CallToolRequestParams::new(tool).with_arguments(args))
+        };
+        let text = |result: &rmcp::model::CallToolResult| -> String {
+            result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect()
+        };
+        let stored = call(
+            "remember",
+            serde_json::json!({"user": "wei", "text": "我在杭州做后端工程师。"}),
+        )
+        .await
+        .unwrap();
+        assert_ne!(stored.is_error, Some(true), "{}", text(&stored));
+        assert!(
+            text(&stored).contains("1 turn(s) added"),
+            "{}",
+            text(&stored)
+        );
+        let recalled = call(
+            "recall",
+            serde_json::json!({"user": "wei", "query": "他在哪里工作？杭州"}),
+        )
+        .await
+        .unwrap();
+        assert_ne!(recalled.is_error, Some(true), "{}", text(&recalled));
+        assert!(
+            text(&recalled).contains("我在杭州做后端工程师"),
+            "{}",
+            text(&recalled)
+        );
+        let missing = call(
+            "forget",
+            serde_json::json!({"user": "wei", "id": "nope", "reason": "test"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(missing.is_error, Some(true));
+        client.cancel().await.unwrap();
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    let out = mnemos(&db, &["list", "--user", "wei"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("我在杭州做后端工程师。"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod dto;
 pub mod error;
 mod extract;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 mod routes;
@@ -125,12 +126,14 @@ impl ServerConfig {
 }
 
 /// Every route, over `engine`, counting into `metrics`. Requests act in their key's tenant;
-/// without keys (open mode, loopback only) in `tenant`.
+/// without keys (open mode, loopback only) in `tenant`. Cancelling `mcp_stop` ends the MCP
+/// sessions of `/mcp` ([`mcp`]).
 pub fn router(
     engine: Arc<Engine>,
     tenant: String,
     config: &ServerConfig,
     metrics: Arc<metrics::Metrics>,
+    mcp_stop: tokio_util::sync::CancellationToken,
 ) -> Router {
     let always_required = !config.listen.ip().is_loopback();
     let state = Arc::new(AppState {
@@ -145,6 +148,7 @@ pub fn router(
     Router::new()
         .merge(v1)
         .merge(routes::routes(false))
+        .merge(mcp::routes(Arc::clone(&state), config, mcp_stop))
         .route_layer(axum::middleware::from_fn_with_state(
             metrics,
             metrics::track,
@@ -294,12 +298,16 @@ pub async fn serve(
     });
     on_bound(addr);
     let mut http_stop = stop_rx;
-    let served = axum::serve(listener, router(engine, tenant, config, metrics))
+    let mcp_stop = tokio_util::sync::CancellationToken::new();
+    let app = router(engine, tenant, config, metrics, mcp_stop.clone());
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             tokio::select! {
                 () = shutdown => {}
                 _ = http_stop.wait_for(|stopped| *stopped) => {}
             }
+            // Open MCP streams would keep their connections, and so the shutdown, waiting.
+            mcp_stop.cancel();
         })
         .await
         .map_err(ServerError::Serve);

@@ -1,0 +1,892 @@
+//! MCP (Model Context Protocol): the engine as six tools an assistant calls — `remember`,
+//! `recall`, `search`, `forget`, `list` and `show` — over stdio ([`serve_stdio`], what
+//! `mnemos mcp` runs) or streamable HTTP (`/mcp`, mounted by [`crate::router`] behind the same
+//! API-key check as `/v1`). See `docs/mcp.md`.
+//!
+//! Tenancy: over stdio the tools act in the tenant given at start; over HTTP every request acts
+//! in its key's tenant (the [`Caller`] the auth middleware put in the request), and the admin
+//! key reads no tenant's data. No tool argument names a tenant.
+//!
+//! A caller's mistake (an unknown id or user, empty text, a bad cursor) is a tool result with
+//! `is_error` and a message, never a protocol error. Engine calls run on the blocking pool.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Extensions, Implementation, ServerCapabilities,
+    ServerConfig as McpInfo,
+};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use mnemos_core::{
+    Hit, KindTag, MemoryFilter, MemoryId, Page, Paged, Role, Scope, StateFilter, UserKey,
+};
+use mnemos_engine::{render, Engine, NewTurn, RecallRequest, SearchRequest, ViewKind};
+
+use crate::auth::Caller;
+use crate::error::{ApiError, ErrorCode};
+use crate::routes::AppState;
+use crate::{JobWorker, ServerConfig, ServerError};
+
+const DEFAULT_AGENT: &str = "default";
+const DEFAULT_SESSION: &str = "default";
+const DEFAULT_BUDGET: usize = 1024;
+const DEFAULT_TOP_K: usize = 10;
+const MAX_TOP_K: usize = 100;
+const DEFAULT_PAGE: usize = 20;
+/// Turns one `remember` call may store.
+const MAX_TURNS: usize = crate::MAX_TURNS_PER_REQUEST;
+
+const INSTRUCTIONS: &str = "mnemos is long-term memory about the people you talk with. \
+Before answering a question that may depend on what a user said in earlier conversations, call \
+`recall` and use its text. When a user tells you something worth keeping (facts about \
+themselves, people they know, preferences, plans, events), call `remember` with their words. \
+`search` shows ranked memories with their ids; `forget` needs such an id. `list` pages through \
+everything stored; `show` gives the user's persona or timeline. `user` is the person's stable \
+name or id, chosen by you.";
+
+/// Which tenant the tools act in.
+#[derive(Clone, Debug)]
+enum Tenancy {
+    /// Every call (stdio: one local user of the machine, the configured tenant).
+    Fixed(String),
+    /// The tenant of the API key on each HTTP request.
+    Caller,
+}
+
+/// The MCP server: the memory tools over one engine.
+#[derive(Clone)]
+pub struct MemoryTools {
+    engine: Arc<Engine>,
+    tenancy: Tenancy,
+    tool_router: ToolRouter<Self>,
+}
+
+/// Who said a turn.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnRole {
+    /// The person.
+    #[default]
+    User,
+    /// You, the assistant.
+    Assistant,
+    /// Anyone else in the conversation.
+    Other,
+}
+
+impl From<TurnRole> for Role {
+    fn from(role: TurnRole) -> Self {
+        match role {
+            TurnRole::User => Role::User,
+            TurnRole::Assistant => Role::Assistant,
+            TurnRole::Other => Role::Other,
+        }
+    }
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TurnArg {
+    /// Who said it: `user` (default), `assistant` or `other`.
+    #[serde(default)]
+    pub role: TurnRole,
+    /// What was said, in the speaker's words and language.
+    pub text: String,
+    /// The speaker's name, when it helps (e.g. in a group conversation).
+    pub speaker: Option<String>,
+}
+
+/// Arguments of `remember`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberArgs {
+    /// The person the memory is about: a stable name or id of your choosing.
+    pub user: String,
+    /// The turns to store, in order. Alternatively give `text` (and `role`) for one turn.
+    pub turns: Option<Vec<TurnArg>>,
+    /// One turn's text (instead of `turns`).
+    pub text: Option<String>,
+    /// The role of `text`: `user` (default), `assistant` or `other`.
+    pub role: Option<TurnRole>,
+    /// Which assistant or app remembers (default `default`); each agent has its own memory.
+    pub agent: Option<String>,
+    /// The conversation the turns belong to (default `default`).
+    pub session: Option<String>,
+    /// An idempotency key: calling again with the same key and turns stores nothing twice.
+    pub key: Option<String>,
+}
+
+/// Arguments of `recall`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallArgs {
+    /// The person whose memory to draw on.
+    pub user: String,
+    /// What you are about to answer: the user's question or message.
+    pub query: String,
+    /// Approximate tokens the context may use (default 1024).
+    pub budget: Option<usize>,
+    /// The agent whose memory to use (default `default`).
+    pub agent: Option<String>,
+    /// Only this conversation (default: all of them).
+    pub session: Option<String>,
+}
+
+/// Arguments of `search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// The person whose memories to search.
+    pub user: String,
+    /// What to look for, in words.
+    pub query: String,
+    /// How many memories at most (default 10, at most 100).
+    pub top_k: Option<usize>,
+    /// Only these kinds, comma-separated (e.g. `turn`, `summary`).
+    pub kind: Option<String>,
+    /// Only this agent's memories.
+    pub agent: Option<String>,
+}
+
+/// Arguments of `forget`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// The person the memory belongs to.
+    pub user: String,
+    /// The memory's id, from `search` or `list`.
+    pub id: String,
+    /// Why it is forgotten (kept in the memory's history), e.g. "the user asked to forget it".
+    pub reason: String,
+}
+
+/// Arguments of `list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// The person whose memories to list.
+    pub user: String,
+    /// Memories per page (default 20).
+    pub limit: Option<usize>,
+    /// Where to continue: the `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Only these kinds, comma-separated (e.g. `turn`, `summary`).
+    pub kind: Option<String>,
+}
+
+/// Which view `show` draws.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ViewArg {
+    /// Who the user is: what they said about themselves, with the times it was said.
+    Persona,
+    /// What happened when.
+    Timeline,
+}
+
+/// Arguments of `show`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowArgs {
+    /// The person to show.
+    pub user: String,
+    /// `persona` or `timeline`.
+    pub view: ViewArg,
+    /// The agent whose memory to show (default: the default agent).
+    pub agent: Option<String>,
+}
+
+type Outcome = Result<(String, Value), ApiError>;
+
+/// Run an engine call on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("tool task failed: {e}")))?
+}
+
+/// The answer to a tool call: text for the model, the same as JSON in `structuredContent`; a
+/// failure is a tool error naming its code.
+fn answer(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
+    Ok(match outcome {
+        Ok((text, structured)) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(structured);
+            result
+        }
+        Err(error) => {
+            let code = serde_json::to_value(error.code)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_else(|| "error".into());
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "error ({code}): {}",
+                error.message
+            ))])
+        }
+    })
+}
+
+/// An optional agent or session name, checked like stored names.
+fn named(field: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
+    if let Some(name) = &value {
+        mnemos_core::validate_name(field, name)?;
+    }
+    Ok(value)
+}
+
+fn kinds(list: Option<&str>) -> Result<Vec<KindTag>, ApiError> {
+    list.map(|l| {
+        l.split(',')
+            .filter(|k| !k.trim().is_empty())
+            .collect::<Vec<_>>()
+    })
+    .unwrap_or_default()
+    .into_iter()
+    .map(|k| k.trim().parse::<KindTag>().map_err(ApiError::from))
+    .collect()
+}
+
+fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
+    text.trim().parse().map_err(|_| {
+        ApiError::not_found(format!(
+            "no memory '{text}' (ids come from `search` or `list`)"
+        ))
+    })
+}
+
+impl MemoryTools {
+    /// Tools acting in `tenant` (stdio: a local assistant of the configured tenant).
+    pub fn in_tenant(engine: Arc<Engine>, tenant: String) -> Self {
+        Self::with_tenancy(engine, Tenancy::Fixed(tenant))
+    }
+
+    /// Tools acting in the tenant of each HTTP request's API key.
+    pub fn per_caller(engine: Arc<Engine>) -> Self {
+        Self::with_tenancy(engine, Tenancy::Caller)
+    }
+
+    fn with_tenancy(engine: Arc<Engine>, tenancy: Tenancy) -> Self {
+        MemoryTools {
+            engine,
+            tenancy,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The tenant this call acts in.
+    fn tenant(&self, extensions: &Extensions) -> Result<String, ApiError> {
+        match &self.tenancy {
+            Tenancy::Fixed(tenant) => Ok(tenant.clone()),
+            Tenancy::Caller => match extensions
+                .get::<Parts>()
+                .and_then(|parts| parts.extensions.get::<Caller>())
+            {
+                Some(Caller::Tenant(tenant)) => Ok(tenant.clone()),
+                Some(Caller::Admin) => Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    "the admin key manages keys only; use a tenant's key for its memories",
+                )),
+                None => Err(ApiError::new(
+                    ErrorCode::Unauthorized,
+                    "this request carries no authenticated caller",
+                )),
+            },
+        }
+    }
+
+    /// The caller's user, checked.
+    fn user(&self, extensions: &Extensions, name: &str) -> Result<UserKey, ApiError> {
+        Ok(UserKey::new(self.tenant(extensions)?, name.to_string())?)
+    }
+
+    /// Run `work` with the engine on the blocking pool and answer with its outcome.
+    async fn run(
+        &self,
+        work: impl FnOnce(&Engine) -> Outcome + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = Arc::clone(&self.engine);
+        answer(blocking(move || work(&engine)).await)
+    }
+}
+
+/// The user, or `not_found` when nothing of theirs is stored (reads never create users).
+fn known_user(engine: &Engine, user: UserKey) -> Result<UserKey, ApiError> {
+    if engine.has_user(&user)? {
+        Ok(user)
+    } else {
+        Err(ApiError::not_found(format!(
+            "nothing is stored for user '{}'",
+            user.user
+        )))
+    }
+}
+
+#[tool_router]
+impl MemoryTools {
+    /// Store what was said in a conversation, so later conversations can draw on it. Call it
+    /// when the user shares something worth keeping: facts about themselves or people they
+    /// know, preferences, plans, events, decisions. Pass their own words (any language), as
+    /// `turns` or as one `text`. Summaries and a persona are derived in the background.
+    #[tool(annotations(title = "Remember", read_only_hint = false, destructive_hint = false))]
+    async fn remember(
+        &self,
+        Parameters(args): Parameters<RememberArgs>,
+        extensions: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        let user = match self.user(&extensions, &args.user) {
+            Ok(user) => user,
+            Err(error) => return answer(Err(error)),
+        };
+        self.run(move |engine| remember(engine, &user, args)).await
+    }
+
+    /// Get what you should know to answer the user: the memory context for a query, within a
+    /// token budget. Call it before answering anything that may depend on earlier
+    /// conversations, and put the returned text in your reasoning. Each source line names the
+    /// memory it came from. A user with nothing stored gets an empty context.
+    #[tool(annotations(title = "Recall", read_only_hint = true))]
+    async fn recall(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+        extensions: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        let user = match self.user(&extensions, &args.user) {
+            Ok(user) => user,
+            Err(error) => return answer(Err(error)),
+        };
+        self.run(move |engine| recall(engine, &user, args)).await
+    }
+
+    /// Find specific memories: ranked matches for a query, each with its id, score and a
+    /// one-line reason (matched words, meaning similarity). Use it to look something up or to
+    /// find the id of a memory to forget; to answer the user, prefer `recall`.
+    #[tool(annotations(title = "Search memories", read_only_hint = true))]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        extensions: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        let user = match self.user(&extensions, &args.user) {
+            Ok(user) => user,
+            Err(error) => return answer(Err(error)),
+        };
+        self.run(move |engine| search(engine, user, args)).await
+    }
+
+    /// Forget a memory when the user asks you to, or when it is wrong: it leaves search and
+    /// recall for good, with the reason kept in its history. What was derived from it
+    /// (summaries, persona entries) is forgotten too. Needs the memory's id from `search` or
+    /// `list`.
+    #[tool(annotations(
+        title = "Forget a memory",
+        destructive_hint = true,
+        idempotent_hint = true
+    ))]
+    async fn forget(
+        &self,
+        Parameters(args): Parameters<ForgetArgs>,
+        extensions: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        let user = match self.user(&extensions, &args.user) {
+            Ok(user) => user,
+            Err(error) => return answer(Err(error)),
+        };
+        self.run(move |engine| forget(engine, &user, &args)).await
+    }
+
+    /// List a user's memories, oldest first, a page at a time (pass `next_cursor` as `cursor`
+    /// for the next page), optionally of some kinds only. Each line starts with the memory's
+    /// id. Use it to review everything stored, e.g. when the user asks what you remember.
+    #[tool(annotations(title = "List memories", read_only_hint = true))]
+    async fn list(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+        extensions: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        let user = match self.user(&extensions, &args.user) {
+            Ok(user) => user,
+            Err(error) => return answer(Err(error)),
+        };
+        self.run(move |engine| list(engine, user, &args)).await
+    }
+
+    /// Show an overview of a user as text: `persona` (who they are: what they said about
+    /// themselves, with when) or `timeline` (what happened when).
+    #[tool(annotations(title = "Show persona or timeline", read_only_hint = true))]
+    async fn show(
+        &self,
+        Parameters(args): Parameters<ShowArgs>,
+        extensions: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        let user = match self.user(&extensions, &args.user) {
+            Ok(user) => user,
+            Err(error) => return answer(Err(error)),
+        };
+        self.run(move |engine| show(engine, user, &args)).await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemoryTools {
+    fn get_info(&self) -> McpInfo {
+        McpInfo::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mnemos", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// The turns of a `remember` call, checked.
+fn new_turns(user: &UserKey, args: RememberArgs) -> Result<Vec<NewTurn>, ApiError> {
+    let turns = match (args.turns, args.text) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid("give either `turns` or `text`, not both"))
+        }
+        (Some(turns), None) => turns,
+        (None, Some(text)) => vec![TurnArg {
+            role: args.role.unwrap_or_default(),
+            text,
+            speaker: None,
+        }],
+        (None, None) => {
+            return Err(ApiError::invalid(
+                "nothing to remember: give `turns` or `text`",
+            ))
+        }
+    };
+    if turns.is_empty() || turns.len() > MAX_TURNS {
+        return Err(ApiError::invalid(format!(
+            "turns: 1 to {MAX_TURNS} per call, got {}",
+            turns.len()
+        )));
+    }
+    let agent = named("agent", args.agent)?;
+    let session = named("session", args.session)?;
+    let scope = Scope::new(
+        &user.tenant,
+        &user.user,
+        agent.as_deref().unwrap_or(DEFAULT_AGENT),
+        session.as_deref().unwrap_or(DEFAULT_SESSION),
+    )?;
+    let key = args.key;
+    if let Some(key) = &key {
+        if key.trim().is_empty() || key.len() > 200 {
+            return Err(ApiError::invalid("key: 1 to 200 characters"));
+        }
+    }
+    Ok(turns
+        .into_iter()
+        .enumerate()
+        .map(|(i, turn)| {
+            let mut new = NewTurn::user(scope.clone(), turn.text);
+            new.role = turn.role.into();
+            new.speaker = turn.speaker;
+            new.key = key.as_deref().map(|k| turn_key(k, i));
+            new
+        })
+        .collect())
+}
+
+/// The key of a call's `index`-th turn: the HTTP API's `Idempotency-Key` scheme, so a retry
+/// over either finds its turns.
+fn turn_key(key: &str, index: usize) -> String {
+    format!("idem:{key}#{index}")
+}
+
+/// A key names one call's turns: the same key with other turns is a mistake, not a retry.
+fn reject_reused_keys(
+    engine: &Engine,
+    user: &UserKey,
+    turns: &[NewTurn],
+    key: Option<&str>,
+) -> Result<(), ApiError> {
+    let Some(key) = key else { return Ok(()) };
+    let mut keys: Vec<String> = turns.iter().filter_map(|t| t.key.clone()).collect();
+    // One key past the call's turns: a stored one means an earlier call with more turns.
+    let past_end = turn_key(key, turns.len());
+    keys.push(past_end.clone());
+    let stored = engine
+        .reader()
+        .store()
+        .turns_by_keys(user, &keys)
+        .map_err(mnemos_core::Error::from)?;
+    let reused = stored.iter().any(|s| {
+        s.key.as_ref() == Some(&past_end)
+            || turns
+                .iter()
+                .any(|t| t.key.is_some() && s.key == t.key && s.text != t.text)
+    });
+    if reused {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            "this key was used before with other turns: a retry resends the same turns; use a new key for new ones",
+        ));
+    }
+    Ok(())
+}
+
+fn remember(engine: &Engine, user: &UserKey, args: RememberArgs) -> Outcome {
+    let key = args.key.clone();
+    let turns = new_turns(user, args)?;
+    let scope = turns
+        .first()
+        .map(|t| t.scope.clone())
+        .ok_or_else(|| ApiError::invalid("nothing to remember"))?;
+    reject_reused_keys(engine, user, &turns, key.as_deref())?;
+    let report = engine.add(turns)?;
+    let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
+    let duplicate = report.turns.len() - added;
+    let mut text = format!(
+        "Stored for user '{}' (agent {}, session {}): {added} turn(s) added",
+        user.user, scope.agent, scope.session
+    );
+    if duplicate > 0 {
+        text.push_str(&format!(
+            ", {duplicate} already stored (same key; nothing written)"
+        ));
+    }
+    text.push_str(".\n");
+    let mut turns = Vec::new();
+    for turn in &report.turns {
+        match turn.memory_id() {
+            Some(id) => text.push_str(&format!("- memory {id} (round {})\n", turn.round)),
+            None => text.push_str(&format!("- turn {} already stored\n", turn.turn_id)),
+        }
+        turns.push(json!({
+            "turn_id": turn.turn_id.to_string(),
+            "round": turn.round,
+            "status": if turn.is_duplicate() { "duplicate" } else { "added" },
+            "memory_id": turn.memory_id().map(|id| id.to_string()),
+        }));
+    }
+    Ok((
+        text,
+        json!({ "added": added, "duplicate": duplicate, "turns": turns }),
+    ))
+}
+
+fn recall(engine: &Engine, user: &UserKey, args: RecallArgs) -> Outcome {
+    let budget = args.budget.unwrap_or(DEFAULT_BUDGET);
+    if budget == 0 {
+        return Err(ApiError::invalid("budget: must be positive"));
+    }
+    let mut request = RecallRequest::new(args.query, budget);
+    request.session = named("session", args.session)?;
+    let agent = named("agent", args.agent)?;
+    let context = engine.recall(user, agent.as_deref().unwrap_or(DEFAULT_AGENT), &request)?;
+    let mut text = if context.items.is_empty() {
+        format!(
+            "(nothing remembered about user '{}' is relevant to this query)\n",
+            user.user
+        )
+    } else {
+        let mut text = context.text.trim_end().to_string();
+        text.push_str("\n\nsources:\n");
+        for item in &context.items {
+            text.push_str(&format!(
+                "- {} {} ({}, from {} turn(s))\n",
+                item.kind.tag(),
+                item.memory_id,
+                render::iso(item.created.time),
+                item.provenance.len()
+            ));
+        }
+        text
+    };
+    for note in &context.notes {
+        text.push_str(&format!("note: {note}\n"));
+    }
+    let items: Vec<Value> = context
+        .items
+        .iter()
+        .map(|item| {
+            json!({
+                "memory_id": item.memory_id.to_string(),
+                "kind": item.kind.tag().as_str(),
+                "section": item.section,
+                "score": item.score,
+                "created": render::iso(item.created.time),
+                "provenance": item.provenance.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let structured = json!({
+        "text": context.text,
+        "tokens": context.tokens,
+        "preset": context.mechanism,
+        "items": items,
+        "notes": context.notes,
+    });
+    Ok((text, structured))
+}
+
+/// Why a hit ranked: matched words, meaning similarity, what moved its score; one line.
+fn reason(hit: &Hit) -> String {
+    let b = &hit.breakdown;
+    let mut parts = Vec::new();
+    if let Some(lexical) = b.lexical {
+        if b.matched_terms.is_empty() {
+            parts.push(format!("words rank {}", lexical.rank));
+        } else {
+            parts.push(format!(
+                "matched [{}] (words rank {})",
+                b.matched_terms.join(", "),
+                lexical.rank
+            ));
+        }
+    }
+    if let Some(dense) = b.dense {
+        parts.push(format!("meaning {:.2} (rank {})", dense.score, dense.rank));
+    }
+    if let Some(hop) = &b.second_hop {
+        parts.push(format!("linked via {}", hop.via));
+    }
+    for adjustment in &b.adjustments {
+        parts.push(format!("{} {:+.3}", adjustment.name, adjustment.delta));
+    }
+    if parts.is_empty() {
+        "ranked by fusion".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
+    let top_k = args.top_k.unwrap_or(DEFAULT_TOP_K);
+    if top_k == 0 || top_k > MAX_TOP_K {
+        return Err(ApiError::invalid(format!("top_k: 1 to {MAX_TOP_K}")));
+    }
+    let name = user.user.clone();
+    let mut request = SearchRequest::new(user, args.query);
+    request.top_k = Some(top_k);
+    request.filter.kinds = kinds(args.kind.as_deref())?;
+    request.filter.agent = named("agent", args.agent)?;
+    let results = engine.search(&request)?;
+    let mut text = String::new();
+    if results.hits.is_empty() {
+        text.push_str(&format!("no memories of user '{name}' matched\n"));
+    }
+    let mut hits = Vec::new();
+    for (i, hit) in results.hits.iter().enumerate() {
+        let why = reason(hit);
+        text.push_str(&format!(
+            "{}. [{:.4}] {}\n   id {} · {} · {} · {why}\n",
+            i + 1,
+            hit.score,
+            render::one_line(&hit.memory.text, 200),
+            hit.memory.id,
+            hit.memory.kind.tag(),
+            render::iso(hit.memory.created.time),
+        ));
+        hits.push(json!({
+            "id": hit.memory.id.to_string(),
+            "kind": hit.memory.kind.tag().as_str(),
+            "text": hit.memory.text,
+            "score": hit.score,
+            "reason": why,
+            "created": render::iso(hit.memory.created.time),
+        }));
+    }
+    Ok((text, json!({ "hits": hits })))
+}
+
+fn forget(engine: &Engine, user: &UserKey, args: &ForgetArgs) -> Outcome {
+    let id = memory_id(&args.id)?;
+    let report = engine.forget(user, id, &args.reason)?;
+    let mut text = if report.already_forgotten {
+        format!(
+            "Memory {id} was already forgotten ({}); nothing changed.\n",
+            render::state(&report.memory.state)
+        )
+    } else {
+        format!(
+            "Forgot memory {id}: \"{}\" (reason: {}).\n",
+            render::one_line(&report.memory.text, 120),
+            args.reason.trim()
+        )
+    };
+    if report.derived > 0 {
+        text.push_str(&format!(
+            "Also forgot {} memory(ies) derived from it.\n",
+            report.derived
+        ));
+    }
+    let structured = json!({
+        "id": id.to_string(),
+        "already_forgotten": report.already_forgotten,
+        "derived_forgotten": report.derived,
+    });
+    Ok((text, structured))
+}
+
+/// Cursors are opaque to callers; they hold the next offset, as over HTTP.
+fn page(args: &ListArgs) -> Result<Page, ApiError> {
+    let offset = match args.cursor.as_deref() {
+        None => 0,
+        Some(cursor) => cursor
+            .strip_prefix('o')
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| {
+                ApiError::invalid(format!(
+                    "cursor: '{cursor}' is not a cursor (pass a page's next_cursor)"
+                ))
+            })?,
+    };
+    let limit = args.limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > Page::MAX_LIMIT {
+        return Err(ApiError::invalid(format!(
+            "limit: 1 to {}",
+            Page::MAX_LIMIT
+        )));
+    }
+    Ok(Page { offset, limit })
+}
+
+fn list(engine: &Engine, user: UserKey, args: &ListArgs) -> Outcome {
+    let user = known_user(engine, user)?;
+    let filter = MemoryFilter {
+        kinds: kinds(args.kind.as_deref())?,
+        state: StateFilter::Active,
+        ..MemoryFilter::default()
+    };
+    let paged = engine.list(&user, &filter, page(args)?)?;
+    let next_cursor = paged.next_offset.map(|n| format!("o{n}"));
+    let memories: Vec<Value> = paged
+        .items
+        .iter()
+        .map(|m| {
+            json!({
+                "id": m.id.to_string(),
+                "kind": m.kind.tag().as_str(),
+                "text": m.text,
+                "created": render::iso(m.created.time),
+                "round": m.created.round,
+            })
+        })
+        .collect();
+    let total = paged.total;
+    // The CLI's page rendering, with the cursor instead of the CLI's `--offset`.
+    let mut text = render::memory_page(&Paged {
+        next_offset: None,
+        ..paged
+    });
+    if let Some(cursor) = &next_cursor {
+        text.push_str(&format!("next_cursor: {cursor}\n"));
+    }
+    let structured = json!({ "memories": memories, "total": total, "next_cursor": next_cursor });
+    Ok((text, structured))
+}
+
+fn show(engine: &Engine, user: UserKey, args: &ShowArgs) -> Outcome {
+    let user = known_user(engine, user)?;
+    let agent = named("agent", args.agent.clone())?;
+    let (kind, name) = match args.view {
+        ViewArg::Persona => (ViewKind::Persona, "persona"),
+        ViewArg::Timeline => (ViewKind::Timeline, "timeline"),
+    };
+    let view = engine.view(&user, agent.as_deref(), kind)?;
+    let text = render::view(&user, agent.as_deref(), &view);
+    let structured = json!({ "view": name, "text": text });
+    Ok((text, structured))
+}
+
+/// `/mcp`: the tools over streamable HTTP, behind the API-key check of `/v1`; each request
+/// acts in its key's tenant. Cancelling `stop` ends every MCP session and open stream, which a
+/// graceful shutdown would otherwise wait for.
+pub(crate) fn routes(
+    state: Arc<AppState>,
+    config: &ServerConfig,
+    stop: CancellationToken,
+) -> axum::Router<Arc<AppState>> {
+    let mut http = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop)
+        .with_max_request_body_bytes(config.body_limit);
+    if !config.listen.ip().is_loopback() {
+        // Beyond loopback every request needs an API key, which a DNS-rebinding page cannot
+        // send; remote clients name the server by its own host names.
+        http = http.disable_allowed_hosts();
+    }
+    let engine = Arc::clone(&state.engine);
+    let service = StreamableHttpService::new(
+        move || Ok(MemoryTools::per_caller(Arc::clone(&engine))),
+        Arc::new(LocalSessionManager::default()),
+        http,
+    );
+    axum::Router::new()
+        .nest_service("/mcp", service)
+        .route_layer(axum::middleware::from_fn_with_state(
+            state,
+            crate::auth::authenticate,
+        ))
+}
+
+/// The tools over stdin/stdout in `tenant` until the client closes stdin or `shutdown`
+/// completes, with `jobs` running derived work in the background (none: the engine runs it
+/// inline). Nothing but MCP messages goes to stdout.
+pub async fn serve_stdio(
+    engine: Arc<Engine>,
+    tenant: String,
+    jobs: Option<JobWorker>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
+    mnemos_core::validate_name("tenant", &tenant)
+        .map_err(|e| ServerError::Invalid(e.to_string()))?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let worker = jobs.map(|worker| {
+        let metrics = Arc::new(crate::metrics::Metrics::default());
+        tokio::spawn(worker.run(Arc::clone(&engine), metrics, stop_rx))
+    });
+    let served = async {
+        let running = MemoryTools::in_tenant(engine, tenant)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))?;
+        let token = running.cancellation_token();
+        tokio::select! {
+            quit = running.waiting() => {
+                quit.map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))?;
+            }
+            () = shutdown => token.cancel(),
+        }
+        Ok(())
+    }
+    .await;
+    let _ = stop_tx.send(true);
+    if let Some(worker) = worker {
+        if let Err(error) = worker.await {
+            eprintln!("the job worker stopped abnormally: {error}");
+        }
+    }
+    served
+}
+
+/// [`serve_stdio`] on a runtime of its own until stdin closes, SIGINT or SIGTERM: what
+/// `mnemos mcp` runs.
+pub fn run_stdio(
+    engine: Arc<Engine>,
+    tenant: String,
+    jobs: Option<JobWorker>,
+) -> Result<(), ServerError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServerError::Runtime)?;
+    let served = runtime.block_on(serve_stdio(engine, tenant, jobs, crate::shutdown_signal()));
+    // A read of stdin in progress cannot be cancelled; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    served
+}

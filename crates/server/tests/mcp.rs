@@ -1,0 +1,353 @@
+// Test code: a failed unwrap or assertion is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines
+)]
+
+//! `/mcp` with rmcp's own streamable-HTTP client: the six tools, their errors, API keys and
+//! tenants, and a graceful stop with sessions still open.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+
+use common::Server;
+
+type Client = RunningService<RoleClient, ()>;
+
+const ADMIN_KEY: &str = "admin-0123456789abcdef0123456789abcdef";
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn connect(server: &Server, key: &str) -> Client {
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp")).auth_header(key);
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap()
+}
+
+async fn call(client: &Client, tool: &'static str, arguments: Value) -> CallToolResult {
+    let arguments = arguments.as_object().unwrap().clone();
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A successful call's text and structured content.
+async fn ok(client: &Client, tool: &'static str, arguments: Value) -> (String, Value) {
+    let result = call(client, tool, arguments).await;
+    assert_ne!(result.is_error, Some(true), "{tool}: {}", text(&result));
+    let structured = result.structured_content.clone().unwrap_or(Value::Null);
+    (text(&result), structured)
+}
+
+/// A failed call's message.
+async fn tool_error(client: &Client, tool: &'static str, arguments: Value) -> String {
+    let result = call(client, tool, arguments).await;
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{tool} should fail: {}",
+        text(&result)
+    );
+    text(&result)
+}
+
+#[test]
+fn the_six_tools_over_streamable_http_act_in_the_keys_tenant() {
+    let config = common::Server::default_config();
+    let config = mnemos_server::ServerConfig {
+        admin_key: Some(ADMIN_KEY.into()),
+        ..config
+    };
+    let (server, keys) = Server::start_keyed(config, "retrieval", true, &["acme", "globex"]);
+
+    // No key: the HTTP layer refuses before MCP sees the request.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let (status, body) = server.send("POST", "/mcp", Some(initialize.clone()));
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(body["error"]["code"], "unauthorized");
+    let (status, _) = server.send_as(Some("mnk_not_a_key"), "POST", "/mcp", Some(initialize));
+    assert_eq!(status, 401);
+
+    let rt = runtime();
+    let (acme, globex) = rt.block_on(async {
+        let acme = connect(&server, &keys[0]).await;
+        let info = acme.peer_info().unwrap();
+        assert_eq!(info.server_info.as_ref().unwrap().name, "mnemos");
+        assert!(info
+            .instructions
+            .as_deref()
+            .unwrap_or("")
+            .contains("recall"));
+
+        let tools = acme.list_all_tools().await.unwrap();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            ["forget", "list", "recall", "remember", "search", "show"]
+        );
+        for tool in &tools {
+            let description = tool.description.as_deref().unwrap_or("");
+            assert!(description.len() > 60, "{}: {description}", tool.name);
+            let schema = Value::Object((*tool.input_schema).clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            assert!(
+                schema["properties"]["user"].is_object(),
+                "{}: {schema}",
+                tool.name
+            );
+            assert!(schema["properties"].get("tenant").is_none());
+        }
+
+        // remember → search → recall → list → forget → show
+        let turns = json!({"user": "lena", "key": "chat-1", "session": "s1", "turns": [
+            {"role": "user", "text": "My sister Mia is allergic to peanuts."},
+            {"role": "assistant", "text": "Noted: no peanuts when cooking for Mia."},
+            {"role": "user", "text": "I work as a nurse in Lyon.", "speaker": "Lena"}]});
+        let (said, added) = ok(&acme, "remember", turns.clone()).await;
+        assert_eq!(added["added"], 3, "{said}");
+        assert!(said.contains("3 turn(s) added"), "{said}");
+        let (said, again) = ok(&acme, "remember", turns).await;
+        assert_eq!(again["added"], 0, "{said}");
+        assert_eq!(again["duplicate"], 3, "{said}");
+        let conflict = tool_error(
+            &acme,
+            "remember",
+            json!({"user": "lena", "key": "chat-1", "text": "Something else entirely."}),
+        )
+        .await;
+        assert!(conflict.contains("conflict"), "{conflict}");
+        // Fewer turns under the same key: not a retry of that call either.
+        let shorter = json!({"user": "lena", "key": "chat-1", "session": "s1", "turns": [
+            {"role": "user", "text": "My sister Mia is allergic to peanuts."}]});
+        let conflict = tool_error(&acme, "remember", shorter).await;
+        assert!(conflict.contains("conflict"), "{conflict}");
+        let (said, _) = ok(
+            &acme,
+            "remember",
+            json!({"user": "lena", "text": "I love hiking in the Alps.", "role": "user"}),
+        )
+        .await;
+        assert!(said.contains("1 turn(s) added"), "{said}");
+        assert!(
+            tool_error(&acme, "remember", json!({"user": "lena", "text": "  "}))
+                .await
+                .contains("invalid_input")
+        );
+
+        let (found, hits) = ok(
+            &acme,
+            "search",
+            json!({"user": "lena", "query": "peanuts allergy", "top_k": 3}),
+        )
+        .await;
+        let first = &hits["hits"][0];
+        assert!(
+            first["text"].as_str().unwrap().contains("peanuts"),
+            "{found}"
+        );
+        let peanut_id = first["id"].as_str().unwrap().to_string();
+        assert!(found.contains(&format!("id {peanut_id}")), "{found}");
+        assert!(
+            found.contains("matched [") || found.contains("meaning"),
+            "{found}"
+        );
+
+        let (context, recalled) = ok(
+            &acme,
+            "recall",
+            json!({"user": "lena", "query": "What should I cook for Mia?", "budget": 400}),
+        )
+        .await;
+        assert!(context.contains("peanuts"), "{context}");
+        assert!(context.contains("sources:"), "{context}");
+        assert!(recalled["tokens"].as_u64().unwrap() <= 400);
+
+        let (page, listed) = ok(&acme, "list", json!({"user": "lena", "limit": 2})).await;
+        assert_eq!(listed["memories"].as_array().unwrap().len(), 2, "{page}");
+        let cursor = listed["next_cursor"].as_str().unwrap().to_string();
+        assert!(page.contains(&format!("next_cursor: {cursor}")), "{page}");
+        let (_, rest) = ok(
+            &acme,
+            "list",
+            json!({"user": "lena", "limit": 50, "cursor": cursor}),
+        )
+        .await;
+        assert!(rest["next_cursor"].is_null());
+        let total = listed["total"].as_u64().unwrap();
+        assert!(total >= 4, "{page}");
+        let (_, turns_only) = ok(&acme, "list", json!({"user": "lena", "kind": "turn"})).await;
+        assert_eq!(turns_only["total"], 4);
+
+        let (forgot, report) = ok(
+            &acme,
+            "forget",
+            json!({"user": "lena", "id": peanut_id,
+            "reason": "the user asked to forget it"}),
+        )
+        .await;
+        assert!(forgot.starts_with("Forgot memory"), "{forgot}");
+        assert_eq!(report["already_forgotten"], false);
+        let (again, report) = ok(
+            &acme,
+            "forget",
+            json!({"user": "lena", "id": peanut_id,
+            "reason": "again"}),
+        )
+        .await;
+        assert!(again.contains("already forgotten"), "{again}");
+        assert_eq!(report["already_forgotten"], true);
+        let (_, hits) = ok(
+            &acme,
+            "search",
+            json!({"user": "lena", "query": "peanuts allergy"}),
+        )
+        .await;
+        assert!(hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["id"] != peanut_id.as_str()));
+
+        let (persona, _) = ok(&acme, "show", json!({"user": "lena", "view": "persona"})).await;
+        assert!(!persona.trim().is_empty());
+        let (timeline, shown) =
+            ok(&acme, "show", json!({"user": "lena", "view": "timeline"})).await;
+        assert_eq!(shown["view"], "timeline", "{timeline}");
+
+        // A caller's mistakes are tool errors, and the session goes on.
+        let unknown = "0190f0e0-0000-7000-8000-000000000000";
+        let message = tool_error(
+            &acme,
+            "forget",
+            json!({"user": "lena", "id": unknown, "reason": "wrong"}),
+        )
+        .await;
+        assert!(message.contains("not_found"), "{message}");
+        let message = tool_error(
+            &acme,
+            "forget",
+            json!({"user": "lena", "id": "not-an-id", "reason": "wrong"}),
+        )
+        .await;
+        assert!(message.contains("no memory 'not-an-id'"), "{message}");
+        let message = tool_error(&acme, "list", json!({"user": "nobody"})).await;
+        assert!(
+            message.contains("nothing is stored for user 'nobody'"),
+            "{message}"
+        );
+        let message = tool_error(&acme, "list", json!({"user": "lena", "cursor": "zz"})).await;
+        assert!(message.contains("cursor"), "{message}");
+        let (empty, _) = ok(
+            &acme,
+            "recall",
+            json!({"user": "nobody", "query": "anything"}),
+        )
+        .await;
+        assert!(empty.contains("nothing remembered"), "{empty}");
+        // No argument names a tenant.
+        let refused = acme
+            .call_tool(
+                CallToolRequestParams::new("list").with_arguments(
+                    json!({"user": "lena", "tenant": "globex"})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            )
+            .await;
+        assert!(refused.is_err() || refused.unwrap().is_error == Some(true));
+
+        // Another tenant's key sees none of it, with the same user name.
+        let globex = connect(&server, &keys[1]).await;
+        let (_, hits) = ok(
+            &globex,
+            "search",
+            json!({"user": "lena", "query": "peanuts nurse Lyon"}),
+        )
+        .await;
+        assert_eq!(hits["hits"].as_array().unwrap().len(), 0);
+        assert!(tool_error(&globex, "list", json!({"user": "lena"}))
+            .await
+            .contains("not_found"));
+        ok(
+            &globex,
+            "remember",
+            json!({"user": "lena", "text": "I live in Osaka."}),
+        )
+        .await;
+        let (_, theirs) = ok(&globex, "list", json!({"user": "lena"})).await;
+        assert_eq!(theirs["total"], 1);
+        assert!(theirs["memories"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Osaka"));
+        let (_, ours) = ok(&acme, "search", json!({"user": "lena", "query": "Osaka"})).await;
+        assert!(ours["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| !h["text"].as_str().unwrap().contains("Osaka")));
+        let other = tool_error(
+            &globex,
+            "forget",
+            json!({"user": "lena", "id": hits_id(&acme).await,
+            "reason": "not mine"}),
+        )
+        .await;
+        assert!(other.contains("not_found"), "{other}");
+
+        // The admin key manages keys; it reads no tenant's memories.
+        let admin = connect(&server, ADMIN_KEY).await;
+        let refused = tool_error(&admin, "list", json!({"user": "lena"})).await;
+        assert!(refused.contains("forbidden"), "{refused}");
+        admin.cancel().await.unwrap();
+        (acme, globex)
+    });
+
+    // Stopping the server with MCP sessions still open finishes promptly.
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || done_tx.send(server.stop()).unwrap());
+    let stopped = done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server did not stop with MCP sessions open");
+    stopped.unwrap();
+    drop((acme, globex));
+    rt.shutdown_timeout(Duration::from_secs(1));
+}
+
+/// The id of one of acme's memories (for another tenant to try).
+async fn hits_id(client: &Client) -> String {
+    let (_, listed) = ok(client, "list", json!({"user": "lena", "limit": 1})).await;
+    listed["memories"][0]["id"].as_str().unwrap().to_string()
+}

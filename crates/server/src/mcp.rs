@@ -35,7 +35,7 @@ use mnemos_engine::{render, Engine, NewTurn, RecallRequest, SearchRequest, ViewK
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
-use crate::routes::AppState;
+use crate::routes::{idempotency_turn_key, reject_reused_keys, AppState};
 use crate::{JobWorker, ServerConfig, ServerError};
 
 const DEFAULT_AGENT: &str = "default";
@@ -495,48 +495,10 @@ fn new_turns(user: &UserKey, args: RememberArgs) -> Result<Vec<NewTurn>, ApiErro
             let mut new = NewTurn::user(scope.clone(), turn.text);
             new.role = turn.role.into();
             new.speaker = turn.speaker;
-            new.key = key.as_deref().map(|k| turn_key(k, i));
+            new.key = key.as_deref().map(|k| idempotency_turn_key(k, i));
             new
         })
         .collect())
-}
-
-/// The key of a call's `index`-th turn: the HTTP API's `Idempotency-Key` scheme, so a retry
-/// over either finds its turns.
-fn turn_key(key: &str, index: usize) -> String {
-    format!("idem:{key}#{index}")
-}
-
-/// A key names one call's turns: the same key with other turns is a mistake, not a retry.
-fn reject_reused_keys(
-    engine: &Engine,
-    user: &UserKey,
-    turns: &[NewTurn],
-    key: Option<&str>,
-) -> Result<(), ApiError> {
-    let Some(key) = key else { return Ok(()) };
-    let mut keys: Vec<String> = turns.iter().filter_map(|t| t.key.clone()).collect();
-    // One key past the call's turns: a stored one means an earlier call with more turns.
-    let past_end = turn_key(key, turns.len());
-    keys.push(past_end.clone());
-    let stored = engine
-        .reader()
-        .store()
-        .turns_by_keys(user, &keys)
-        .map_err(mnemos_core::Error::from)?;
-    let reused = stored.iter().any(|s| {
-        s.key.as_ref() == Some(&past_end)
-            || turns
-                .iter()
-                .any(|t| t.key.is_some() && s.key == t.key && s.text != t.text)
-    });
-    if reused {
-        return Err(ApiError::new(
-            ErrorCode::Conflict,
-            "this key was used before with other turns: a retry resends the same turns; use a new key for new ones",
-        ));
-    }
-    Ok(())
 }
 
 fn remember(engine: &Engine, user: &UserKey, args: RememberArgs) -> Outcome {

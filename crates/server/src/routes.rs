@@ -273,7 +273,7 @@ fn new_turns(
 /// A key names one turn: sending it again with other text is a mistake (a reused
 /// `Idempotency-Key`, a key scheme that collides), answered with 409 instead of silently
 /// keeping the first text.
-fn reject_reused_keys(
+pub(crate) fn reject_reused_keys(
     engine: &Engine,
     user: &UserKey,
     turns: &[NewTurn],
@@ -322,7 +322,7 @@ fn reject_reused_keys(
 }
 
 /// The key of a request's `index`-th turn under an `Idempotency-Key` header.
-fn idempotency_turn_key(header: &str, index: usize) -> String {
+pub(crate) fn idempotency_turn_key(header: &str, index: usize) -> String {
     format!("idem:{header}#{index}")
 }
 

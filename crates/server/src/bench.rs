@@ -180,6 +180,7 @@ async fn client_loop(
     base: String,
     settings: Arc<BenchSettings>,
     seed: u64,
+    run: u128,
     stop: Arc<AtomicBool>,
 ) -> Tally {
     let mut rng = Lcg(seed);
@@ -204,7 +205,7 @@ async fn client_loop(
             serial += 1;
             let text = rng.sentence(serial);
             http.post(format!("{url}turns"))
-                .header("Idempotency-Key", format!("c{seed}-{serial}"))
+                .header("Idempotency-Key", format!("bench-{run}-c{seed}-{serial}"))
                 .json(&serde_json::json!({"turns": [{"role": "user", "text": text}], "session": "load"}))
         };
         let started = Instant::now();
@@ -242,6 +243,11 @@ async fn load(base: &str, settings: &Arc<BenchSettings>) -> Result<Tally, Server
         .build()
         .map_err(bench_err)?;
     let stop = Arc::new(AtomicBool::new(false));
+    // Keys unique to this run: a rerun on a kept database must add new turns, not find the last
+    // run's (which would count duplicates as stored adds).
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
     let clients: Vec<_> = (0..settings.clients)
         .map(|c| {
             tokio::spawn(client_loop(
@@ -249,6 +255,7 @@ async fn load(base: &str, settings: &Arc<BenchSettings>) -> Result<Tally, Server
                 base.to_string(),
                 Arc::clone(settings),
                 c as u64 + 1,
+                run,
                 Arc::clone(&stop),
             ))
         })

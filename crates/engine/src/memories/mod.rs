@@ -802,12 +802,22 @@ impl Memories {
             validate_text("memory text", text)?;
         }
         self.built_slot(user)?;
-        self.get(user, id)?;
+        let current = self.get(user, id)?;
+        let mut patch = patch.clone();
+        // The speaker comes from the turn and is part of the searchable text: new metadata
+        // that does not name one keeps it (naming one replaces it).
+        if let (Some(metadata), Some(speaker)) =
+            (&mut patch.metadata, current.metadata.get(SPEAKER_KEY))
+        {
+            metadata
+                .entry(SPEAKER_KEY.to_string())
+                .or_insert_with(|| speaker.clone());
+        }
         let batch = WriteBatch {
             user: Some(user.clone()),
             updates: vec![mnemos_core::BatchUpdate {
                 id,
-                patch: patch.clone(),
+                patch,
                 at: self.now(user),
             }],
             ..WriteBatch::default()

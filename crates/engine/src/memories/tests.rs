@@ -371,6 +371,31 @@ fn edits_outside_the_text_keep_the_memory_searchable() {
 }
 
 #[test]
+fn new_metadata_keeps_the_turns_speaker_unless_it_names_one() {
+    let m = open(Arc::new(MemoryStore::new()));
+    let mut turn = NewTurn::user(scope("ann"), "the cello lesson moved to Friday");
+    turn.speaker = Some("Lena".into());
+    let id = m.add_turns(vec![turn]).unwrap()[0].memory_id().unwrap();
+    let ann = UserKey::new("t", "ann").unwrap();
+    let mut metadata = Metadata::new();
+    metadata.insert("source".into(), "import".into());
+    let patch = MemoryPatch {
+        metadata: Some(metadata),
+        ..Default::default()
+    };
+    let updated = m.update(&ann, id, &patch).unwrap();
+    assert_eq!(
+        updated.metadata.get("source").map(String::as_str),
+        Some("import")
+    );
+    assert_eq!(
+        updated.metadata.get(SPEAKER_KEY).map(String::as_str),
+        Some("Lena")
+    );
+    assert_eq!(search(&m, "ann", "lena").hits[0].memory.id, id);
+}
+
+#[test]
 fn indexes_rebuild_from_the_store_and_purge_erases() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let first = open(store.clone());

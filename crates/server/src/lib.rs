@@ -14,6 +14,7 @@ mod extract;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+mod params;
 mod routes;
 mod worker;
 

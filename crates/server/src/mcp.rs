@@ -28,13 +28,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use mnemos_core::{
-    Hit, KindTag, MemoryFilter, MemoryId, Page, Paged, Role, Scope, StateFilter, UserKey,
-};
+use mnemos_core::{Hit, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
 use mnemos_engine::{render, Engine, NewTurn, RecallRequest, SearchRequest, ViewKind};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
+use crate::params::{blocking, cursor, kind_list, known_user, memory_id, named, page};
 use crate::routes::{idempotency_turn_key, reject_reused_keys, AppState};
 use crate::{JobWorker, ServerConfig, ServerError};
 
@@ -210,15 +209,6 @@ pub struct ShowArgs {
 
 type Outcome = Result<(String, Value), ApiError>;
 
-/// Run an engine call on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("tool task failed: {e}")))?
-}
-
 /// The answer to a tool call: text for the model, the same as JSON in `structuredContent`; a
 /// failure is a tool error naming its code.
 fn answer(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
@@ -238,34 +228,6 @@ fn answer(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
                 error.message
             ))])
         }
-    })
-}
-
-/// An optional agent or session name, checked like stored names.
-fn named(field: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
-    if let Some(name) = &value {
-        mnemos_core::validate_name(field, name)?;
-    }
-    Ok(value)
-}
-
-fn kinds(list: Option<&str>) -> Result<Vec<KindTag>, ApiError> {
-    list.map(|l| {
-        l.split(',')
-            .filter(|k| !k.trim().is_empty())
-            .collect::<Vec<_>>()
-    })
-    .unwrap_or_default()
-    .into_iter()
-    .map(|k| k.trim().parse::<KindTag>().map_err(ApiError::from))
-    .collect()
-}
-
-fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
-    text.trim().parse().map_err(|_| {
-        ApiError::not_found(format!(
-            "no memory '{text}' (ids come from `search` or `list`)"
-        ))
     })
 }
 
@@ -321,18 +283,6 @@ impl MemoryTools {
     ) -> Result<CallToolResult, ErrorData> {
         let engine = Arc::clone(&self.engine);
         answer(blocking(move || work(&engine)).await)
-    }
-}
-
-/// The user, or `not_found` when nothing of theirs is stored (reads never create users).
-fn known_user(engine: &Engine, user: UserKey) -> Result<UserKey, ApiError> {
-    if engine.has_user(&user)? {
-        Ok(user)
-    } else {
-        Err(ApiError::not_found(format!(
-            "nothing is stored for user '{}'",
-            user.user
-        )))
     }
 }
 
@@ -635,7 +585,7 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
     let name = user.user.clone();
     let mut request = SearchRequest::new(user, args.query);
     request.top_k = Some(top_k);
-    request.filter.kinds = kinds(args.kind.as_deref())?;
+    request.filter.kinds = kind_list(args.kind.as_deref())?;
     request.filter.agent = named("agent", args.agent)?;
     let results = engine.search(&request)?;
     let mut text = String::new();
@@ -695,38 +645,22 @@ fn forget(engine: &Engine, user: &UserKey, args: &ForgetArgs) -> Outcome {
     Ok((text, structured))
 }
 
-/// Cursors are opaque to callers; they hold the next offset, as over HTTP.
-fn page(args: &ListArgs) -> Result<Page, ApiError> {
-    let offset = match args.cursor.as_deref() {
-        None => 0,
-        Some(cursor) => cursor
-            .strip_prefix('o')
-            .and_then(|n| n.parse().ok())
-            .ok_or_else(|| {
-                ApiError::invalid(format!(
-                    "cursor: '{cursor}' is not a cursor (pass a page's next_cursor)"
-                ))
-            })?,
-    };
-    let limit = args.limit.unwrap_or(DEFAULT_PAGE);
-    if limit == 0 || limit > Page::MAX_LIMIT {
-        return Err(ApiError::invalid(format!(
-            "limit: 1 to {}",
-            Page::MAX_LIMIT
-        )));
-    }
-    Ok(Page { offset, limit })
-}
-
 fn list(engine: &Engine, user: UserKey, args: &ListArgs) -> Outcome {
     let user = known_user(engine, user)?;
     let filter = MemoryFilter {
-        kinds: kinds(args.kind.as_deref())?,
+        kinds: kind_list(args.kind.as_deref())?,
         state: StateFilter::Active,
         ..MemoryFilter::default()
     };
-    let paged = engine.list(&user, &filter, page(args)?)?;
-    let next_cursor = paged.next_offset.map(|n| format!("o{n}"));
+    let paged = engine.list(
+        &user,
+        &filter,
+        page(
+            args.cursor.as_deref(),
+            Some(args.limit.unwrap_or(DEFAULT_PAGE)),
+        )?,
+    )?;
+    let next_cursor = paged.next_offset.map(cursor);
     let memories: Vec<Value> = paged
         .items
         .iter()

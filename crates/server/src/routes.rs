@@ -11,9 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::{Json, Router};
 
-use mnemos_core::{
-    JobId, KindTag, MemoryFilter, MemoryId, MemoryPatch, Page, Scope, StateFilter, UserKey,
-};
+use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Scope, StateFilter, UserKey};
 use mnemos_engine::{Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
 
 use crate::auth::{Admin, Auth, Tenant};
@@ -21,6 +19,7 @@ use crate::dto::*;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams};
 use crate::metrics::Metrics;
+use crate::params::{blocking, cursor, kind_list, kinds, known_user, memory_id, named, page};
 
 /// What every handler shares.
 pub struct AppState {
@@ -36,7 +35,6 @@ type ApiResult<T> = Result<Json<T>, ApiError>;
 const DEFAULT_AGENT: &str = "default";
 const DEFAULT_SESSION: &str = "default";
 const DEFAULT_BUDGET: usize = 1024;
-const DEFAULT_PAGE: usize = 50;
 /// Turns one request may add (bigger imports go through several requests).
 pub const MAX_TURNS_PER_REQUEST: usize = 1000;
 
@@ -116,39 +114,11 @@ fn handler(method: &str, path: &str) -> Option<MethodRouter<Arc<AppState>>> {
     Some(handler)
 }
 
-/// Run an engine call on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("request task failed: {e}")))?
-}
-
 impl AppState {
     /// The caller's user, or 404 when nothing of theirs is stored (reads never create users).
     fn known_user(&self, tenant: &Tenant, user: &str) -> Result<UserKey, ApiError> {
-        let key = tenant.user(user)?;
-        if self.engine.has_user(&key)? {
-            Ok(key)
-        } else {
-            Err(ApiError::not_found(format!("no user '{user}'")))
-        }
+        known_user(&self.engine, tenant.user(user)?)
     }
-}
-
-/// An optional agent or session name from a request, checked like stored names are (an empty
-/// name would silently match nothing).
-fn named(field: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
-    if let Some(name) = &value {
-        mnemos_core::validate_name(field, name)?;
-    }
-    Ok(value)
-}
-
-fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
-    text.parse()
-        .map_err(|_| ApiError::not_found(format!("no memory '{text}'")))
 }
 
 /// List the presets.
@@ -472,13 +442,6 @@ async fn recall(
     .await
 }
 
-fn kinds(names: &[String]) -> Result<Vec<KindTag>, ApiError> {
-    names
-        .iter()
-        .map(|k| k.trim().parse::<KindTag>().map_err(ApiError::from))
-        .collect()
-}
-
 /// Search memories.
 ///
 /// Ranked memories for `query`, each with its score and an explanation of why it ranked there
@@ -515,7 +478,7 @@ async fn search(
         let mut request = SearchRequest::new(tenant.user(&user)?, body.query);
         request.top_k = body.top_k;
         request.token_budget = body.budget;
-        request.filter.kinds = kinds(&body.kinds)?;
+        request.filter.kinds = kinds(body.kinds.iter().map(String::as_str))?;
         request.filter.agent = named("agent", body.agent)?;
         request.filter.session = named("session", body.session)?;
         let results = app.engine.search(&request)?;
@@ -535,13 +498,8 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
             )))
         }
     };
-    let kind_names: Vec<String> = query
-        .kind
-        .as_deref()
-        .map(|k| k.split(',').map(str::to_string).collect())
-        .unwrap_or_default();
     Ok(MemoryFilter {
-        kinds: kinds(&kind_names)?,
+        kinds: kind_list(query.kind.as_deref())?,
         agent: named("agent", query.agent.clone())?,
         session: named("session", query.session.clone())?,
         state,
@@ -557,25 +515,6 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
             .map(|t| parse_time("until", t))
             .transpose()?,
     })
-}
-
-/// Cursors are opaque to clients; today they hold the next offset.
-fn page(query: &ListQuery) -> Result<Page, ApiError> {
-    let offset = match query.cursor.as_deref() {
-        None => 0,
-        Some(cursor) => cursor
-            .strip_prefix("o")
-            .and_then(|n| n.parse().ok())
-            .ok_or_else(|| ApiError::invalid(format!("cursor: '{cursor}' is not a cursor")))?,
-    };
-    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
-    if limit == 0 || limit > Page::MAX_LIMIT {
-        return Err(ApiError::invalid(format!(
-            "limit: must be 1 to {}",
-            Page::MAX_LIMIT
-        )));
-    }
-    Ok(Page { offset, limit })
 }
 
 /// List memories.
@@ -613,11 +552,13 @@ async fn list(
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
         let filter = list_filter(&query)?;
-        let paged = app.engine.list(&key, &filter, page(&query)?)?;
+        let paged = app
+            .engine
+            .list(&key, &filter, page(query.cursor.as_deref(), query.limit)?)?;
         Ok(Json(MemoryPage {
             memories: paged.items.iter().map(MemoryOut::from).collect(),
             total: paged.total,
-            next_cursor: paged.next_offset.map(|n| format!("o{n}")),
+            next_cursor: paged.next_offset.map(cursor),
         }))
     })
     .await

@@ -18,7 +18,7 @@ use mnemos_eval::report::extraction::{self, ExtractionDataset, ExtractionSetting
 use mnemos_eval::report::lufy::{self, AgreementSettings};
 use mnemos_eval::report::presets::{self, PresetsSettings};
 use mnemos_eval::report::probes::{self, ProbeSettings};
-use mnemos_eval::report::retrieval::{self, RetrievalSettings, RetrieverChoice};
+use mnemos_eval::report::retrieval::{self, RetrievalSettings, RetrieverChoice, TypeChoice};
 use mnemos_eval::report::run::{self, RunSettings};
 use mnemos_eval::report::{Comparison, OutputOptions};
 use mnemos_eval::zh4o::PROBE_CHUNK;
@@ -248,6 +248,11 @@ pub struct RetrievalArgs {
     /// The retrievers to compare (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     retriever: Vec<RetrieverChoice>,
+    /// What each retriever does with memory types (comma-separated; one row per retriever and
+    /// choice): none, rerank (classify the query, k per type, re-rank as PerLTQA; parameters
+    /// from `[retrieval.memory_type]`), semantic or episodic (one type only).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
+    memory_type: Vec<TypeChoice>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -315,16 +320,19 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
     let progress = |event: Progress<'_>| bars.show(event);
     match command {
         EvalCommand::Retrieval(args) => {
+            let config = global.config()?;
             let settings = RetrievalSettings {
                 path: args.path,
                 dataset: args.dataset,
                 retrievers: RetrieverChoice::expand(&args.retriever),
+                memory_types: args.memory_type,
+                rerank: config.retrieval.memory_type.unwrap_or_default(),
                 limit: args.limit,
                 store: args.store,
                 write_batch: args.write_batch,
                 dump: args.dump,
             };
-            let report = retrieval::evaluate(&global.config()?, &settings, &progress);
+            let report = retrieval::evaluate(&config, &settings, &progress);
             print(report, args.json, |r| r.text(args.by_category))
         }
         EvalCommand::Lufy(args) => run_lufy(global, args, &progress),

@@ -34,7 +34,7 @@ pub struct ModelTryArgs {
     /// The task's texts, in the order the task reads them; read from standard input, one per
     /// line, when none are given and `--input` is absent. summarize / persona_snapshot /
     /// categorize: texts or "Name: text" lines; conflicts, merge: PREVIOUS NEW; recoverable:
-    /// ORIGINAL COMPRESSED; compress, arousal, classify_query: TEXT; rate_importance:
+    /// ORIGINAL COMPRESSED; compress, arousal, classify_query, classify_memory: TEXT; rate_importance:
     /// PAST_SUMMARY LINE…; surprise: CONTEXT_LINE… UTTERANCE; sufficient, answer: QUERY
     /// MEMORY…; helps: QUERY MEMORY… CANDIDATE; choose: QUESTION MEMORY… with --option each.
     texts: Vec<String>,

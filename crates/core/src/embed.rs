@@ -129,3 +129,109 @@ impl<E: Embedder + ?Sized> Embedder for Box<E> {
         (**self).embed_batch(texts)
     }
 }
+
+/// An embedder that remembers the vectors of the last few single texts it embedded.
+///
+/// A read embeds its query, and the query classifier of the same read embeds the same text
+/// again; with the same embedder behind both, the second call is a lookup instead of a model
+/// run. Only one-text calls are cached (queries; writes embed in batches and rarely repeat),
+/// so the cache stays small and costs nothing on the write path.
+pub struct RecentTextCache {
+    inner: std::sync::Arc<dyn Embedder>,
+    recent: std::sync::Mutex<std::collections::VecDeque<(String, Vec<f32>)>>,
+    capacity: usize,
+}
+
+impl RecentTextCache {
+    pub fn new(inner: std::sync::Arc<dyn Embedder>, capacity: usize) -> Self {
+        Self {
+            inner,
+            recent: std::sync::Mutex::new(std::collections::VecDeque::with_capacity(capacity)),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn lookup(&self, text: &str) -> Option<Vec<f32>> {
+        let recent = self.recent.lock().ok()?;
+        recent
+            .iter()
+            .find(|(cached, _)| cached == text)
+            .map(|(_, vector)| vector.clone())
+    }
+
+    fn remember(&self, text: &str, vector: &[f32]) {
+        // A poisoned lock only means another thread panicked mid-update: skip caching.
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() >= self.capacity {
+                recent.pop_front();
+            }
+            recent.push_back((text.to_string(), vector.to_vec()));
+        }
+    }
+}
+
+impl Embedder for RecentTextCache {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    fn max_batch(&self) -> usize {
+        self.inner.max_batch()
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let [text] = texts else {
+            return self.inner.embed_batch(texts);
+        };
+        if let Some(vector) = self.lookup(text) {
+            return Ok(vec![vector]);
+        }
+        let vectors = self.inner.embed_batch(texts)?;
+        if let [vector] = vectors.as_slice() {
+            self.remember(text, vector);
+        }
+        Ok(vectors)
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    struct Counting(AtomicUsize);
+
+    impl Embedder for Counting {
+        fn id(&self) -> &str {
+            "counting"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
+        }
+    }
+
+    #[test]
+    fn a_repeated_single_text_is_embedded_once_and_batches_pass_through() {
+        let inner = Arc::new(Counting(AtomicUsize::new(0)));
+        let cache = RecentTextCache::new(inner.clone(), 2);
+        assert_eq!(cache.embed_one("abc").unwrap(), vec![3.0, 1.0]);
+        assert_eq!(cache.embed_one("abc").unwrap(), vec![3.0, 1.0]);
+        assert_eq!(inner.0.load(Ordering::SeqCst), 1);
+        cache.embed_all(&["abc", "de"]).unwrap();
+        assert_eq!(inner.0.load(Ordering::SeqCst), 3);
+        // The oldest text leaves when the cache is full.
+        cache.embed_one("x").unwrap();
+        cache.embed_one("y").unwrap();
+        cache.embed_one("abc").unwrap();
+        assert_eq!(inner.0.load(Ordering::SeqCst), 6);
+    }
+}

@@ -43,6 +43,9 @@ pub enum Error {
     Store(#[from] StoreError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    /// The memory model failed a task a read needed (classifying a query for a re-rank).
+    #[error("memory model: {0}")]
+    Model(#[from] crate::memory_model::ModelError),
 }
 
 impl Error {
@@ -62,6 +65,7 @@ impl Error {
             Error::NotFound { .. } => ErrorClass::NotFound,
             Error::Store(e) => e.class(),
             Error::Embed(e) => e.class(),
+            Error::Model(e) => e.class(),
         }
     }
 

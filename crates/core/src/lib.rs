@@ -11,7 +11,7 @@ pub mod model;
 pub mod store;
 pub mod task_text;
 
-pub use embed::{Embedder, EmbedderExt};
+pub use embed::{Embedder, EmbedderExt, RecentTextCache};
 pub use error::{Conflict, EmbedError, Error, ErrorClass, Result, StoreError};
 pub use memory_model::{MemoryModel, MemoryModelExt, ModelError, ModelResult, Task, TaskOutput};
 pub use memstore::MemoryStore;

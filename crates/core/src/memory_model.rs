@@ -304,6 +304,10 @@ pub enum Task {
     },
     /// Semantic vs episodic memory type of a question.
     ClassifyQuery { query: String },
+    /// Semantic vs episodic type of a memory (PerLTQA): a fact about who someone is (profile,
+    /// preference, relationship) or something that happened (an event, a conversation).
+    /// Answered with the same two probabilities as a question's class.
+    ClassifyMemory { text: String },
     /// Answer `query` from `memories` (in the query's language).
     Answer {
         query: String,
@@ -364,7 +368,7 @@ impl TaskOutput {
 }
 
 /// Every task name, in the order of the [`Task`] enum.
-pub const TASK_NAMES: [&str; 15] = [
+pub const TASK_NAMES: [&str; 16] = [
     "summarize",
     "persona_snapshot",
     "categorize",
@@ -378,6 +382,7 @@ pub const TASK_NAMES: [&str; 15] = [
     "sufficient",
     "helps",
     "classify_query",
+    "classify_memory",
     "answer",
     "choose",
 ];
@@ -399,6 +404,7 @@ impl Task {
             Task::Sufficient { .. } => "sufficient",
             Task::Helps { .. } => "helps",
             Task::ClassifyQuery { .. } => "classify_query",
+            Task::ClassifyMemory { .. } => "classify_memory",
             Task::Answer { .. } => "answer",
             Task::Choose { .. } => "choose",
         }
@@ -418,7 +424,7 @@ impl Task {
             | Task::Helps { .. } => OutputKind::Flag,
             Task::RateImportance { .. } => OutputKind::Importance,
             Task::Arousal { .. } | Task::Surprise { .. } => OutputKind::Score,
-            Task::ClassifyQuery { .. } => OutputKind::QueryClass,
+            Task::ClassifyQuery { .. } | Task::ClassifyMemory { .. } => OutputKind::QueryClass,
             Task::Choose { .. } => OutputKind::Choice,
         }
     }
@@ -471,6 +477,7 @@ impl Task {
                 v
             }
             Task::ClassifyQuery { query } => vec![query],
+            Task::ClassifyMemory { text } => vec![text],
             Task::Choose {
                 question,
                 options,
@@ -564,6 +571,7 @@ impl Task {
                 blank("candidate", candidate)?;
             }
             Task::ClassifyQuery { query } => blank("query", query)?,
+            Task::ClassifyMemory { text } => blank("text", text)?,
             Task::Choose {
                 question, options, ..
             } => {
@@ -806,6 +814,16 @@ pub trait MemoryModelExt: MemoryModel {
         let task = Task::ClassifyQuery {
             query: query.into(),
         };
+        let out = self.run(&task)?;
+        expect(&task, out, |o| match o {
+            TaskOutput::QueryClass(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// P(semantic) and P(episodic) of a memory's text.
+    fn classify_memory(&self, text: &str) -> ModelResult<QueryClass> {
+        let task = Task::ClassifyMemory { text: text.into() };
         let out = self.run(&task)?;
         expect(&task, out, |o| match o {
             TaskOutput::QueryClass(c) => Some(c),

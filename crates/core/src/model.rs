@@ -391,7 +391,63 @@ pub fn validate_metadata(metadata: &Metadata) -> Result<()> {
             )));
         }
     }
+    if let Some(value) = metadata.get(MemoryType::METADATA_KEY) {
+        MemoryType::parse(value)?;
+    }
     Ok(())
+}
+
+/// PerLTQA's two kinds of personal memory: semantic (who someone is — profile facts,
+/// relationships) and episodic (what happened — events, conversations).
+///
+/// A memory's type is stated by its source under the metadata key [`MemoryType::METADATA_KEY`]
+/// (a dataset that knows it, a caller's JSONL metadata); otherwise a memory classifier estimates
+/// it when it is needed. The value is checked wherever metadata is, so a misspelt type is an
+/// error at the edge rather than a memory that silently has none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryType {
+    Semantic,
+    Episodic,
+}
+
+impl MemoryType {
+    /// The metadata key a source states a memory's type under.
+    pub const METADATA_KEY: &'static str = "memory_type";
+    pub const ALL: [MemoryType; 2] = [MemoryType::Semantic, MemoryType::Episodic];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::Semantic => "semantic",
+            MemoryType::Episodic => "episodic",
+        }
+    }
+
+    /// `semantic` or `episodic`, in any case, surrounding blanks ignored.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "semantic" => Ok(MemoryType::Semantic),
+            "episodic" => Ok(MemoryType::Episodic),
+            _ => Err(Error::invalid(format!(
+                "metadata {} = '{value}': expected semantic or episodic",
+                MemoryType::METADATA_KEY
+            ))),
+        }
+    }
+
+    /// The other type.
+    pub fn other(self) -> Self {
+        match self {
+            MemoryType::Semantic => MemoryType::Episodic,
+            MemoryType::Episodic => MemoryType::Semantic,
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What a memory is. Later mechanisms add derived kinds; raw turns are `Turn`.
@@ -565,6 +621,13 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// The memory type its source stated (metadata [`MemoryType::METADATA_KEY`]), if any.
+    pub fn stated_type(&self) -> Option<MemoryType> {
+        self.metadata
+            .get(MemoryType::METADATA_KEY)
+            .and_then(|value| MemoryType::parse(value).ok())
+    }
+
     /// The raw-turn memory for `turn`: same scope, text and time; provenance = the turn.
     pub fn from_turn(turn: &Turn) -> Self {
         Memory {

@@ -27,6 +27,7 @@ pub enum TaskName {
     Sufficient,
     Helps,
     ClassifyQuery,
+    ClassifyMemory,
     Answer,
     Choose,
 }
@@ -59,6 +60,7 @@ impl TaskName {
             TaskName::Sufficient => "sufficient",
             TaskName::Helps => "helps",
             TaskName::ClassifyQuery => "classify_query",
+            TaskName::ClassifyMemory => "classify_memory",
             TaskName::Answer => "answer",
             TaskName::Choose => "choose",
         }
@@ -72,7 +74,10 @@ impl TaskName {
             }
             TaskName::Conflicts | TaskName::Merge => "PREVIOUS NEW",
             TaskName::Recoverable => "ORIGINAL COMPRESSED",
-            TaskName::Compress | TaskName::Arousal | TaskName::ClassifyQuery => "TEXT",
+            TaskName::Compress
+            | TaskName::Arousal
+            | TaskName::ClassifyQuery
+            | TaskName::ClassifyMemory => "TEXT",
             TaskName::RateImportance => "PAST_SUMMARY (may be \"\") LINE…",
             TaskName::Surprise => "CONTEXT_LINE… UTTERANCE",
             TaskName::Sufficient | TaskName::Answer => "QUERY MEMORY…",
@@ -140,6 +145,9 @@ impl TaskName {
             },
             TaskName::ClassifyQuery => Task::ClassifyQuery {
                 query: texts.join(" "),
+            },
+            TaskName::ClassifyMemory => Task::ClassifyMemory {
+                text: texts.join(" "),
             },
             TaskName::RateImportance => Task::RateImportance {
                 past_summary: texts[0].clone(),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use mnemos_core::retrieval::{Reranker, RetrievalConfig};
+use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig};
 use mnemos_core::{
     BatchForget, Clock, Embedder, HistoryEntry, Job, KindTag, Memory, MemoryFilter, MemoryId,
     MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, Store, StoreRead,
@@ -192,7 +192,14 @@ impl EngineBuilder {
         if config.jobs.max_attempts == 0 {
             return Err(EngineError::config("jobs.max_attempts must be at least 1"));
         }
-        let mut memories = Memories::new(self.store, self.embedder, self.clock, self.retrieval)?;
+        let by_type = self.retrieval.memory_type;
+        let mut memories = Memories::new(self.store, self.embedder, self.clock, self.retrieval)?
+            .with_model(self.model.clone());
+        if let Some(params) = by_type {
+            // The configured memory-type stage runs for every search, whatever the preset.
+            let stage = MemoryTypeReranker::new(self.model.clone(), params)?;
+            memories = memories.with_reranker(Box::new(stage));
+        }
         for reranker in self.rerankers {
             memories = memories.with_reranker(reranker);
         }

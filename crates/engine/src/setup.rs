@@ -353,11 +353,19 @@ pub fn open_store(config: &Config, create: bool) -> EngineResult<Arc<SqliteStore
     Ok(Arc::new(store?))
 }
 
+/// Single texts (queries) whose vectors the configured embedder keeps.
+const RECENT_QUERIES: usize = 64;
+
 /// The configured embedder (downloading a local model once when it is missing).
 pub fn embedder(config: &Config) -> EngineResult<Arc<dyn Embedder>> {
     let embedder = build_embedder(&config.embedder, true, true)
         .map_err(|e| EngineError::setup("cannot load the embedder", ErrorClass::Unavailable, e))?;
-    Ok(Arc::from(embedder))
+    // The memory model shares this embedder: a query classified after a search is not
+    // embedded twice.
+    Ok(Arc::new(mnemos_core::RecentTextCache::new(
+        Arc::from(embedder),
+        RECENT_QUERIES,
+    )))
 }
 
 /// The memory model the config asks for: the `[llm]` endpoint when set, else the offline

@@ -17,12 +17,13 @@
 //! character as speaker (their text is "<name>'s <key>: <value>"); relationship and event records
 //! have no speaker, because a speaker name is indexed as part of the memory and would add the
 //! character's name to every record, pulling them above the dialogues that mention it once.
-//! HTML entities are decoded in all text.
+//! HTML entities are decoded in all text. Every item states its memory type in its metadata
+//! (`memory_type`: profile and relationships semantic, events and dialogues episodic).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use mnemos_core::{Metadata, Role};
+use mnemos_core::{MemoryType, Metadata, Role};
 use serde::Deserialize;
 
 use crate::dataset::{Conversation, DefectAction, Item, MemoryClass, Question, RetrievalDataset};
@@ -245,7 +246,7 @@ fn load_character(
                     text: format!("{speaker}'s {key}: {value}"),
                     time: None,
                     session: "profile".to_string(),
-                    metadata: Metadata::new(),
+                    metadata: typed(Metadata::new(), MemoryType::Semantic),
                 },
             ),
             Ok(None) => {}
@@ -378,7 +379,7 @@ fn relationship_item(
         text,
         time: None,
         session: "relationship".to_string(),
-        metadata,
+        metadata: typed(metadata, MemoryType::Semantic),
     })
 }
 
@@ -420,7 +421,7 @@ fn event_item(
         text,
         time,
         session: "event".to_string(),
-        metadata,
+        metadata: typed(metadata, MemoryType::Episodic),
     })
 }
 
@@ -564,8 +565,18 @@ fn dialogue_item(
         text: lines.join("\n"),
         time,
         session: "dialogue".to_string(),
-        metadata,
+        metadata: typed(metadata, MemoryType::Episodic),
     })
+}
+
+/// `metadata` stating the memory type PerLTQA files the record under (profile and relationships
+/// are semantic memory, events and dialogues episodic), so type-aware presets need no classifier.
+fn typed(mut metadata: Metadata, memory_type: MemoryType) -> Metadata {
+    metadata.insert(
+        MemoryType::METADATA_KEY.to_string(),
+        memory_type.as_str().to_string(),
+    );
+    metadata
 }
 
 #[derive(Deserialize)]
@@ -576,6 +587,21 @@ struct RawQa {
     answer: Option<serde_json::Value>,
     #[serde(rename = "Reference Memory")]
     reference: serde_json::Value,
+    /// `[{"anchor text": [start, end]}, …]`; the offsets refer to the Chinese original.
+    #[serde(default, rename = "Memory Anchors")]
+    anchors: Vec<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Question metadata key: the memory anchors' texts, a JSON array of strings.
+pub const ANCHORS_KEY: &str = "anchors";
+
+/// The anchors a question's metadata holds ([`ANCHORS_KEY`]).
+pub fn question_anchors(question: &Question) -> Vec<String> {
+    question
+        .metadata
+        .get(ANCHORS_KEY)
+        .and_then(|json| serde_json::from_str(json).ok())
+        .unwrap_or_default()
 }
 
 /// `Reference Memory` as ids: a JSON list, a stringified Python list (`"['1_0_0#0']"`), or one
@@ -770,8 +796,25 @@ fn build_question(
         time: None,
         choices: Vec::new(),
         correct_choice: None,
-        metadata: Metadata::new(),
+        metadata: anchors_metadata(&raw.anchors),
     })
+}
+
+/// The anchors' texts (entities decoded, blanks dropped) as question metadata.
+fn anchors_metadata(anchors: &[serde_json::Map<String, serde_json::Value>]) -> Metadata {
+    let texts: Vec<String> = anchors
+        .iter()
+        .flat_map(|anchor| anchor.keys())
+        .map(|text| decode_html_entities(text.trim()))
+        .filter(|text| !text.is_empty())
+        .collect();
+    let mut metadata = Metadata::new();
+    if !texts.is_empty() {
+        if let Ok(json) = serde_json::to_string(&texts) {
+            metadata.insert(ANCHORS_KEY.to_string(), json);
+        }
+    }
+    metadata
 }
 
 #[cfg(test)]

@@ -239,7 +239,7 @@ pub fn parse_output(task: &Task, content: &str) -> Result<TaskOutput, String> {
         }
         Task::Sufficient { .. } => flag(&obj, &["sufficient", "enough"]).map(TaskOutput::Flag),
         Task::Helps { .. } => flag(&obj, &["helps", "helpful"]).map(TaskOutput::Flag),
-        Task::ClassifyQuery { .. } => {
+        Task::ClassifyQuery { .. } | Task::ClassifyMemory { .. } => {
             let p = in_range(&obj, &["p_semantic", "semantic"], 0.0, 1.0)?;
             Ok(TaskOutput::QueryClass(QueryClass::from_semantic(p as f32)))
         }

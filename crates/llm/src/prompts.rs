@@ -68,7 +68,9 @@ pub fn output_format(task: &Task) -> &'static str {
         Task::Surprise { .. } => r#"{"surprise": <integer 1-10>}"#,
         Task::Sufficient { .. } => r#"{"sufficient": true or false}"#,
         Task::Helps { .. } => r#"{"helps": true or false}"#,
-        Task::ClassifyQuery { .. } => r#"{"p_semantic": <number 0.0-1.0>}"#,
+        Task::ClassifyQuery { .. } | Task::ClassifyMemory { .. } => {
+            r#"{"p_semantic": <number 0.0-1.0>}"#
+        }
         Task::Answer { .. } => r#"{"answer": "<text>"}"#,
         Task::Choose { .. } => r#"{"choice": <option number>}"#,
     }
@@ -144,6 +146,11 @@ fn instructions(task: &Task) -> String {
              semantic memory (lasting facts about people: profile, traits, preferences, \
              relationships) rather than episodic memory (particular events, experiences or \
              conversations)."
+            .into(),
+        Task::ClassifyMemory { .. } => "Estimate the probability that MEMORY is semantic \
+             memory (a lasting fact about who someone is: profile, traits, preferences, \
+             relationships) rather than episodic memory (a particular event, experience or \
+             conversation)."
             .into(),
         Task::Answer { .. } => "Answer QUESTION using only MEMORIES, briefly, in the language of \
              QUESTION. If MEMORIES do not contain the answer, say briefly that it is not known."
@@ -244,6 +251,7 @@ fn input(task: &Task) -> String {
             numbered(memories)
         ),
         Task::ClassifyQuery { query } => format!("QUESTION:\n{query}"),
+        Task::ClassifyMemory { text } => format!("MEMORY:\n{text}"),
         Task::Choose {
             question,
             options,

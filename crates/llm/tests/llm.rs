@@ -69,7 +69,8 @@ fn every_task_succeeds_with_a_good_answer_in_both_languages() {
         }
     }
     let requests = server.requests();
-    assert_eq!(requests.len(), 30, "one request per run, no retries");
+    let tasks = mnemos_core::memory_model::TASK_NAMES.len();
+    assert_eq!(requests.len(), 2 * tasks, "one request per run, no retries");
     for r in &requests {
         assert_eq!(r.path, "/v1/chat/completions");
         let body = r.json.as_ref().unwrap();
@@ -78,7 +79,7 @@ fn every_task_succeeds_with_a_good_answer_in_both_languages() {
         assert!(r.header("authorization").is_none(), "no key configured");
     }
     let usage = model.usage();
-    assert_eq!(usage.tasks.len(), 15);
+    assert_eq!(usage.tasks.len(), tasks);
     assert!(usage
         .tasks
         .values()

@@ -18,6 +18,7 @@ pub mod classify;
 pub mod compress;
 pub mod conflict;
 pub mod importance;
+pub mod memory_type;
 pub mod ngram;
 pub mod persona;
 pub mod relevance;
@@ -124,6 +125,9 @@ impl OfflineModel {
             } => TaskOutput::Flag(relevance::helps(&ctx, query, memories, candidate)?),
             Task::ClassifyQuery { query } => {
                 TaskOutput::QueryClass(self.classifier.classify(&ctx, query)?)
+            }
+            Task::ClassifyMemory { text } => {
+                TaskOutput::QueryClass(memory_type::classify_memory(text)?)
             }
             Task::Answer { query, memories } => {
                 TaskOutput::Text(relevance::answer(&ctx, query, memories)?)

@@ -6,6 +6,7 @@
 
 pub mod bm25;
 pub mod dense;
+pub mod memory_type;
 
 use std::collections::HashMap;
 
@@ -15,6 +16,9 @@ use crate::error::{Error, Result};
 use crate::model::{KindTag, Memory, MemoryId};
 pub use bm25::{Bm25Index, Bm25Params};
 pub use dense::{DenseIndex, Quantization};
+pub use memory_type::{
+    rerank_by_type, MemoryTypeReranker, QueryCertainty, ScoreInput, TypeRerank, TypeSearch,
+};
 
 /// How lexical and dense candidate lists are combined.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -132,6 +136,10 @@ pub struct RetrievalConfig {
     /// models truncate long input (MiniLM at 256 word pieces) and a single vector blurs a long
     /// text's details. 0 turns windows off.
     pub window_tokens: usize,
+    /// Re-rank every search by memory type (PerLTQA; `[retrieval.memory_type]`), whatever the
+    /// preset; a request can also ask for it on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_type: Option<TypeRerank>,
 }
 
 impl Default for RetrievalConfig {
@@ -143,6 +151,7 @@ impl Default for RetrievalConfig {
             quantization: Quantization::F32,
             top_k: 10,
             window_tokens: DEFAULT_WINDOW_TOKENS,
+            memory_type: None,
         }
     }
 }
@@ -202,6 +211,9 @@ impl RetrievalConfig {
             return Err(Error::invalid(
                 "retrieval.top_k must be between 1 and 10000",
             ));
+        }
+        if let Some(memory_type) = &self.memory_type {
+            memory_type.validate()?;
         }
         if self.window_tokens > 100_000 {
             return Err(Error::invalid(

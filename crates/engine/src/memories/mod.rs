@@ -15,9 +15,9 @@ use mnemos_text::Analyzer;
 use mnemos_core::retrieval::{embedding_windows, Reranker, RetrievalConfig, ScopeIndex};
 use mnemos_core::{
     validate_text, Clock, Conflict, Embedder, EmbedderExt, Error, HistoryEntry, Job, Memory,
-    MemoryFilter, MemoryId, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
-    Result, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow,
-    WriteBatch,
+    MemoryFilter, MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition,
+    PurgeReport, Result, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey,
+    VectorRow, WriteBatch,
 };
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
@@ -137,6 +137,8 @@ pub struct Memories {
     analyzer: &'static Analyzer,
     config: RetrievalConfig,
     rerankers: Vec<Box<dyn Reranker>>,
+    /// Classifies queries for requests that re-rank by memory type.
+    model: Option<Arc<dyn MemoryModel>>,
     indexes: Mutex<HashMap<UserKey, ScopeSlot>>,
     last_build: Mutex<IndexStats>,
     /// The store's data version when the caches were last checked against it.
@@ -158,6 +160,7 @@ impl Memories {
             analyzer: Analyzer::shared(),
             config,
             rerankers: Vec::new(),
+            model: None,
             indexes: Mutex::new(HashMap::new()),
             last_build: Mutex::new(IndexStats::default()),
             seen_version: Mutex::new(None),
@@ -167,6 +170,12 @@ impl Memories {
     /// Add a re-ranking stage; stages run in the order added.
     pub fn with_reranker(mut self, reranker: Box<dyn Reranker>) -> Self {
         self.rerankers.push(reranker);
+        self
+    }
+
+    /// The memory model that classifies queries for memory-type re-ranking.
+    pub fn with_model(mut self, model: Arc<dyn MemoryModel>) -> Self {
+        self.model = Some(model);
         self
     }
 

@@ -6,11 +6,14 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use mnemos_core::retrieval::memory_type::{is_of_type, p_semantic_trusting};
 use mnemos_core::retrieval::{
-    select_within_budget, Candidate, Hit, RetrieverKind, ScoreBreakdown, SearchFilter, SecondHop,
+    rerank_by_type, select_within_budget, Candidate, Hit, RetrieverKind, ScoreBreakdown,
+    SearchFilter, SecondHop, TypeSearch,
 };
 use mnemos_core::{
-    validate_text, Access, EmbedderExt, Error, Memory, MemoryId, Moment, Result, UserKey,
+    validate_text, Access, EmbedderExt, Error, Memory, MemoryId, MemoryModelExt, Moment, Result,
+    UserKey,
 };
 
 use super::{Memories, ScopeSlot};
@@ -32,6 +35,10 @@ pub struct SearchRequest {
     pub second_hop: Option<SecondHop>,
     /// Search each question of a compound query on its own (see [`question_parts`]).
     pub split_questions: bool,
+    /// Re-rank by memory type (PerLTQA; the query classified by the engine's memory model) or
+    /// keep one type only, after the engine's own re-rankers (which include the configured
+    /// `retrieval.memory_type` re-rank, if any).
+    pub memory_type: Option<TypeSearch>,
 }
 
 impl SearchRequest {
@@ -46,6 +53,7 @@ impl SearchRequest {
             record_access: false,
             second_hop: None,
             split_questions: false,
+            memory_type: None,
         }
     }
 }
@@ -128,6 +136,10 @@ pub struct SearchTimings {
     pub embed_us: u64,
     pub rank_us: u64,
     pub fetch_us: u64,
+    /// Classifying the query for a memory-type re-rank.
+    pub classify_us: u64,
+    /// Every re-ranking stage, query classification excluded.
+    pub rerank_us: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -178,11 +190,9 @@ impl Memories {
         let started = Instant::now();
         let candidates_count = candidates.len();
         let mut hits = self.explained_hits(request, candidates, &query_terms, top_k)?;
-        for reranker in &self.rerankers {
-            reranker.rerank(&request.query, &mut hits);
-        }
-        let hits = select_within_budget(hits, top_k, request.token_budget);
         timings.fetch_us = started.elapsed().as_micros() as u64;
+        self.rerank(request, &mut hits, &mut timings)?;
+        let hits = select_within_budget(hits, top_k, request.token_budget);
 
         if request.record_access && !hits.is_empty() {
             self.record_access(&request.user, &hits)?;
@@ -196,12 +206,50 @@ impl Memories {
         })
     }
 
+    /// The engine's re-rankers, then the memory-type stage the request asks for.
+    fn rerank(
+        &self,
+        request: &SearchRequest,
+        hits: &mut Vec<Hit>,
+        timings: &mut SearchTimings,
+    ) -> Result<()> {
+        let started = Instant::now();
+        for reranker in &self.rerankers {
+            reranker.rerank(&request.query, hits);
+        }
+        match request.memory_type {
+            Some(TypeSearch::Rerank(params)) => {
+                let model = self.model.as_ref().ok_or_else(|| {
+                    Error::invalid(
+                        "a memory-type re-rank needs a memory model; this engine has none",
+                    )
+                })?;
+                let classify_started = Instant::now();
+                let class = model.classify_query(&request.query)?;
+                timings.classify_us = classify_started.elapsed().as_micros() as u64;
+                let weight = params.estimate_weight;
+                let p = move |m: &Memory| p_semantic_trusting(m, weight);
+                rerank_by_type(&params, &class, hits, &p);
+            }
+            Some(TypeSearch::Only(wanted)) => {
+                hits.retain(|hit| is_of_type(&hit.memory, wanted));
+            }
+            None => {}
+        }
+        let elapsed = started.elapsed().as_micros() as u64;
+        timings.rerank_us = elapsed.saturating_sub(timings.classify_us);
+        Ok(())
+    }
+
     /// Validate a request; returns its `top_k`.
     fn check_search(&self, request: &SearchRequest) -> Result<usize> {
         request.user.validate()?;
         validate_text("query", &request.query)?;
         if let Some(hop) = &request.second_hop {
             hop.validate()?;
+        }
+        if let Some(memory_type) = &request.memory_type {
+            memory_type.validate()?;
         }
         let top_k = request.top_k.unwrap_or(self.config.top_k);
         if top_k == 0 || top_k > 10_000 {
@@ -257,7 +305,8 @@ impl Memories {
         query_terms: &[String],
         top_k: usize,
     ) -> Result<Vec<Hit>> {
-        let wanted = if request.token_budget.is_some() || !self.rerankers.is_empty() {
+        let reranked = !self.rerankers.is_empty() || request.memory_type.is_some();
+        let wanted = if request.token_budget.is_some() || reranked {
             candidates.len()
         } else {
             top_k.min(candidates.len())

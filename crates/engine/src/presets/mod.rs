@@ -10,6 +10,8 @@
 //!   importance + relevance, with reflections.
 //! - `moom`: MOOM — plot summaries at three time scales, a persona sketch merged per key,
 //!   competition-inhibition forgetting under a capacity.
+//! - `perltqa`: PerLTQA — semantic vs episodic memory; the query is classified and the
+//!   candidates of each type re-ranked by the type's probability.
 
 use std::sync::Arc;
 
@@ -27,6 +29,7 @@ pub(crate) mod generative;
 pub(crate) mod memgpt;
 pub(crate) mod memorybank;
 pub(crate) mod moom;
+pub(crate) mod perltqa;
 pub(crate) mod scmemory;
 #[cfg(test)]
 mod testing;
@@ -186,6 +189,15 @@ fn entries() -> Vec<Entry> {
         Entry {
             info: || describe::<moom::MoomParams>(moom::NAME, moom::SUMMARY),
             build: |t| Ok(Arc::new(moom::Moom::new(parse_params(moom::NAME, t)?))),
+        },
+        Entry {
+            info: || describe::<perltqa::PerltqaParams>(perltqa::NAME, perltqa::SUMMARY),
+            build: |t| {
+                Ok(Arc::new(perltqa::Perltqa::new(parse_params(
+                    perltqa::NAME,
+                    t,
+                )?)))
+            },
         },
     ]
 }

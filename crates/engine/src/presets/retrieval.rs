@@ -135,8 +135,9 @@ pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
         item = item.with_part("second_hop", f64::from(h.added));
     }
     item = item.with_part("fused", f64::from(b.fused));
+    // A re-ranker's part is what it saw (e.g. P(π|m), s); the item's score is the result.
     for adjustment in &b.adjustments {
-        item = item.with_part(&adjustment.name, f64::from(adjustment.delta));
+        item = item.with_part(&adjustment.name, f64::from(adjustment.value));
     }
     item
 }

@@ -1,6 +1,8 @@
 //! `eval classifier`: classify every PerLTQA question as semantic or episodic with the query
 //! classifier (shipped weights, or a weights file) and compare with PerLTQA's memory type
-//! (profile + social_relationship = semantic, events + dialogues = episodic).
+//! (profile + social_relationship = semantic, events + dialogues = episodic). The memory
+//! classifier (`classify_memory`, which types memories whose source states no type) is scored
+//! the same way on PerLTQA's memory records, whose type the loader states.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -84,6 +86,48 @@ pub struct ClassifierReport {
     /// Correct and total per PerLTQA question group.
     pub by_category: BTreeMap<String, (usize, usize)>,
     pub latency: Option<LatencySummary>,
+    /// The offline memory classifier on the dataset's typed memory records.
+    pub memories: MemoryClassifierScores,
+}
+
+/// The offline memory classifier against the memory types the dataset states.
+#[derive(Debug, Serialize, Default)]
+pub struct MemoryClassifierScores {
+    pub memories: usize,
+    pub accuracy: f64,
+    /// Correct and total per kind of record (profile, relationship, event, dialogue).
+    pub by_kind: BTreeMap<String, (usize, usize)>,
+    pub latency: Option<LatencySummary>,
+}
+
+/// Classify every typed memory record of `dataset` with the offline memory classifier.
+fn score_memories(
+    dataset: &crate::dataset::RetrievalDataset,
+) -> Result<MemoryClassifierScores, EvalError> {
+    let mut scores = MemoryClassifierScores::default();
+    let mut latency = LatencyStats::new();
+    let mut correct = 0usize;
+    for item in dataset.conversations.iter().flat_map(|c| &c.items) {
+        let Some(stated) = item
+            .metadata
+            .get(mnemos_core::MemoryType::METADATA_KEY)
+            .and_then(|v| mnemos_core::MemoryType::parse(v).ok())
+        else {
+            continue;
+        };
+        let started = Instant::now();
+        let class = mnemos_offline::memory_type::classify_memory(&item.text)?;
+        latency.push(started.elapsed());
+        let right = class.is_semantic() == (stated == mnemos_core::MemoryType::Semantic);
+        correct += usize::from(right);
+        scores.memories += 1;
+        let entry = scores.by_kind.entry(item.session.clone()).or_default();
+        entry.0 += usize::from(right);
+        entry.1 += 1;
+    }
+    scores.accuracy = correct as f64 / scores.memories.max(1) as f64;
+    scores.latency = latency.summary();
+    Ok(scores)
 }
 
 fn class_scores(confusion: &[[usize; 2]; 2], class: usize) -> ClassScores {
@@ -194,6 +238,7 @@ pub fn evaluate(
         confusion,
         by_category: tally.by_category,
         latency: tally.latency.summary(),
+        memories: score_memories(&dataset)?,
     })
 }
 
@@ -245,6 +290,22 @@ impl ClassifierReport {
                 "latency per query: p50 {:.3} ms, p95 {:.3} ms, mean {:.3} ms",
                 l.p50_ms, l.p95_ms, l.mean_ms
             );
+        }
+        let m = &self.memories;
+        let _ = writeln!(
+            out,
+            "\nmemory classifier (offline, classify_memory) on {} typed memory records: accuracy {:.4}",
+            m.memories, m.accuracy
+        );
+        for (kind, (correct, total)) in &m.by_kind {
+            let _ = writeln!(
+                out,
+                "  {kind:<20} {:.4} ({correct}/{total})",
+                *correct as f64 / (*total).max(1) as f64
+            );
+        }
+        if let Some(l) = &m.latency {
+            let _ = writeln!(out, "latency per memory: p50 {:.3} ms", l.p50_ms);
         }
         out
     }

@@ -1,6 +1,13 @@
 //! `eval retrieval`: stream each conversation into its own user scope in time order, ask every
 //! question when its time comes, and score BM25 / dense / hybrid side by side in one run
-//! (Recall@{1,5,10}, MRR and nDCG@10 of the gold items, read and write latency).
+//! (Recall@{1,2,3,5,10} — PerLTQA's K —, MRR and nDCG@10 of the gold items, read and write
+//! latency). Each retriever can also run with memory-type handling (`--memory-type`: PerLTQA's
+//! re-rank, or one type only), as extra rows. Where questions carry memory anchors (PerLTQA),
+//! the anchor MAP of the retrieved memories is reported: an anchor counts only if it resolves
+//! (appears in the text of one of the question's gold memories; the dataset's offsets refer to
+//! the Chinese original, so English anchors are matched by text), and a question's score is the
+//! share of its resolving anchors found in its top 10 retrieved memories (PerLTQA eq. 5, with the
+//! retrieved context in place of a generated answer).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -10,7 +17,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use mnemos_core::{RetrieverKind, SystemClock, TurnId, UserKey};
+use mnemos_core::retrieval::{TypeRerank, TypeSearch};
+use mnemos_core::{MemoryType, RetrieverKind, SystemClock, TurnId, UserKey};
 use mnemos_engine::{Config, Engine, EngineConfig, NewTurn, SearchRequest};
 
 use crate::dataset::{Conversation, Question, RetrievalDataset};
@@ -21,7 +29,7 @@ use crate::metrics::{LatencyStats, LatencySummary, RetrievalScores, ScoreReport}
 
 use super::DumpFile;
 
-const KS: [usize; 3] = [1, 5, 10];
+const KS: [usize; 5] = [1, 2, 3, 5, 10];
 /// The engine's agent for every streamed turn.
 const AGENT: &str = "eval";
 
@@ -58,6 +66,55 @@ impl RetrieverChoice {
     }
 }
 
+/// What a retriever does with memory types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum TypeChoice {
+    /// Nothing: retrieval alone.
+    None,
+    /// Classify the query, draw k per type, re-rank (PerLTQA eq. 3).
+    Rerank,
+    /// Semantic memories only.
+    Semantic,
+    /// Episodic memories only.
+    Episodic,
+}
+
+impl TypeChoice {
+    fn search(self, rerank: TypeRerank) -> Option<TypeSearch> {
+        match self {
+            TypeChoice::None => None,
+            TypeChoice::Rerank => Some(TypeSearch::Rerank(rerank)),
+            TypeChoice::Semantic => Some(TypeSearch::Only(MemoryType::Semantic)),
+            TypeChoice::Episodic => Some(TypeSearch::Only(MemoryType::Episodic)),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TypeChoice::None => "",
+            TypeChoice::Rerank => "+rerank",
+            TypeChoice::Semantic => "+semantic",
+            TypeChoice::Episodic => "+episodic",
+        }
+    }
+}
+
+/// One row of the report: a retriever and what it does with memory types.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Row {
+    retriever: RetrieverKind,
+    memory_type: Option<TypeSearch>,
+    name_suffix: &'static str,
+}
+
+impl Row {
+    fn name(&self) -> String {
+        format!("{}{}", self.retriever.name(), self.name_suffix)
+    }
+}
+
 /// What `eval retrieval` runs and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetrievalSettings {
@@ -65,6 +122,10 @@ pub struct RetrievalSettings {
     pub path: PathBuf,
     pub dataset: QuestionDataset,
     pub retrievers: Vec<RetrieverKind>,
+    /// What each retriever does with memory types; one row per retriever and choice.
+    pub memory_types: Vec<TypeChoice>,
+    /// The re-rank's parameters for [`TypeChoice::Rerank`].
+    pub rerank: TypeRerank,
     /// Only the first N conversations.
     pub limit: Option<usize>,
     pub store: StoreKind,
@@ -77,9 +138,31 @@ pub struct RetrievalSettings {
 
 #[derive(Debug, Serialize)]
 pub struct RetrieverReport {
-    pub retriever: &'static str,
+    /// The retriever, with `+rerank`, `+semantic` or `+episodic` when it handles memory types.
+    pub retriever: String,
     pub scores: ScoreReport,
     pub read_latency: Option<LatencySummary>,
+    /// Query classification per search (memory-type re-rank only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classify_latency: Option<LatencySummary>,
+    /// The re-ranking stages per search, classification excluded (memory-type rows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_latency: Option<LatencySummary>,
+    /// Mean share of each question's resolving anchors found in its top 10 (questions with
+    /// at least one resolving anchor).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor_map: Option<f64>,
+}
+
+/// How the dataset's memory anchors resolve in its memories' text.
+#[derive(Debug, Default, Serialize)]
+pub struct AnchorCoverage {
+    pub anchors: usize,
+    /// Anchors found in the text of one of their question's gold memories.
+    pub resolved: usize,
+    pub questions_with_anchors: usize,
+    /// Questions with at least one resolving anchor (the anchor MAP's denominator).
+    pub questions_scored: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -97,22 +180,33 @@ pub struct RetrievalReport {
     pub write_latency_per_turn: Option<LatencySummary>,
     pub ingest_turns_per_second: f64,
     pub retrievers: Vec<RetrieverReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<AnchorCoverage>,
     pub peak_memory_mb: Option<f64>,
+}
+
+/// Per row: scores and latencies gathered while streaming.
+struct RowTally {
+    scores: RetrievalScores,
+    reads: LatencyStats,
+    classify: LatencyStats,
+    rerank: LatencyStats,
+    anchor_sum: f64,
 }
 
 /// Scores and latencies gathered while streaming.
 struct Tally {
-    scores: Vec<RetrievalScores>,
-    reads: Vec<LatencyStats>,
+    rows: Vec<RowTally>,
+    anchors: AnchorCoverage,
     writes: LatencyStats,
     ingest_seconds: f64,
 }
 
-/// One engine, the retrievers it is searched with, and where the misses go.
+/// One engine, the rows it is searched with, and where the misses go.
 struct Streamer<'a> {
     engine: &'a Engine,
     tenant: &'a str,
-    retrievers: &'a [RetrieverKind],
+    rows: &'a [Row],
     write_batch: usize,
     progress: ProgressFn<'a>,
 }
@@ -127,6 +221,13 @@ pub fn evaluate(
     if settings.retrievers.is_empty() {
         return Err(EvalError::Invalid("no retriever to evaluate".into()));
     }
+    settings.rerank.validate()?;
+    let rows = rows(settings);
+    // The rows decide where the memory-type re-rank runs; a configured engine-wide stage would
+    // re-rank every row, so it only lends its parameters (through `settings.rerank`).
+    let mut config = config.clone();
+    config.retrieval.memory_type = None;
+    let config = &config;
     let mut dataset = load_retrieval_dataset(&settings.path, format)?;
     if let Some(limit) = settings.limit {
         dataset.conversations.truncate(limit);
@@ -138,9 +239,13 @@ pub fn evaluate(
     let store = settings.store.open(scratch.path(), "eval")?;
     let embedder = mnemos_engine::setup::embedder(config)?;
     // The retrieval preset plans no derived work: the engine only stores and indexes turns.
+    // Rows that use memory types need every memory typed: the perltqa preset's only derived
+    // work is estimating the type of memories their source did not type (run inline).
+    let uses_types = rows.iter().any(|row| row.memory_type.is_some());
+    let preset = if uses_types { "perltqa" } else { "retrieval" };
     let (engine, _) = open_engine(
         config,
-        &EngineConfig::with_preset("retrieval"),
+        &EngineConfig::with_preset(preset),
         store,
         &embedder,
         Arc::new(SystemClock),
@@ -148,7 +253,7 @@ pub fn evaluate(
     let streamer = Streamer {
         engine: &engine,
         tenant: &config.tenant,
-        retrievers: &settings.retrievers,
+        rows: &rows,
         write_batch: settings.write_batch.max(1),
         progress,
     };
@@ -157,7 +262,30 @@ pub fn evaluate(
     if let Some(dump) = dump {
         dump.finish()?;
     }
-    Ok(report(config, settings, &dataset, &engine, tally))
+    Ok(report(config, settings, &dataset, &engine, &rows, tally))
+}
+
+/// One row per retriever and memory-type choice (no choice: retrieval alone), in order.
+fn rows(settings: &RetrievalSettings) -> Vec<Row> {
+    let choices: &[TypeChoice] = if settings.memory_types.is_empty() {
+        &[TypeChoice::None]
+    } else {
+        &settings.memory_types
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    for &retriever in &settings.retrievers {
+        for &choice in choices {
+            let row = Row {
+                retriever,
+                memory_type: choice.search(settings.rerank),
+                name_suffix: choice.name(),
+            };
+            if !rows.contains(&row) {
+                rows.push(row);
+            }
+        }
+    }
+    rows
 }
 
 fn report(
@@ -165,6 +293,7 @@ fn report(
     settings: &RetrievalSettings,
     dataset: &RetrievalDataset,
     engine: &Engine,
+    rows: &[Row],
     tally: Tally,
 ) -> RetrievalReport {
     let summary = dataset.summary();
@@ -186,17 +315,20 @@ fn report(
         fusion: config.retrieval.fusion.clone(),
         write_latency_per_turn: tally.writes.summary(),
         ingest_turns_per_second: turns as f64 / tally.ingest_seconds.max(1e-9),
-        retrievers: settings
-            .retrievers
+        retrievers: rows
             .iter()
-            .zip(tally.scores)
-            .zip(tally.reads)
-            .map(|((r, s), l)| RetrieverReport {
-                retriever: r.name(),
-                scores: s.report(),
-                read_latency: l.summary(),
+            .zip(tally.rows)
+            .map(|(row, t)| RetrieverReport {
+                retriever: row.name(),
+                scores: t.scores.report(),
+                read_latency: t.reads.summary(),
+                classify_latency: t.classify.summary().filter(|_| row.memory_type.is_some()),
+                rerank_latency: t.rerank.summary().filter(|_| row.memory_type.is_some()),
+                anchor_map: (tally.anchors.questions_scored > 0)
+                    .then(|| t.anchor_sum / tally.anchors.questions_scored as f64),
             })
             .collect(),
+        anchors: (tally.anchors.anchors > 0).then_some(tally.anchors),
         peak_memory_mb: peak_memory_mb(),
     }
 }
@@ -208,16 +340,18 @@ impl Streamer<'_> {
         mut dump: Option<&mut DumpFile>,
     ) -> Result<Tally, EvalError> {
         let mut tally = Tally {
-            scores: self
-                .retrievers
+            rows: self
+                .rows
                 .iter()
-                .map(|_| RetrievalScores::new(&KS))
+                .map(|_| RowTally {
+                    scores: RetrievalScores::new(&KS),
+                    reads: LatencyStats::new(),
+                    classify: LatencyStats::new(),
+                    rerank: LatencyStats::new(),
+                    anchor_sum: 0.0,
+                })
                 .collect(),
-            reads: self
-                .retrievers
-                .iter()
-                .map(|_| LatencyStats::new())
-                .collect(),
+            anchors: AnchorCoverage::default(),
             writes: LatencyStats::new(),
             ingest_seconds: 0.0,
         };
@@ -260,13 +394,10 @@ impl Streamer<'_> {
                 break;
             };
             let ranked = self.ask(&user, question, &labels, tally)?;
+            score_anchors(conversation, question, &ranked, tally);
             if let Some(out) = dump.as_deref_mut() {
-                let ranked: BTreeMap<&str, &Vec<&str>> = self
-                    .retrievers
-                    .iter()
-                    .map(|r| r.name())
-                    .zip(&ranked)
-                    .collect();
+                let ranked: BTreeMap<String, &Vec<&str>> =
+                    self.rows.iter().map(Row::name).zip(&ranked).collect();
                 out.write(&serde_json::json!({
                     "conversation": conversation.id,
                     "question": question.text,
@@ -324,24 +455,74 @@ impl Streamer<'_> {
         tally: &mut Tally,
     ) -> Result<Vec<Vec<&'l str>>, EvalError> {
         let top_k = KS.iter().max().copied().unwrap_or(10);
-        let mut rankings = Vec::with_capacity(self.retrievers.len());
-        for (i, retriever) in self.retrievers.iter().enumerate() {
+        let mut rankings = Vec::with_capacity(self.rows.len());
+        for (i, row) in self.rows.iter().enumerate() {
             let mut request = SearchRequest::new(user.clone(), question.text.clone());
             request.top_k = Some(top_k);
-            request.retriever = *retriever;
+            request.retriever = row.retriever;
+            request.memory_type = row.memory_type;
             let started = Instant::now();
             let results = self.engine.search(&request)?;
-            tally.reads[i].push(started.elapsed());
+            let row_tally = &mut tally.rows[i];
+            row_tally.reads.push(started.elapsed());
+            let micros = |us: u64| std::time::Duration::from_micros(us);
+            row_tally.classify.push(micros(results.timings.classify_us));
+            row_tally.rerank.push(micros(results.timings.rerank_us));
             let ranked: Vec<&str> = results
                 .hits
                 .iter()
                 .flat_map(|hit| &hit.memory.provenance)
                 .filter_map(|turn| labels.get(turn).map(String::as_str))
                 .collect();
-            tally.scores[i].add_query(&question.category, &ranked, &question.gold);
+            row_tally
+                .scores
+                .add_query(&question.category, &ranked, &question.gold);
             rankings.push(ranked);
         }
         Ok(rankings)
+    }
+}
+
+/// Count the question's anchors and credit each row with the share of its resolving anchors
+/// found in the text of the memories it ranked (see the module docs).
+fn score_anchors(
+    conversation: &Conversation,
+    question: &Question,
+    ranked: &[Vec<&str>],
+    tally: &mut Tally,
+) {
+    let anchors = crate::perltqa::question_anchors(question);
+    if anchors.is_empty() {
+        return;
+    }
+    let text_of = |label: &str| {
+        conversation
+            .items
+            .iter()
+            .find(|item| item.label == label)
+            .map(|item| item.text.to_lowercase())
+    };
+    let gold_texts: Vec<String> = question.gold.iter().filter_map(|g| text_of(g)).collect();
+    let resolving: Vec<String> = anchors
+        .iter()
+        .map(|a| a.to_lowercase())
+        .filter(|a| gold_texts.iter().any(|t| t.contains(a.as_str())))
+        .collect();
+    let coverage = &mut tally.anchors;
+    coverage.anchors += anchors.len();
+    coverage.resolved += resolving.len();
+    coverage.questions_with_anchors += 1;
+    if resolving.is_empty() {
+        return;
+    }
+    coverage.questions_scored += 1;
+    for (row, labels) in tally.rows.iter_mut().zip(ranked) {
+        let texts: Vec<String> = labels.iter().filter_map(|l| text_of(l)).collect();
+        let found = resolving
+            .iter()
+            .filter(|a| texts.iter().any(|t| t.contains(a.as_str())))
+            .count();
+        row.anchor_sum += found as f64 / resolving.len() as f64;
     }
 }
 
@@ -351,6 +532,13 @@ fn peak_memory_mb() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+/// A median in milliseconds with three decimals (re-ranking is sub-millisecond).
+fn ms3(summary: &Option<LatencySummary>) -> String {
+    summary
+        .as_ref()
+        .map_or("-".into(), |s| format!("{:.3}", s.p50_ms))
 }
 
 fn ms(summary: &Option<LatencySummary>, pick: fn(&LatencySummary) -> f64) -> String {
@@ -383,24 +571,67 @@ impl RetrievalReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>6} {:>6} {:>6} {:>6} {:>8} {:>11} {:>11}",
-            "retriever", "R@1", "R@5", "R@10", "MRR", "nDCG@10", "read p50ms", "read p95ms"
+            "{:<17} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>10} {:>10} {:>11} {:>11}",
+            "retriever",
+            "R@1",
+            "R@2",
+            "R@3",
+            "R@5",
+            "R@10",
+            "MRR",
+            "nDCG@10",
+            "anchorMAP",
+            "rerank p50",
+            "read p50ms",
+            "read p95ms"
         );
         for r in &self.retrievers {
             let o = &r.scores.overall;
-            let at = |m: &BTreeMap<usize, f64>, k| m.get(&k).copied().unwrap_or(0.0);
+            let at = |k| o.recall.get(&k).copied().unwrap_or(0.0);
             let _ = writeln!(
                 out,
-                "{:<9} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.3} {:>11} {:>11}",
+                "{:<17} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.3} {:>10} {:>10} {:>11} {:>11}",
                 r.retriever,
-                at(&o.recall, 1),
-                at(&o.recall, 5),
-                at(&o.recall, 10),
+                at(1),
+                at(2),
+                at(3),
+                at(5),
+                at(10),
                 o.mrr,
-                at(&o.ndcg, 10),
+                o.ndcg.get(&10).copied().unwrap_or(0.0),
+                r.anchor_map.map_or("-".into(), |m| format!("{m:.3}")),
+                ms3(&r.rerank_latency),
                 ms(&r.read_latency, |s| s.p50_ms),
                 ms(&r.read_latency, |s| s.p95_ms),
             );
+        }
+        if self.retrievers.len() > 1 {
+            let _ = writeln!(
+                out,
+                "(the embedder keeps the vectors of recent single texts: rows after the first reuse \
+                 the query's vector, so their read time leaves out embedding it)"
+            );
+        }
+        if let Some(a) = &self.anchors {
+            let _ = writeln!(
+                out,
+                "\nmemory anchors: {} of {} resolve in their gold memory's text; anchor MAP over \
+                 {} of {} questions with anchors",
+                a.resolved, a.anchors, a.questions_scored, a.questions_with_anchors
+            );
+        }
+        for r in self
+            .retrievers
+            .iter()
+            .filter(|r| r.classify_latency.is_some())
+        {
+            if let Some(c) = r.classify_latency.as_ref().filter(|c| c.p50_ms > 0.0) {
+                let _ = writeln!(
+                    out,
+                    "{}: query classification p50 {:.3} ms, p95 {:.3} ms per search",
+                    r.retriever, c.p50_ms, c.p95_ms
+                );
+            }
         }
         let _ = writeln!(
             out,
@@ -422,17 +653,19 @@ impl RetrievalReport {
             let _ = writeln!(out, "\n{} by category:", r.retriever);
             let _ = writeln!(
                 out,
-                "{:<22} {:>5} {:>6} {:>6} {:>6} {:>6}",
-                "category", "n", "R@1", "R@5", "R@10", "MRR"
+                "{:<22} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+                "category", "n", "R@1", "R@2", "R@3", "R@5", "R@10", "MRR"
             );
             for (category, s) in &r.scores.by_category {
                 let at = |k| s.recall.get(&k).copied().unwrap_or(0.0);
                 let _ = writeln!(
                     out,
-                    "{:<22} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                    "{:<22} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
                     category,
                     s.count,
                     at(1),
+                    at(2),
+                    at(3),
                     at(5),
                     at(10),
                     s.mrr

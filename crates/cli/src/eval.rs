@@ -235,6 +235,9 @@ pub struct LufyArgs {
     /// With presets: a scratch SQLite database per preset, or the in-memory store.
     #[arg(long, value_enum, default_value = "sqlite")]
     store: StoreKind,
+    /// With presets: share of each session the random row of the agreement table keeps.
+    #[arg(long, default_value_t = 0.1)]
+    random_share: f64,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -422,6 +425,7 @@ fn run_lufy(global: &GlobalArgs, args: LufyArgs, progress: &dyn Fn(Progress<'_>)
         path: args.path,
         limit: args.limit,
         compare: args.engines.compare(args.store, args.batch, &args.report),
+        random_share: args.random_share,
     };
     let report = lufy::agreement(&global.config()?, &settings, progress);
     print(report, args.report.json, |r| r.markdown())

@@ -1,6 +1,8 @@
 //! `mnemos train classifier`: fit the semantic/episodic query classifier on a labelled question
-//! set for the configured embedder (or lexical cues only) and write its weights file. The
-//! training itself is `mnemos_train`'s; this parses the arguments and prints.
+//! set for the configured embedder (or lexical cues only) and write its weights file.
+//! `mnemos train lufy`: fit the lufy preset's strength weights on LUFY's annotations and write
+//! the weights file the preset ships. The training itself is `mnemos_train`'s; this parses the
+//! arguments and prints.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -16,11 +18,14 @@ use mnemos_train::{train_best, ClassifierWeights, FeatureSet, PenaltyGrid, Quest
 pub enum TrainCommand {
     /// Fit the semantic/episodic query classifier and write its weights file.
     Classifier(TrainClassifierArgs),
+    /// Fit the lufy preset's strength weights (A, P, L) on LUFY's annotations and write them.
+    Lufy(TrainLufyArgs),
 }
 
 pub fn run(config: &Config, command: TrainCommand) -> Result<()> {
     match command {
         TrainCommand::Classifier(args) => train_classifier(config, args),
+        TrainCommand::Lufy(args) => train_lufy(args),
     }
 }
 
@@ -109,4 +114,89 @@ fn print_candidate(weights: &ClassifierWeights) {
         "  l2 {:<6} embedding l2 {embedding_l2:<6} train accuracy {:.4}  {}-fold CV accuracy {:.4}",
         training.options.l2, training.train_accuracy, training.cv_folds, training.cv_accuracy
     );
+}
+
+#[derive(Args)]
+pub struct TrainLufyArgs {
+    /// The LUFY sessions file (lufy_sessions.json).
+    path: PathBuf,
+    /// Cross-validation folds (users are split into them; at most one per user).
+    #[arg(long, default_value_t = 17)]
+    folds: usize,
+    /// Share of each session's utterances kept when scoring held-out agreement.
+    #[arg(long, default_value_t = 0.1)]
+    keep_share: f64,
+    /// Output weights file (the one the lufy preset ships).
+    #[arg(long, default_value = "crates/engine/data/lufy-weights.json")]
+    out: PathBuf,
+}
+
+fn train_lufy(args: TrainLufyArgs) -> Result<()> {
+    use mnemos_engine::presets::lufy::strength::{Scale, PAPER_WEIGHTS};
+    let started = Instant::now();
+    let scale = Scale::default();
+    let data = mnemos_train::lufy::lufy_samples(&args.path, &scale)?;
+    let important = data.samples.iter().filter(|s| s.y).count();
+    println!(
+        "{}: {} labelled user utterances ({important} important by >=2 of 3), {} undetermined, {} blank; signals by {} in {:.1} s",
+        args.path.display(),
+        data.samples.len(),
+        data.undetermined,
+        data.blank,
+        data.model,
+        started.elapsed().as_secs_f64()
+    );
+    let fit = mnemos_train::lufy::train_lufy(&data, scale, args.folds, args.keep_share)?;
+    println!(
+        "\ncross-validated by user ({} users, {} folds), held out:",
+        fit.users, fit.folds
+    );
+    println!(
+        "| weights | lambda | MSE | AUC of S | top-{:.0}% agreement |",
+        100.0 * fit.keep_share
+    );
+    println!("|---|---|---|---|---|");
+    let auc = |a: Option<f64>| a.map_or("-".to_string(), |a| format!("{a:.3}"));
+    for p in &fit.penalties {
+        let h = &p.held_out;
+        println!(
+            "| fitted | {} | {:.4} | {} | {:.3} |",
+            p.lambda,
+            h.mse,
+            auc(h.auc),
+            h.agreement
+        );
+    }
+    let h = &fit.paper;
+    println!(
+        "| paper (Table 2) | - | {:.4} | {} | {:.3} |",
+        h.mse,
+        auc(h.auc),
+        h.agreement
+    );
+    println!(
+        "\nweights (lambda {}, fitted on all {} samples):",
+        fit.lambda, fit.samples
+    );
+    println!("| signal | fitted | paper |");
+    println!("|---|---|---|");
+    let w = fit.weights;
+    for (name, fitted, paper) in [
+        ("A (arousal)", w.arousal, PAPER_WEIGHTS.arousal),
+        ("P (perplexity)", w.surprise, PAPER_WEIGHTS.surprise),
+        ("L (importance)", w.importance, PAPER_WEIGHTS.importance),
+        ("R1 (not fitted: kept)", w.r1, PAPER_WEIGHTS.r1),
+        ("R2 (not fitted: kept)", w.r2, PAPER_WEIGHTS.r2),
+    ] {
+        println!("| {name} | {fitted:.3} | {paper} |");
+    }
+    let json = serde_json::to_string_pretty(&fit)?;
+    std::fs::write(&args.out, json + "\n")
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!(
+        "\nwrote {} in {:.1} s",
+        args.out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }

@@ -50,6 +50,9 @@ fn small_params(name: &str) -> toml::Table {
         "memorybank" => "",
         "scmemory" => "",
         "moom" => "theta1 = 2\ntheta2 = 2\ntheta3 = 2\npersona_every = 3\n",
+        // Keep every pair (the suite looks for facts of both sessions) and let the hash
+        // embedder's low cosines through.
+        "lufy" => "keep_share = 1.0\nsimilarity_threshold = -1.0\n",
         _ => "",
     };
     toml::from_str(text).unwrap_or_default()

@@ -15,7 +15,7 @@ use std::path::Path;
 use mnemos_core::{Metadata, Role};
 use serde::{Deserialize, Serialize};
 
-use crate::dataset::{Conversation, Defect, DefectAction, Item};
+use crate::dataset::{Conversation, Defect, DefectAction, Item, Question};
 use crate::error::DatasetError;
 use crate::json::{read_json_file, Node};
 
@@ -36,6 +36,19 @@ impl LufyDataset {
     /// [`turn_label`]; blank utterances are left out (the engine refuses empty turns). Items
     /// have no time: the file has none.
     pub fn conversations(&self) -> Vec<Conversation> {
+        self.conversations_asking(false)
+    }
+
+    /// [`conversations`](Self::conversations) with every session's questions, asked after the
+    /// conversation's last session (id `"<session id>/<qa id>"`, category `"session N"`). The file
+    /// names no evidence turns, so a question's gold is every streamed user turn of its session:
+    /// evidence metrics then only say that something of the right session was recalled, and
+    /// answers are what to judge by.
+    pub fn conversations_with_questions(&self) -> Vec<Conversation> {
+        self.conversations_asking(true)
+    }
+
+    fn conversations_asking(&self, with_questions: bool) -> Vec<Conversation> {
         let mut order: Vec<(String, Vec<&LufySession>)> = Vec::new();
         for session in &self.sessions {
             let id = format!("{}/{}", session.system, session.user);
@@ -48,7 +61,7 @@ impl LufyDataset {
             .into_iter()
             .map(|(id, mut sessions)| {
                 sessions.sort_by_key(|s| s.session);
-                let items = sessions
+                let items: Vec<Item> = sessions
                     .iter()
                     .flat_map(|session| {
                         session
@@ -66,14 +79,52 @@ impl LufyDataset {
                             })
                     })
                     .collect();
+                let questions = if with_questions {
+                    session_questions(&sessions, items.len())
+                } else {
+                    Vec::new()
+                };
                 Conversation {
                     id,
                     items,
-                    questions: Vec::new(),
+                    questions,
                 }
             })
             .collect()
     }
+}
+
+/// The questions of `sessions`, asked after `after_item` items; sessions without a streamed
+/// user turn have no gold and ask nothing.
+fn session_questions(sessions: &[&LufySession], after_item: usize) -> Vec<Question> {
+    let mut out = Vec::new();
+    for session in sessions {
+        let gold: Vec<String> = session
+            .turns
+            .iter()
+            .filter(|t| t.role == Role::User && !t.utterance.trim().is_empty())
+            .map(|t| turn_label(session, t))
+            .collect();
+        if gold.is_empty() {
+            continue;
+        }
+        for qa in &session.qa {
+            out.push(Question {
+                id: format!("{}/{}", session.id(), qa.id),
+                text: qa.question.clone(),
+                answer: Some(qa.answer.clone()),
+                gold: gold.clone(),
+                category: format!("session {}", session.session),
+                memory_type: None,
+                after_item,
+                time: None,
+                choices: Vec::new(),
+                correct_choice: None,
+                metadata: Metadata::new(),
+            });
+        }
+    }
+    out
 }
 
 /// The item label of a turn in [`LufyDataset::conversations`]: `"<session id>/<idx>"`.
@@ -92,6 +143,17 @@ pub struct LufySession {
     pub annotators: Vec<String>,
     /// In conversation order.
     pub turns: Vec<LufyTurn>,
+    /// The questions the user wrote about this session (3 per session in the published file).
+    #[serde(default)]
+    pub qa: Vec<LufyQa>,
+}
+
+/// A question a participant wrote about one of their sessions, with its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LufyQa {
+    pub id: String,
+    pub question: String,
+    pub answer: String,
 }
 
 impl LufySession {
@@ -224,12 +286,14 @@ fn load_session(defects: &mut Vec<Defect>, index: usize, node: &Node) -> Option<
         }
     }
     let annotators = session_annotators(node, &turns);
+    let qa = load_qa(defects, &location, node);
     Some(LufySession {
         system,
         user,
         session,
         annotators,
         turns,
+        qa,
     })
 }
 
@@ -298,6 +362,35 @@ fn load_turn(
         utterance,
         important,
     })
+}
+
+/// The session's questions; one without a question or an answer text is skipped as a defect.
+fn load_qa(defects: &mut Vec<Defect>, location: &str, node: &Node) -> Vec<LufyQa> {
+    let Some(items) = node.get("qa").and_then(Node::as_array) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let text = |key: &str| {
+            item.get(key)
+                .and_then(Node::scalar_text)
+                .filter(|t| !t.trim().is_empty())
+        };
+        match (text("question"), text("answer")) {
+            (Some(question), Some(answer)) => out.push(LufyQa {
+                id: text("id").unwrap_or_else(|| format!("Q{}", index + 1)),
+                question,
+                answer,
+            }),
+            _ => defect(
+                defects,
+                format!("{location} qa[{index}]"),
+                "question without a `question` or an `answer` text".into(),
+                DefectAction::SkippedRecord,
+            ),
+        }
+    }
+    out
 }
 
 /// Annotator → important, from the 0/1 marks of a user turn; any other mark is dropped as a
@@ -388,6 +481,7 @@ mod tests {
             important: BTreeMap::new(),
         };
         let session = |system: &str, number: u64, turns: Vec<LufyTurn>| LufySession {
+            qa: Vec::new(),
             system: system.to_string(),
             user: "Ann".to_string(),
             session: number,
@@ -547,5 +641,16 @@ mod tests {
             .map(|s| s.turns.iter().filter(|t| s.label(t).is_some()).count())
             .sum();
         assert_eq!(labelled, users);
+        // Every session has its three questions, asked after the conversation.
+        assert!(dataset.sessions.iter().all(|s| s.qa.len() == 3));
+        let conversations = dataset.conversations_with_questions();
+        let questions: Vec<&Question> = conversations.iter().flat_map(|c| &c.questions).collect();
+        assert_eq!(questions.len(), 612);
+        for conversation in &conversations {
+            for question in &conversation.questions {
+                assert_eq!(question.after_item, conversation.items.len());
+                assert!(!question.gold.is_empty() && question.answer.is_some());
+            }
+        }
     }
 }

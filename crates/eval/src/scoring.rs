@@ -702,6 +702,7 @@ mod tests {
             important: votes.iter().map(|(a, v)| (a.to_string(), *v)).collect(),
         };
         let session = LufySession {
+            qa: Vec::new(),
             system: "LUFY".to_string(),
             user: "Ann".to_string(),
             session: 1,

@@ -7,11 +7,15 @@
 //! ([`PenaltyGrid`]) and keeps the best by cross-validated accuracy. The result is a
 //! [`ClassifierWeights`] file that `mnemos_offline` loads; `mnemos train classifier` drives it.
 //!
+//! [`lufy`] fits the lufy preset's strength weights on LUFY's annotations (Levenberg–Marquardt,
+//! cross-validated by user); `mnemos train lufy` drives it.
+//!
 //! Training is deterministic: the same question set, embedder and options give bit-identical
 //! weights.
 
 mod classifier;
 mod logistic;
+pub mod lufy;
 mod question_set;
 
 pub use classifier::{feature_rows, train_best, train_weights, FeatureSet, PenaltyGrid, L2_GRID};
@@ -43,6 +47,9 @@ pub enum TrainError {
     /// The fitted model does not pass the checks the offline model applies when loading it.
     #[error("the trained weights do not validate")]
     Weights(#[source] ModelError),
+    /// The memory model failed on a training example.
+    #[error("the memory model failed")]
+    Model(#[source] ModelError),
 }
 
 impl TrainError {

@@ -12,6 +12,8 @@
 //!   competition-inhibition forgetting under a capacity.
 //! - `perltqa`: PerLTQA — semantic vs episodic memory; the query is classified and the
 //!   candidates of each type re-ranked by the type's probability.
+//! - `lufy`: LUFY — utterance pairs weighted by arousal, surprise, importance and retrieval
+//!   counts; only the most important 10% survive each session.
 
 use std::sync::Arc;
 
@@ -26,6 +28,7 @@ pub(crate) mod recent;
 pub(crate) mod retrieval;
 
 pub(crate) mod generative;
+pub mod lufy;
 pub(crate) mod memgpt;
 pub(crate) mod memorybank;
 pub(crate) mod moom;
@@ -198,6 +201,10 @@ fn entries() -> Vec<Entry> {
                     t,
                 )?)))
             },
+        },
+        Entry {
+            info: || describe::<lufy::LufyParams>(lufy::NAME, lufy::SUMMARY),
+            build: |t| Ok(Arc::new(lufy::Lufy::new(parse_params(lufy::NAME, t)?))),
         },
     ]
 }

@@ -16,7 +16,16 @@
 //! when some active memory's provenance holds its turn — raw turns included, since the question
 //! is what the system still holds. The score is each annotator's share of important utterances
 //! among the kept ones, against the base rate of keeping everything
-//! ([`crate::importance_agreement`]).
+//! ([`crate::importance_agreement`]). LUFY's Table 12 ([`table12`]) is drawn per session
+//! number and overall from what each preset keeps verbatim (its raw-turn memory is active, so
+//! a summary covering a turn does not count as keeping it), beside keeping the same share at
+//! random and the annotators' pairwise agreement, all computed from the same file.
+//!
+//! The same run asks every session's questions (the file's 3 per session) after each
+//! conversation's last session has closed, so what a preset forgot is gone when it is asked:
+//! answer-in-context (the gold answer appears in the recalled context) and token F1 of the
+//! memory model's answer. The file names no evidence turns; a question's gold is every user
+//! turn of its session, so evidence-in-context only says something of that session came back.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -41,12 +50,16 @@ use crate::experiment::{
 use crate::extraction::{kept_raw_turns, kept_turns};
 use crate::lufy::{load_lufy, roc_auc, turn_label, LufyDataset, LufySession};
 use crate::metrics::{LatencyStats, LatencySummary};
+use crate::protocol::{Ask, PreparedConversation};
 use crate::runner::{ConversationRun, RunOptions};
 use crate::scoring::{importance_agreement, ImportanceAgreement};
 
 use super::{write_report, Comparison, Cost, EngineSetup};
 
 mod render;
+pub mod table12;
+
+pub use table12::Table12Row;
 
 /// The offline scores' AUC against LUFY's labels.
 #[derive(Debug, Serialize)]
@@ -248,6 +261,8 @@ pub struct AgreementSettings {
     pub compare: Comparison,
     /// Only the first N sessions.
     pub limit: Option<usize>,
+    /// Share of each session the random row keeps (the lufy preset's 10%).
+    pub random_share: f64,
 }
 
 /// One preset's importance agreement.
@@ -262,7 +277,34 @@ pub struct AgreementRow {
     pub verbatim_share: f64,
     /// Mean minus the base rate's mean.
     pub mean_over_base: f64,
+    /// LUFY Table 12 from the verbatim keeps.
+    pub table12: Table12Row,
+    /// The session questions, asked after the conversation.
+    pub qa: QaCells,
     pub cost: Cost,
+}
+
+/// How a preset's recalled contexts answer LUFY's questions.
+#[derive(Debug, Clone, Serialize)]
+pub struct QaCells {
+    pub asks: usize,
+    pub answer_in_context: Option<f64>,
+    /// Token F1 of the memory model's answer from the context.
+    pub answer_f1: Option<f64>,
+    pub evidence_in_context: f64,
+    pub mean_context_tokens: f64,
+}
+
+impl QaCells {
+    fn of(quality: &crate::summary::Quality) -> Self {
+        QaCells {
+            asks: quality.asks,
+            answer_in_context: quality.answer_in_context,
+            answer_f1: quality.answer_f1,
+            evidence_in_context: quality.evidence_in_context,
+            mean_context_tokens: quality.mean_context_tokens,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -281,6 +323,12 @@ pub struct AgreementReport {
     /// Keeping every user utterance.
     pub base: ImportanceAgreement,
     pub presets: Vec<AgreementRow>,
+    /// The columns of the Table 12 rows.
+    pub session_numbers: Vec<u64>,
+    /// Keeping `random_share` of each session at random, and the annotators among themselves.
+    pub random: Table12Row,
+    pub annotators: Table12Row,
+    pub questions: usize,
     pub notes: Vec<String>,
     pub checksums: Vec<InputChecksum>,
 }
@@ -309,7 +357,14 @@ pub fn agreement(
 ) -> Result<AgreementReport, EvalError> {
     let (selection, out) = settings.compare.begin(config, Every)?;
     let dataset = load_sessions(&settings.path, settings.limit)?;
-    let conversations = dataset.conversations();
+    if !(settings.random_share > 0.0 && settings.random_share <= 1.0) {
+        return Err(EvalError::Invalid(format!(
+            "random share {}: expected 0 < x <= 1",
+            settings.random_share
+        )));
+    }
+    let conversations = dataset.conversations_with_questions();
+    let questions: usize = conversations.iter().map(|c| c.questions.len()).sum();
     let turns: usize = conversations.iter().map(|c| c.items.len()).sum();
     let user_utterances = dataset
         .sessions
@@ -337,7 +392,7 @@ pub fn agreement(
         shared.embedder.clone(),
         progress,
     )?;
-    let prepared: Vec<_> = conversations.into_iter().map(stream_only).collect();
+    let prepared: Vec<_> = conversations.into_iter().map(asked_at_the_end).collect();
     let base = importance_agreement(&dataset, |_, _| true);
     let outcomes = experiment.run(&selection.engines, &prepared, kept_labels)?;
     let memory_model = outcomes
@@ -353,7 +408,7 @@ pub fn agreement(
                 streamed,
                 &o.name,
                 o.conversations,
-                Cost::of(&o.summary),
+                &o.summary,
             )
         })
         .collect();
@@ -369,6 +424,10 @@ pub fn agreement(
         engine: EngineSetup::of(settings.compare.store, &shared, memory_model),
         base,
         presets,
+        session_numbers: table12::session_numbers(&dataset),
+        random: table12::random_row(&dataset, settings.random_share),
+        annotators: table12::annotators_row(&dataset),
+        questions,
         notes: render::agreement_notes(options.batch),
         checksums: checksum_inputs(std::slice::from_ref(&settings.path))?,
     };
@@ -376,6 +435,24 @@ pub fn agreement(
         write_report(dir, &report, &report.markdown(), &[], progress)?;
     }
     Ok(report)
+}
+
+/// A conversation whose questions are all asked once, after its last item (so after its last
+/// session has closed).
+fn asked_at_the_end(conversation: crate::dataset::Conversation) -> PreparedConversation {
+    let mut prepared = stream_only(conversation.clone());
+    let end = conversation.items.len();
+    prepared.asks = (0..conversation.questions.len())
+        .map(|question| Ask {
+            question,
+            after_item: end,
+            history_tokens: prepared.tokens,
+            final_ask: true,
+            checkpoint: None,
+        })
+        .collect();
+    prepared.conversation = conversation;
+    prepared
 }
 
 /// The labels of the streamed turns the preset still holds, after one conversation.
@@ -407,7 +484,7 @@ fn agreement_row(
     streamed: usize,
     name: &str,
     conversations: Vec<KeptLabels>,
-    cost: Cost,
+    summary: &crate::summary::PresetSummary,
 ) -> AgreementRow {
     let mut kept: HashSet<String> = HashSet::new();
     let mut verbatim: HashSet<String> = HashSet::new();
@@ -418,8 +495,12 @@ fn agreement_row(
     let agreement = importance_agreement(dataset, |session, turn| {
         kept.contains(&turn_label(session, turn))
     });
+    let verbatim_labels = verbatim;
     let verbatim = importance_agreement(dataset, |session, turn| {
-        verbatim.contains(&turn_label(session, turn))
+        verbatim_labels.contains(&turn_label(session, turn))
+    });
+    let table12 = table12::row_of(dataset, name, |session, turn| {
+        verbatim_labels.contains(&turn_label(session, turn))
     });
     let streamed = streamed.max(1) as f64;
     AgreementRow {
@@ -429,7 +510,9 @@ fn agreement_row(
         agreement,
         verbatim_share: verbatim.kept as f64 / streamed,
         verbatim,
-        cost,
+        table12,
+        qa: QaCells::of(&summary.overall),
+        cost: Cost::of(summary),
     }
 }
 
@@ -438,6 +521,14 @@ mod tests {
     use super::*;
     use crate::experiment::StoreKind;
     use crate::summary::PresetAccumulator;
+
+    fn row(name: &str, sessions: Vec<Option<f64>>, overall: f64) -> Table12Row {
+        Table12Row {
+            row: name.into(),
+            sessions,
+            overall,
+        }
+    }
 
     fn agreement(kept: usize, a: f64, b: f64) -> ImportanceAgreement {
         ImportanceAgreement {
@@ -474,9 +565,21 @@ mod tests {
                 verbatim: agreement(4, 0.25, 0.25),
                 verbatim_share: 0.4,
                 mean_over_base: 0.1,
+                table12: row("full", vec![Some(0.25), None], 0.25),
+                qa: QaCells {
+                    asks: 6,
+                    answer_in_context: Some(0.5),
+                    answer_f1: Some(0.125),
+                    evidence_in_context: 1.0,
+                    mean_context_tokens: 300.0,
+                },
                 cost: Cost::of(&PresetAccumulator::default().summarize("full", 0, 1.0)),
             }],
             base,
+            session_numbers: vec![1, 2],
+            random: row("(random 10%)", vec![Some(0.2), Some(0.1)], 0.15),
+            annotators: row("(annotators)", vec![Some(0.3), Some(0.2)], 0.25),
+            questions: 6,
             notes: render::agreement_notes(20),
             checksums: Vec::new(),
         };
@@ -493,6 +596,20 @@ mod tests {
         );
         assert!(
             md.contains("| full | 4 | 0.400 | 0.250 | 0.250 | 0.250 | -0.050 |"),
+            "{md}"
+        );
+        assert!(md.contains("| row | S1 | S2 | overall |"), "{md}");
+        assert!(md.contains("| full | 0.250 | – | 0.250 |"), "{md}");
+        assert!(
+            md.contains("| (random 10%) | 0.200 | 0.100 | 0.150 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| (annotators) | 0.300 | 0.200 | 0.250 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| full | 6 | 0.500 | 0.125 | 1.000 | 300 |"),
             "{md}"
         );
     }

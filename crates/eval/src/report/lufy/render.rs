@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::report::{f3, ms, notes_section};
 use crate::scoring::ImportanceAgreement;
 
-use super::{AgreementReport, AucReport};
+use super::{AgreementReport, AucReport, Table12Row};
 
 pub(super) fn auc_text(report: &AucReport) -> String {
     let mut text = String::new();
@@ -61,7 +61,16 @@ pub(super) fn agreement_notes(batch: usize) -> Vec<String> {
             .to_string(),
         "Agreement (LUFY Table 12): per annotator, the share of the kept user utterances that \
          annotator marked important; mean over annotators. The base rate keeps everything; a \
-         preset that forgets at random matches it on average."
+         preset that forgets at random matches it on average. The per-session table counts \
+         verbatim keeps; its random row keeps the same share of every session at random (mean \
+         of 200 seeded draws); its annotators row is, for every ordered pair of annotators, the \
+         share of one's important utterances the other marked too, averaged over pairs."
+            .to_string(),
+        "Questions: every session's questions are asked after the conversation's last session \
+         closed. Answer in context: the normalized gold answer appears in the recalled context; \
+         token F1: the memory model's answer from the context against the gold answer. Evidence \
+         in context is weak here: the file names no evidence turns, so any turn of the \
+         question's session counts."
             .to_string(),
     ]
 }
@@ -98,6 +107,8 @@ pub(super) fn agreement_markdown(report: &AgreementReport) -> String {
         report.batch
     );
     let annotators: Vec<&String> = report.base.per_annotator.keys().collect();
+    table12(&mut md, report);
+    qa_table(&mut md, report);
     kept_table(&mut md, report, &annotators);
     verbatim_table(&mut md, report, &annotators);
     notes_section(
@@ -162,6 +173,70 @@ fn verbatim_table(md: &mut String, report: &AgreementReport, annotators: &[&Stri
             agreement_cells(&row.verbatim, annotators),
             f3(row.verbatim.mean),
             row.verbatim.mean - report.base.mean
+        );
+    }
+}
+
+fn table12_line(md: &mut String, row: &Table12Row) {
+    let cells: Vec<String> = row
+        .sessions
+        .iter()
+        .map(|v| v.map_or_else(|| "–".to_string(), f3))
+        .collect();
+    let _ = writeln!(
+        md,
+        "| {} | {} | {} |",
+        row.row,
+        cells.join(" | "),
+        f3(row.overall)
+    );
+}
+
+/// LUFY Table 12: agreement per session number and overall.
+fn table12(md: &mut String, report: &AgreementReport) {
+    let columns: Vec<String> = report
+        .session_numbers
+        .iter()
+        .map(|n| format!("S{n}"))
+        .collect();
+    let _ = writeln!(
+        md,
+        "\n## Agreement with the annotators per session (LUFY Table 12; verbatim keeps)\n"
+    );
+    let _ = writeln!(md, "| row | {} | overall |", columns.join(" | "));
+    let _ = writeln!(md, "|{}", "---|".repeat(2 + columns.len()));
+    for row in &report.presets {
+        table12_line(md, &row.table12);
+    }
+    table12_line(md, &report.random);
+    table12_line(md, &report.annotators);
+}
+
+/// The session questions, asked after each conversation.
+fn qa_table(md: &mut String, report: &AgreementReport) {
+    let _ = writeln!(
+        md,
+        "\n## LUFY questions ({} asked after each conversation's last session)\n",
+        report.questions
+    );
+    let _ = writeln!(
+        md,
+        "| preset | asks | answer in context | answer token F1 | evidence in context | context tokens | model calls / turn |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    let opt = |v: Option<f64>| v.map_or_else(|| "–".to_string(), f3);
+    for row in &report.presets {
+        let q = &row.qa;
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {:.0} | {:.2} |",
+            row.preset,
+            q.asks,
+            opt(q.answer_in_context),
+            opt(q.answer_f1),
+            f3(q.evidence_in_context),
+            q.mean_context_tokens,
+            row.cost.model_calls_per_turn
         );
     }
 }

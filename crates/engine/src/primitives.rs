@@ -181,6 +181,27 @@ pub fn derived_memory(
     }
 }
 
+/// Consecutive runs of memories whose texts together stay within `max_bytes` (a longer single
+/// text is its own run; the model rejects it if it exceeds a task).
+pub fn chunks_by_bytes<'m>(memories: &[&'m Memory], max_bytes: usize) -> Vec<Vec<&'m Memory>> {
+    let mut out: Vec<Vec<&Memory>> = Vec::new();
+    let mut current: Vec<&Memory> = Vec::new();
+    let mut bytes = 0usize;
+    for memory in memories {
+        let size = memory.text.len() + 64;
+        if !current.is_empty() && bytes + size > max_bytes {
+            out.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += size;
+        current.push(memory);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
 /// The turn ids behind `memories`, each once, in first-seen order.
 pub fn union_provenance<'m>(memories: impl IntoIterator<Item = &'m Memory>) -> Vec<TurnId> {
     let mut seen = std::collections::HashSet::new();

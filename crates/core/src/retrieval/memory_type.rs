@@ -203,11 +203,7 @@ impl Reranker for MemoryTypeReranker {
     /// its explanation rather than silently skipping the stage.
     fn rerank(&self, query: &str, hits: &mut Vec<Hit>) {
         match self.model.classify_query(query) {
-            Ok(class) => {
-                let weight = self.params.estimate_weight;
-                let p = move |m: &Memory| p_semantic_trusting(m, weight);
-                rerank_by_type(&self.params, &class, hits, &p);
-            }
+            Ok(class) => rerank_by_type(&self.params, &class, hits),
             Err(error) => {
                 let name = format!("memory type skipped: query not classified ({error})");
                 for hit in hits.iter_mut() {
@@ -222,21 +218,17 @@ impl Reranker for MemoryTypeReranker {
     }
 }
 
-/// Re-rank `hits` (best first) for a query of class `query` (see the module docs).
-/// `p_semantic` gives P(semantic | m) for each memory. Every kept hit gets two adjustments,
+/// Re-rank `hits` (best first) for a query of class `query` (see the module docs), each
+/// memory's P(semantic | m) from [`p_semantic_trusting`] with the params' `estimate_weight`.
+/// Every kept hit gets two adjustments,
 /// `P(π|m)` (value P, delta α·P) and `sigmoid(s)` (value s as fed to the sigmoid, delta the rest
 /// of the change), so its explanation shows P(π | m), s and, as its score, s′.
-pub fn rerank_by_type(
-    params: &TypeRerank,
-    query: &QueryClass,
-    hits: &mut Vec<Hit>,
-    p_semantic: &dyn Fn(&Memory) -> f32,
-) {
+pub fn rerank_by_type(params: &TypeRerank, query: &QueryClass, hits: &mut Vec<Hit>) {
     let pi = query_type(query);
     let mut per_type = [0usize; 2];
     let mut kept: Vec<(Hit, f32)> = Vec::with_capacity(hits.len());
     for hit in hits.drain(..) {
-        let p_sem = clamp_probability(p_semantic(&hit.memory));
+        let p_sem = p_semantic_trusting(&hit.memory, params.estimate_weight);
         let slot = usize::from(p_sem < 0.5);
         if per_type[slot] < params.per_type {
             per_type[slot] += 1;
@@ -270,14 +262,6 @@ pub fn rerank_by_type(
             .then_with(|| a.0.memory.id.cmp(&b.0.memory.id))
     });
     hits.extend(kept.into_iter().map(|(hit, _)| hit));
-}
-
-fn clamp_probability(p: f32) -> f32 {
-    if p.is_finite() {
-        p.clamp(0.0, 1.0)
-    } else {
-        0.5
-    }
 }
 
 fn sigmoid(x: f32) -> f32 {
@@ -337,10 +321,6 @@ mod tests {
         }
     }
 
-    fn stated(m: &Memory) -> f32 {
-        stated_p_semantic(m).unwrap_or(0.5)
-    }
-
     fn texts(hits: &[Hit]) -> Vec<&str> {
         hits.iter().map(|h| h.memory.text.as_str()).collect()
     }
@@ -356,7 +336,7 @@ mod tests {
             query: QueryCertainty::Hard,
             ..TypeRerank::default()
         };
-        rerank_by_type(&params, &QueryClass::from_semantic(0.9), &mut hits, &stated);
+        rerank_by_type(&params, &QueryClass::from_semantic(0.9), &mut hits);
         assert_eq!(texts(&hits), ["profile b", "event a", "event c"]);
         let top = &hits[0];
         let names: Vec<&str> = top
@@ -389,7 +369,7 @@ mod tests {
             beta: 0.8,
             ..TypeRerank::default()
         };
-        rerank_by_type(&params, &QueryClass::from_semantic(0.6), &mut hits, &stated);
+        rerank_by_type(&params, &QueryClass::from_semantic(0.6), &mut hits);
         assert_eq!(hits[0].memory.text, "event");
     }
 
@@ -408,7 +388,7 @@ mod tests {
             per_type: 2,
             ..TypeRerank::default()
         };
-        rerank_by_type(&params, &QueryClass::from_semantic(0.0), &mut hits, &stated);
+        rerank_by_type(&params, &QueryClass::from_semantic(0.0), &mut hits);
         assert_eq!(texts(&hits), ["e0", "e1", "s0"]);
     }
 
@@ -423,7 +403,7 @@ mod tests {
             query: QueryCertainty::Hard,
             ..TypeRerank::default()
         };
-        rerank_by_type(&params, &QueryClass::from_semantic(1.0), &mut hits, &stated);
+        rerank_by_type(&params, &QueryClass::from_semantic(1.0), &mut hits);
         assert_eq!(texts(&hits), ["s", "e"]);
         assert!((hits[0].score - (0.5 + 0.5 * 0.5)).abs() < 1e-6);
         assert!((hits[1].score - 0.5 * sigmoid(2.0)).abs() < 1e-6);
@@ -440,7 +420,6 @@ mod tests {
                 &TypeRerank::default(),
                 &QueryClass::from_semantic(p),
                 &mut hits,
-                &stated,
             );
             hits
         };
@@ -458,7 +437,6 @@ mod tests {
             &TypeRerank::default(),
             &QueryClass::from_semantic(1.0),
             &mut hits,
-            &stated,
         );
         assert_eq!(hits[0].breakdown.adjustments[0].value, 0.5);
     }

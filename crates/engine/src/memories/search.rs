@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use mnemos_core::retrieval::memory_type::{is_of_type, p_semantic_trusting};
+use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
     rerank_by_type, select_within_budget, Candidate, Hit, RetrieverKind, ScoreBreakdown,
     SearchFilter, SecondHop, TypeSearch,
@@ -227,9 +227,7 @@ impl Memories {
                 let classify_started = Instant::now();
                 let class = model.classify_query(&request.query)?;
                 timings.classify_us = classify_started.elapsed().as_micros() as u64;
-                let weight = params.estimate_weight;
-                let p = move |m: &Memory| p_semantic_trusting(m, weight);
-                rerank_by_type(&params, &class, hits, &p);
+                rerank_by_type(&params, &class, hits);
             }
             Some(TypeSearch::Only(wanted)) => {
                 hits.retain(|hit| is_of_type(&hit.memory, wanted));

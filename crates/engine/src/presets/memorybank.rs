@@ -69,7 +69,7 @@ use crate::mechanism::{
 use crate::primitives::{
     build_context, ebbinghaus_retention, pack_within_budget, speaker_text, tokens,
 };
-use crate::primitives::{derived_memory, union_provenance};
+use crate::primitives::{chunks_by_bytes, derived_memory, union_provenance};
 
 pub const NAME: &str = "memorybank";
 pub const SUMMARY: &str = "MemoryBank (Zhong et al. 2024): turns, session summaries and a user \
@@ -460,27 +460,6 @@ impl MemoryBank {
             at: now,
         }
     }
-}
-
-/// Consecutive runs of memories whose texts together stay within `max_bytes` (a longer single
-/// text is its own run; the model rejects it if it exceeds a task).
-fn chunks_by_bytes<'m>(memories: &[&'m Memory], max_bytes: usize) -> Vec<Vec<&'m Memory>> {
-    let mut out: Vec<Vec<&Memory>> = Vec::new();
-    let mut current: Vec<&Memory> = Vec::new();
-    let mut bytes = 0usize;
-    for memory in memories {
-        let size = memory.text.len() + 64;
-        if !current.is_empty() && bytes + size > max_bytes {
-            out.push(std::mem::take(&mut current));
-            bytes = 0;
-        }
-        bytes += size;
-        current.push(memory);
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
 }
 
 /// Tokens the rendered section headers may take.

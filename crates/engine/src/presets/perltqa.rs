@@ -19,17 +19,16 @@ use mnemos_core::retrieval::memory_type::ESTIMATE_KEY;
 use mnemos_core::retrieval::{QueryCertainty, ScoreInput, TypeRerank, TypeSearch};
 use mnemos_core::{
     BatchUpdate, Job, KindTag, MemoryFilter, MemoryModelExt, MemoryPatch, MemoryType,
-    RetrieverKind, SearchFilter, Turn,
+    RetrieverKind, Turn,
 };
 
 use super::full::HEADER_TOKENS;
-use super::retrieval::{hit_item, retriever_kind};
+use super::retrieval::{hit_item, retriever_kind, search_shaped, SearchShape};
 use super::PresetParams;
 use crate::error::{EngineError, EngineResult};
 use crate::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
-use crate::memories::SearchRequest;
 use crate::primitives::{build_context, pack_within_budget};
 
 pub const NAME: &str = "perltqa";
@@ -164,23 +163,14 @@ impl Perltqa {
         Self { params, retriever }
     }
 
-    /// The search the configured mode runs.
-    fn request(&self, ctx: &MechanismCtx, request: &RecallRequest) -> SearchRequest {
-        let mut search = SearchRequest::new(ctx.user.clone(), request.query.clone());
-        search.top_k = Some(self.params.top_k);
-        search.retriever = self.retriever;
-        search.filter = SearchFilter {
-            kinds: vec![KindTag::Turn],
-            agent: Some(ctx.agent.to_string()),
-            session: request.session.clone(),
-        };
-        search.memory_type = match self.params.mode {
+    /// What the configured mode does with memory types.
+    fn memory_type(&self) -> Option<TypeSearch> {
+        match self.params.mode {
             TypeMode::None => None,
             TypeMode::Rerank => Some(TypeSearch::Rerank(self.params.rerank())),
             TypeMode::Semantic => Some(TypeSearch::Only(MemoryType::Semantic)),
             TypeMode::Episodic => Some(TypeSearch::Only(MemoryType::Episodic)),
-        };
-        search
+        }
     }
 }
 
@@ -241,7 +231,19 @@ impl Mechanism for Perltqa {
     }
 
     fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
-        let hits = ctx.search(&self.request(ctx, request))?.hits;
+        let shape = SearchShape {
+            memory_type: self.memory_type(),
+            ..SearchShape::default()
+        };
+        let hits = search_shaped(
+            ctx,
+            &request.query,
+            &[KindTag::Turn],
+            request.session.as_deref(),
+            self.retriever,
+            self.params.top_k,
+            shape,
+        )?;
         let items: Vec<ContextItem> = hits.iter().map(|h| hit_item(h, "retrieved")).collect();
         let room = request.token_budget.saturating_sub(HEADER_TOKENS);
         let kept = pack_within_budget(items, room);

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use mnemos_core::retrieval::TypeSearch;
 use mnemos_core::KindTag;
 use mnemos_core::{Hit, RetrieverKind, SearchFilter, SecondHop, Turn};
 
@@ -167,9 +168,11 @@ pub(crate) fn search(
 pub(crate) struct SearchShape {
     pub second_hop: Option<SecondHop>,
     pub split_questions: bool,
+    /// Re-rank by memory type, or keep one type only.
+    pub memory_type: Option<TypeSearch>,
 }
 
-/// [`search`] with an optional second retrieval hop and question splitting.
+/// [`search`] with an optional second retrieval hop, question splitting and memory types.
 pub(crate) fn search_shaped(
     ctx: &MechanismCtx,
     query: &str,
@@ -184,6 +187,7 @@ pub(crate) fn search_shaped(
     request.retriever = retriever;
     request.second_hop = shape.second_hop;
     request.split_questions = shape.split_questions;
+    request.memory_type = shape.memory_type;
     request.filter = SearchFilter {
         kinds: kinds.to_vec(),
         agent: Some(ctx.agent.to_string()),
@@ -217,6 +221,7 @@ impl Mechanism for RetrievalMemory {
         let shape = SearchShape {
             second_hop: self.params.second_hop(),
             split_questions: self.params.split_questions,
+            memory_type: None,
         };
         let hits = search_shaped(
             ctx,

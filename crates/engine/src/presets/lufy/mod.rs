@@ -59,8 +59,8 @@ use crate::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
 use crate::primitives::{
-    build_context, derived_memory, pack_within_budget, speaker_text, tokens, turn_line,
-    union_provenance,
+    build_context, chunks_by_bytes, derived_memory, pack_within_budget, speaker_text, tokens,
+    turn_line, union_provenance,
 };
 use strength::{importance, strength, Scale, Signals, Weights, PAPER_WEIGHTS};
 
@@ -640,26 +640,6 @@ impl Lufy {
         }
         Ok(())
     }
-}
-
-/// Consecutive runs of memories whose texts together stay within `max_bytes`.
-fn chunks_by_bytes<'m>(memories: &[&'m Memory], max_bytes: usize) -> Vec<Vec<&'m Memory>> {
-    let mut out: Vec<Vec<&Memory>> = Vec::new();
-    let mut current: Vec<&Memory> = Vec::new();
-    let mut bytes = 0usize;
-    for memory in memories {
-        let size = memory.text.len() + 64;
-        if !current.is_empty() && bytes + size > max_bytes {
-            out.push(std::mem::take(&mut current));
-            bytes = 0;
-        }
-        bytes += size;
-        current.push(memory);
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
 }
 
 fn section_rank(section: &str) -> usize {

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
@@ -20,6 +20,7 @@ use mnemos_eval::report::presets::{self, PresetsSettings};
 use mnemos_eval::report::probes::{self, ProbeSettings};
 use mnemos_eval::report::retrieval::{self, RetrievalSettings, RetrieverChoice, TypeChoice};
 use mnemos_eval::report::run::{self, RunSettings};
+use mnemos_eval::report::updates::{self, UpdateSettings};
 use mnemos_eval::report::{Comparison, OutputOptions};
 use mnemos_eval::zh4o::PROBE_CHUNK;
 use mnemos_eval::{EvalError, QuestionDataset};
@@ -45,7 +46,8 @@ pub enum EvalCommand {
     /// labels (ROUGE-L, ROUGE-2, embedding similarity), presets side by side.
     Extraction(Box<ExtractionArgs>),
     /// ZH-4O's probes: plant a fact, ask about it hundreds of messages later; hit rate by
-    /// provenance and answer similarity, presets side by side.
+    /// provenance and answer similarity, presets side by side. With --kind update: plant a
+    /// fact, later its update, then ask (EN in LoCoMo, ZH in ZH-4O).
     Probes(Box<ProbesArgs>),
 }
 
@@ -194,13 +196,32 @@ pub struct ExtractionArgs {
     dump: Option<PathBuf>,
 }
 
+/// Which probes `eval probes` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProbeKind {
+    /// ZH-4O's probes: a planted fact asked about later.
+    Zh4o,
+    /// Knowledge updates: a fact, later its update, then the question.
+    Update,
+}
+
 #[derive(Args)]
 pub struct ProbesArgs {
     /// The ZH-4O directory.
     path: PathBuf,
+    /// zh4o: ZH-4O's own probes; update: knowledge-update probes generated from templates
+    /// (English ones in the --locomo conversations, Chinese ones in ZH-4O's dialogues).
+    #[arg(long, value_enum, default_value = "zh4o")]
+    kind: ProbeKind,
+    /// The LoCoMo file whose conversations host the English update probes (--kind update).
+    #[arg(long)]
+    locomo: Option<PathBuf>,
+    /// Seed of the update probes' positions (--kind update).
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
     #[command(flatten)]
     engines: EngineArgs,
-    /// Run only the first N probes.
+    /// Run only the first N probes (--kind update: per language; the first 7 cover every slot).
     #[arg(long)]
     probes: Option<usize>,
     /// Messages per write (the protocol ingests chunks of 20).
@@ -379,6 +400,22 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
                 dump: args.dump,
             };
             let report = extraction::evaluate(&global.config()?, &settings, &progress);
+            print(report, args.report.json, |r| r.markdown())
+        }
+        EvalCommand::Probes(args) if args.kind == ProbeKind::Update => {
+            let Some(locomo) = args.locomo else {
+                anyhow::bail!("--kind update needs --locomo FILE (the English hosts)");
+            };
+            let settings = UpdateSettings {
+                zh4o: args.path,
+                locomo,
+                compare: args.engines.compare(args.store, args.batch, &args.report),
+                probes: args.probes,
+                session_messages: args.session_messages,
+                budget: args.budget,
+                seed: args.seed,
+            };
+            let report = updates::evaluate_updates(&global.config()?, &settings, &progress);
             print(report, args.report.json, |r| r.markdown())
         }
         EvalCommand::Probes(args) => {

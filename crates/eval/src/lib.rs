@@ -37,6 +37,7 @@ pub mod scoring;
 pub mod source;
 pub mod summary;
 pub mod text;
+pub mod update_probes;
 pub mod zh4o;
 
 pub use artifacts::{

@@ -302,3 +302,91 @@ fn eval_run_gives_the_same_quality_on_either_store_and_writes_its_report() {
     // A second run refuses to overwrite the report.
     assert!(evaluate(&config, &settings, &ignore_progress).is_err());
 }
+
+/// A LoCoMo file with one 40-turn conversation and a ZH-4O directory with one 240-message
+/// dialogue: hosts for the update probes.
+fn write_update_hosts(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let turns: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            let speaker = if i % 2 == 0 { "Ann" } else { "Bob" };
+            serde_json::json!({"speaker": speaker, "dia_id": format!("D1:{}", i + 1),
+                "text": "We talked about the weather and the garden again."})
+        })
+        .collect();
+    let locomo = dir.join("locomo_hosts.json");
+    let file = serde_json::json!([{
+        "sample_id": "conv-1",
+        "conversation": {"speaker_a": "Ann", "speaker_b": "Bob",
+            "session_1_date_time": "1:00 pm on 8 May, 2023", "session_1": turns},
+        "qa": []
+    }]);
+    std::fs::write(&locomo, file.to_string()).unwrap();
+    let zh4o = dir.join("zh4o");
+    std::fs::create_dir_all(&zh4o).unwrap();
+    let messages: Vec<serde_json::Value> = (0..240)
+        .map(|i| {
+            let (name, flag) = if i % 2 == 0 { ("小林", "U") } else { ("阿青", "G") };
+            serde_json::json!({"sender_name": name, "text": "今天我们又聊了聊天气和花园。", "flag": flag})
+        })
+        .collect();
+    let line = serde_json::json!({
+        "role_meta": {"primary_bot_name": "阿青", "user_name": "小林"},
+        "messages": messages
+    });
+    std::fs::write(zh4o.join("ZH-4O_dataset.jsonl"), format!("{line}\n")).unwrap();
+    (locomo, zh4o)
+}
+
+#[test]
+fn update_probes_show_a_keep_everything_preset_presenting_the_stale_value() {
+    use mnemos_eval::report::updates::{evaluate_updates, UpdateSettings};
+    let dir = tempfile::tempdir().unwrap();
+    let (locomo, zh4o) = write_update_hosts(dir.path());
+    let settings = UpdateSettings {
+        zh4o,
+        locomo,
+        compare: Comparison {
+            engines: SelectionSpec {
+                presets: Some(vec!["full".into(), "retrieval".into()]),
+                ..SelectionSpec::default()
+            },
+            store: StoreKind::Memory,
+            batch: 20,
+            output: OutputOptions {
+                out: Some(dir.path().join("report")),
+                overwrite: false,
+            },
+        },
+        probes: Some(7),
+        session_messages: 100,
+        budget: 50_000,
+        seed: 5,
+    };
+    let report = evaluate_updates(&hash_config(), &settings, &ignore_progress).unwrap();
+    assert_eq!(report.dataset.probes["en"], 7);
+    assert_eq!(report.dataset.probes["zh"], 7);
+    let full = &report.presets[0];
+    assert_eq!(full.preset, "full");
+    assert_eq!(full.overall.probes, 14);
+    assert_eq!(full.by_slot.len(), 7);
+    // The whole dialogue fits the budget: both values are there, the stale one unmarked.
+    assert!(
+        (full.overall.current_in_context - 1.0).abs() < 1e-12,
+        "{:?}",
+        full.overall
+    );
+    assert!(
+        (full.overall.stale_as_current - 1.0).abs() < 1e-12,
+        "{:?}",
+        full.overall
+    );
+    assert!(full.overall.updated.abs() < 1e-12);
+    assert_eq!(report.presets[1].overall.probes, 14);
+    let markdown = report.markdown();
+    assert!(
+        markdown.contains("| full | 14 | 1.000 | 1.000 | **0.000** |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| full | zh | 7 |"), "{markdown}");
+    assert!(dir.path().join("report").join("report.md").is_file());
+}

@@ -18,6 +18,7 @@ pub mod presets;
 pub mod probes;
 pub mod retrieval;
 pub mod run;
+pub mod updates;
 
 use std::fmt::Write as _;
 use std::io::Write as _;

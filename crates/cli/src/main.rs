@@ -107,7 +107,7 @@ enum Command {
     /// preset's recall hands a prompt.
     Search(memory::SearchArgs),
     /// Show a memory (or turn) and its version history, or a preset's view of a user's
-    /// memories: `show persona`, `show timeline`.
+    /// memories: `show persona`, `show timeline`, `show chains`.
     Show(memory::ShowArgs),
     /// List a user's memories, oldest first, with paging and filters.
     List(memory::ListArgs),

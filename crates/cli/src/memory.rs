@@ -165,10 +165,11 @@ pub struct ShowArgs {
 }
 
 pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
-    // `show persona` / `show timeline` read as views.
+    // `show persona` / `show timeline` / `show chains` read as views.
     match args.id.as_deref() {
         Some("persona") => (args.id, args.view) = (None, Some(ViewKind::Persona)),
         Some("timeline") => (args.id, args.view) = (None, Some(ViewKind::Timeline)),
+        Some("chains") => (args.id, args.view) = (None, Some(ViewKind::Chains)),
         _ => {}
     }
     let engine = existing_engine(config, false, None)?;

@@ -12,7 +12,7 @@ use crate::jobs::{JobReport, PendingJob};
 use crate::mechanism::Context;
 use crate::memories::{SearchResults, SPEAKER_KEY};
 use crate::presets::PresetInfo;
-use crate::views::{PersonaKeyView, TimelineNode, View};
+use crate::views::{ChainsView, PersonaKeyView, TimelineNode, View};
 
 /// Lines of text, joined with a newline after each.
 #[derive(Default)]
@@ -314,6 +314,7 @@ pub fn view(user: &UserKey, agent: Option<&str>, view: &View) -> String {
     match view {
         View::Persona(keys) => persona(&mut out, &whose, keys),
         View::Timeline(tree) => timeline(&mut out, &whose, tree),
+        View::Chains(chains) => memory_chains(&mut out, &whose, chains),
     }
     out.finish()
 }
@@ -387,6 +388,71 @@ fn timeline(out: &mut Lines, whose: &str, tree: &[TimelineNode]) {
     }
     for node in tree {
         walk(out, node, 0);
+    }
+}
+
+/// The memory chains: each category's nodes in time order (shared nodes name their other
+/// chains, compressed ones their steps), then what calibration superseded.
+fn memory_chains(out: &mut Lines, whose: &str, view: &ChainsView) {
+    if view.chains.is_empty() && view.calibrations.is_empty() {
+        out.push(format!(
+            "no memory chains for {whose} (the m4 preset builds them when a session closes)"
+        ));
+        return;
+    }
+    out.push(format!("memory chains of {whose}"));
+    for chain in &view.chains {
+        out.push(format!(
+            "chain \"{}\" ({} nodes)",
+            chain.category,
+            chain.nodes.len()
+        ));
+        for (i, node) in chain.nodes.iter().enumerate() {
+            let mut notes = Vec::new();
+            let others: Vec<&str> = node
+                .categories
+                .iter()
+                .filter(|c| **c != chain.category)
+                .map(String::as_str)
+                .collect();
+            if !others.is_empty() {
+                notes.push(format!("shared with: {}", others.join(", ")));
+            }
+            if node.compressions > 0 {
+                let before = node.original_tokens.unwrap_or(node.tokens);
+                notes.push(format!(
+                    "compressed ×{}: {before} → {} tokens",
+                    node.compressions, node.tokens
+                ));
+            }
+            if !node.calibrated_from.is_empty() {
+                notes.push(format!("supersedes {}", node.calibrated_from.len()));
+            }
+            let notes = if notes.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", notes.join("; "))
+            };
+            out.push(format!(
+                "  {}. {} {}{notes}  {}",
+                i + 1,
+                iso(node.time),
+                node.id,
+                one_line(&node.text, 120)
+            ));
+        }
+    }
+    if !view.calibrations.is_empty() {
+        out.push("calibration history (superseded, kept in history)".to_string());
+        for c in &view.calibrations {
+            let until = c.valid_to.map_or_else(|| "?".to_string(), iso);
+            out.push(format!(
+                "  until {until}: {} {} → superseded by {}",
+                c.stale,
+                one_line(&c.stale_text, 80),
+                c.superseded_by.as_deref().unwrap_or("?")
+            ));
+        }
     }
 }
 

@@ -22,6 +22,8 @@ pub enum ViewKind {
     Persona,
     /// The plot summary tree, newest rounds last.
     Timeline,
+    /// The memory chains per category, their shared nodes and the calibration history (M⁴).
+    Chains,
 }
 
 impl ViewKind {
@@ -29,6 +31,7 @@ impl ViewKind {
         match self {
             ViewKind::Persona => "persona",
             ViewKind::Timeline => "timeline",
+            ViewKind::Chains => "chains",
         }
     }
 }
@@ -39,6 +42,56 @@ impl ViewKind {
 pub enum View {
     Persona(Vec<PersonaKeyView>),
     Timeline(Vec<TimelineNode>),
+    Chains(ChainsView),
+}
+
+/// The memory chains of one user.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ChainsView {
+    /// One per category, in the order the categories first appeared.
+    pub chains: Vec<ChainView>,
+    /// Nodes that were superseded by calibration, oldest first.
+    pub calibrations: Vec<CalibrationView>,
+}
+
+/// One category's chain: its current nodes in time order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChainView {
+    pub category: String,
+    pub nodes: Vec<ChainNodeView>,
+}
+
+/// One current node of a chain.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChainNodeView {
+    pub id: MemoryId,
+    /// When the dialogue it summarizes ended.
+    pub time: Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    pub text: String,
+    /// Every chain it is in (more than one: a shared node).
+    pub categories: Vec<String>,
+    pub tokens: usize,
+    /// Compression steps kept, and the tokens before the first.
+    pub compressions: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_tokens: Option<usize>,
+    /// Nodes it superseded when it was calibrated.
+    pub calibrated_from: Vec<String>,
+    pub turns: usize,
+}
+
+/// A node superseded by a newer one of its chain.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CalibrationView {
+    pub stale: MemoryId,
+    pub stale_text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    pub categories: Vec<String>,
 }
 
 /// One value a persona key holds or held.

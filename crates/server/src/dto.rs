@@ -99,7 +99,7 @@ fn list_state_schema() -> Object {
 }
 
 fn view_schema() -> Object {
-    one_of("The view shown.", ["persona", "timeline"])
+    one_of("The view shown.", ["persona", "timeline", "chains"])
 }
 
 fn health_schema() -> Object {
@@ -707,7 +707,7 @@ impl From<&PendingJob> for JobOut {
 pub struct ViewResponse {
     #[schema(schema_with = view_schema)]
     pub view: &'static str,
-    /// The view as text (what `mnemos show persona|timeline` prints).
+    /// The view as text (what `mnemos show persona|timeline|chains` prints).
     pub text: String,
 }
 

@@ -193,6 +193,8 @@ pub enum ViewArg {
     Persona,
     /// What happened when.
     Timeline,
+    /// The memory chains per category, shared nodes and what calibration superseded (m4).
+    Chains,
 }
 
 /// Arguments of `show`.
@@ -693,6 +695,7 @@ fn show(engine: &Engine, user: UserKey, args: &ShowArgs) -> Outcome {
     let (kind, name) = match args.view {
         ViewArg::Persona => (ViewKind::Persona, "persona"),
         ViewArg::Timeline => (ViewKind::Timeline, "timeline"),
+        ViewArg::Chains => (ViewKind::Chains, "chains"),
     };
     let view = engine.view(&user, agent.as_deref(), kind)?;
     let text = render::view(&user, agent.as_deref(), &view);

@@ -895,8 +895,9 @@ async fn retry_job(
 
 /// A view of a user.
 ///
-/// What the agent's preset knows about the user, as text: `persona` (who they are) or
-/// `timeline` (what happened when). Other names are 404.
+/// What the agent's preset knows about the user, as text: `persona` (who they are),
+/// `timeline` (what happened when) or `chains` (memory chains per category, with what
+/// calibration superseded). Other names are 404.
 #[utoipa::path(
     get,
     path = "/v1/users/{user}/views/{view}",
@@ -904,7 +905,7 @@ async fn retry_job(
     tag = "users",
     params(
         ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
-        ("view" = String, Path, description = "`persona` or `timeline`."),
+        ("view" = String, Path, description = "`persona`, `timeline` or `chains`."),
         AgentQuery,
     ),
     responses(
@@ -929,9 +930,10 @@ async fn view(
     let (kind, name) = match view.as_str() {
         "persona" => (ViewKind::Persona, "persona"),
         "timeline" => (ViewKind::Timeline, "timeline"),
+        "chains" => (ViewKind::Chains, "chains"),
         other => {
             return Err(ApiError::not_found(format!(
-                "no view '{other}' (persona, timeline)"
+                "no view '{other}' (persona, timeline, chains)"
             )))
         }
     };

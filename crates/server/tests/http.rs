@@ -163,6 +163,12 @@ fn every_route_over_http() {
     let (status, view) = server.send("GET", "/v1/users/ann/views/persona", None);
     assert_eq!(status, StatusCode::OK, "{view}");
     assert!(view["text"].as_str().unwrap().contains("acme/ann"));
+    let (status, view) = server.send("GET", "/v1/users/ann/views/chains", None);
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert!(view["text"]
+        .as_str()
+        .unwrap()
+        .contains("no memory chains for acme/ann"));
     let (_, presets) = server.send("GET", "/v1/presets", None);
     assert!(presets
         .as_array()

@@ -29,6 +29,7 @@ pub(crate) mod retrieval;
 
 pub(crate) mod generative;
 pub mod lufy;
+pub mod m4;
 pub(crate) mod memgpt;
 pub(crate) mod memorybank;
 pub(crate) mod moom;
@@ -205,6 +206,10 @@ fn entries() -> Vec<Entry> {
         Entry {
             info: || describe::<lufy::LufyParams>(lufy::NAME, lufy::SUMMARY),
             build: |t| Ok(Arc::new(lufy::Lufy::new(parse_params(lufy::NAME, t)?))),
+        },
+        Entry {
+            info: || describe::<m4::M4Params>(m4::NAME, m4::SUMMARY),
+            build: |t| Ok(Arc::new(m4::M4::new(parse_params(m4::NAME, t)?))),
         },
     ]
 }

@@ -635,6 +635,11 @@ impl Mechanism for Moom {
         Ok(match kind {
             ViewKind::Persona => View::Persona(view::persona(store, user, agent)?),
             ViewKind::Timeline => View::Timeline(view::timeline(store, user, agent)?),
+            ViewKind::Chains => {
+                return Err(crate::error::EngineError::config(format!(
+                    "preset '{NAME}' has no chains view"
+                )))
+            }
         })
     }
 

@@ -1,0 +1,127 @@
+//! Memory chains read from the store: which categories a node belongs to, the chains in time
+//! order, and the category registry that new categories are resolved against.
+//!
+//! Nothing here is stored apart from the nodes themselves: a node's categories are in its
+//! metadata ([`CATEGORIES_KEY`]), a chain is the current nodes of one category ordered by the
+//! moment of the dialogue they summarize, and a node's neighbours are its places in those
+//! orders. So inserting a node never rewrites its neighbours, and a replayed job sees the same
+//! chains.
+
+use std::collections::BTreeMap;
+
+use mnemos_core::{Memory, MemoryKind, Metadata};
+
+/// Metadata key: the node's categories, one per line (the first is its kind's category).
+pub const CATEGORIES_KEY: &str = "m4_categories";
+/// Metadata key: the session a node was built from.
+pub const SESSION_KEY: &str = "m4_session";
+/// Metadata key on a stale node: the node that superseded it.
+pub const SUPERSEDED_BY_KEY: &str = "m4_superseded_by";
+/// Metadata key on a calibrated node: the nodes it merged (ids, comma-separated).
+pub const CALIBRATED_FROM_KEY: &str = "m4_calibrated_from";
+
+/// The categories a node belongs to, in the order it joined them.
+pub fn categories_of(node: &Memory) -> Vec<String> {
+    let listed: Vec<String> = node
+        .metadata
+        .get(CATEGORIES_KEY)
+        .map(|s| {
+            s.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if !listed.is_empty() {
+        return listed;
+    }
+    match &node.kind {
+        MemoryKind::ChainNode { category } => vec![category.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// Write `categories` into a node's metadata.
+pub fn set_categories(metadata: &mut Metadata, categories: &[String]) {
+    metadata.insert(CATEGORIES_KEY.to_string(), categories.join("\n"));
+}
+
+/// A node still current: active and not superseded.
+pub fn is_current(node: &Memory) -> bool {
+    node.is_active() && node.valid_to.is_none()
+}
+
+/// The chains over a set of nodes: category → node indexes in time order.
+#[derive(Debug, Default)]
+pub struct Chains {
+    pub nodes: Vec<Memory>,
+    pub by_category: BTreeMap<String, Vec<usize>>,
+}
+
+impl Chains {
+    /// Chains of the current nodes among `nodes`.
+    pub fn of(nodes: Vec<Memory>) -> Chains {
+        let mut nodes: Vec<Memory> = nodes.into_iter().filter(is_current).collect();
+        nodes.sort_by(|a, b| {
+            (a.created.time, a.created.round, a.id).cmp(&(b.created.time, b.created.round, b.id))
+        });
+        let mut by_category: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, node) in nodes.iter().enumerate() {
+            for category in categories_of(node) {
+                by_category.entry(category).or_default().push(i);
+            }
+        }
+        Chains { nodes, by_category }
+    }
+
+    /// The position of node `index` in `category`'s chain.
+    pub fn position(&self, category: &str, index: usize) -> Option<usize> {
+        self.by_category
+            .get(category)
+            .and_then(|chain| chain.iter().position(|&i| i == index))
+    }
+
+    /// Nodes in more than one chain: where the chains form a graph.
+    pub fn shared(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nodes.len()).filter(|&i| categories_of(&self.nodes[i]).len() > 1)
+    }
+}
+
+/// Resolve a new category against the registry: every registered label whose cosine with it is
+/// at least `gamma`, most similar first; none → the new label itself (a new chain).
+pub fn resolve_category(
+    label: &str,
+    vector: &[f32],
+    registry: &[(String, Vec<f32>)],
+    gamma: f32,
+) -> Vec<String> {
+    let mut matches: Vec<(f32, &str)> = registry
+        .iter()
+        .map(|(l, v)| (cosine(vector, v), l.as_str()))
+        .filter(|(c, _)| *c >= gamma)
+        .collect();
+    matches.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    if matches.is_empty() {
+        return vec![label.to_string()];
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (_, l) in matches {
+        if !out.iter().any(|o| o == l) {
+            out.push(l.to_string());
+        }
+    }
+    out
+}
+
+/// Cosine of two vectors (the embedder's are unit length, but labels from elsewhere may not be).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}

@@ -22,14 +22,13 @@ use mnemos_core::{
     RetrieverKind, Turn,
 };
 
-use super::full::HEADER_TOKENS;
-use super::retrieval::{hit_item, retriever_kind, search_shaped, SearchShape};
+use super::retrieval::{retrieved_turns, retriever_kind, SearchShape};
 use super::PresetParams;
 use crate::error::{EngineError, EngineResult};
 use crate::mechanism::{
-    ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
+    Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
-use crate::primitives::{build_context, pack_within_budget};
+use crate::primitives::build_context;
 
 pub const NAME: &str = "perltqa";
 /// Job: estimate P(semantic | m) for the untyped turns of one session.
@@ -235,18 +234,7 @@ impl Mechanism for Perltqa {
             memory_type: self.memory_type(),
             ..SearchShape::default()
         };
-        let hits = search_shaped(
-            ctx,
-            &request.query,
-            &[KindTag::Turn],
-            request.session.as_deref(),
-            self.retriever,
-            self.params.top_k,
-            shape,
-        )?;
-        let items: Vec<ContextItem> = hits.iter().map(|h| hit_item(h, "retrieved")).collect();
-        let room = request.token_budget.saturating_sub(HEADER_TOKENS);
-        let kept = pack_within_budget(items, room);
+        let kept = retrieved_turns(ctx, request, self.retriever, self.params.top_k, shape)?;
         Ok(Recall {
             context: build_context(NAME, &request.query, kept, request.token_budget, vec![]),
             effects: Default::default(),

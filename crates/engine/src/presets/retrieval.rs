@@ -196,6 +196,29 @@ pub(crate) fn search_shaped(
     Ok(ctx.search(&request)?.hits)
 }
 
+/// The request's top turns as context items, packed into its budget (best first): the context
+/// of the presets that hand back retrieved turns as they are.
+pub(crate) fn retrieved_turns(
+    ctx: &MechanismCtx,
+    request: &RecallRequest,
+    retriever: RetrieverKind,
+    top_k: usize,
+    shape: SearchShape,
+) -> EngineResult<Vec<ContextItem>> {
+    let hits = search_shaped(
+        ctx,
+        &request.query,
+        &[KindTag::Turn],
+        request.session.as_deref(),
+        retriever,
+        top_k,
+        shape,
+    )?;
+    let items: Vec<ContextItem> = hits.iter().map(|h| hit_item(h, "retrieved")).collect();
+    let room = request.token_budget.saturating_sub(HEADER_TOKENS);
+    Ok(pack_within_budget(items, room))
+}
+
 pub struct RetrievalMemory {
     params: RetrievalParams,
     retriever: RetrieverKind,
@@ -223,18 +246,7 @@ impl Mechanism for RetrievalMemory {
             split_questions: self.params.split_questions,
             memory_type: None,
         };
-        let hits = search_shaped(
-            ctx,
-            &request.query,
-            &[KindTag::Turn],
-            request.session.as_deref(),
-            self.retriever,
-            self.params.top_k,
-            shape,
-        )?;
-        let items: Vec<ContextItem> = hits.iter().map(|h| hit_item(h, "retrieved")).collect();
-        let room = request.token_budget.saturating_sub(HEADER_TOKENS);
-        let mut kept = pack_within_budget(items, room);
+        let mut kept = retrieved_turns(ctx, request, self.retriever, self.params.top_k, shape)?;
         if self.params.order == "time" {
             kept.sort_by_key(|i| (i.created.round, i.created.time));
         }

@@ -273,7 +273,7 @@ fn probe_streams<'a>(
 }
 
 /// The configured embedder behind a cache warmed with every turn, query and reference reply.
-fn shared_embedder(
+pub(super) fn shared_embedder(
     config: &Config,
     streams: &[PreparedConversation],
     progress: ProgressFn<'_>,

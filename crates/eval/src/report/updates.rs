@@ -26,7 +26,7 @@ use mnemos_engine::Config;
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::dataset::Conversation;
 use crate::error::EvalError;
-use crate::experiment::{Experiment, Progress, ProgressFn, SharedEmbedder};
+use crate::experiment::{Experiment, Progress, ProgressFn};
 use crate::protocol::PreparedConversation;
 use crate::runner::{AskRecord, RunOptions};
 use crate::scoring::answer_in_context;
@@ -202,15 +202,7 @@ pub fn evaluate_updates(
         "update probes: {} probes, {items} messages to stream per preset",
         probes.len()
     )));
-    let shared = SharedEmbedder::warmed_for_turns(
-        config,
-        streams.iter().flat_map(|s| &s.conversation.items),
-        streams
-            .iter()
-            .flat_map(|s| &s.conversation.questions)
-            .map(|q| q.text.as_str()),
-        progress,
-    )?;
+    let shared = super::probes::shared_embedder(config, &streams, progress)?;
     let options = RunOptions {
         budget: settings.budget,
         choose: false,

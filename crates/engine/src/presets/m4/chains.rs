@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use mnemos_core::embed::cosine;
 use mnemos_core::{Memory, MemoryKind, Metadata};
 
 /// Metadata key: the node's categories, one per line (the first is its kind's category).
@@ -96,10 +97,10 @@ pub fn resolve_category(
     registry: &[(String, Vec<f32>)],
     gamma: f32,
 ) -> Vec<String> {
-    let mut matches: Vec<(f32, &str)> = registry
+    let mut matches: Vec<(f64, &str)> = registry
         .iter()
         .map(|(l, v)| (cosine(vector, v), l.as_str()))
-        .filter(|(c, _)| *c >= gamma)
+        .filter(|(c, _)| *c >= f64::from(gamma))
         .collect();
     matches.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     if matches.is_empty() {
@@ -112,16 +113,4 @@ pub fn resolve_category(
         }
     }
     out
-}
-
-/// Cosine of two vectors (the embedder's are unit length, but labels from elsewhere may not be).
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na * nb)
-    }
 }

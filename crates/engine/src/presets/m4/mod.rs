@@ -368,7 +368,7 @@ impl M4 {
         if !self.params.chains {
             let items = ranked
                 .iter()
-                .map(|&(i, score)| node_item(chains, i, "memory nodes", Step::Root, score))
+                .map(|&(i, score)| node_item(chains, i, "memory nodes", Step::Match, score))
                 .collect();
             return Ok((items, notes));
         }

@@ -33,6 +33,9 @@ pub enum Step {
     Backward(usize),
     /// Reached through a node shared with another chain.
     Hop,
+    /// Taken for its match with the query alone, without walking a chain (the ablations
+    /// `chains = false` and `self_reflection = false`).
+    Match,
 }
 
 impl Step {
@@ -42,6 +45,7 @@ impl Step {
             Step::Forward(_) => "forward",
             Step::Backward(_) => "backward",
             Step::Hop => "hop",
+            Step::Match => "match",
         }
     }
 
@@ -49,7 +53,7 @@ impl Step {
     pub fn distance(self) -> usize {
         match self {
             Step::Forward(n) | Step::Backward(n) => n,
-            Step::Root | Step::Hop => 0,
+            Step::Root | Step::Hop | Step::Match => 0,
         }
     }
 }
@@ -123,7 +127,12 @@ pub fn retrieve(
         let Some(root) = best_in(chains, ranked, category) else {
             continue;
         };
-        if !walk.take(root, category, Step::Root) {
+        let first = if limits.reflect {
+            Step::Root
+        } else {
+            Step::Match
+        };
+        if !walk.take(root, category, first) {
             break;
         }
         if limits.reflect {
@@ -282,7 +291,7 @@ impl Walk<'_> {
             .collect();
         order.extend(rest);
         for node in order {
-            if !self.take(node, category, Step::Forward(0)) {
+            if !self.take(node, category, Step::Match) {
                 return;
             }
         }

@@ -210,6 +210,12 @@ fn ablations_change_how_nodes_are_recalled() {
     );
     assert!(!context.items.is_empty());
     assert!(context.items.iter().all(|i| i.section == "memory nodes"));
+    let matched = |c: &crate::mechanism::Context| {
+        c.items
+            .iter()
+            .all(|i| i.breakdown.iter().any(|p| p.name == "match"))
+    };
+    assert!(matched(&context), "{:#?}", context.items);
 
     let engine = test_engine(NAME, "gamma = 0.0\nself_reflection = false", true);
     three_sessions(&engine);
@@ -225,6 +231,7 @@ fn ablations_change_how_nodes_are_recalled() {
         nodes(&engine, StateFilter::Active).len(),
         "every node of the query's chain"
     );
+    assert!(matched(&context), "{:#?}", context.items);
 }
 
 #[test]

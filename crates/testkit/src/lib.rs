@@ -478,8 +478,23 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
 
     let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    SERVING.with(|serving| serving.set(true));
     respond(&mut stream, shared, recorded);
-    shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    done_serving(shared);
+}
+
+thread_local! {
+    /// Whether this connection's thread still counts in `in_flight` (each connection has its
+    /// own thread).
+    static SERVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Leave `in_flight`, once: before the response's bytes go out, since a client may send its
+/// next request as soon as it has read them, before this thread runs again.
+fn done_serving(shared: &Shared) {
+    if SERVING.with(|serving| serving.replace(false)) {
+        shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 fn respond(stream: &mut TcpStream, shared: &Shared, request: RecordedRequest) {
@@ -520,11 +535,11 @@ fn respond(stream: &mut TcpStream, shared: &Shared, request: RecordedRequest) {
         Some(step) => play(stream, shared, step, &model),
         None if is_models => {
             let body = json!({"object": "list", "data": [{"id": "scripted", "object": "model"}]});
-            write_response(stream, 200, &[], body.to_string().as_bytes(), None);
+            write_response(stream, shared, 200, &[], body.to_string().as_bytes(), None);
         }
         None => {
             let body = error_body("not found");
-            write_response(stream, 404, &[], body.as_bytes(), None);
+            write_response(stream, shared, 404, &[], body.as_bytes(), None);
         }
     }
 }
@@ -557,7 +572,7 @@ fn play(stream: &mut TcpStream, shared: &Shared, step: Step, model: &str) {
                     }),
                 );
             }
-            write_response(stream, 200, &[], body.to_string().as_bytes(), None);
+            write_response(stream, shared, 200, &[], body.to_string().as_bytes(), None);
         }
         Step::Slow { ms, then } => {
             let until = Instant::now() + Duration::from_millis(ms);
@@ -573,18 +588,18 @@ fn play(stream: &mut TcpStream, shared: &Shared, step: Step, model: &str) {
             let header = retry_after_secs.map(|s| ("Retry-After".to_string(), s.to_string()));
             let headers: Vec<(String, String)> = header.into_iter().collect();
             let body = error_body("rate limit reached, slow down");
-            write_response(stream, 429, &headers, body.as_bytes(), None);
+            write_response(stream, shared, 429, &headers, body.as_bytes(), None);
         }
         Step::Status { code, message } => {
             let body = error_body(&message);
-            write_response(stream, code, &[], body.as_bytes(), None);
+            write_response(stream, shared, code, &[], body.as_bytes(), None);
         }
         Step::Reset => {
             let _ = stream.shutdown(Shutdown::Both);
         }
         Step::MalformedJson => {
             let body = b"<html><body>502 upstream exploded {\"choices\": [</body></html>";
-            write_response(stream, 200, &[], body, None);
+            write_response(stream, shared, 200, &[], body, None);
         }
         Step::TruncatedBody => {
             let body = json!({
@@ -595,10 +610,10 @@ fn play(stream: &mut TcpStream, shared: &Shared, step: Step, model: &str) {
             })
             .to_string();
             let half = body.len() / 2;
-            write_response(stream, 200, &[], body.as_bytes(), Some(half));
+            write_response(stream, shared, 200, &[], body.as_bytes(), Some(half));
         }
         Step::Body(value) => {
-            write_response(stream, 200, &[], value.to_string().as_bytes(), None);
+            write_response(stream, shared, 200, &[], value.to_string().as_bytes(), None);
         }
     }
 }
@@ -611,6 +626,7 @@ fn error_body(message: &str) -> String {
 /// only the first `cut_at` bytes of the body.
 fn write_response(
     stream: &mut TcpStream,
+    shared: &Shared,
     status: u16,
     headers: &[(String, String)],
     body: &[u8],
@@ -626,6 +642,7 @@ fn write_response(
     }
     head.push_str("\r\n");
     let sent = body.get(..cut_at.unwrap_or(body.len())).unwrap_or(body);
+    done_serving(shared);
     let _ = stream
         .write_all(head.as_bytes())
         .and_then(|()| stream.write_all(sent))

@@ -20,6 +20,7 @@
 //!   plus the year as a [`TokenKind::Number`] and the English month name as a
 //!   [`TokenKind::Word`], all in text order.
 
+mod change;
 mod count;
 mod date;
 pub mod narrate;
@@ -34,6 +35,7 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
+pub use change::announces_change;
 pub use narrate::{addressee_of, narrate, third_person, NarratedSentence};
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;

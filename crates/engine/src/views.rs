@@ -77,6 +77,9 @@ pub struct ChainNodeView {
     pub compressions: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_tokens: Option<usize>,
+    /// A compression step was judged unrecoverable: the node is compressed no further.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compression_final: bool,
     /// Nodes it superseded when it was calibrated.
     pub calibrated_from: Vec<String>,
     pub turns: usize,

@@ -114,3 +114,107 @@ pub fn resolve_category(
     }
     out
 }
+
+/// Vectors of category labels, kept across session jobs: the registry is every current node's
+/// categories, and embedding all of them again at each session's close would grow with the
+/// user's history. Keyed by embedder id and label; bounded, cleared whole when full (labels
+/// recur, so the working set refills from the next few sessions).
+#[derive(Debug, Default)]
+pub struct LabelVectors {
+    vectors: std::sync::Mutex<std::collections::HashMap<(String, String), Vec<f32>>>,
+}
+
+/// Labels whose vectors [`LabelVectors`] keeps at most.
+pub const LABEL_VECTORS: usize = 20_000;
+
+impl LabelVectors {
+    /// The vectors of `labels` in order, embedding only those not kept yet.
+    pub fn get(
+        &self,
+        embedder: &dyn mnemos_core::Embedder,
+        labels: &[&str],
+    ) -> Result<Vec<Vec<f32>>, mnemos_core::EmbedError> {
+        use mnemos_core::EmbedderExt;
+        let id = embedder.id().to_string();
+        let missing: Vec<&str> = {
+            let kept = self.lock();
+            let mut missing: Vec<&str> = labels
+                .iter()
+                .copied()
+                .filter(|l| !kept.contains_key(&(id.clone(), (*l).to_string())))
+                .collect();
+            missing.sort_unstable();
+            missing.dedup();
+            missing
+        };
+        let fresh = if missing.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed_all(&missing)?
+        };
+        let mut kept = self.lock();
+        if kept.len() + fresh.len() > LABEL_VECTORS {
+            kept.clear();
+        }
+        for (label, vector) in missing.iter().zip(fresh) {
+            kept.insert((id.clone(), (*label).to_string()), vector);
+        }
+        let dim = embedder.dimension();
+        Ok(labels
+            .iter()
+            .map(|l| {
+                kept.get(&(id.clone(), (*l).to_string()))
+                    .cloned()
+                    .unwrap_or_else(|| vec![0.0; dim])
+            })
+            .collect())
+    }
+
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, String), Vec<f32>>> {
+        // A poisoned lock only means another job panicked mid-insert; the map is still valid.
+        self.vectors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// Embeds each text as its length; counts the texts it was asked for.
+    struct Counting(AtomicUsize);
+
+    impl mnemos_core::Embedder for Counting {
+        fn id(&self) -> &str {
+            "counting"
+        }
+        fn dimension(&self) -> usize {
+            1
+        }
+        fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, mnemos_core::EmbedError> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+    }
+
+    #[test]
+    fn label_vectors_embed_each_label_once() {
+        let embedder = Counting(AtomicUsize::new(0));
+        let labels = LabelVectors::default();
+        let first = labels
+            .get(&embedder, &["cello", "garden", "cello"])
+            .unwrap();
+        assert_eq!(first, vec![vec![5.0], vec![6.0], vec![5.0]]);
+        assert_eq!(embedder.0.load(Ordering::SeqCst), 2);
+        let second = labels
+            .get(&embedder, &["garden", "cello", "travel"])
+            .unwrap();
+        assert_eq!(second, vec![vec![6.0], vec![5.0], vec![6.0]]);
+        assert_eq!(embedder.0.load(Ordering::SeqCst), 3, "only the new label");
+    }
+}

@@ -5,10 +5,12 @@
 //! memory model compresses its text, and the step is kept only when the model judges the
 //! node's original text recoverable from the result (`recoverable`); otherwise the node is
 //! final and never compressed again. A kept step is a text edit, so the previous text stays in
-//! the node's history. At most `max_compressions` steps per node.
+//! the node's history. At most `max_compressions` steps per node. Calibrated nodes are not
+//! compressed: their wording marks which statement is current.
 
 use mnemos_core::{BatchUpdate, Memory, MemoryModelExt, MemoryPatch, Moment};
 
+use super::chains::CALIBRATED_FROM_KEY;
 use super::M4Params;
 use crate::error::EngineResult;
 use crate::mechanism::{Derived, MechanismCtx};
@@ -56,7 +58,11 @@ fn extra(node: &Memory, key: &str) -> Option<f64> {
 }
 
 fn eligible(node: &Memory, params: &M4Params, now: Moment, period: f64) -> bool {
-    if extra(node, COMPRESSION_FINAL_KEY).is_some() {
+    // A calibrated node's wording says which statement is current and which is a record of the
+    // past ("… (previously: …)"); dropping words could drop that.
+    if extra(node, COMPRESSION_FINAL_KEY).is_some()
+        || node.metadata.contains_key(CALIBRATED_FROM_KEY)
+    {
         return false;
     }
     let steps = extra(node, COMPRESSIONS_KEY).unwrap_or(0.0);

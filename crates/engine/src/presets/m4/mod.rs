@@ -8,36 +8,42 @@
 //! chain. Each item becomes one `ChainNode` memory whose provenance is the turns it covers and
 //! whose place in time is its session's last turn ([`chains`]).
 //!
-//! **Calibrate.** Each new node is checked against the closest current nodes of its chains
-//! (`conflicts`, at most `calibrate_checks` of them). A conflict merges the two into one node
-//! (`merge`: the newer statement with a record of the older one) carrying both provenances; the
-//! stale node gets a `valid_to` and the id of the node that superseded it, and stays in the
-//! store and its history. Nothing is overwritten.
+//! **Calibrate** ([`calibrate`]). Each new node is checked against the closest current nodes of
+//! its chains (`conflicts`, at most `calibrate_checks` of them), and so is each of its turns
+//! that announces a change against the older turns most like it (`statement_checks`). A
+//! conflict merges the two into one node (`merge`: the newer statement with a record of the
+//! older one) carrying both provenances; the stale node gets a `valid_to` and the id of the
+//! node that superseded it, and stays in the store and its history. Nothing is overwritten.
 //!
 //! **Recall** is M⁴'s self-reflective retrieval ([`reflect`]): root at the best match of each
 //! query chain, grow forward and backward while each next node helps, stop when the nodes are
 //! sufficient, hop through shared nodes; every item says why it is there. The items are shown
-//! chain by chain in time order. Superseded nodes are never recalled.
+//! chain by chain in time order. Superseded nodes are never recalled. With `evidence` on
+//! ([`evidence`]), roots are ranked through the turns the nodes cover as well, and the matching
+//! turns fill the budget the nodes leave, each under its node.
 //!
 //! Ablations are parameters: `chains = false` (the nodes as independent memories, best match
-//! first), `calibrate = false`, `self_reflection = false` (every node of the query's chains).
+//! first), `calibrate = false`, `self_reflection = false` (every node of the query's chains),
+//! `compress = false`, `evidence = false` (node texts only, as in the paper).
 
+mod calibrate;
 mod chains;
 mod compress;
+mod evidence;
 mod reflect;
 #[cfg(test)]
 mod tests;
 mod view;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use mnemos_core::memory_model::{CategorySummary, MAX_TASK_BYTES};
 use mnemos_core::{
-    BatchUpdate, EmbedderExt, Job, KindTag, Memory, MemoryFilter, MemoryKind, MemoryModelExt,
-    MemoryPatch, Metadata, Moment, RetrieverKind, StateFilter, StoreRead, TurnId, UserKey,
+    BatchUpdate, Job, KindTag, Memory, MemoryFilter, MemoryKind, MemoryModelExt, MemoryPatch,
+    Metadata, Moment, RetrieverKind, StateFilter, StoreRead, TurnId, UserKey,
 };
 
 use super::retrieval::search;
@@ -47,11 +53,12 @@ use crate::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
 use crate::primitives::{
-    build_context, chunks_by_bytes, derived_memory, memory_line, pack_within_budget, tokens,
-    union_provenance,
+    build_context, chunks_by_bytes, derived_memory, item_tokens, memory_line, pack_within_budget,
+    tokens, union_provenance,
 };
 use crate::views::{View, ViewKind};
 
+pub use calibrate::STALE_TURNS_KEY;
 pub use chains::{
     categories_of, Chains, CALIBRATED_FROM_KEY, CATEGORIES_KEY, SESSION_KEY, SUPERSEDED_BY_KEY,
 };
@@ -67,6 +74,11 @@ const JOB_SESSION: &str = "m4_session";
 const CHUNK_BYTES: usize = MAX_TASK_BYTES / 2;
 /// Search hits looked at to choose the query's chains and roots.
 const CANDIDATES: usize = 30;
+/// A retrieved node's index in the chains and its context item.
+type NodeItem = (usize, ContextItem);
+
+/// Turn hits looked at for roots and evidence.
+const TURN_CANDIDATES: usize = 50;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -79,6 +91,8 @@ pub struct M4Params {
     pub calibrate: bool,
     /// Closest current nodes of its chains a new node is checked against.
     pub calibrate_checks: usize,
+    /// Older turns each new turn that announces a change is checked against.
+    pub statement_checks: usize,
     /// Grow chains by the model's judgement (false: every node of the query's chains).
     pub self_reflection: bool,
     /// Chains the query is matched to.
@@ -91,6 +105,9 @@ pub struct M4Params {
     pub compress_after_days: f64,
     /// Compression steps a node may take at most.
     pub max_compressions: u32,
+    /// Choose roots through the turns the nodes cover as well as the node texts, and show each
+    /// node's best-matching turns under it (false: node texts only, as in the paper).
+    pub evidence: bool,
 }
 
 impl Default for M4Params {
@@ -99,13 +116,15 @@ impl Default for M4Params {
             gamma: 0.5,
             chains: true,
             calibrate: true,
-            calibrate_checks: 3,
+            calibrate_checks: 1,
+            statement_checks: 2,
             self_reflection: true,
             query_categories: 2,
             max_steps: 8,
             compress: true,
             compress_after_days: 7.0,
             max_compressions: 2,
+            evidence: true,
         }
     }
 }
@@ -126,6 +145,10 @@ impl PresetParams for M4Params {
             "closest current nodes of its chains each new node is checked against (0..=50)",
         ),
         (
+            "statement_checks",
+            "older turns like it each new turn that announces a change is checked against (0..=50)",
+        ),
+        (
             "self_reflection",
             "grow chains while each node helps, stop when sufficient (false: every node of the query's chains)",
         ),
@@ -143,6 +166,10 @@ impl PresetParams for M4Params {
             "days of dialogue time unused before each compression step (> 0; the paper: 7)",
         ),
         ("max_compressions", "compression steps per node at most (0..=10)"),
+        (
+            "evidence",
+            "find roots through the turns nodes cover too, and show each node's best turns under it (false: node texts only)",
+        ),
     ];
 
     fn validate(&self) -> Result<(), String> {
@@ -159,6 +186,12 @@ impl PresetParams for M4Params {
             return Err(format!(
                 "query_categories = {}: expected 1..=20",
                 self.query_categories
+            ));
+        }
+        if self.statement_checks > 50 {
+            return Err(format!(
+                "statement_checks = {}: expected 0..=50",
+                self.statement_checks
             ));
         }
         if self.max_steps > 100 {
@@ -187,11 +220,15 @@ struct SessionPayload {
 
 pub struct M4 {
     params: M4Params,
+    labels: chains::LabelVectors,
 }
 
 impl M4 {
     pub fn new(params: M4Params) -> Self {
-        Self { params }
+        Self {
+            params,
+            labels: chains::LabelVectors::default(),
+        }
     }
 
     /// Build the nodes of a closed session and calibrate them (see the module docs).
@@ -234,7 +271,7 @@ impl M4 {
         for ((item, provenance, when), categories) in items.into_iter().zip(resolved) {
             let node = new_node(job, &payload.session, &item, provenance, when, categories);
             let node = if self.params.calibrate {
-                self.calibrate(ctx, job, node, &current, &mut derived)?
+                calibrate::calibrate(ctx, &self.params, job, node, &fresh, &current, &mut derived)?
             } else {
                 node
             };
@@ -265,9 +302,9 @@ impl M4 {
         let new_labels: Vec<&str> = items.iter().map(|(i, _, _)| i.category.as_str()).collect();
         let mut texts: Vec<&str> = labels.iter().map(String::as_str).collect();
         texts.extend(new_labels.iter().copied());
-        let vectors = ctx
-            .embedder()
-            .embed_all(&texts)
+        let vectors = self
+            .labels
+            .get(ctx.embedder(), &texts)
             .map_err(mnemos_core::Error::from)?;
         let (old, new) = vectors.split_at(labels.len());
         let mut registry: Vec<(String, Vec<f32>)> = labels.into_iter().zip(old.to_vec()).collect();
@@ -282,103 +319,94 @@ impl M4 {
         Ok(out)
     }
 
-    /// Check `node` against the closest current nodes of its chains; each conflict merges the
-    /// stale node into it and marks the stale one superseded.
-    fn calibrate(
-        &self,
-        ctx: &MechanismCtx,
-        job: &Job,
-        mut node: Memory,
-        current: &[Memory],
-        derived: &mut Derived,
-    ) -> EngineResult<Memory> {
-        if self.params.calibrate_checks == 0 || current.is_empty() {
-            return Ok(node);
-        }
-        let categories = categories_of(&node);
-        let in_chain: HashSet<_> = current
-            .iter()
-            .filter(|m| categories_of(m).iter().any(|c| categories.contains(c)))
-            .map(|m| m.id)
-            .collect();
-        let superseded: HashSet<_> = derived.updates.iter().map(|u| u.id).collect();
-        let hits = search(
-            ctx,
-            &node.text,
-            &[KindTag::ChainNode],
-            None,
-            RetrieverKind::Hybrid,
-            CANDIDATES,
-        )?;
-        let candidates = hits
-            .iter()
-            .map(|h| &h.memory)
-            .filter(|m| in_chain.contains(&m.id) && !superseded.contains(&m.id))
-            .take(self.params.calibrate_checks);
-        let mut merged_from: Vec<String> = Vec::new();
-        for stale in candidates.cloned().collect::<Vec<_>>() {
-            if !ctx.model.conflicts(&stale.text, &node.text)? {
-                continue;
-            }
-            node.text = ctx.model.merge(&stale.text, &node.text)?;
-            node.provenance = union_provenance([&stale, &node]);
-            let mut all = categories_of(&node);
-            for c in categories_of(&stale) {
-                if !all.contains(&c) {
-                    all.push(c);
-                }
-            }
-            chains::set_categories(&mut node.metadata, &all);
-            merged_from.push(stale.id.to_string());
-            derived.updates.push(supersede(&stale, &node, job.created));
-        }
-        if !merged_from.is_empty() {
-            node.metadata
-                .insert(CALIBRATED_FROM_KEY.to_string(), merged_from.join(","));
-        }
-        Ok(node)
-    }
-
-    /// The nodes to show for `query`, in the order the context shows them.
+    /// The nodes to show for `query`, in the order the context shows them, each followed by
+    /// its evidence turns when `evidence` is on.
     fn retrieve(
         &self,
         ctx: &MechanismCtx,
         chains: &Chains,
         request: &RecallRequest,
     ) -> EngineResult<(Vec<ContextItem>, Vec<String>)> {
-        let hits = search(
+        let session = request.session.as_deref();
+        let node_hits = search(
             ctx,
             &request.query,
             &[KindTag::ChainNode],
-            request.session.as_deref(),
+            session,
             RetrieverKind::Hybrid,
             CANDIDATES,
         )?;
-        let index: BTreeMap<_, usize> = chains
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.id, i))
-            .collect();
-        let ranked: Vec<(usize, f64)> = hits
-            .iter()
-            .filter_map(|h| index.get(&h.memory.id).map(|&i| (i, f64::from(h.score))))
-            .collect();
+        let turns = evidence::TurnHits::new(if self.params.evidence {
+            search(
+                ctx,
+                &request.query,
+                &[KindTag::Turn],
+                session,
+                RetrieverKind::Hybrid,
+                TURN_CANDIDATES,
+            )?
+        } else {
+            Vec::new()
+        });
+        let ranked = evidence::fuse(chains, &node_hits, &turns);
+        // With evidence, the nodes get half the budget and their turns the rest.
+        let node_budget = if self.params.evidence {
+            request.token_budget / 2
+        } else {
+            request.token_budget
+        };
+        let (nodes, mut notes) = self.walk(ctx, chains, &request.query, &ranked, node_budget)?;
+        let items = if self.params.evidence {
+            let spent: usize = nodes.iter().map(|(_, item)| item_tokens(item)).sum();
+            let room = request.token_budget.saturating_sub(spent);
+            let mut items = evidence::interleave(chains, nodes, &turns, room);
+            if self.params.calibrate && self.params.statement_checks > 0 {
+                let (calls, marked) =
+                    evidence::mark_superseded(ctx, &mut items, self.params.statement_checks)?;
+                if calls > 0 {
+                    notes.push(format!(
+                        "read-time calibration: {calls} check(s), {marked} turn(s) marked superseded"
+                    ));
+                }
+            }
+            items
+        } else {
+            nodes.into_iter().map(|(_, item)| item).collect()
+        };
+        Ok((items, notes))
+    }
+
+    /// The nodes a walk of the chains (or, without chains, the ranking) retrieves, in the
+    /// order the context shows them, with their node indexes.
+    fn walk(
+        &self,
+        ctx: &MechanismCtx,
+        chains: &Chains,
+        query: &str,
+        ranked: &[(usize, f64)],
+        tokens: usize,
+    ) -> EngineResult<(Vec<NodeItem>, Vec<String>)> {
         let mut notes = Vec::new();
         if !self.params.chains {
-            let items = ranked
-                .iter()
-                .map(|&(i, score)| node_item(chains, i, "memory nodes", Step::Match, score))
-                .collect();
+            let mut spent = 0;
+            let mut items = Vec::new();
+            for &(i, score) in ranked {
+                let item = node_item(chains, i, "memory nodes", Step::Match, score);
+                spent += item_tokens(&item);
+                if spent > tokens {
+                    break;
+                }
+                items.push((i, item));
+            }
             return Ok((items, notes));
         }
         let limits = reflect::Limits {
             query_categories: self.params.query_categories,
             max_steps: self.params.max_steps,
-            tokens: request.token_budget,
+            tokens,
             reflect: self.params.self_reflection,
         };
-        let retrieval = reflect::retrieve(ctx, chains, &request.query, &ranked, &limits)?;
+        let retrieval = reflect::retrieve(ctx, chains, query, ranked, &limits)?;
         if self.params.self_reflection {
             notes.push(format!(
                 "self-reflective retrieval: {} node(s), {} model call(s), {}",
@@ -411,7 +439,7 @@ impl M4 {
             .iter()
             .map(|r| {
                 let section = format!("memory chain: {}", r.category);
-                node_item(chains, r.node, &section, r.step, r.score)
+                (r.node, node_item(chains, r.node, &section, r.step, r.score))
             })
             .collect();
         Ok((items, notes))
@@ -464,21 +492,6 @@ fn new_node(
         when,
         metadata,
     )
-}
-
-/// The stale node's end of validity, with the node that superseded it.
-fn supersede(stale: &Memory, by: &Memory, at: Moment) -> BatchUpdate {
-    let mut metadata = stale.metadata.clone();
-    metadata.insert(SUPERSEDED_BY_KEY.to_string(), by.id.to_string());
-    BatchUpdate {
-        id: stale.id,
-        patch: MemoryPatch {
-            metadata: Some(metadata),
-            valid_to: Some(Some(by.valid_from.max(stale.valid_from))),
-            ..MemoryPatch::default()
-        },
-        at,
-    }
 }
 
 /// Recalled nodes are used now: their compression clock restarts.
@@ -564,8 +577,11 @@ impl Mechanism for M4 {
     fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
         let chains = Chains::of(ctx.active_of(&[KindTag::ChainNode])?);
         let mut notes = Vec::new();
-        let items = if chains.nodes.is_empty() {
+        if chains.nodes.is_empty() {
             notes.push("no memory chain yet: nodes are built when a session closes".to_string());
+        }
+        // Without nodes there is nothing to walk, but the turns can still be evidence.
+        let items = if chains.nodes.is_empty() && !self.params.evidence {
             Vec::new()
         } else {
             let (items, more) = self.retrieve(ctx, &chains, request)?;

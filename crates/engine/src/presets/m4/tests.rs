@@ -124,6 +124,53 @@ fn a_conflicting_update_supersedes_the_stale_node_and_keeps_it_in_history() {
     assert!(text.contains("supersedes 1"), "{text}");
 }
 
+/// Unrelated chat around one stated fact, as in a long session.
+const CHAT: &[&str] = &[
+    "The weather has been lovely for walks lately.",
+    "I finished a long novel about sailors last night.",
+    "My sister sent me photos of her garden.",
+    "We tried a new pasta recipe on Friday.",
+];
+
+#[test]
+fn an_announced_update_inside_a_summary_supersedes_the_node_that_holds_the_old_statement() {
+    let engine = test_engine(NAME, "", true);
+    let mut first = CHAT.to_vec();
+    // The test embedder hashes words, so the two statements share one ("home") to be found.
+    first.insert(
+        2,
+        "By the way, my home is in Tallinn these days, a small flat near the river.",
+    );
+    session(&engine, "s1", 0, &first);
+    let mut second: Vec<&str> = CHAT.iter().rev().copied().collect();
+    second.insert(1, "Big news: I just moved, and home is Porto now.");
+    session(&engine, "s2", 100, &second);
+    let all = nodes(&engine, StateFilter::All);
+    let stale: Vec<_> = all.iter().filter(|n| n.valid_to.is_some()).collect();
+    assert!(!stale.is_empty(), "{all:#?}");
+    let merged = all
+        .iter()
+        .find(|n| n.metadata.contains_key(STALE_TURNS_KEY))
+        .expect("a node that records the stale statement");
+    assert!(
+        merged.text.contains("Porto now. (previously:"),
+        "{}",
+        merged.text
+    );
+    // Recall shows the update, and the old statement only as a record of the past.
+    let context = recall(
+        &engine,
+        &user(),
+        "bot",
+        "Which city do I live in now?",
+        1000,
+    );
+    assert!(context.text.contains("Porto"), "{}", context.text);
+    for line in context.text.lines().filter(|l| l.contains("Tallinn")) {
+        assert!(line.contains("(previously:"), "{line}");
+    }
+}
+
 #[test]
 fn without_calibration_both_statements_stay_current() {
     let engine = test_engine(NAME, "gamma = 0.0\ncalibrate = false", true);
@@ -173,20 +220,46 @@ fn recall_walks_a_chain_and_says_why_each_node_is_there() {
         .filter(|i| i.breakdown.iter().any(|p| p.name == "root"))
         .count();
     assert_eq!(roots, 1, "one query chain, one root: {:#?}", context.items);
-    for item in &context.items {
-        assert!(
-            item.section.starts_with("memory chain: "),
-            "{}",
-            item.section
-        );
-        let why = item
-            .breakdown
-            .iter()
-            .find(|p| ["root", "forward", "backward", "hop"].contains(&p.name.as_str()));
-        assert!(why.is_some(), "{item:?}");
+    let is_node = |i: &ContextItem| matches!(i.kind, MemoryKind::ChainNode { .. });
+    for (k, item) in context.items.iter().enumerate() {
+        let names = ["root", "forward", "backward", "hop"];
+        if is_node(item) {
+            assert!(item.section.starts_with("memory chain: "), "{item:?}");
+            let why = item
+                .breakdown
+                .iter()
+                .find(|p| names.contains(&p.name.as_str()));
+            assert!(why.is_some(), "{item:?}");
+        } else {
+            // An evidence turn: under a node of its section that covers it, or in its own
+            // section when no retrieved node does.
+            assert!(
+                item.breakdown.iter().any(|p| p.name == "evidence"),
+                "{item:?}"
+            );
+            if item.section == evidence::OTHER_SECTION {
+                continue;
+            }
+            let node = context.items[..k]
+                .iter()
+                .rev()
+                .find(|i| is_node(i))
+                .unwrap();
+            assert_eq!(node.section, item.section);
+            assert!(item.provenance.iter().all(|t| node.provenance.contains(t)));
+        }
     }
-    // Shown in time order along the chain.
-    let times: Vec<_> = context.items.iter().map(|i| i.created.time).collect();
+    assert!(
+        context.items.iter().any(|i| !is_node(i)),
+        "evidence is shown"
+    );
+    // Nodes are shown in time order along the chain.
+    let times: Vec<_> = context
+        .items
+        .iter()
+        .filter(|i| is_node(i))
+        .map(|i| i.created.time)
+        .collect();
     let mut sorted = times.clone();
     sorted.sort();
     assert_eq!(times, sorted);
@@ -213,6 +286,7 @@ fn ablations_change_how_nodes_are_recalled() {
     let matched = |c: &crate::mechanism::Context| {
         c.items
             .iter()
+            .filter(|i| matches!(i.kind, MemoryKind::ChainNode { .. }))
             .all(|i| i.breakdown.iter().any(|p| p.name == "match"))
     };
     assert!(matched(&context), "{:#?}", context.items);
@@ -226,8 +300,13 @@ fn ablations_change_how_nodes_are_recalled() {
         "How is my cello playing going?",
         1000,
     );
+    let shown = context
+        .items
+        .iter()
+        .filter(|i| matches!(i.kind, MemoryKind::ChainNode { .. }))
+        .count();
     assert_eq!(
-        context.items.len(),
+        shown,
         nodes(&engine, StateFilter::Active).len(),
         "every node of the query's chain"
     );
@@ -366,4 +445,131 @@ fn recent_or_disabled_nodes_are_not_compressed() {
             assert_eq!(node.version, 1);
         }
     }
+}
+
+#[test]
+fn a_calibrated_node_keeps_its_wording_and_its_record_of_stale_turns() {
+    let engine = test_engine(NAME, "", true);
+    let mut first = CHAT.to_vec();
+    first.insert(1, "My home is in Tallinn, a small flat near the river.");
+    session(&engine, "s1", 0, &first);
+    let mut second = CHAT.to_vec();
+    second.insert(2, "Big news: I just moved, and home is Porto now.");
+    session(&engine, "s2", 100, &second);
+    let merged = nodes(&engine, StateFilter::Active)
+        .into_iter()
+        .find(|n| n.metadata.contains_key(STALE_TURNS_KEY) && n.valid_to.is_none())
+        .expect("a calibrated node");
+    // Weeks later, unused: other nodes may take a compression step, the calibrated one not.
+    session(
+        &engine,
+        "s3",
+        30 * DAY_MINUTES,
+        &["I bought a new bicycle today."],
+    );
+    let now = engine.get(&user(), merged.id).unwrap();
+    assert_eq!(now.text, merged.text);
+    assert!(!now.metrics.extra.contains_key(COMPRESSIONS_KEY));
+    // A later merge of the calibrated node keeps its record of stale turns.
+    let stale: Vec<&str> = merged.metadata[STALE_TURNS_KEY].split(',').collect();
+    let mut third = CHAT.to_vec();
+    third.push("Big news again: we moved, and home is Lisbon now.");
+    session(&engine, "s4", 40 * DAY_MINUTES, &third);
+    let superseded = engine.get(&user(), merged.id).unwrap();
+    assert!(superseded.valid_to.is_some(), "the Porto node is stale now");
+    for node in nodes(&engine, StateFilter::Active)
+        .iter()
+        .filter(|n| n.valid_to.is_none())
+    {
+        if node
+            .provenance
+            .iter()
+            .any(|t| stale.contains(&t.to_string().as_str()))
+        {
+            let kept = node.metadata.get(STALE_TURNS_KEY).expect("record kept");
+            assert!(stale.iter().all(|t| kept.contains(t)), "{kept}");
+        }
+    }
+}
+
+#[test]
+fn an_update_still_in_the_open_session_marks_the_older_statement_in_the_context() {
+    let engine = test_engine(NAME, "", true);
+    let mut first = CHAT.to_vec();
+    first.insert(1, "My home is in Tallinn, a small flat near the river.");
+    session(&engine, "s1", 0, &first);
+    // The second session is not closed: no node covers the update yet.
+    engine
+        .add(vec![NewTurn {
+            speaker: Some("Ana".into()),
+            time: Some(Timestamp(T0 + 200 * 60_000)),
+            ..NewTurn::user(
+                scope("s2"),
+                "Big news: I just moved, and home is Porto now.",
+            )
+        }])
+        .unwrap();
+    let context = recall(&engine, &user(), "bot", "Where is my home now?", 1000);
+    // The turns themselves (the node's summary above them may quote the old statement too).
+    let turn = |needle: &str| {
+        context
+            .items
+            .iter()
+            .find(|i| matches!(i.kind, MemoryKind::Turn) && i.text.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} in {}", context.text))
+            .text
+            .clone()
+    };
+    assert!(!turn("Porto").contains("superseded"));
+    assert!(turn("Tallinn").starts_with("[superseded by a later statement]"));
+    assert!(context
+        .notes
+        .iter()
+        .any(|n| n.contains("read-time calibration")));
+    let stale = context
+        .items
+        .iter()
+        .find(|i| matches!(i.kind, MemoryKind::Turn) && i.text.contains("Tallinn"))
+        .unwrap();
+    assert!(
+        stale.breakdown.iter().any(|p| p.name == "superseded"),
+        "{stale:?}"
+    );
+
+    // Without calibration the context shows both as they were said.
+    let plain = test_engine(NAME, "calibrate = false", true);
+    session(&plain, "s1", 0, &first);
+    plain
+        .add(vec![NewTurn::user(
+            scope("s2"),
+            "Big news: I just moved, and home is Porto now.",
+        )])
+        .unwrap();
+    let context = recall(&plain, &user(), "bot", "Where is my home now?", 1000);
+    assert!(!context.text.contains("superseded"), "{}", context.text);
+}
+
+#[test]
+fn a_chinese_statement_is_marked_in_chinese() {
+    let engine = test_engine(NAME, "", true);
+    session(
+        &engine,
+        "s1",
+        0,
+        &["我的家在杭州，房子离江边不远。", "最近天气很好。"],
+    );
+    engine
+        .add(vec![NewTurn {
+            speaker: Some("Ana".into()),
+            time: Some(Timestamp(T0 + 200 * 60_000)),
+            ..NewTurn::user(scope("s2"), "我搬家了，现在我的家在成都。")
+        }])
+        .unwrap();
+    let context = recall(&engine, &user(), "bot", "我的家现在在哪里？", 1000);
+    let stale = context
+        .items
+        .iter()
+        .find(|i| matches!(i.kind, MemoryKind::Turn) && i.text.contains("杭州"))
+        .unwrap_or_else(|| panic!("{}", context.text));
+    assert!(stale.text.starts_with("[已被更新]"), "{}", context.text);
 }

@@ -5,7 +5,7 @@ use mnemos_core::{KindTag, Memory, MemoryFilter, StateFilter, StoreRead, UserKey
 
 use super::chains::SUPERSEDED_BY_KEY;
 use super::chains::{categories_of, is_current, Chains, CALIBRATED_FROM_KEY, SESSION_KEY};
-use super::compress::{COMPRESSIONS_KEY, ORIGINAL_TOKENS_KEY};
+use super::compress::{COMPRESSIONS_KEY, COMPRESSION_FINAL_KEY, ORIGINAL_TOKENS_KEY};
 use crate::error::EngineResult;
 use crate::mechanism::collect_all;
 use crate::primitives::tokens;
@@ -74,6 +74,7 @@ fn node_view(node: &Memory) -> ChainNodeView {
         tokens: tokens(&node.text),
         compressions: extra(COMPRESSIONS_KEY).map_or(0, |v| v as u32),
         original_tokens: extra(ORIGINAL_TOKENS_KEY).map(|v| v as usize),
+        compression_final: extra(COMPRESSION_FINAL_KEY).is_some(),
         calibrated_from: node
             .metadata
             .get(CALIBRATED_FROM_KEY)

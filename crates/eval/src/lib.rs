@@ -14,6 +14,7 @@
 //! command's typed settings into a report that serializes to JSON and renders as markdown.
 
 pub mod artifacts;
+pub mod compression;
 pub mod dataset;
 pub mod embed_cache;
 pub mod error;

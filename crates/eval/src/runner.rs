@@ -198,10 +198,16 @@ pub struct ConversationRun {
     pub job_errors: Vec<String>,
     /// The engine's model calls and tokens spent on this conversation.
     pub model_calls: u64,
+    /// The part of `model_calls` made while recalling (the rest is the write path's).
+    pub recall_model_calls: u64,
+    /// Recalls made.
+    pub recalls: usize,
     pub model_tokens: u64,
     /// The item label of every turn written, by the id the engine gave it (to map memories'
     /// provenance back to the dataset).
     pub turn_labels: HashMap<TurnId, String>,
+    /// What compression did to the user's memory chains, when the preset builds them.
+    pub compression: Option<crate::compression::CompressionSample>,
 }
 
 /// Runs conversations of a prepared dataset through one engine.
@@ -310,6 +316,12 @@ impl Runner<'_> {
         let after = self.engine.stats(&user, &self.options.agent)?;
         run.model_calls = after.model_calls.saturating_sub(before.model_calls);
         run.model_tokens = after.model_tokens.saturating_sub(before.model_tokens);
+        run.compression = crate::compression::sample(
+            self.engine,
+            &user,
+            &self.options.agent,
+            &conversation.questions,
+        )?;
         if purge {
             self.engine.purge(&user)?;
         }
@@ -364,10 +376,19 @@ impl Runner<'_> {
             token_budget: self.options.budget,
             session: None,
         };
+        let calls_before = self.engine.model().usage().total().calls;
         let started = Instant::now();
         let context = self.engine.recall(user, &self.options.agent, &request)?;
         let elapsed = started.elapsed();
         run.recall.push(elapsed);
+        run.recalls += 1;
+        run.recall_model_calls += self
+            .engine
+            .model()
+            .usage()
+            .total()
+            .calls
+            .saturating_sub(calls_before);
         let covered = covered_gold(&context, turn_label, &question.gold);
         let scores = provenance_scores(&covered, question.gold.len(), &self.options.ks);
         let memories: Vec<String> = context.items.iter().map(|i| i.text.clone()).collect();

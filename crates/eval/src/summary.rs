@@ -115,10 +115,19 @@ pub struct PresetSummary {
     pub model_tokens: u64,
     pub model_calls_per_turn: f64,
     pub model_tokens_per_turn: f64,
+    /// Model calls made while writing (observe, jobs, session ends) per turn, and while
+    /// recalling per recall: the first grows with the dialogue, the second with the questions.
+    #[serde(default)]
+    pub write_model_calls_per_turn: f64,
+    #[serde(default)]
+    pub model_calls_per_recall: f64,
     pub jobs_failed: usize,
     /// The first few job errors, verbatim.
     pub job_errors: Vec<String>,
     pub wall_seconds: f64,
+    /// Summed over conversations, for presets that build memory chains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<crate::compression::CompressionSample>,
 }
 
 /// Collects conversation runs of one preset.
@@ -134,9 +143,12 @@ pub struct PresetAccumulator {
     conversations: usize,
     model_calls: u64,
     model_tokens: u64,
+    recall_model_calls: u64,
+    recalls: usize,
     jobs_failed: usize,
     job_errors: Vec<String>,
     finals: Vec<SizeSample>,
+    compression: Option<crate::compression::CompressionSample>,
 }
 
 impl PresetAccumulator {
@@ -145,6 +157,8 @@ impl PresetAccumulator {
         self.turns += run.turns;
         self.model_calls += run.model_calls;
         self.model_tokens += run.model_tokens;
+        self.recall_model_calls += run.recall_model_calls;
+        self.recalls += run.recalls;
         self.jobs_failed += run.jobs_failed;
         for error in run.job_errors {
             if self.job_errors.len() < 5 {
@@ -157,6 +171,9 @@ impl PresetAccumulator {
         self.answer_model.extend(&run.answer_model);
         if let Some(last) = run.sizes.iter().max_by_key(|s| s.items_observed) {
             self.finals.push(last.clone());
+        }
+        if let Some(sample) = &run.compression {
+            self.compression.get_or_insert_default().add(sample);
         }
         self.asks.extend(run.asks);
         self.sizes.extend(run.sizes);
@@ -203,9 +220,14 @@ impl PresetAccumulator {
             model_tokens: self.model_tokens,
             model_calls_per_turn: self.model_calls as f64 / turns,
             model_tokens_per_turn: self.model_tokens as f64 / turns,
+            write_model_calls_per_turn: self.model_calls.saturating_sub(self.recall_model_calls)
+                as f64
+                / turns,
+            model_calls_per_recall: self.recall_model_calls as f64 / self.recalls.max(1) as f64,
             jobs_failed: self.jobs_failed,
             job_errors: self.job_errors.clone(),
             wall_seconds,
+            compression: self.compression.clone(),
         }
     }
 }

@@ -121,6 +121,9 @@ pub struct UpdateRecord {
     pub context_tokens: usize,
     pub recall_ms: f64,
     pub model_error: Option<String>,
+    /// The question and the context the agent got, to see why a probe failed.
+    pub question: String,
+    pub context_text: String,
 }
 
 impl UpdateRecord {
@@ -306,6 +309,8 @@ fn update_record(probe: &UpdateProbe, ask: &AskRecord) -> UpdateRecord {
         context_tokens: ask.context_tokens,
         recall_ms: ask.recall_ms,
         model_error: ask.model_error.clone(),
+        question: ask.question_text.clone(),
+        context_text: ask.context_text.clone(),
     }
 }
 
@@ -365,6 +370,8 @@ mod tests {
             context_tokens: 30,
             recall_ms: 1.0,
             model_error: None,
+            question: "Which city do I live in now?".into(),
+            context_text: String::new(),
         }
     }
 

@@ -18,6 +18,7 @@ pub(super) fn markdown(report: &RunReport) -> String {
         md.push('\n');
     }
     cost(&mut md, &report.presets);
+    compression(&mut md, &report.presets);
     by_category(&mut md, &report.presets);
     capacity(&mut md, &report.presets);
     sizes(&mut md, &report.presets);
@@ -98,11 +99,11 @@ fn quality_row(name: &str, q: &Quality) -> String {
 
 fn cost(md: &mut String, presets: &[PresetSummary]) {
     let _ = writeln!(md, "\n## Cost\n");
-    md.push_str("| preset | observe p50 / p95 ms | end-session p50 ms | recall p50 / p95 ms | answer model p50 ms | memories at end | forgotten | memory tokens | model calls / turn | model tokens / turn | jobs failed | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("| preset | observe p50 / p95 ms | end-session p50 ms | recall p50 / p95 ms | answer model p50 ms | memories at end | forgotten | memory tokens | model calls / turn | of which writing / turn | calls / recall | model tokens / turn | jobs failed | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for s in presets {
         let _ = writeln!(
             md,
-            "| {} | {} / {} | {} | {} / {} | {} | {:.0} | {:.0} | {:.0} | {:.3} | {:.1} | {} | {:.0} |",
+            "| {} | {} / {} | {} | {} / {} | {} | {:.0} | {:.0} | {:.0} | {:.3} | {:.3} | {:.2} | {:.1} | {} | {:.0} |",
             s.preset,
             ms(&s.observe, false),
             ms(&s.observe, true),
@@ -114,9 +115,45 @@ fn cost(md: &mut String, presets: &[PresetSummary]) {
             s.final_forgotten,
             s.final_memory_tokens,
             s.model_calls_per_turn,
+            s.write_model_calls_per_turn,
+            s.model_calls_per_recall,
             s.model_tokens_per_turn,
             s.jobs_failed,
             s.wall_seconds
+        );
+    }
+}
+
+/// Presets that build memory chains: what compression saved and what it kept.
+fn compression(md: &mut String, presets: &[PresetSummary]) {
+    let rows: Vec<(&str, &crate::compression::CompressionSample)> = presets
+        .iter()
+        .filter_map(|s| s.compression.as_ref().map(|c| (s.preset.as_str(), c)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "\n## Compression (memory chains, summed over conversations)\n"
+    );
+    md.push_str("| preset | nodes | node tokens (before compression) | compressed nodes | their tokens before → after | saved, compressed nodes | saved, all nodes | steps refused as unrecoverable | answers in originals | kept by compression |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    let rate = |r: Option<f64>| r.map_or_else(|| "–".to_string(), |r| format!("{r:.3}"));
+    for (preset, c) in rows {
+        let _ = writeln!(
+            md,
+            "| {preset} | {} | {} ({}) | {} | {} → {} | {} | {} | {} | {} | {} |",
+            c.nodes,
+            c.node_tokens,
+            c.node_original_tokens,
+            c.compressed_nodes,
+            c.compressed_original_tokens,
+            c.compressed_tokens,
+            rate(c.saved_of_compressed()),
+            rate(c.saved_of_all()),
+            c.refused_nodes,
+            c.answers_in_originals,
+            rate(c.answers_kept_rate()),
         );
     }
 }
@@ -379,6 +416,19 @@ mod tests {
         s.by_category.insert("single".into(), s.overall.clone());
         s.by_category.insert("multi".into(), Quality::default());
         s.final_memory_tokens = memory_tokens;
+        if name == "full" {
+            s.compression = Some(crate::compression::CompressionSample {
+                nodes: 4,
+                node_tokens: 150,
+                node_original_tokens: 250,
+                compressed_nodes: 2,
+                compressed_original_tokens: 200,
+                compressed_tokens: 100,
+                refused_nodes: 1,
+                answers_in_originals: 4,
+                answers_kept: 3,
+            });
+        }
         s.capacity = vec![
             CapacityPoint {
                 checkpoint: Some(100),
@@ -466,6 +516,7 @@ mod tests {
             "## Memory over the stream",
             "| recent[window=2] | 1.0 | 400 | 3 | 20 | 90 |",
             "## Notes\n\n- a note",
+            "| full | 4 | 150 (250) | 2 | 200 → 100 | 0.500 | 0.400 | 1 | 4 | 0.750 |",
         ] {
             assert!(md.contains(section), "{section}\n{md}");
         }

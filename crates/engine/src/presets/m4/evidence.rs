@@ -136,29 +136,49 @@ pub fn interleave(
 const SUPERSEDED_EN: &str = "[superseded by a later statement]";
 const SUPERSEDED_ZH: &str = "[已被更新]";
 
+/// Older turns one announcing turn is checked against at read time at most.
+pub const READ_CHECKS_PER_TURN: usize = 3;
+
 /// Read-time calibration: among the evidence turns of one context (the query chose them, so
-/// they are about the same thing), each turn that announces a change is checked against the
-/// older evidence turns before it, at most `checks` of them (`conflicts`); an older turn it
-/// contradicts is marked superseded. Returns the model calls made and the turns marked.
+/// they are about the same thing), each turn that announces a change, best match first, is
+/// checked against the older evidence turns that match the query best
+/// ([`READ_CHECKS_PER_TURN`] of them at most, `budget` checks in all; `conflicts`); an older
+/// turn it contradicts is marked superseded. Returns the model calls made and the turns marked.
 pub fn mark_superseded(
     ctx: &MechanismCtx,
     items: &mut [ContextItem],
-    checks: usize,
+    budget: usize,
 ) -> EngineResult<(usize, usize)> {
     let analyzer = mnemos_text::Analyzer::shared();
     let is_turn = |i: &ContextItem| matches!(i.kind, MemoryKind::Turn);
+    // The query chose what it is about, so the statement an update replaces is among its best
+    // matches: announcing turns and older turns are both taken best match first.
+    let rank = |i: &ContextItem| {
+        i.breakdown
+            .iter()
+            .find(|p| p.name == "evidence")
+            .map_or(f64::INFINITY, |p| p.value)
+    };
+    let by_rank = |mut ids: Vec<usize>, items: &[ContextItem]| {
+        ids.sort_by(|&a, &b| rank(&items[a]).total_cmp(&rank(&items[b])));
+        ids
+    };
     let announcing: Vec<usize> = (0..items.len())
         .filter(|&k| is_turn(&items[k]) && mnemos_text::announces_change(analyzer, &items[k].text))
         .collect();
     let (mut calls, mut marked) = (0, HashSet::new());
-    for k in announcing {
-        let newer = items[k].created.time;
+    // Dialogues without timestamps have one time for every turn; the round orders them.
+    let when = |i: &ContextItem| (i.created.time, i.created.round);
+    for k in by_rank(announcing, items) {
+        let newer = when(&items[k]);
         let older: Vec<usize> = (0..items.len())
-            .filter(|&j| j != k && is_turn(&items[j]) && items[j].created.time < newer)
+            .filter(|&j| j != k && is_turn(&items[j]) && when(&items[j]) < newer)
             .filter(|j| !marked.contains(j))
-            .take(checks)
             .collect();
-        for j in older {
+        for j in by_rank(older, items).into_iter().take(READ_CHECKS_PER_TURN) {
+            if calls >= budget {
+                break;
+            }
             calls += 1;
             if ctx.model.conflicts(&items[j].text, &items[k].text)? {
                 marked.insert(j);

@@ -93,6 +93,8 @@ pub struct M4Params {
     pub calibrate_checks: usize,
     /// Older turns each new turn that announces a change is checked against.
     pub statement_checks: usize,
+    /// Conflict checks among a context's evidence turns per recall (read-time calibration).
+    pub read_checks: usize,
     /// Grow chains by the model's judgement (false: every node of the query's chains).
     pub self_reflection: bool,
     /// Chains the query is matched to.
@@ -118,6 +120,7 @@ impl Default for M4Params {
             calibrate: true,
             calibrate_checks: 1,
             statement_checks: 2,
+            read_checks: 8,
             self_reflection: true,
             query_categories: 2,
             max_steps: 8,
@@ -147,6 +150,10 @@ impl PresetParams for M4Params {
         (
             "statement_checks",
             "older turns like it each new turn that announces a change is checked against (0..=50)",
+        ),
+        (
+            "read_checks",
+            "conflict checks among a context's evidence turns per recall, marking a contradicted older turn superseded (0..=100)",
         ),
         (
             "self_reflection",
@@ -192,6 +199,12 @@ impl PresetParams for M4Params {
             return Err(format!(
                 "statement_checks = {}: expected 0..=50",
                 self.statement_checks
+            ));
+        }
+        if self.read_checks > 100 {
+            return Err(format!(
+                "read_checks = {}: expected 0..=100",
+                self.read_checks
             ));
         }
         if self.max_steps > 100 {
@@ -360,9 +373,9 @@ impl M4 {
             let spent: usize = nodes.iter().map(|(_, item)| item_tokens(item)).sum();
             let room = request.token_budget.saturating_sub(spent);
             let mut items = evidence::interleave(chains, nodes, &turns, room);
-            if self.params.calibrate && self.params.statement_checks > 0 {
+            if self.params.calibrate && self.params.read_checks > 0 {
                 let (calls, marked) =
-                    evidence::mark_superseded(ctx, &mut items, self.params.statement_checks)?;
+                    evidence::mark_superseded(ctx, &mut items, self.params.read_checks)?;
                 if calls > 0 {
                     notes.push(format!(
                         "read-time calibration: {calls} check(s), {marked} turn(s) marked superseded"

@@ -573,3 +573,36 @@ fn a_chinese_statement_is_marked_in_chinese() {
         .unwrap_or_else(|| panic!("{}", context.text));
     assert!(stale.text.starts_with("[已被更新]"), "{}", context.text);
 }
+
+#[test]
+fn turns_without_timestamps_are_ordered_by_round_for_read_time_calibration() {
+    // The test clock is fixed: every turn gets the same time, as in a dialogue without dates.
+    let engine = test_engine(NAME, "", true);
+    let mut turns: Vec<NewTurn> = CHAT
+        .iter()
+        .map(|line| NewTurn::user(scope("s1"), *line))
+        .collect();
+    turns.insert(
+        1,
+        NewTurn::user(
+            scope("s1"),
+            "My home is in Tallinn, a small flat near the river.",
+        ),
+    );
+    turns.push(NewTurn::user(
+        scope("s1"),
+        "Big news: I just moved, and home is Porto now.",
+    ));
+    engine.add(turns).unwrap();
+    let context = recall(&engine, &user(), "bot", "Where is my home now?", 1000);
+    let stale = context
+        .items
+        .iter()
+        .find(|i| matches!(i.kind, MemoryKind::Turn) && i.text.contains("Tallinn"))
+        .unwrap_or_else(|| panic!("{}", context.text));
+    assert!(
+        stale.text.starts_with("[superseded by a later statement]"),
+        "{}",
+        context.text
+    );
+}

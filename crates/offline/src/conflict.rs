@@ -70,7 +70,7 @@ pub fn conflicts(ctx: &Ctx, previous: &str, new: &str) -> ModelResult<bool> {
     if number_conflict(&a, &b) || key_frame(&a, &b) || copula_frame(&a, &b) {
         return Ok(true);
     }
-    if mnemos_text::announces_change(ctx.analyzer, new) && announced_update(ctx.analyzer, &a, &b) {
+    if mnemos_text::announces_change(ctx.analyzer, new) && announced_update(&a, &b) {
         return Ok(true);
     }
     Ok(match negation(&a, &b) {
@@ -439,10 +439,11 @@ pub const ATTRIBUTE_FAMILIES: &[&[&str]] = &[
 
 /// The newer statement updates the older one (its change cue is checked by the caller): same
 /// persons, same attribute, and each side has something the other lacks.
-fn announced_update(analyzer: &Analyzer, a: &Statement, b: &Statement) -> bool {
-    let persons = |s: &Statement| speaker_persons(s.tokens.iter());
-    let (pa, pb) = (persons(a), persons(b));
-    if !pa.is_empty() && !pb.is_empty() && pa.is_disjoint(&pb) {
+fn announced_update(a: &Statement, b: &Statement) -> bool {
+    if persons_clash(
+        &speaker_persons(a.tokens.iter()),
+        &speaker_persons(b.tokens.iter()),
+    ) {
         return false;
     }
     let (ca, cb) = (a.content(), b.content());
@@ -452,11 +453,14 @@ fn announced_update(analyzer: &Analyzer, a: &Statement, b: &Statement) -> bool {
     let family = ATTRIBUTE_FAMILIES
         .iter()
         .find(|f| ca.iter().any(|t| f.contains(t)) && cb.iter().any(|t| f.contains(t)));
-    let (va, vb) = (a.values(), b.values());
-    let same_measure = both_differ(&va, &vb) && ca.intersection(&cb).next().is_some();
     match family {
-        None if !same_measure => return false,
-        None => {}
+        None => {
+            let same_measure =
+                both_differ(&a.values(), &b.values()) && ca.intersection(&cb).next().is_some();
+            if !same_measure {
+                return false;
+            }
+        }
         Some(f) => {
             let key = |s: &Statement| {
                 s.position(|t| t.kind == Kind::Content && f.contains(&t.term.as_str()))
@@ -468,27 +472,29 @@ fn announced_update(analyzer: &Analyzer, a: &Statement, b: &Statement) -> bool {
             // loving home"), and the two speak of the same owner's ("his name" is not "their
             // name").
             let value = tail(a, i);
-            if value.is_empty() || value.len() > MAX_KEY_VALUE_TERMS {
-                return false;
-            }
-            let (oa, ob) = (clause_persons(a, i), clause_persons(b, j));
-            if !oa.is_empty() && !ob.is_empty() && oa.is_disjoint(&ob) {
+            if value.is_empty()
+                || value.len() > MAX_KEY_VALUE_TERMS
+                || persons_clash(&clause_persons(a, i), &clause_persons(b, j))
+            {
                 return false;
             }
         }
     }
-    // What each side says besides the attribute's names and the words of change.
-    let said = |s: &'_ Statement| -> BTreeSet<String> {
-        s.terms_of(|k| matches!(k, Kind::Content | Kind::Value))
-            .into_iter()
-            .filter(|t| {
-                !family.is_some_and(|f| f.contains(t))
-                    && !mnemos_text::announces_change(analyzer, t)
-            })
-            .map(str::to_string)
-            .collect()
-    };
-    both_differ(&said(a), &said(b))
+    let (sa, sb) = (said_besides(a, family), said_besides(b, family));
+    both_differ(&sa, &sb)
+}
+
+/// What a statement says besides the attribute's names and the words of change.
+fn said_besides<'s>(s: &'s Statement, family: Option<&&[&str]>) -> BTreeSet<&'s str> {
+    s.terms_of(|k| matches!(k, Kind::Content | Kind::Value))
+        .into_iter()
+        .filter(|t| !family.is_some_and(|f| f.contains(t)) && !mnemos_text::is_change_term(t))
+        .collect()
+}
+
+/// Both sides name whose statement it is, and not the same person.
+fn persons_clash(a: &BTreeSet<Person>, b: &BTreeSet<Person>) -> bool {
+    !a.is_empty() && !b.is_empty() && a.is_disjoint(b)
 }
 
 /// Persons of the pronouns in `tokens`, "we" folded into "I" (they speak of the same

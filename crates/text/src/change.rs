@@ -21,19 +21,12 @@ const CHINESE_CHANGE_VERBS: &[char] = &['换', '搬', '改', '变'];
 
 /// Whether `text` has a word that announces a change (see the module documentation).
 pub fn announces_change(analyzer: &Analyzer, text: &str) -> bool {
-    let tokens = analyzer.tokens(text);
     let mut previous_no = false;
-    for token in &tokens {
+    for token in analyzer.tokens(text) {
         let term = token.term.as_str();
         let cue = match token.kind {
-            TokenKind::Word => ENGLISH_CUES.contains(&term) || (previous_no && term == "longer"),
-            TokenKind::Cjk => {
-                CHINESE_CUES.contains(&term)
-                    || term
-                        .chars()
-                        .next()
-                        .is_some_and(|c| CHINESE_CHANGE_VERBS.contains(&c))
-            }
+            TokenKind::Word => is_change_term(term) || (previous_no && term == "longer"),
+            TokenKind::Cjk => is_change_term(term),
             TokenKind::Number | TokenKind::Date => false,
         };
         if cue {
@@ -42,6 +35,17 @@ pub fn announces_change(analyzer: &Analyzer, text: &str) -> bool {
         previous_no = token.kind == TokenKind::Word && term == "no";
     }
     false
+}
+
+/// Whether one analyzer term ([`Analyzer::tokens`]' form: a Snowball stem, a jieba word) is a
+/// word of change on its own.
+pub fn is_change_term(term: &str) -> bool {
+    ENGLISH_CUES.contains(&term)
+        || CHINESE_CUES.contains(&term)
+        || term
+            .chars()
+            .next()
+            .is_some_and(|c| CHINESE_CHANGE_VERBS.contains(&c))
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
-pub use change::announces_change;
+pub use change::{announces_change, is_change_term};
 pub use narrate::{addressee_of, narrate, third_person, NarratedSentence};
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;

@@ -19,7 +19,8 @@
 use std::collections::{HashMap, HashSet};
 
 use mnemos_core::{
-    BatchUpdate, Job, KindTag, Memory, MemoryModelExt, MemoryPatch, Moment, RetrieverKind, TurnId,
+    BatchUpdate, Job, KindTag, Memory, MemoryId, MemoryModelExt, MemoryPatch, Moment,
+    RetrieverKind, TurnId,
 };
 
 use super::chains::{self, categories_of, CALIBRATED_FROM_KEY, SUPERSEDED_BY_KEY};
@@ -56,11 +57,11 @@ pub(super) fn calibrate(
     let superseded: HashSet<_> = derived.updates.iter().map(|u| u.id).collect();
     let mut candidates = chain_candidates(ctx, params, &node, current)?;
     candidates.extend(statement_candidates(ctx, params, &node, fresh, current)?);
-    let mut merged_from: Vec<String> = Vec::new();
+    let mut merged_from: Vec<MemoryId> = Vec::new();
     let mut stale_turns: Vec<String> = Vec::new();
     for candidate in candidates {
         let stale = candidate.stale;
-        if superseded.contains(&stale.id) || merged_from.contains(&stale.id.to_string()) {
+        if superseded.contains(&stale.id) || merged_from.contains(&stale.id) {
             continue;
         }
         let text = match candidate.statements {
@@ -92,12 +93,13 @@ pub(super) fn calibrate(
             }
         }
         chains::set_categories(&mut node.metadata, &all);
-        merged_from.push(stale.id.to_string());
+        merged_from.push(stale.id);
         derived.updates.push(supersede(stale, &node, job.created));
     }
     if !merged_from.is_empty() {
+        let ids: Vec<String> = merged_from.iter().map(ToString::to_string).collect();
         node.metadata
-            .insert(CALIBRATED_FROM_KEY.to_string(), merged_from.join(","));
+            .insert(CALIBRATED_FROM_KEY.to_string(), ids.join(","));
     }
     if !stale_turns.is_empty() {
         stale_turns.sort_unstable();
@@ -115,6 +117,9 @@ fn chain_candidates<'a>(
     node: &Memory,
     current: &'a [Memory],
 ) -> EngineResult<Vec<Candidate<'a>>> {
+    if params.calibrate_checks == 0 {
+        return Ok(Vec::new());
+    }
     let categories = categories_of(node);
     let in_chain: HashMap<_, &Memory> = current
         .iter()
@@ -149,20 +154,25 @@ fn statement_candidates<'a>(
     fresh: &'a [Memory],
     current: &'a [Memory],
 ) -> EngineResult<Vec<Candidate<'a>>> {
+    if params.statement_checks == 0 {
+        return Ok(Vec::new());
+    }
+    let mine: HashSet<&TurnId> = node.provenance.iter().collect();
+    let analyzer = mnemos_text::Analyzer::shared();
+    let announcing: Vec<&Memory> = fresh
+        .iter()
+        .filter(|t| t.provenance.iter().any(|p| mine.contains(p)))
+        .filter(|t| mnemos_text::announces_change(analyzer, &t.text))
+        .collect();
+    if announcing.is_empty() {
+        return Ok(Vec::new());
+    }
     let covering: HashMap<TurnId, &Memory> = current
         .iter()
         .flat_map(|n| n.provenance.iter().map(move |t| (*t, n)))
         .collect();
-    let mine: HashSet<&TurnId> = node.provenance.iter().collect();
-    let analyzer = mnemos_text::Analyzer::shared();
     let mut out = Vec::new();
-    for new in fresh
-        .iter()
-        .filter(|t| t.provenance.iter().any(|p| mine.contains(p)))
-    {
-        if !mnemos_text::announces_change(analyzer, &new.text) {
-            continue;
-        }
+    for new in announcing {
         let hits = search(
             ctx,
             &new.text,

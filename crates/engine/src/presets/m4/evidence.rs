@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use mnemos_core::retrieval::{self, Fusion};
 use mnemos_core::{Hit, MemoryKind, MemoryModelExt, TurnId};
 
 use super::calibrate::STALE_TURNS_KEY;
@@ -18,9 +19,6 @@ use super::chains::Chains;
 use crate::error::EngineResult;
 use crate::mechanism::{ContextItem, MechanismCtx};
 use crate::primitives::{item_tokens, tokens};
-
-/// Reciprocal-rank fusion constant.
-const RRF_K: f64 = 60.0;
 
 /// The turn hits of a query, by the turn they hold, best first.
 pub struct TurnHits {
@@ -43,31 +41,32 @@ impl TurnHits {
 /// Node indexes ranked by the fusion of the node hits and the turn hits (see the module docs),
 /// with the fused score.
 pub fn fuse(chains: &Chains, node_hits: &[Hit], turns: &TurnHits) -> Vec<(usize, f64)> {
-    let index: HashMap<_, usize> = chains
-        .nodes
-        .iter()
-        .enumerate()
+    let index: HashMap<_, u32> = (0u32..)
+        .zip(&chains.nodes)
         .map(|(i, n)| (n.id, i))
         .collect();
-    let mut score: HashMap<usize, f64> = HashMap::new();
-    for (rank, hit) in node_hits.iter().enumerate() {
-        if let Some(&i) = index.get(&hit.memory.id) {
-            *score.entry(i).or_default() += 1.0 / (RRF_K + rank as f64);
-        }
-    }
-    for (i, node) in chains.nodes.iter().enumerate() {
-        let best = node
-            .provenance
-            .iter()
-            .filter_map(|t| turns.rank.get(t))
-            .min();
-        if let Some(&rank) = best {
-            *score.entry(i).or_default() += 1.0 / (RRF_K + rank as f64);
-        }
-    }
-    let mut ranked: Vec<(usize, f64)> = score.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked
+    let by_node: Vec<(u32, f32)> = node_hits
+        .iter()
+        .filter_map(|h| index.get(&h.memory.id).map(|&i| (i, h.score)))
+        .collect();
+    // Each node at the rank of the best turn it covers.
+    let mut by_turn: Vec<(usize, u32, f32)> = (0u32..)
+        .zip(&chains.nodes)
+        .filter_map(|(i, node)| {
+            let best = node
+                .provenance
+                .iter()
+                .filter_map(|t| turns.rank.get(t))
+                .min()?;
+            Some((*best, i, turns.hits[*best].score))
+        })
+        .collect();
+    by_turn.sort_unstable_by_key(|&(rank, i, _)| (rank, i));
+    let by_turn: Vec<(u32, f32)> = by_turn.into_iter().map(|(_, i, s)| (i, s)).collect();
+    retrieval::fuse(&Fusion::rrf(), &by_node, &by_turn)
+        .into_iter()
+        .map(|(i, fused, _, _)| (i as usize, f64::from(fused)))
+        .collect()
 }
 
 /// Section of the evidence turns that no retrieved node covers.
@@ -83,11 +82,11 @@ pub fn interleave(
     turns: &TurnHits,
     budget: usize,
 ) -> Vec<ContextItem> {
-    let stale: HashSet<String> = chains
+    let stale: HashSet<TurnId> = chains
         .nodes
         .iter()
         .filter_map(|n| n.metadata.get(STALE_TURNS_KEY))
-        .flat_map(|s| s.split(',').map(str::to_string))
+        .flat_map(|s| s.split(',').filter_map(|id| id.parse().ok()))
         .collect();
     let covered: Vec<HashSet<&TurnId>> = nodes
         .iter()
@@ -97,7 +96,7 @@ pub fn interleave(
     let mut spent = 0usize;
     for (rank, hit) in turns.hits.iter().enumerate() {
         let ids = &hit.memory.provenance;
-        if ids.iter().any(|t| stale.contains(&t.to_string())) {
+        if ids.iter().any(|t| stale.contains(t)) {
             continue;
         }
         let owner = covered

@@ -23,7 +23,9 @@ use crate::jobs::{JobProgress, JobReport};
 use crate::mechanism::{
     Context, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx, RecallRequest,
 };
-use crate::memories::{AddedTurn, IndexStats, Memories, NewTurn, SearchRequest, SearchResults};
+use crate::memories::{
+    AddedTurn, EmbeddingStats, IndexStats, Memories, NewTurn, SearchRequest, SearchResults,
+};
 use crate::presets::{self, PresetSpec};
 
 /// How derived jobs run.
@@ -670,5 +672,12 @@ impl<'a> Reader<'a> {
     /// What the most recent index build had to do.
     pub fn last_build_stats(&self) -> IndexStats {
         self.engine.memories.last_build_stats()
+    }
+
+    /// What the write path's embedding did since this engine started: inputs embedded, and
+    /// inputs that took the vector of an identical input of the same write or of a text the
+    /// user's index already held instead.
+    pub fn embedding_stats(&self) -> EmbeddingStats {
+        self.engine.memories.embedding_stats()
     }
 }

@@ -223,6 +223,39 @@ impl DenseIndex {
         }
     }
 
+    /// Does the index keep every vector exactly as inserted (f32)? An int8 index keeps only a
+    /// quantized copy.
+    pub fn keeps_exact(&self) -> bool {
+        self.quantization == Quantization::F32
+    }
+
+    /// The `window`-th vector of `slot` (0: the first), exactly as inserted; `None` when the
+    /// slot holds no such window or the index is int8 (its copy is not the embedder's vector).
+    pub fn exact_window(&self, slot: u32, window: usize) -> Option<&[f32]> {
+        if !self.keeps_exact() || !self.contains(slot) {
+            return None;
+        }
+        let s = slot as usize;
+        if window == 0 {
+            return self.f32_data.get(s * self.dim..(s + 1) * self.dim);
+        }
+        if !self.has_extra.get(s).copied().unwrap_or(false) {
+            return None;
+        }
+        // A slot's extra windows sit in window order (inserted together, removed together).
+        let row = self
+            .extra
+            .owner
+            .iter()
+            .enumerate()
+            .filter(|&(_, &owner)| owner == slot)
+            .nth(window - 1)?
+            .0;
+        self.extra
+            .f32_data
+            .get(row * self.dim..(row + 1) * self.dim)
+    }
+
     /// Vectors held beyond the first of each slot (windows of long texts).
     pub fn extra_vectors(&self) -> usize {
         self.extra.owner.len()
@@ -356,6 +389,25 @@ mod tests {
             assert_eq!(f.extra_vectors(), 0);
             assert_eq!(f.len(), 1);
         }
+    }
+
+    #[test]
+    fn exact_windows_come_back_as_inserted_in_f32_only() {
+        let mut f = DenseIndex::new(2, Quantization::F32);
+        assert!(f.insert(0, &[1.0, 0.0, 0.0, 1.0, 0.6, 0.8]));
+        assert!(f.insert(1, &[0.8, 0.6, 0.0, -1.0]));
+        assert!(f.insert(0, &[0.0, 1.0, 0.6, 0.8])); // replaced: its old windows go
+        assert_eq!(f.exact_window(0, 0), Some(&[0.0, 1.0][..]));
+        assert_eq!(f.exact_window(0, 1), Some(&[0.6, 0.8][..]));
+        assert_eq!(f.exact_window(0, 2), None);
+        assert_eq!(f.exact_window(1, 1), Some(&[0.0, -1.0][..]));
+        assert_eq!(f.exact_window(7, 0), None);
+        f.remove(1);
+        assert_eq!(f.exact_window(1, 0), None);
+        let mut q = DenseIndex::new(2, Quantization::Int8);
+        assert!(q.insert(0, &[1.0, 0.0]));
+        assert!(!q.keeps_exact());
+        assert_eq!(q.exact_window(0, 0), None);
     }
 
     #[test]

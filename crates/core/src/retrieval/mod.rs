@@ -7,6 +7,7 @@
 pub mod bm25;
 pub mod dense;
 pub mod memory_type;
+mod texts;
 
 use std::collections::HashMap;
 
@@ -19,6 +20,8 @@ pub use dense::{DenseIndex, Quantization};
 pub use memory_type::{
     rerank_by_type, MemoryTypeReranker, QueryCertainty, ScoreInput, TypeRerank, TypeSearch,
 };
+use texts::EmbeddedTexts;
+pub use texts::TextKey;
 
 /// How lexical and dense candidate lists are combined.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -509,6 +512,8 @@ pub struct ScopeIndex {
     by_id: HashMap<MemoryId, u32>,
     pub(crate) bm25: Bm25Index,
     pub(crate) dense: DenseIndex,
+    /// The texts whose vectors `dense` holds exactly (f32 only), for reuse by later writes.
+    texts: EmbeddedTexts,
     /// Highest round seen in this user's turns (drives the logical clock).
     pub last_round: Option<u64>,
 }
@@ -520,6 +525,7 @@ impl ScopeIndex {
             by_id: HashMap::new(),
             bm25: Bm25Index::new(config.bm25),
             dense: DenseIndex::new(dim, config.quantization),
+            texts: EmbeddedTexts::default(),
             last_round: None,
         }
     }
@@ -571,6 +577,8 @@ impl ScopeIndex {
         entry.kind = memory.kind.tag();
         entry.live = true;
         self.bm25.insert(slot, terms);
+        // Whatever texts the old vectors answered for, these may not.
+        self.texts.drop_slot(slot);
         match vector {
             Some(v) => {
                 self.dense.insert(slot, v);
@@ -579,10 +587,49 @@ impl ScopeIndex {
         }
     }
 
+    /// [`upsert`](Self::upsert) with the content keys of the texts `vector`'s windows were
+    /// embedded from, one per window in order, so that a later write of the same text takes
+    /// the vector from [`embedded`](Self::embedded) instead of embedding it again. Keys that do
+    /// not match the vector's window count, and every key of an int8 index, are not kept.
+    pub fn upsert_embedded(
+        &mut self,
+        memory: &Memory,
+        terms: &[String],
+        vector: &[f32],
+        keys: &[TextKey],
+    ) {
+        self.upsert(memory, terms, Some(vector));
+        let Some(&slot) = self.by_id.get(&memory.id) else {
+            return; // not active: removed
+        };
+        let windows_match = !keys.is_empty() && keys.len() * self.dense.dimension() == vector.len();
+        if windows_match && self.dense.keeps_exact() && self.dense.contains(slot) {
+            self.texts.record(slot, keys);
+        }
+    }
+
+    /// The vector of the text with content key `key`, exactly as it was embedded, if an active
+    /// memory of this index holds it (as its text or one of its windows).
+    pub fn embedded(&self, key: &TextKey) -> Option<&[f32]> {
+        let (slot, window) = self.texts.find(key)?;
+        self.dense.exact_window(slot, window as usize)
+    }
+
+    /// Distinct texts [`embedded`](Self::embedded) can answer for.
+    pub fn embedded_texts(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// Does this index keep exact vectors, so that [`embedded`](Self::embedded) can answer?
+    pub fn keeps_exact_vectors(&self) -> bool {
+        self.dense.keeps_exact()
+    }
+
     pub fn remove(&mut self, id: MemoryId) {
         if let Some(slot) = self.by_id.remove(&id) {
             self.bm25.remove(slot);
             self.dense.remove(slot);
+            self.texts.drop_slot(slot);
             if let Some(s) = self.slots.get_mut(slot as usize) {
                 s.live = false;
             }
@@ -729,6 +776,51 @@ impl ScopeIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn memory(text: &str) -> Memory {
+        let scope = crate::model::Scope::new("t", "u", "a", "s").unwrap();
+        Memory::from_turn(&crate::model::Turn {
+            id: crate::model::TurnId::new(),
+            scope,
+            role: crate::model::Role::User,
+            speaker: None,
+            text: text.into(),
+            at: crate::model::Moment::default(),
+            metadata: crate::model::Metadata::new(),
+            key: None,
+        })
+    }
+
+    #[test]
+    fn an_embedded_text_is_found_while_an_active_memory_holds_its_vector() {
+        let config = RetrievalConfig::default();
+        let (short, first, second) = ([1u8; 32], [2u8; 32], [3u8; 32]);
+        let mut index = ScopeIndex::new(&config, 2);
+        let a = memory("a");
+        let b = memory("b");
+        index.upsert_embedded(&a, &[], &[1.0, 0.0], &[short]);
+        index.upsert_embedded(&b, &[], &[0.0, 1.0, 0.6, 0.8], &[first, second]);
+        assert_eq!(index.embedded(&short), Some(&[1.0, 0.0][..]));
+        assert_eq!(index.embedded(&second), Some(&[0.6, 0.8][..]), "a window");
+        assert_eq!(index.embedded_texts(), 3);
+        // A vector replaced without keys (an edit) no longer answers for the old text.
+        index.upsert(&a, &[], Some(&[0.0, 1.0]));
+        assert_eq!(index.embedded(&short), None);
+        // Nor does a removed (forgotten) memory; keys that do not match the windows are dropped.
+        index.remove(b.id);
+        assert_eq!(index.embedded(&first), None);
+        index.upsert_embedded(&b, &[], &[0.0, 1.0, 0.6, 0.8], &[first]);
+        assert_eq!(index.embedded_texts(), 0);
+        // An int8 index holds no exact vector to hand back.
+        let int8 = RetrievalConfig {
+            quantization: Quantization::Int8,
+            ..RetrievalConfig::default()
+        };
+        let mut index = ScopeIndex::new(&int8, 2);
+        index.upsert_embedded(&a, &[], &[1.0, 0.0], &[short]);
+        assert!(!index.keeps_exact_vectors());
+        assert_eq!(index.embedded(&short), None);
+    }
 
     #[test]
     fn short_texts_get_one_vector_and_long_ones_windows_of_whole_sentences() {

@@ -12,12 +12,12 @@ use serde::Serialize;
 
 use mnemos_text::Analyzer;
 
-use mnemos_core::retrieval::{embedding_windows, Reranker, RetrievalConfig, ScopeIndex};
+use mnemos_core::retrieval::{embedding_windows, Reranker, RetrievalConfig, ScopeIndex, TextKey};
 use mnemos_core::{
-    validate_text, Clock, Conflict, Embedder, EmbedderExt, Error, HistoryEntry, Job, Memory,
-    MemoryFilter, MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition,
-    PurgeReport, Result, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey,
-    VectorRow, WriteBatch,
+    validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, Memory, MemoryFilter,
+    MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
+    Result, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow,
+    WriteBatch,
 };
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
@@ -95,8 +95,11 @@ pub(crate) type TurnPlanner<'a> = dyn FnMut(&[Turn]) -> Result<Vec<Vec<Job>>> + 
 /// Attempts of a write that keeps colliding with other writers before it gives up.
 const WRITE_ATTEMPTS: usize = 8;
 
+mod embedding;
 mod search;
 
+pub use embedding::EmbeddingStats;
+use embedding::{text_key, Embedded, EmbeddingCounters};
 pub use search::{question_parts, SearchRequest, SearchResults, SearchTimings};
 
 /// One input turn on its way into the store.
@@ -143,6 +146,8 @@ pub struct Memories {
     last_build: Mutex<IndexStats>,
     /// The store's data version when the caches were last checked against it.
     seen_version: Mutex<Option<u64>>,
+    /// What the write path's embedding did and saved.
+    embedding: EmbeddingCounters,
 }
 
 impl Memories {
@@ -164,6 +169,7 @@ impl Memories {
             indexes: Mutex::new(HashMap::new()),
             last_build: Mutex::new(IndexStats::default()),
             seen_version: Mutex::new(None),
+            embedding: EmbeddingCounters::default(),
         })
     }
 
@@ -194,36 +200,6 @@ impl Memories {
             Some(speaker) => format!("{speaker}: {}", memory.text),
             None => memory.text.clone(),
         }
-    }
-
-    /// How many vectors `searchable` gets (see [`embedding_windows`]).
-    fn window_count(&self, searchable: &str) -> usize {
-        embedding_windows(self.analyzer, searchable, self.config.window_tokens).len()
-    }
-
-    /// Vectors of each searchable text: its windows' vectors concatenated (one embedder call for
-    /// all of them, so batching and length sorting see every window).
-    fn embed_texts(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        let windows: Vec<Vec<&str>> = texts
-            .iter()
-            .map(|t| embedding_windows(self.analyzer, t, self.config.window_tokens))
-            .collect();
-        let flat: Vec<&str> = windows.iter().flatten().copied().collect();
-        let vectors = self.embedder.embed_all(&flat)?;
-        if flat.len() == texts.len() {
-            return Ok(vectors); // no long texts: one vector each, nothing to regroup
-        }
-        let mut vectors = vectors.into_iter();
-        Ok(windows
-            .iter()
-            .map(|w| {
-                let mut joined = Vec::with_capacity(w.len() * self.embedder.dimension());
-                for v in vectors.by_ref().take(w.len()) {
-                    joined.extend_from_slice(&v);
-                }
-                joined
-            })
-            .collect())
     }
 
     fn slot(&self, user: &UserKey) -> ScopeSlot {
@@ -290,13 +266,22 @@ impl Memories {
             )?;
             for memory in page.items {
                 let searchable = Self::searchable_text(&memory);
+                let windows =
+                    embedding_windows(self.analyzer, &searchable, self.config.window_tokens);
                 // A stored vector fits if it holds as many windows as the current window size
                 // gives this text; otherwise (other embedder, other window setting) it is redone.
-                let expected = self.window_count(&searchable) * self.embedder.dimension();
+                let expected = windows.len() * self.embedder.dimension();
                 match vectors.remove(&memory.id) {
                     Some(vector) if vector.len() == expected => {
                         let terms = self.analyzer.search_terms(&searchable);
-                        index.upsert(&memory, &terms, Some(&vector));
+                        // Its windows' texts, so later writes of them reuse these vectors (an
+                        // int8 index keeps no exact vector to reuse: no keys to compute).
+                        let keys: Vec<TextKey> = if index.keeps_exact_vectors() {
+                            windows.iter().map(|w| text_key(w)).collect()
+                        } else {
+                            Vec::new()
+                        };
+                        index.upsert_embedded(&memory, &terms, &vector, &keys);
                     }
                     // Indexed below, once its vector exists.
                     _ => missing.push(memory),
@@ -310,19 +295,19 @@ impl Memories {
         // Memories written under another embedder get vectors now, persisted so this is paid once.
         for chunk in missing.chunks(256) {
             let texts: Vec<String> = chunk.iter().map(Self::searchable_text).collect();
-            let embedded = self.embed_texts(&texts)?;
+            let embedded = self.embed_with(&index, &texts)?;
             let rows: Vec<VectorRow> = chunk
                 .iter()
-                .zip(embedded)
-                .map(|(m, vector)| VectorRow {
+                .zip(&embedded)
+                .map(|(m, e)| VectorRow {
                     memory_id: m.id,
                     model: model.clone(),
-                    vector,
+                    vector: e.vector.clone(),
                 })
                 .collect();
-            for (memory, row) in chunk.iter().zip(&rows) {
-                let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
-                index.upsert(memory, &terms, Some(&row.vector));
+            for ((memory, text), e) in chunk.iter().zip(&texts).zip(&embedded) {
+                let terms = self.analyzer.search_terms(text);
+                index.upsert_embedded(memory, &terms, &e.vector, &e.keys);
             }
             self.store.put_vectors(user, &rows)?;
         }
@@ -472,12 +457,13 @@ impl Memories {
         let mut prepared = self.prepare(group)?;
         let mut outcomes: Vec<Option<AddedTurn>> = vec![None; prepared.len()];
         self.mark_duplicates(user, &mut prepared, &mut outcomes)?;
-        // Embedding is the slow part: do it before taking the user's write lock.
+        // Embedding is the slow part: do it before taking the user's write lock (texts the
+        // user's index already holds are not embedded again).
         let texts: Vec<String> = prepared
             .iter()
             .map(|p| Self::searchable_text(&p.memory))
             .collect();
-        let mut vectors = self.embed_texts(&texts)?;
+        let mut vectors = self.embed_for(&slot, &texts)?;
         let mut terms = self.analyze(&texts);
         let mut last_conflict = None;
         for _ in 0..WRITE_ATTEMPTS {
@@ -491,8 +477,8 @@ impl Memories {
             let last = batch.turns.iter().map(|t| t.at.round).max();
             match self.store.write(batch) {
                 Ok(()) => {
-                    for ((p, terms), vector) in prepared.iter().zip(&terms).zip(&vectors) {
-                        index.upsert(&p.memory, terms, Some(vector));
+                    for ((p, terms), e) in prepared.iter().zip(&terms).zip(&vectors) {
+                        index.upsert_embedded(&p.memory, terms, &e.vector, &e.keys);
                     }
                     index.last_round = last.max(index.last_round);
                     return Ok(Self::outcomes(outcomes, &prepared));
@@ -575,7 +561,7 @@ impl Memories {
         &self,
         mut last: Option<u64>,
         prepared: &mut [Prepared],
-        vectors: &[Vec<f32>],
+        vectors: &[Embedded],
         plan: &mut TurnPlanner<'_>,
     ) -> Result<WriteBatch> {
         let mut batch = WriteBatch {
@@ -603,10 +589,10 @@ impl Memories {
             .memories
             .iter()
             .zip(vectors)
-            .map(|(m, v)| VectorRow {
+            .map(|(m, e)| VectorRow {
                 memory_id: m.id,
                 model: model.clone(),
-                vector: v.clone(),
+                vector: e.vector.clone(),
             })
             .collect();
         Ok(batch)
@@ -716,10 +702,11 @@ impl Memories {
             edited.push(update.id);
             searchable.push(Self::searchable_text(&current));
         }
+        // Texts the user's index holds already (when built here) are not embedded again.
         let vectors = if searchable.is_empty() {
             Vec::new()
         } else {
-            self.embed_texts(&searchable)?
+            self.embed_for(&slot, &searchable)?
         };
         let model = self.embedder.id().to_string();
         let ids = batch
@@ -729,10 +716,10 @@ impl Memories {
             .chain(edited.iter().copied());
         batch.vectors = ids
             .zip(&vectors)
-            .map(|(memory_id, vector)| VectorRow {
+            .map(|(memory_id, e)| VectorRow {
                 memory_id,
                 model: model.clone(),
-                vector: vector.clone(),
+                vector: e.vector.clone(),
             })
             .collect();
         let written = batch.memories.clone();
@@ -748,19 +735,19 @@ impl Memories {
             for id in &forgotten {
                 index.remove(*id);
             }
-            for (memory, vector) in written.iter().zip(&vectors) {
+            for (memory, e) in written.iter().zip(&vectors) {
                 if memory.is_active() {
                     let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
-                    index.upsert(memory, &terms, Some(vector));
+                    index.upsert_embedded(memory, &terms, &e.vector, &e.keys);
                 }
             }
             let edited_vectors = vectors.iter().skip(written.len());
             match self.store.memories(user, &edited) {
                 Ok(fresh) => {
-                    for (memory, vector) in fresh.iter().zip(edited_vectors) {
+                    for (memory, e) in fresh.iter().zip(edited_vectors) {
                         if memory.is_active() {
                             let terms = self.analyzer.search_terms(&Self::searchable_text(memory));
-                            index.upsert(memory, &terms, Some(vector));
+                            index.upsert_embedded(memory, &terms, &e.vector, &e.keys);
                         }
                     }
                 }

@@ -605,3 +605,270 @@ fn dedup(v: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
     let mut seen = std::collections::HashSet::new();
     v.into_iter().filter(|(s, _)| seen.insert(*s)).collect()
 }
+
+/// The trigram embedder under a name of its own, recording every input it is asked to embed.
+/// `flip` negates its vectors: another model, another vector space.
+struct Recording {
+    id: &'static str,
+    flip: bool,
+    inputs: Mutex<Vec<String>>,
+}
+
+impl Recording {
+    fn new(id: &'static str, flip: bool) -> Arc<Self> {
+        Arc::new(Recording {
+            id,
+            flip,
+            inputs: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The inputs embedded since the last call.
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.inputs.lock())
+    }
+
+    fn vector_of(&self, windows: &[&str]) -> Vec<f32> {
+        self.embed_batch(windows).unwrap().concat()
+    }
+}
+
+impl Embedder for Recording {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn dimension(&self) -> usize {
+        64
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut vectors = TrigramEmbedder.embed_batch(texts)?;
+        if self.flip {
+            vectors.iter_mut().flatten().for_each(|x| *x = -*x);
+        }
+        self.inputs
+            .lock()
+            .extend(texts.iter().map(|t| t.to_string()));
+        Ok(vectors)
+    }
+}
+
+fn open_recording(
+    store: Arc<dyn Store>,
+    embedder: &Arc<Recording>,
+    quantization: Quantization,
+) -> Memories {
+    let config = RetrievalConfig {
+        quantization,
+        ..RetrievalConfig::default()
+    };
+    Memories::new(
+        store,
+        embedder.clone(),
+        Arc::new(FixedClock(Timestamp(1_000))),
+        config,
+    )
+    .unwrap()
+}
+
+fn user(name: &str) -> UserKey {
+    UserKey::new("t", name).unwrap()
+}
+
+/// The stored vector of each memory, by id.
+fn stored_vectors(
+    store: &Arc<dyn Store>,
+    user: &UserKey,
+    model: &str,
+) -> HashMap<MemoryId, Vec<f32>> {
+    store
+        .vectors(user, model)
+        .unwrap()
+        .into_iter()
+        .map(|row| (row.memory_id, row.vector))
+        .collect()
+}
+
+fn ids(added: &[AddedTurn]) -> Vec<MemoryId> {
+    added.iter().filter_map(AddedTurn::memory_id).collect()
+}
+
+#[test]
+fn identical_texts_of_one_write_are_embedded_once() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let embedder = Recording::new("rec", false);
+    let m = open_recording(store.clone(), &embedder, Quantization::F32);
+    let texts = ["I like tea", "I like tea", "I like coffee", "I like tea"];
+    let added = ids(&add(&m, "ann", &texts));
+    assert_eq!(embedder.take(), vec!["I like tea", "I like coffee"]);
+    let stats = m.embedding_stats();
+    assert_eq!((stats.embedded, stats.repeated, stats.reused), (2, 2, 0));
+    // Every occurrence got the vector, bit for bit, in the store and in the index.
+    let stored = stored_vectors(&store, &user("ann"), "rec");
+    let tea = embedder.vector_of(&["I like tea"]);
+    embedder.take();
+    for (id, text) in added.iter().zip(texts) {
+        assert_eq!(stored[id], embedder.vector_of(&[text]), "{text}");
+    }
+    assert_eq!(stored[&added[3]], tea);
+    let results = search(&m, "ann", "tea");
+    assert_eq!(results.hits.len(), 4);
+}
+
+#[test]
+fn a_text_embedded_for_the_user_before_is_not_embedded_again_but_for_another_user_it_is() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let embedder = Recording::new("rec", false);
+    let m = open_recording(store.clone(), &embedder, Quantization::F32);
+    let first = ids(&add(&m, "ann", &["I like tea"]));
+    assert_eq!(embedder.take(), vec!["I like tea"]);
+    let second = ids(&add(&m, "ann", &["I like tea", "A new line"]));
+    assert_eq!(embedder.take(), vec!["A new line"], "tea is reused");
+    let stored = stored_vectors(&store, &user("ann"), "rec");
+    assert_eq!(stored[&second[0]], stored[&first[0]]);
+    // Users are isolation boundaries: bob's identical text is embedded for bob.
+    add(&m, "bob", &["I like tea"]);
+    assert_eq!(embedder.take(), vec!["I like tea"]);
+    let stats = m.embedding_stats();
+    assert_eq!((stats.embedded, stats.repeated, stats.reused), (3, 0, 1));
+    // A second process over the same store builds ann's index from the stored vectors and
+    // reuses them too.
+    let again = open_recording(store.clone(), &embedder, Quantization::F32);
+    add(&again, "ann", &["I like tea", "A new line"]);
+    assert!(embedder.take().is_empty());
+    assert_eq!(again.embedding_stats().reused, 2);
+}
+
+#[test]
+fn a_long_text_reuses_the_windows_it_shares_with_earlier_texts() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let embedder = Recording::new("rec", false);
+    let m = open_recording(store.clone(), &embedder, Quantization::F32);
+    let analyzer = Analyzer::shared();
+    let window_tokens = RetrievalConfig::default().window_tokens;
+    let long: String = (0..24)
+        .map(|i| format!("Sentence {i} tells the story of garden number {i} at some length. "))
+        .collect();
+    let longer = format!("{long}And one more sentence closes the longer story for good.");
+    let (long, longer) = (long.trim_end(), longer.as_str());
+    let windows = embedding_windows(analyzer, long, window_tokens);
+    let longer_windows = embedding_windows(analyzer, longer, window_tokens);
+    assert!(windows.len() >= 3, "{windows:?}");
+    let first = ids(&add(&m, "ann", &[long]));
+    assert_eq!(embedder.take(), windows);
+    // Only the windows the earlier text does not hold are embedded.
+    let new_windows: Vec<&str> = longer_windows
+        .iter()
+        .copied()
+        .filter(|w| !windows.contains(w))
+        .collect();
+    assert!(!new_windows.is_empty() && new_windows.len() < longer_windows.len());
+    let second = ids(&add(&m, "ann", &[longer, long]));
+    assert_eq!(embedder.take(), new_windows);
+    // Each memory's vector is its windows' vectors in order, as if embedded afresh.
+    let stored = stored_vectors(&store, &user("ann"), "rec");
+    assert_eq!(stored[&second[0]], embedder.vector_of(&longer_windows));
+    assert_eq!(stored[&second[1]], stored[&first[0]]);
+    // A window of a long text also serves a short text with exactly its words.
+    embedder.take();
+    add(&m, "ann", &[windows[1]]);
+    assert!(embedder.take().is_empty());
+}
+
+#[test]
+fn forgotten_and_edited_texts_are_no_longer_reused() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let embedder = Recording::new("rec", false);
+    let m = open_recording(store.clone(), &embedder, Quantization::F32);
+    let ann = user("ann");
+    let added = ids(&add(
+        &m,
+        "ann",
+        &["I like tea", "I like coffee", "I like juice"],
+    ));
+    embedder.take();
+    // Forgotten: the store dropped its vector, so the text is embedded again.
+    forget(&m, &ann, added[0], "test").unwrap();
+    add(&m, "ann", &["I like tea"]);
+    assert_eq!(embedder.take(), vec!["I like tea"]);
+    // Edited to a text another memory holds: that vector is reused; the old text is gone.
+    let patch = MemoryPatch {
+        text: Some("I like juice".into()),
+        ..MemoryPatch::default()
+    };
+    m.update(&ann, added[1], &patch).unwrap();
+    assert!(embedder.take().is_empty());
+    let stored = stored_vectors(&store, &ann, "rec");
+    assert_eq!(stored[&added[1]], stored[&added[2]]);
+    add(&m, "ann", &["I like coffee"]);
+    assert_eq!(embedder.take(), vec!["I like coffee"]);
+}
+
+#[test]
+fn a_derived_memory_reuses_the_vector_of_a_turn_with_the_same_text() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let embedder = Recording::new("rec", false);
+    let m = open_recording(store.clone(), &embedder, Quantization::F32);
+    let ann = user("ann");
+    let added = add(&m, "ann", &["Ann moved to Lisbon in May"]);
+    embedder.take();
+    let turn_memory = m.get(&ann, added[0].memory_id().unwrap()).unwrap();
+    let fact = Memory {
+        id: MemoryId::new(),
+        kind: MemoryKind::Fact,
+        provenance: vec![added[0].turn_id],
+        ..turn_memory.clone()
+    };
+    let written = m
+        .commit(
+            &ann,
+            WriteBatch {
+                memories: vec![
+                    fact.clone(),
+                    Memory {
+                        id: MemoryId::new(),
+                        text: "Ann lives in Lisbon".into(),
+                        ..fact
+                    },
+                ],
+                ..WriteBatch::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(embedder.take(), vec!["Ann lives in Lisbon"]);
+    let stored = stored_vectors(&store, &ann, "rec");
+    assert_eq!(stored[&written[0].id], stored[&turn_memory.id]);
+}
+
+#[test]
+fn another_embedder_identity_reuses_nothing() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = Recording::new("rec-a", false);
+    let b = Recording::new("rec-b", true);
+    let ann = user("ann");
+    add(
+        &open_recording(store.clone(), &a, Quantization::F32),
+        "ann",
+        &["I like tea"],
+    );
+    let m = open_recording(store.clone(), &b, Quantization::F32);
+    let added = ids(&add(&m, "ann", &["I like tea"]));
+    // b embeds the text itself (once: the stored memory while building, whose vector the new
+    // turn then shares); what it stores is its own vector, never a's.
+    assert_eq!(b.take(), vec!["I like tea"]);
+    let stored = stored_vectors(&store, &ann, "rec-b");
+    assert_eq!(stored.len(), 2);
+    assert_eq!(stored[&added[0]], b.vector_of(&["I like tea"]));
+    assert_ne!(stored[&added[0]], a.vector_of(&["I like tea"]));
+}
+
+#[test]
+fn an_int8_index_shares_vectors_within_a_write_only() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let embedder = Recording::new("rec", false);
+    let m = open_recording(store.clone(), &embedder, Quantization::Int8);
+    add(&m, "ann", &["I like tea", "I like tea"]);
+    assert_eq!(embedder.take(), vec!["I like tea"]);
+    // Its index holds quantized copies only: no exact vector to reuse, so it is embedded.
+    add(&m, "ann", &["I like tea"]);
+    assert_eq!(embedder.take(), vec!["I like tea"]);
+}

@@ -8,9 +8,12 @@ cd "$(dirname "$0")/.."
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
 # As the mnemos binary sets for itself: the MiniLM embedder runs its own per-core workers.
 export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
-cargo run --release -q --bin mnemos -- models fetch --embedder bilingual
+cargo run --release -q --bin mnemos -- models fetch --embedder bilingual --embed-runtime onnx
 # The OpenAPI test validates the server's document with a real validator.
 python3 -m pip install -q openapi-spec-validator 2>/dev/null \
   || python3 -m pip install -q --break-system-packages openapi-spec-validator
 cargo test --release --workspace
+# Build the criterion benches too (not run: they take minutes), so they cannot rot. Same
+# profile as the tests, so only the bench binaries themselves are compiled here.
+cargo test --release --workspace --benches --no-run
 MNEMOS_BIN="$PWD/target/release/mnemos" clients/python/run_tests.sh

@@ -27,6 +27,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use mnemos_core::UserKey;
+use mnemos_embed::EmbedRuntime;
 use mnemos_engine::{Config, EmbedderChoice};
 
 #[derive(Parser)]
@@ -57,6 +58,10 @@ pub struct GlobalArgs {
     /// the config's [embedder] table).
     #[arg(long, global = true, value_enum)]
     embedder: Option<EmbedderChoice>,
+    /// What runs the local models' forward pass: candle or onnx (ONNX Runtime; its library is
+    /// fetched once from PyPI). Overrides the config and $MNEMOS_EMBED_RUNTIME.
+    #[arg(long = "embed-runtime", global = true)]
+    embed_runtime: Option<EmbedRuntime>,
     /// Tenant (overrides the config's `tenant`).
     #[arg(long, global = true)]
     tenant: Option<String>,
@@ -75,6 +80,9 @@ impl GlobalArgs {
         }
         if let Some(choice) = self.embedder {
             config.set_embedder(choice)?;
+        }
+        if let Some(runtime) = self.embed_runtime {
+            config.embedder.set_runtime(runtime)?;
         }
         if let Some(tenant) = &self.tenant {
             config.tenant = tenant.clone();

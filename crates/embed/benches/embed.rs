@@ -1,7 +1,8 @@
 //! Throughput of the embedders on realistic ~20-word chat utterances, at batch sizes 1, 16, 64.
 //!
 //! Reported as elements (sentences) per second. Set RAYON_NUM_THREADS to compare thread counts;
-//! the MiniLM part needs the model (see tests/minilm.rs) and is skipped with a notice otherwise.
+//! MiniLM (English utterances) and m3e-small (Chinese ones) run on each runtime, candle and
+//! ONNX Runtime; a model or runtime that is missing is skipped with a notice.
 //! Compare with scripts/bench_sentence_transformers.py, which uses the same utterances.
 
 // Measurement code: a failed setup step ends the run with its message.
@@ -17,7 +18,9 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use mnemos_core::Embedder;
-use mnemos_embed::{resolve_model_dir, HashEmbedder, MiniLmEmbedder};
+use mnemos_embed::{
+    resolve_model_dir, EmbedRuntime, HashEmbedder, M3eEmbedder, MiniLmEmbedder, M3E_SMALL_MODEL,
+};
 
 const BATCHES: [usize; 3] = [1, 16, 64];
 
@@ -55,21 +58,45 @@ fn hash(c: &mut Criterion) {
     bench_embedder(c, "hash", &HashEmbedder::default(), &texts);
 }
 
-fn minilm(c: &mut Criterion) {
+/// MiniLM and m3e-small on each runtime (`minilm-candle`, `minilm-onnx`, `m3e-candle`, …).
+fn local_models(c: &mut Criterion) {
     // As the mnemos binary does (see MiniLmEmbedder): no spinning candle helper threads
     // competing with the embedder's workers. Still single-threaded here, so setting is sound.
     if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
         std::env::set_var("CANDLE_NUM_THREADS", "1");
     }
     let texts = utterances();
-    let loaded = resolve_model_dir(None)
-        .map_err(mnemos_core::EmbedError::from)
-        .and_then(|dir| MiniLmEmbedder::load(&dir));
-    match loaded {
-        Ok(e) => bench_embedder(c, "minilm", &e, &texts),
-        Err(err) => eprintln!("skipping MiniLM benchmarks: {err}"),
+    for runtime in EmbedRuntime::ALL {
+        let minilm = resolve_model_dir(None)
+            .map_err(mnemos_core::EmbedError::from)
+            .and_then(|dir| MiniLmEmbedder::load_with(&dir, runtime));
+        match minilm {
+            Ok(e) => bench_embedder(c, &format!("minilm-{runtime}"), &e, &texts),
+            Err(err) => eprintln!("skipping MiniLM on {runtime}: {err}"),
+        }
+        let m3e = M3E_SMALL_MODEL
+            .resolve(None)
+            .map_err(mnemos_core::EmbedError::from)
+            .and_then(|dir| M3eEmbedder::load_with(&dir, runtime));
+        match m3e {
+            Ok(e) => bench_embedder(c, &format!("m3e-{runtime}"), &e, &chinese()),
+            Err(err) => eprintln!("skipping m3e-small on {runtime}: {err}"),
+        }
     }
 }
 
-criterion_group!(benches, hash, minilm);
+/// 64 distinct Chinese utterances for m3e-small, its language (16 lines, four prefixes).
+fn chinese() -> Vec<String> {
+    let base: Vec<&str> = include_str!("utterances_zh.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let prefixes = ["", "对了，", "顺便说一下，", "还有，"];
+    prefixes
+        .iter()
+        .flat_map(|p| base.iter().map(move |b| format!("{p}{b}")))
+        .collect()
+}
+
+criterion_group!(name = benches; config = Criterion::default().without_plots(); targets = hash, local_models);
 criterion_main!(benches);

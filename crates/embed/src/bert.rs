@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::fetch::{default_cache_root, ModelError, WheelModel, M3E_SMALL_MODEL, MINILM_MODEL};
+use crate::onnx::{EncoderShape, OnnxEncoder, Weights};
+use serde::{Deserialize, Serialize};
 
 /// Identity of the MiniLM vector space.
 pub const MINILM_ID: &str = "minilm-l6-v2";
@@ -68,31 +70,113 @@ const M3E_SPEC: BertSpec = BertSpec {
     model: &M3E_SMALL_MODEL,
 };
 
+/// Which runtime computes a local BERT embedder's forward pass. Both give the same vector space
+/// (the same model id): `onnx` matches `candle` to float rounding (a test checks every sentence
+/// of a bilingual set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbedRuntime {
+    /// candle, f32, in process: no runtime library needed.
+    Candle,
+    /// ONNX Runtime, f32 (its library is fetched once from PyPI, like the model).
+    Onnx,
+}
+
+impl Default for EmbedRuntime {
+    /// `onnx` where the pinned runtime wheel runs (Linux x86_64): measured 1.3–2× candle's
+    /// sentences/s (`docs/results/retrieval.md`). Elsewhere candle, which needs no library.
+    fn default() -> Self {
+        if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            EmbedRuntime::Onnx
+        } else {
+            EmbedRuntime::Candle
+        }
+    }
+}
+
+impl EmbedRuntime {
+    pub const ALL: [EmbedRuntime; 2] = [EmbedRuntime::Candle, EmbedRuntime::Onnx];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbedRuntime::Candle => "candle",
+            EmbedRuntime::Onnx => "onnx",
+        }
+    }
+}
+
+impl std::fmt::Display for EmbedRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for EmbedRuntime {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        EmbedRuntime::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("unknown embedding runtime {s:?} (candle or onnx)"))
+    }
+}
+
+/// Whether loading may download the ONNX Runtime library when it is not there yet: as the
+/// model files, only on the fetching path and never for a directory the user named.
+#[derive(Clone, Copy, Debug)]
+struct RuntimeFetch {
+    allowed: bool,
+    progress: bool,
+}
+
+impl RuntimeFetch {
+    const NEVER: RuntimeFetch = RuntimeFetch {
+        allowed: false,
+        progress: false,
+    };
+}
+
+/// What computes the forward pass.
+enum Encoder {
+    /// candle. One single-threaded pool per core: a forward pass of a few short sentences is
+    /// too small for candle's intra-op threading to pay (it parallelises the matrix products
+    /// only, and the element-wise ops between them run on one thread), so batches are split
+    /// into groups that run side by side, one per worker, each with single-threaded kernels:
+    /// the matrix kernels split work over the pool they are called from, which here has one
+    /// thread.
+    Candle {
+        model: Box<BertModel>,
+        device: Device,
+        workers: Vec<rayon::ThreadPool>,
+    },
+    Onnx(OnnxEncoder),
+}
+
 /// A BERT encoder with mean pooling and L2 normalization: the sentence-transformers pipeline
 /// (Transformer → Pooling(mean) → Normalize) both shipped models use.
 ///
 /// CPU only. Batches are spread over one worker per core (`RAYON_NUM_THREADS`, default: all
-/// cores). For throughput set `CANDLE_NUM_THREADS=1` before the first tensor operation (the
-/// `mnemos` binary does): otherwise candle keeps a spinning helper thread per extra core for
-/// element-wise ops, which competes with the workers and halves batch throughput on 2 cores.
+/// cores). For throughput with candle set `CANDLE_NUM_THREADS=1` before the first tensor
+/// operation (the `mnemos` binary does): otherwise candle keeps a spinning helper thread per
+/// extra core for element-wise ops, which competes with the workers and halves batch
+/// throughput on 2 cores.
 struct SentenceBert {
     spec: BertSpec,
-    model: BertModel,
+    runtime: EmbedRuntime,
     tokenizer: Tokenizer,
-    device: Device,
-    /// One single-threaded pool per core. A forward pass of a few short sentences is too
-    /// small for candle's intra-op threading to pay (it parallelises the matrix products only,
-    /// and the element-wise ops between them run on one thread), so batches are split into
-    /// groups that run side by side, one per worker, each with single-threaded kernels: the
-    /// matrix kernels split work over the pool they are called from, which here has one thread.
-    workers: Vec<rayon::ThreadPool>,
+    encoder: Encoder,
 }
 
 impl SentenceBert {
     /// Load from a directory holding the spec's weights, `tokenizer.json` and `config.json`.
     /// Errors are [`EmbedError::Unavailable`] naming the directory and the missing or broken
     /// file.
-    fn load(spec: BertSpec, dir: &Path) -> Result<Self, EmbedError> {
+    fn load(
+        spec: BertSpec,
+        dir: &Path,
+        runtime: EmbedRuntime,
+        fetch: RuntimeFetch,
+    ) -> Result<Self, EmbedError> {
         spec.model.check_dir(dir)?;
         let unavailable = |file: &str, e: &dyn std::fmt::Display| {
             EmbedError::Unavailable(format!("cannot load {}: {e}", dir.join(file).display()))
@@ -124,6 +208,47 @@ impl SentenceBert {
             }))
             .map_err(|e| unavailable("tokenizer.json", &e))?;
 
+        let threads = candle_core::utils::get_num_threads().max(1);
+        let encoder = match runtime {
+            EmbedRuntime::Candle => Self::load_candle(spec, dir, &config, threads)?,
+            EmbedRuntime::Onnx => {
+                let library = crate::onnx::runtime_library(fetch.allowed, fetch.progress)?;
+                let weights = load_weights(spec, dir)?;
+                let shape = EncoderShape {
+                    layers: config.num_hidden_layers,
+                    hidden: config.hidden_size,
+                    heads: config.num_attention_heads,
+                    layer_norm_eps: config.layer_norm_eps as f32,
+                };
+                Encoder::Onnx(OnnxEncoder::new(
+                    spec.model.name,
+                    &library,
+                    weights,
+                    shape,
+                    threads,
+                )?)
+            }
+        };
+        Ok(SentenceBert {
+            spec,
+            runtime,
+            tokenizer,
+            encoder,
+        })
+    }
+
+    fn load_candle(
+        spec: BertSpec,
+        dir: &Path,
+        config: &Config,
+        threads: usize,
+    ) -> Result<Encoder, EmbedError> {
+        let unavailable = |e: &dyn std::fmt::Display| {
+            EmbedError::Unavailable(format!(
+                "cannot load {}: {e}",
+                dir.join(spec.weights).display()
+            ))
+        };
         let device = Device::Cpu;
         let weights = dir.join(spec.weights);
         let vb = if spec.safetensors {
@@ -140,9 +265,8 @@ impl SentenceBert {
         } else {
             VarBuilder::from_pth(&weights, DType::F32, &device)
         }
-        .map_err(|e| unavailable(spec.weights, &e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| unavailable(spec.weights, &e))?;
-        let threads = candle_core::utils::get_num_threads().max(1);
+        .map_err(|e| unavailable(&e))?;
+        let model = BertModel::load(vb, config).map_err(|e| unavailable(&e))?;
         let workers = (0..threads)
             .map(|i| {
                 rayon::ThreadPoolBuilder::new()
@@ -154,10 +278,8 @@ impl SentenceBert {
             .map_err(|e| {
                 EmbedError::Unavailable(format!("cannot start {} workers: {e}", spec.model.name))
             })?;
-        Ok(SentenceBert {
-            spec,
-            model,
-            tokenizer,
+        Ok(Encoder::Candle {
+            model: Box::new(model),
             device,
             workers,
         })
@@ -171,6 +293,7 @@ impl SentenceBert {
         spec: BertSpec,
         explicit: Option<&Path>,
         progress: bool,
+        runtime: EmbedRuntime,
     ) -> Result<Self, EmbedError> {
         let dir = match spec.model.resolve(explicit) {
             Ok(dir) => dir,
@@ -179,11 +302,25 @@ impl SentenceBert {
             }
             Err(e) => return Err(e.into()),
         };
-        Self::load(spec, &dir)
+        // The runtime library goes to the cache, never into the user's model directory, so
+        // it may be fetched even when the model's directory was named.
+        let fetch = RuntimeFetch {
+            allowed: true,
+            progress,
+        };
+        Self::load(spec, &dir, runtime, fetch)
+    }
+
+    /// Workers that run groups side by side (0 or 1: everything on the calling thread).
+    fn worker_count(&self) -> usize {
+        match &self.encoder {
+            Encoder::Candle { workers, .. } => workers.len(),
+            Encoder::Onnx(onnx) => onnx.worker_count(),
+        }
     }
 
     /// Run each group's forward pass; results in group order. One group runs on the calling
-    /// thread with candle's own threading (the latency of a single query matters more than
+    /// thread with the runtime's own threading (the latency of a single query matters more than
     /// throughput there); several are spread over the single-threaded workers.
     fn run_groups(
         &self,
@@ -193,34 +330,32 @@ impl SentenceBert {
         let encs = |group: &[usize]| -> Vec<&tokenizers::Encoding> {
             group.iter().map(|&i| &encodings[i]).collect()
         };
-        if groups.len() <= 1 || self.workers.len() <= 1 {
-            return groups.iter().map(|g| self.forward(&encs(g))).collect();
+        let workers = self.worker_count();
+        if groups.len() <= 1 || workers <= 1 {
+            return groups
+                .iter()
+                .map(|g| self.forward(None, &encs(g)))
+                .collect();
         }
         let next = AtomicUsize::new(0);
-        let worker = |pool: &rayon::ThreadPool| {
-            pool.install(|| {
-                let mut done = Vec::new();
-                loop {
-                    // Longest groups first (groups are in ascending length order), so the
-                    // workers finish together instead of one waiting on a long last group.
-                    let taken = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(g) = groups.len().checked_sub(taken + 1) else {
-                        break;
-                    };
-                    let group = groups[g];
-                    done.push((g, self.forward(&encs(group))));
-                }
-                done
-            })
+        let worker = |w: usize| {
+            let mut done = Vec::new();
+            loop {
+                // Longest groups first (groups are in ascending length order), so the
+                // workers finish together instead of one waiting on a long last group.
+                let taken = next.fetch_add(1, Ordering::Relaxed);
+                let Some(g) = groups.len().checked_sub(taken + 1) else {
+                    break;
+                };
+                done.push((g, self.forward(Some(w), &encs(groups[g]))));
+            }
+            done
         };
         let mut slots: Vec<Option<Result<Vec<Vec<f32>>, EmbedError>>> =
             (0..groups.len()).map(|_| None).collect();
         std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .workers
-                .iter()
-                .take(groups.len())
-                .map(|pool| s.spawn(|| worker(pool)))
+            let handles: Vec<_> = (0..workers.min(groups.len()))
+                .map(|w| s.spawn(move || worker(w)))
                 .collect();
             for handle in handles {
                 // A panicking worker leaves its groups' slots empty; they become errors below.
@@ -242,37 +377,52 @@ impl SentenceBert {
             .collect()
     }
 
-    /// Embed token sequences that are already sorted by length, padding to the longest.
-    fn forward(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// Normalized vectors of token sequences that are already sorted by length, on worker
+    /// `worker` (or the calling thread).
+    fn forward(
+        &self,
+        worker: Option<usize>,
+        encodings: &[&tokenizers::Encoding],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut rows = match &self.encoder {
+            Encoder::Candle {
+                model,
+                device,
+                workers,
+            } => {
+                let run = || self.candle_forward(model, device, encodings);
+                match worker.and_then(|w| workers.get(w)) {
+                    Some(pool) => pool.install(run),
+                    None => run(),
+                }
+            }
+            Encoder::Onnx(onnx) => {
+                let (ids, mask, len) = padded(encodings, |id| id as i32);
+                onnx.forward(worker, ids, mask, encodings.len(), len)
+            }
+        }?;
+        for r in &mut rows {
+            normalize(r);
+        }
+        Ok(rows)
+    }
+
+    /// candle's forward pass and mean pooling, padding to the longest sequence.
+    fn candle_forward(
+        &self,
+        model: &BertModel,
+        device: &Device,
+        encodings: &[&tokenizers::Encoding],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let name = self.spec.model.name;
         let failed =
             |e: candle_core::Error| EmbedError::failed_from(format!("{name} forward pass"), e);
         let n = encodings.len();
-        let len = encodings
-            .iter()
-            .map(|e| e.get_ids().len())
-            .max()
-            .unwrap_or(0)
-            .max(1);
-        let mut ids = vec![0u32; n * len];
-        let mut mask = vec![0u32; n * len];
-        for (row, enc) in encodings.iter().enumerate() {
-            let base = row * len;
-            for (col, (&id, &m)) in enc
-                .get_ids()
-                .iter()
-                .zip(enc.get_attention_mask())
-                .enumerate()
-            {
-                ids[base + col] = id;
-                mask[base + col] = m;
-            }
-        }
-        let ids = Tensor::from_vec(ids, (n, len), &self.device).map_err(failed)?;
-        let mask = Tensor::from_vec(mask, (n, len), &self.device).map_err(failed)?;
+        let (ids, mask, len) = padded(encodings, |id| id);
+        let ids = Tensor::from_vec(ids, (n, len), device).map_err(failed)?;
+        let mask = Tensor::from_vec(mask, (n, len), device).map_err(failed)?;
         let type_ids = ids.zeros_like().map_err(failed)?;
-        let hidden = self
-            .model
+        let hidden = model
             .forward(&ids, &type_ids, Some(&mask))
             .map_err(failed)?;
 
@@ -291,12 +441,64 @@ impl SentenceBert {
             .and_then(|c| c.clamp(1e-9f32, f32::MAX))
             .map_err(failed)?;
         let pooled = summed.broadcast_div(&counts).map_err(failed)?;
-        let mut rows: Vec<Vec<f32>> = pooled.to_vec2().map_err(failed)?;
-        for r in &mut rows {
-            normalize(r);
-        }
-        Ok(rows)
+        pooled.to_vec2().map_err(failed)
     }
+}
+
+/// Token ids and attention mask of length-sorted sequences, right-padded to the longest
+/// (at least 1), row-major; and that length.
+fn padded<T: Copy + Default>(
+    encodings: &[&tokenizers::Encoding],
+    convert: impl Fn(u32) -> T,
+) -> (Vec<T>, Vec<T>, usize) {
+    let len = encodings
+        .iter()
+        .map(|e| e.get_ids().len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut ids = vec![T::default(); encodings.len() * len];
+    let mut mask = vec![T::default(); encodings.len() * len];
+    for (row, enc) in encodings.iter().enumerate() {
+        let base = row * len;
+        for (col, (&id, &m)) in enc
+            .get_ids()
+            .iter()
+            .zip(enc.get_attention_mask())
+            .enumerate()
+        {
+            ids[base + col] = convert(id);
+            mask[base + col] = convert(m);
+        }
+    }
+    (ids, mask, len)
+}
+
+/// Every tensor of the weights file as f32, for the ONNX graph.
+fn load_weights(spec: BertSpec, dir: &Path) -> Result<Weights, EmbedError> {
+    let path = dir.join(spec.weights);
+    let failed = |e: candle_core::Error| {
+        EmbedError::Unavailable(format!("cannot load {}: {e}", path.display()))
+    };
+    let tensors: Vec<(String, Tensor)> = if spec.safetensors {
+        candle_core::safetensors::load(&path, &Device::Cpu)
+            .map_err(failed)?
+            .into_iter()
+            .collect()
+    } else {
+        candle_core::pickle::read_all(&path).map_err(failed)?
+    };
+    let mut out = Vec::with_capacity(tensors.len());
+    for (name, t) in tensors {
+        let dims = t.dims().to_vec();
+        let data = t
+            .to_dtype(DType::F32)
+            .and_then(|t| t.flatten_all())
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(failed)?;
+        out.push((name, dims, data));
+    }
+    Ok(Weights::new(out))
 }
 
 impl SentenceBert {
@@ -317,7 +519,7 @@ impl SentenceBert {
         // Enough groups to keep every worker busy, but no more than SUB_BATCH per group.
         let group_size = order
             .len()
-            .div_ceil(self.workers.len().max(1))
+            .div_ceil(self.worker_count().max(1))
             .clamp(1, SUB_BATCH);
         let mut groups: Vec<&[usize]> = Vec::new();
         let mut start = 0;
@@ -377,7 +579,18 @@ impl MiniLmEmbedder {
     /// Errors are [`EmbedError::Unavailable`] naming the directory and the missing or broken
     /// file.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        SentenceBert::load(MINILM_SPEC, dir).map(Self)
+        Self::load_with(dir, EmbedRuntime::default())
+    }
+
+    /// [`Self::load`] on a chosen runtime. `onnx` needs ONNX Runtime's library present (see
+    /// [`crate::ONNXRUNTIME`]); it is not downloaded here.
+    pub fn load_with(dir: &Path, runtime: EmbedRuntime) -> Result<Self, EmbedError> {
+        SentenceBert::load(MINILM_SPEC, dir, runtime, RuntimeFetch::NEVER).map(Self)
+    }
+
+    /// The runtime computing the forward pass.
+    pub fn runtime(&self) -> EmbedRuntime {
+        self.0.runtime
     }
 
     /// Load from [`crate::resolve_model_dir`]`(explicit)`; when nothing is found and neither
@@ -386,8 +599,9 @@ impl MiniLmEmbedder {
     pub fn from_cache_or_fetch(
         explicit: Option<&Path>,
         progress: bool,
+        runtime: EmbedRuntime,
     ) -> Result<Self, EmbedError> {
-        SentenceBert::from_cache_or_fetch(MINILM_SPEC, explicit, progress).map(Self)
+        SentenceBert::from_cache_or_fetch(MINILM_SPEC, explicit, progress, runtime).map(Self)
     }
 }
 
@@ -426,7 +640,18 @@ impl std::fmt::Debug for M3eEmbedder {
 impl M3eEmbedder {
     /// Load from a directory holding `pytorch_model.bin`, `tokenizer.json` and `config.json`.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        SentenceBert::load(M3E_SPEC, dir).map(Self)
+        Self::load_with(dir, EmbedRuntime::default())
+    }
+
+    /// [`Self::load`] on a chosen runtime. `onnx` needs ONNX Runtime's library present (see
+    /// [`crate::ONNXRUNTIME`]); it is not downloaded here.
+    pub fn load_with(dir: &Path, runtime: EmbedRuntime) -> Result<Self, EmbedError> {
+        SentenceBert::load(M3E_SPEC, dir, runtime, RuntimeFetch::NEVER).map(Self)
+    }
+
+    /// The runtime computing the forward pass.
+    pub fn runtime(&self) -> EmbedRuntime {
+        self.0.runtime
     }
 
     /// Load from [`M3E_SMALL_MODEL`]'s resolution order, downloading into the cache when it is
@@ -434,8 +659,9 @@ impl M3eEmbedder {
     pub fn from_cache_or_fetch(
         explicit: Option<&Path>,
         progress: bool,
+        runtime: EmbedRuntime,
     ) -> Result<Self, EmbedError> {
-        SentenceBert::from_cache_or_fetch(M3E_SPEC, explicit, progress).map(Self)
+        SentenceBert::from_cache_or_fetch(M3E_SPEC, explicit, progress, runtime).map(Self)
     }
 }
 

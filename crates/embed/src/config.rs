@@ -7,7 +7,7 @@ use mnemos_core::{EmbedError, Embedder};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::bert::{M3eEmbedder, MiniLmEmbedder, M3E_ID, MINILM_ID};
+use crate::bert::{EmbedRuntime, M3eEmbedder, MiniLmEmbedder, M3E_ID, MINILM_ID};
 use crate::bilingual::BilingualEmbedder;
 use crate::fetch::M3E_SMALL_MODEL;
 use crate::hash::{HashEmbedder, DEFAULT_HASH_DIM, MAX_HASH_DIM, MIN_HASH_DIM};
@@ -57,6 +57,9 @@ pub enum EmbedderConfig {
     Minilm {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model_dir: Option<PathBuf>,
+        /// What computes the forward pass (`candle` or `onnx`).
+        #[serde(default, skip_serializing_if = "is_default_runtime")]
+        runtime: EmbedRuntime,
     },
     /// MiniLM for English plus m3e-small for Chinese in one vector space (see
     /// [`BilingualEmbedder`]); `model_dir` / `m3e_dir` override where the files are looked up.
@@ -66,6 +69,9 @@ pub enum EmbedderConfig {
         model_dir: Option<PathBuf>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         m3e_dir: Option<PathBuf>,
+        /// What computes both models' forward passes.
+        #[serde(default, skip_serializing_if = "is_default_runtime")]
+        runtime: EmbedRuntime,
     },
     /// The weights-free hashing embedder.
     Hash {
@@ -89,6 +95,10 @@ pub enum EmbedderConfig {
     },
 }
 
+fn is_default_runtime(r: &EmbedRuntime) -> bool {
+    *r == EmbedRuntime::default()
+}
+
 fn default_hash_dim() -> usize {
     DEFAULT_HASH_DIM
 }
@@ -105,7 +115,10 @@ fn default_http_max_batch() -> usize {
 impl Default for EmbedderConfig {
     /// The local neural model: best quality without sending data anywhere.
     fn default() -> Self {
-        EmbedderConfig::Minilm { model_dir: None }
+        EmbedderConfig::Minilm {
+            model_dir: None,
+            runtime: Default::default(),
+        }
     }
 }
 
@@ -114,14 +127,16 @@ impl EmbedderConfig {
     pub fn validate(&self) -> Result<(), BuildError> {
         let invalid = |msg: String| Err(BuildError::Invalid(msg));
         match self {
-            EmbedderConfig::Minilm { model_dir } => {
+            EmbedderConfig::Minilm { model_dir, .. } => {
                 if model_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
                     return invalid(
                         "minilm.model_dir must not be empty (omit it to use the cache)".into(),
                     );
                 }
             }
-            EmbedderConfig::Bilingual { model_dir, m3e_dir } => {
+            EmbedderConfig::Bilingual {
+                model_dir, m3e_dir, ..
+            } => {
                 if model_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
                     return invalid(
                         "bilingual.model_dir must not be empty (omit it to use the cache)".into(),
@@ -199,6 +214,33 @@ impl EmbedderConfig {
         Ok(())
     }
 
+    /// The runtime of a local model's forward pass (`None` for the hash and HTTP embedders).
+    pub fn runtime(&self) -> Option<EmbedRuntime> {
+        match self {
+            EmbedderConfig::Minilm { runtime, .. } | EmbedderConfig::Bilingual { runtime, .. } => {
+                Some(*runtime)
+            }
+            EmbedderConfig::Hash { .. } | EmbedderConfig::Openai { .. } => None,
+        }
+    }
+
+    /// Choose the runtime of a local model; an error for embedders that have none.
+    pub fn set_runtime(&mut self, choice: EmbedRuntime) -> Result<(), BuildError> {
+        match self {
+            EmbedderConfig::Minilm { runtime, .. } | EmbedderConfig::Bilingual { runtime, .. } => {
+                *runtime = choice;
+                Ok(())
+            }
+            EmbedderConfig::Hash { .. } | EmbedderConfig::Openai { .. } => {
+                Err(BuildError::Invalid(format!(
+                    "runtime {choice} applies to the local models (minilm, bilingual), not to \
+                     the {} embedder",
+                    self.embedder_id()
+                )))
+            }
+        }
+    }
+
     /// The [`Embedder::id`] the configured embedder will report, known without building it
     /// (e.g. to check stored vectors against the configuration before loading a model).
     pub fn embedder_id(&self) -> String {
@@ -224,26 +266,30 @@ pub fn build_embedder(
 ) -> Result<Box<dyn Embedder>, BuildError> {
     cfg.validate()?;
     Ok(match cfg {
-        EmbedderConfig::Minilm { model_dir } => {
+        EmbedderConfig::Minilm { model_dir, runtime } => {
             let explicit = model_dir.as_deref();
             let embedder = if fetch_if_missing {
-                MiniLmEmbedder::from_cache_or_fetch(explicit, progress)?
+                MiniLmEmbedder::from_cache_or_fetch(explicit, progress, *runtime)?
             } else {
-                MiniLmEmbedder::load(&resolve_model_dir(explicit)?)?
+                MiniLmEmbedder::load_with(&resolve_model_dir(explicit)?, *runtime)?
             };
             Box::new(embedder)
         }
-        EmbedderConfig::Bilingual { model_dir, m3e_dir } => {
+        EmbedderConfig::Bilingual {
+            model_dir,
+            m3e_dir,
+            runtime,
+        } => {
             let (explicit, explicit_m3e) = (model_dir.as_deref(), m3e_dir.as_deref());
             let (english, chinese) = if fetch_if_missing {
                 (
-                    MiniLmEmbedder::from_cache_or_fetch(explicit, progress)?,
-                    M3eEmbedder::from_cache_or_fetch(explicit_m3e, progress)?,
+                    MiniLmEmbedder::from_cache_or_fetch(explicit, progress, *runtime)?,
+                    M3eEmbedder::from_cache_or_fetch(explicit_m3e, progress, *runtime)?,
                 )
             } else {
                 (
-                    MiniLmEmbedder::load(&resolve_model_dir(explicit)?)?,
-                    M3eEmbedder::load(&M3E_SMALL_MODEL.resolve(explicit_m3e)?)?,
+                    MiniLmEmbedder::load_with(&resolve_model_dir(explicit)?, *runtime)?,
+                    M3eEmbedder::load_with(&M3E_SMALL_MODEL.resolve(explicit_m3e)?, *runtime)?,
                 )
             };
             Box::new(BilingualEmbedder::new(Box::new(english), Box::new(chinese)))
@@ -278,7 +324,10 @@ mod tests {
     fn defaults_and_round_trip() {
         assert_eq!(
             EmbedderConfig::default(),
-            EmbedderConfig::Minilm { model_dir: None }
+            EmbedderConfig::Minilm {
+                model_dir: None,
+                runtime: Default::default()
+            }
         );
         assert_eq!(
             parse(r#"{"provider":"minilm"}"#).unwrap(),
@@ -336,7 +385,8 @@ mod tests {
         assert!(EmbedderConfig::Hash { dim: 8 }.validate().is_err());
         assert!(EmbedderConfig::Hash { dim: 9000 }.validate().is_err());
         assert!(EmbedderConfig::Minilm {
-            model_dir: Some(PathBuf::new())
+            model_dir: Some(PathBuf::new()),
+            runtime: EmbedRuntime::Candle,
         }
         .validate()
         .is_err());
@@ -387,6 +437,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let cfg = EmbedderConfig::Minilm {
             model_dir: Some(tmp.path().to_path_buf()),
+            runtime: EmbedRuntime::Candle,
         };
         let err = build_embedder(&cfg, true, false).err().unwrap();
         let msg = err.to_string();

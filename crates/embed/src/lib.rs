@@ -1,7 +1,9 @@
 //! Embedders for mnemos: implementations of [`mnemos_core::Embedder`].
 //!
-//! - [`MiniLmEmbedder`]: sentence-transformers/all-MiniLM-L6-v2 run locally with candle (the
-//!   default; model files fetched once from PyPI, see [`fetch_model`]).
+//! - [`MiniLmEmbedder`]: sentence-transformers/all-MiniLM-L6-v2 run locally (the default; model
+//!   files fetched once from PyPI, see [`fetch_model`]) on an [`EmbedRuntime`]: ONNX Runtime
+//!   (its library also fetched from PyPI, [`ONNXRUNTIME`]; the default on Linux x86_64) or
+//!   candle, in process. Both give the same vectors.
 //! - [`BilingualEmbedder`]: MiniLM for English plus [`M3eEmbedder`] (moka-ai/m3e-small) for
 //!   Chinese in one vector space, each text weighted by its language mix (opt-in: m3e-small is
 //!   for research and non-commercial use only).
@@ -10,17 +12,20 @@
 //! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` service.
 //!
 //! [`EmbedderConfig`] + [`build_embedder`] turn configuration into a `Box<dyn Embedder>`.
+//! [`floor`] measures what the machine can compute, for judging the embedders' speed.
 
 mod bert;
 mod bilingual;
 mod config;
 mod fetch;
+pub mod floor;
 mod hash;
 mod http;
+mod onnx;
 
 pub use bert::{
-    M3eEmbedder, MiniLmEmbedder, M3E_DIM, M3E_ID, M3E_MAX_TOKENS, MINILM_DIM, MINILM_ID,
-    MINILM_MAX_TOKENS,
+    EmbedRuntime, M3eEmbedder, MiniLmEmbedder, M3E_DIM, M3E_ID, M3E_MAX_TOKENS, MINILM_DIM,
+    MINILM_ID, MINILM_MAX_TOKENS,
 };
 pub use bilingual::{chinese_share, BilingualEmbedder};
 pub use config::{build_embedder, BuildError, EmbedderConfig};
@@ -30,7 +35,8 @@ pub use fetch::{
     ModelFile, WheelModel, CACHE_DIR_ENV, CONFIG_JSON_SHA256, M3E_DIR_ENV, M3E_FILES,
     M3E_SMALL_MODEL, MINILM_MODEL, MODEL_CACHE_SUBDIR, MODEL_DIR_ENV, MODEL_FILES,
     MODEL_FILE_NAMES, MODEL_SAFETENSORS_SHA256, MODEL_WHEEL_FILENAME, MODEL_WHEEL_NAME,
-    MODEL_WHEEL_PREFIX, MODEL_WHEEL_SHA256, MODEL_WHEEL_VERSION, TOKENIZER_JSON_SHA256,
+    MODEL_WHEEL_PREFIX, MODEL_WHEEL_SHA256, MODEL_WHEEL_VERSION, ONNXRUNTIME, ONNXRUNTIME_DIR_ENV,
+    ONNXRUNTIME_FILES, TOKENIZER_JSON_SHA256,
 };
 pub use hash::{HashEmbedder, DEFAULT_HASH_DIM, MAX_HASH_DIM, MIN_HASH_DIM};
 pub use http::{

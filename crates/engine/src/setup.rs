@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::RetrievalConfig;
 use mnemos_core::{EmbedError, Embedder, ErrorClass, MemoryModel};
-use mnemos_embed::{build_embedder, EmbedderConfig, WheelModel};
+use mnemos_embed::{build_embedder, EmbedRuntime, EmbedderConfig, WheelModel};
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::engine::{Engine, EngineConfig, JobSettings};
@@ -155,7 +155,8 @@ fn config_error(
 
 impl Config {
     /// Load from `explicit`, else `$MNEMOS_CONFIG`, else `./mnemos.toml` when present; then apply
-    /// `MNEMOS_DB` / `MNEMOS_TENANT` / `MNEMOS_EMBEDDER` from the environment.
+    /// `MNEMOS_DB` / `MNEMOS_TENANT` / `MNEMOS_EMBEDDER` / `MNEMOS_EMBED_RUNTIME` from the
+    /// environment.
     pub fn load(explicit: Option<&Path>) -> EngineResult<Self> {
         let from_env = std::env::var_os("MNEMOS_CONFIG").map(PathBuf::from);
         let path = explicit.map(Path::to_path_buf).or(from_env).or_else(|| {
@@ -186,6 +187,15 @@ impl Config {
             };
             config.set_embedder(choice)?;
         }
+        if let Ok(name) = std::env::var("MNEMOS_EMBED_RUNTIME") {
+            let runtime: EmbedRuntime = name
+                .parse()
+                .map_err(|e: String| EngineError::config(format!("MNEMOS_EMBED_RUNTIME: {e}")))?;
+            config
+                .embedder
+                .set_runtime(runtime)
+                .map_err(|e| config_error("MNEMOS_EMBED_RUNTIME".into(), e))?;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -209,10 +219,14 @@ impl Config {
             return Ok(());
         }
         self.embedder = match choice {
-            EmbedderChoice::Minilm => EmbedderConfig::Minilm { model_dir: None },
+            EmbedderChoice::Minilm => EmbedderConfig::Minilm {
+                model_dir: None,
+                runtime: self.embedder.runtime().unwrap_or_default(),
+            },
             EmbedderChoice::Bilingual => EmbedderConfig::Bilingual {
                 model_dir: None,
                 m3e_dir: None,
+                runtime: self.embedder.runtime().unwrap_or_default(),
             },
             EmbedderChoice::Hash => EmbedderConfig::Hash {
                 dim: mnemos_embed::DEFAULT_HASH_DIM,
@@ -247,16 +261,22 @@ impl Config {
     /// The local models the configured embedder needs, each with its configured directory.
     /// The offline model's shipped classifier weights are MiniLM's, so MiniLM is always needed.
     pub fn local_models(&self) -> Vec<(&'static WheelModel, Option<PathBuf>)> {
-        match &self.embedder {
-            EmbedderConfig::Minilm { model_dir } => {
+        let mut models = match &self.embedder {
+            EmbedderConfig::Minilm { model_dir, .. } => {
                 vec![(&mnemos_embed::MINILM_MODEL, model_dir.clone())]
             }
-            EmbedderConfig::Bilingual { model_dir, m3e_dir } => vec![
+            EmbedderConfig::Bilingual {
+                model_dir, m3e_dir, ..
+            } => vec![
                 (&mnemos_embed::MINILM_MODEL, model_dir.clone()),
                 (&mnemos_embed::M3E_SMALL_MODEL, m3e_dir.clone()),
             ],
             _ => vec![(&mnemos_embed::MINILM_MODEL, None)],
+        };
+        if self.embedder.runtime() == Some(EmbedRuntime::Onnx) {
+            models.push((&mnemos_embed::ONNXRUNTIME, None));
         }
+        models
     }
 }
 
@@ -281,6 +301,8 @@ impl Config {
                     .map_err(|e| e.to_string()),
                 fetch: if model.name == mnemos_embed::M3E_SMALL_MODEL.name {
                     "mnemos models fetch --embedder bilingual"
+                } else if model.name == mnemos_embed::ONNXRUNTIME.name {
+                    "mnemos models fetch --embed-runtime onnx"
                 } else {
                     "mnemos models fetch"
                 },

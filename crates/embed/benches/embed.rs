@@ -24,17 +24,30 @@ use mnemos_embed::{
 
 const BATCHES: [usize; 3] = [1, 16, 64];
 
-/// 64 distinct utterances: the 16 base lines, each with four different short prefixes.
-fn utterances() -> Vec<String> {
-    let base: Vec<&str> = include_str!("utterances.txt")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let prefixes = ["", "Oh, and ", "By the way, ", "Also, "];
+/// 64 distinct utterances: the 16 base lines of `lines`, each with four different short
+/// prefixes.
+fn prefixed(lines: &str, prefixes: [&str; 4]) -> Vec<String> {
+    let base: Vec<&str> = lines.lines().filter(|l| !l.trim().is_empty()).collect();
     prefixes
         .iter()
         .flat_map(|p| base.iter().map(move |b| format!("{p}{b}")))
         .collect()
+}
+
+/// English chat utterances (MiniLM, hash).
+fn utterances() -> Vec<String> {
+    prefixed(
+        include_str!("utterances.txt"),
+        ["", "Oh, and ", "By the way, ", "Also, "],
+    )
+}
+
+/// Chinese utterances for m3e-small, its language.
+fn chinese() -> Vec<String> {
+    prefixed(
+        include_str!("utterances_zh.txt"),
+        ["", "对了，", "顺便说一下，", "还有，"],
+    )
 }
 
 fn bench_embedder(c: &mut Criterion, name: &str, e: &dyn Embedder, texts: &[String]) {
@@ -83,19 +96,6 @@ fn local_models(c: &mut Criterion) {
             Err(err) => eprintln!("skipping m3e-small on {runtime}: {err}"),
         }
     }
-}
-
-/// 64 distinct Chinese utterances for m3e-small, its language (16 lines, four prefixes).
-fn chinese() -> Vec<String> {
-    let base: Vec<&str> = include_str!("utterances_zh.txt")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let prefixes = ["", "对了，", "顺便说一下，", "还有，"];
-    prefixes
-        .iter()
-        .flat_map(|p| base.iter().map(move |b| format!("{p}{b}")))
-        .collect()
 }
 
 criterion_group!(name = benches; config = Criterion::default().without_plots(); targets = hash, local_models);

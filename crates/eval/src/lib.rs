@@ -56,6 +56,7 @@ pub use memdaily::load_memdaily;
 pub use memorybank::{load_memorybank, MemoryBankDataset, MemoryBankLanguage, MemoryBankProbe};
 pub use metrics::{
     LatencyStats, LatencySummary, Ranking, RetrievalScores, ScoreReport, ScoreSummary,
+    SessionRecall,
 };
 pub use perltqa::{load_perltqa, load_perltqa_dir};
 pub use plot::{plot_font, write_line_chart, LineChart, PlotError, PlotOutput, Series};

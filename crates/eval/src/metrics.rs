@@ -234,6 +234,75 @@ impl RetrievalScores {
     }
 }
 
+/// Session-level recall, the metric LoCoMo and LongMemEval results are usually published in: a
+/// question scores 1 at k when one of its gold items' sessions is the session of one of the
+/// top-k ranked items (ranked items, not distinct sessions: the same k as turn-level recall).
+#[derive(Debug, Clone)]
+pub struct SessionRecall {
+    ks: Vec<usize>,
+    overall: (usize, Vec<f64>),
+    by_category: BTreeMap<String, (usize, Vec<f64>)>,
+}
+
+impl SessionRecall {
+    /// `ks`: the cutoffs to report (sorted, deduplicated, zero dropped).
+    pub fn new(ks: &[usize]) -> Self {
+        let mut ks: Vec<usize> = ks.iter().copied().filter(|&k| k > 0).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        let n = ks.len();
+        SessionRecall {
+            ks,
+            overall: (0, vec![0.0; n]),
+            by_category: BTreeMap::new(),
+        }
+    }
+
+    /// One question: the sessions of its ranked items, best first (repeats kept), and of its gold
+    /// items. A question without gold sessions is not averaged.
+    pub fn add<R: AsRef<str>, G: AsRef<str>>(&mut self, category: &str, ranked: &[R], gold: &[G]) {
+        let gold: HashSet<&str> = gold.iter().map(AsRef::as_ref).collect();
+        if gold.is_empty() {
+            return;
+        }
+        let first = ranked.iter().position(|s| gold.contains(s.as_ref()));
+        let n = self.ks.len();
+        let by_category = self
+            .by_category
+            .entry(category.to_string())
+            .or_insert_with(|| (0, vec![0.0; n]));
+        for sums in [&mut self.overall, by_category] {
+            sums.0 += 1;
+            for (sum, &k) in sums.1.iter_mut().zip(&self.ks) {
+                if first.is_some_and(|at| at < k) {
+                    *sum += 1.0;
+                }
+            }
+        }
+    }
+
+    fn means(&self, sums: &(usize, Vec<f64>)) -> BTreeMap<usize, f64> {
+        let n = sums.0.max(1) as f64;
+        self.ks
+            .iter()
+            .zip(&sums.1)
+            .map(|(&k, &s)| (k, s / n))
+            .collect()
+    }
+
+    /// Mean session recall at each k over every question with gold.
+    pub fn overall(&self) -> BTreeMap<usize, f64> {
+        self.means(&self.overall)
+    }
+
+    pub fn by_category(&self) -> BTreeMap<String, BTreeMap<usize, f64>> {
+        self.by_category
+            .iter()
+            .map(|(c, sums)| (c.clone(), self.means(sums)))
+            .collect()
+    }
+}
+
 /// Latency percentiles in milliseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
@@ -340,6 +409,26 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < EPS
+    }
+
+    #[test]
+    fn session_recall_counts_the_sessions_of_the_top_k_items() {
+        let mut s = SessionRecall::new(&[10, 1, 2, 0, 2]);
+        // Sessions of the ranked items, repeats kept: the gold session comes third, so k = 2
+        // misses it even though it is the second distinct session.
+        s.add("a", &["s1", "s1", "s2"], &["s2", "s9"]);
+        s.add("b", &["s3"], &["s3"]);
+        s.add("b", &["s4"], &["s5"]);
+        s.add("b", &["s4"], &[] as &[&str]); // no gold: not averaged
+        let overall = s.overall();
+        assert_eq!(overall.keys().copied().collect::<Vec<_>>(), [1, 2, 10]);
+        assert!(close(overall[&1], 1.0 / 3.0));
+        assert!(close(overall[&2], 1.0 / 3.0));
+        assert!(close(overall[&10], 2.0 / 3.0));
+        let by = s.by_category();
+        assert!(close(by["a"][&2], 0.0));
+        assert!(close(by["a"][&10], 1.0));
+        assert!(close(by["b"][&10], 0.5));
     }
 
     #[test]

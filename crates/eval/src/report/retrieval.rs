@@ -25,11 +25,13 @@ use crate::dataset::{Conversation, Question, RetrievalDataset};
 use crate::error::EvalError;
 use crate::experiment::{open_engine, Progress, ProgressFn, StoreKind};
 use crate::format::{load_retrieval_dataset, QuestionDataset};
-use crate::metrics::{LatencyStats, LatencySummary, RetrievalScores, ScoreReport};
+use crate::metrics::{LatencyStats, LatencySummary, RetrievalScores, ScoreReport, SessionRecall};
 
 use super::DumpFile;
 
 const KS: [usize; 5] = [1, 2, 3, 5, 10];
+/// Cutoffs of session-level recall (as LoCoMo and LongMemEval results are published).
+const SESSION_KS: [usize; 2] = [5, 10];
 /// The engine's agent for every streamed turn.
 const AGENT: &str = "eval";
 
@@ -152,6 +154,9 @@ pub struct RetrieverReport {
     /// at least one resolving anchor).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anchor_map: Option<f64>,
+    /// Session-level recall at 5 and 10 (see [`SessionRecall`]): overall, and per category.
+    pub session_recall: BTreeMap<usize, f64>,
+    pub session_recall_by_category: BTreeMap<String, BTreeMap<usize, f64>>,
 }
 
 /// How the dataset's memory anchors resolve in its memories' text.
@@ -188,6 +193,7 @@ pub struct RetrievalReport {
 /// Per row: scores and latencies gathered while streaming.
 struct RowTally {
     scores: RetrievalScores,
+    sessions: SessionRecall,
     reads: LatencyStats,
     classify: LatencyStats,
     rerank: LatencyStats,
@@ -326,6 +332,8 @@ fn report(
                 rerank_latency: t.rerank.summary().filter(|_| row.memory_type.is_some()),
                 anchor_map: (tally.anchors.questions_scored > 0)
                     .then(|| t.anchor_sum / tally.anchors.questions_scored as f64),
+                session_recall: t.sessions.overall(),
+                session_recall_by_category: t.sessions.by_category(),
             })
             .collect(),
         anchors: (tally.anchors.anchors > 0).then_some(tally.anchors),
@@ -345,6 +353,7 @@ impl Streamer<'_> {
                 .iter()
                 .map(|_| RowTally {
                     scores: RetrievalScores::new(&KS),
+                    sessions: SessionRecall::new(&SESSION_KS),
                     reads: LatencyStats::new(),
                     classify: LatencyStats::new(),
                     rerank: LatencyStats::new(),
@@ -380,6 +389,11 @@ impl Streamer<'_> {
     ) -> Result<(), EvalError> {
         let user = UserKey::new(self.tenant.to_string(), conversation.id.clone())?;
         let mut labels: HashMap<TurnId, String> = HashMap::with_capacity(conversation.items.len());
+        let sessions: HashMap<&str, &str> = conversation
+            .items
+            .iter()
+            .map(|item| (item.label.as_str(), item.session.as_str()))
+            .collect();
         let mut questions: Vec<&Question> = conversation.questions.iter().collect();
         questions.sort_by_key(|q| q.after_item);
         let mut next_item = 0usize;
@@ -393,7 +407,7 @@ impl Streamer<'_> {
             let Some(question) = pending.next() else {
                 break;
             };
-            let ranked = self.ask(&user, question, &labels, tally)?;
+            let ranked = self.ask(&user, question, &labels, &sessions, tally)?;
             score_anchors(conversation, question, &ranked, tally);
             if let Some(out) = dump.as_deref_mut() {
                 let ranked: BTreeMap<String, &Vec<&str>> =
@@ -452,8 +466,17 @@ impl Streamer<'_> {
         user: &UserKey,
         question: &Question,
         labels: &'l HashMap<TurnId, String>,
+        sessions: &HashMap<&str, &str>,
         tally: &mut Tally,
     ) -> Result<Vec<Vec<&'l str>>, EvalError> {
+        let session_of = |labels: &[&str]| -> Vec<String> {
+            labels
+                .iter()
+                .filter_map(|label| sessions.get(label).map(|s| s.to_string()))
+                .collect()
+        };
+        let gold: Vec<&str> = question.gold.iter().map(String::as_str).collect();
+        let gold_sessions = session_of(&gold);
         let top_k = KS.iter().max().copied().unwrap_or(10);
         let mut rankings = Vec::with_capacity(self.rows.len());
         for (i, row) in self.rows.iter().enumerate() {
@@ -477,6 +500,9 @@ impl Streamer<'_> {
             row_tally
                 .scores
                 .add_query(&question.category, &ranked, &question.gold);
+            row_tally
+                .sessions
+                .add(&question.category, &session_of(&ranked), &gold_sessions);
             rankings.push(ranked);
         }
         Ok(rankings)
@@ -535,6 +561,11 @@ fn peak_memory_mb() -> Option<f64> {
 }
 
 /// A median in milliseconds with three decimals (re-ranking is sub-millisecond).
+/// Session recall at `k` (0 when not measured).
+fn session(recall: &BTreeMap<usize, f64>, k: usize) -> f64 {
+    recall.get(&k).copied().unwrap_or(0.0)
+}
+
 fn ms3(summary: &Option<LatencySummary>) -> String {
     summary
         .as_ref()
@@ -571,7 +602,7 @@ impl RetrievalReport {
         );
         let _ = writeln!(
             out,
-            "{:<17} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>10} {:>10} {:>11} {:>11}",
+            "{:<17} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>6} {:>6} {:>10} {:>10} {:>11} {:>11}",
             "retriever",
             "R@1",
             "R@2",
@@ -580,6 +611,8 @@ impl RetrievalReport {
             "R@10",
             "MRR",
             "nDCG@10",
+            "S@5",
+            "S@10",
             "anchorMAP",
             "rerank p50",
             "read p50ms",
@@ -590,7 +623,7 @@ impl RetrievalReport {
             let at = |k| o.recall.get(&k).copied().unwrap_or(0.0);
             let _ = writeln!(
                 out,
-                "{:<17} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.3} {:>10} {:>10} {:>11} {:>11}",
+                "{:<17} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.3} {:>6.3} {:>6.3} {:>10} {:>10} {:>11} {:>11}",
                 r.retriever,
                 at(1),
                 at(2),
@@ -599,12 +632,19 @@ impl RetrievalReport {
                 at(10),
                 o.mrr,
                 o.ndcg.get(&10).copied().unwrap_or(0.0),
+                session(&r.session_recall, 5),
+                session(&r.session_recall, 10),
                 r.anchor_map.map_or("-".into(), |m| format!("{m:.3}")),
                 ms3(&r.rerank_latency),
                 ms(&r.read_latency, |s| s.p50_ms),
                 ms(&r.read_latency, |s| s.p95_ms),
             );
         }
+        let _ = writeln!(
+            out,
+            "(S@k: session recall, a question scores when a gold item's session holds one of \
+             the top-k items)"
+        );
         if self.retrievers.len() > 1 {
             let _ = writeln!(
                 out,
@@ -653,14 +693,15 @@ impl RetrievalReport {
             let _ = writeln!(out, "\n{} by category:", r.retriever);
             let _ = writeln!(
                 out,
-                "{:<22} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-                "category", "n", "R@1", "R@2", "R@3", "R@5", "R@10", "MRR"
+                "{:<22} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+                "category", "n", "R@1", "R@2", "R@3", "R@5", "R@10", "MRR", "S@5", "S@10"
             );
             for (category, s) in &r.scores.by_category {
                 let at = |k| s.recall.get(&k).copied().unwrap_or(0.0);
+                let sessions = r.session_recall_by_category.get(category);
                 let _ = writeln!(
                     out,
-                    "{:<22} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                    "{:<22} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
                     category,
                     s.count,
                     at(1),
@@ -668,7 +709,9 @@ impl RetrievalReport {
                     at(3),
                     at(5),
                     at(10),
-                    s.mrr
+                    s.mrr,
+                    sessions.map_or(0.0, |m| session(m, 5)),
+                    sessions.map_or(0.0, |m| session(m, 10)),
                 );
             }
         }

@@ -621,6 +621,14 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// Metadata key under which the engine copies a turn's speaker name onto its memory.
+    pub const SPEAKER_KEY: &'static str = "speaker";
+
+    /// The speaker the memory's turn named, if any ([`Self::SPEAKER_KEY`]).
+    pub fn speaker(&self) -> Option<&str> {
+        self.metadata.get(Self::SPEAKER_KEY).map(String::as_str)
+    }
+
     /// The memory type its source stated (metadata [`MemoryType::METADATA_KEY`]), if any.
     pub fn stated_type(&self) -> Option<MemoryType> {
         self.metadata

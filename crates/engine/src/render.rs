@@ -88,6 +88,15 @@ pub fn explain(hit: &Hit) -> Vec<String> {
     if let Some(h) = &b.second_hop {
         lines.push(format!("hop 2  {:>+8.4}  via memory {}", h.added, h.via));
     }
+    if let Some(c) = &b.context {
+        lines.push(format!(
+            "turn   {:>+8.4}  next to memory {}",
+            c.added, c.via
+        ));
+    }
+    if let Some(added) = b.speaker {
+        lines.push(format!("named  {added:>+8.4}  the query names its speaker"));
+    }
     lines.push(format!("fused  {:>8.4}", b.fused));
     for adj in &b.adjustments {
         lines.push(format!(

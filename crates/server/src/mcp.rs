@@ -569,6 +569,12 @@ fn reason(hit: &Hit) -> String {
     if let Some(hop) = &b.second_hop {
         parts.push(format!("linked via {}", hop.via));
     }
+    if let Some(context) = &b.context {
+        parts.push(format!("next to {}", context.via));
+    }
+    if b.speaker.is_some() {
+        parts.push("its speaker is named".into());
+    }
     for adjustment in &b.adjustments {
         parts.push(format!("{} {:+.3}", adjustment.name, adjustment.delta));
     }

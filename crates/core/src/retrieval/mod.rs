@@ -6,6 +6,7 @@
 
 pub mod bm25;
 pub mod dense;
+mod dialogue;
 pub mod memory_type;
 mod texts;
 
@@ -17,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::model::{KindTag, Memory, MemoryId};
 pub use bm25::{Bm25Index, Bm25Params};
 pub use dense::{DenseIndex, Quantization};
+use dialogue::{DialogueOrder, TurnPlace};
 pub use memory_type::{
     rerank_by_type, MemoryTypeReranker, QueryCertainty, ScoreInput, TypeRerank, TypeSearch,
 };
@@ -139,6 +141,14 @@ pub struct RetrievalConfig {
     /// models truncate long input (MiniLM at 256 word pieces) and a single vector blurs a long
     /// text's details. 0 turns windows off.
     pub window_tokens: usize,
+    /// Dialogue context: a turn memory gains this share of the better fused score of the turns
+    /// just before and after it in its session, so an answer ranks beside the question it
+    /// answers and the remark it follows up (0 turns it off; at most 1).
+    pub context: f32,
+    /// Speaker match: when a query names people who speak in the user's dialogues, their own
+    /// turns (those next to another speaker's turn) gain this share of their score, so "what does Ann play?" prefers what Ann said
+    /// over what others said to Ann (0 turns it off; at most 1).
+    pub speaker: f32,
     /// Re-rank every search by memory type (PerLTQA; `[retrieval.memory_type]`), whatever the
     /// preset; a request can also ask for it on its own.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -154,10 +164,18 @@ impl Default for RetrievalConfig {
             quantization: Quantization::F32,
             top_k: 10,
             window_tokens: DEFAULT_WINDOW_TOKENS,
+            context: DEFAULT_CONTEXT,
+            speaker: DEFAULT_SPEAKER,
             memory_type: None,
         }
     }
 }
+
+/// Default [`RetrievalConfig::context`].
+pub const DEFAULT_CONTEXT: f32 = 0.3;
+
+/// Default [`RetrievalConfig::speaker`].
+pub const DEFAULT_SPEAKER: f32 = 0.5;
 
 /// Default [`RetrievalConfig::window_tokens`].
 pub const DEFAULT_WINDOW_TOKENS: usize = 64;
@@ -222,6 +240,12 @@ impl RetrievalConfig {
             return Err(Error::invalid(
                 "retrieval.window_tokens must be at most 100000 (0 = no windows)",
             ));
+        }
+        if !(0.0..=1.0).contains(&self.context) {
+            return Err(Error::invalid("retrieval.context must be between 0 and 1"));
+        }
+        if !(0.0..=1.0).contains(&self.speaker) {
+            return Err(Error::invalid("retrieval.speaker must be between 0 and 1"));
         }
         let Bm25Params { k1, b } = self.bm25;
         if !k1.is_finite() || k1 < 0.0 || !(0.0..=1.0).contains(&b) {
@@ -315,7 +339,8 @@ impl SecondHop {
     }
 }
 
-/// What the second hop added to a hit: the seed that contributed most, and the total added.
+/// What another memory lent a hit's score: the memory that contributed most (the second hop's
+/// seed, or the neighbouring turn), and the total added.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HopSignal {
     pub via: MemoryId,
@@ -330,6 +355,12 @@ pub struct ScoreBreakdown {
     /// What a second retrieval hop added (included in `fused`), when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_hop: Option<HopSignal>,
+    /// What the neighbouring turn of the same session lent this turn (included in `fused`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<HopSignal>,
+    /// What naming this turn's speaker in the query added (included in `fused`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<f32>,
     /// Score after fusion (and the second hop), before re-rankers.
     pub fused: f32,
     pub adjustments: Vec<Adjustment>,
@@ -493,16 +524,34 @@ pub struct Candidate {
     pub lexical: Option<Signal>,
     pub dense: Option<Signal>,
     pub second_hop: Option<HopSignal>,
+    pub context: Option<HopSignal>,
+    pub speaker: Option<f32>,
 }
 
 /// A candidate by slot while a search ranks it; `hop` is (the seed slot that added most, the
-/// total the second hop added).
+/// total the second hop added), `context` (the neighbouring turn, what it lent).
 struct Ranked {
     slot: u32,
     score: f32,
     lexical: Option<Signal>,
     dense: Option<Signal>,
     hop: Option<(u32, f32)>,
+    context: Option<(u32, f32)>,
+    speaker: Option<f32>,
+}
+
+impl Ranked {
+    fn new(slot: u32) -> Self {
+        Ranked {
+            slot,
+            score: 0.0,
+            lexical: None,
+            dense: None,
+            hop: None,
+            context: None,
+            speaker: None,
+        }
+    }
 }
 
 /// Derived per-user search state: slot table, BM25 index and vectors of the active memories.
@@ -514,6 +563,8 @@ pub struct ScopeIndex {
     pub(crate) dense: DenseIndex,
     /// The texts whose vectors `dense` holds exactly (f32 only), for reuse by later writes.
     texts: EmbeddedTexts,
+    /// Turn memories in session order, for [`RetrievalConfig::context`].
+    dialogue: DialogueOrder,
     /// Highest round seen in this user's turns (drives the logical clock).
     pub last_round: Option<u64>,
 }
@@ -526,6 +577,7 @@ impl ScopeIndex {
             bm25: Bm25Index::new(config.bm25),
             dense: DenseIndex::new(dim, config.quantization),
             texts: EmbeddedTexts::default(),
+            dialogue: DialogueOrder::default(),
             last_round: None,
         }
     }
@@ -576,6 +628,19 @@ impl ScopeIndex {
         let entry = &mut self.slots[slot as usize];
         entry.kind = memory.kind.tag();
         entry.live = true;
+        if entry.kind == KindTag::Turn {
+            let scope = &memory.scope;
+            let place = TurnPlace {
+                agent: &scope.agent,
+                session: &scope.session,
+                at: memory.created,
+                id: memory.id,
+                speaker: memory.speaker(),
+            };
+            self.dialogue.insert(slot, place);
+        } else {
+            self.dialogue.remove(slot);
+        }
         self.bm25.insert(slot, terms);
         // Whatever texts the old vectors answered for, these may not.
         self.texts.drop_slot(slot);
@@ -630,6 +695,7 @@ impl ScopeIndex {
             self.bm25.remove(slot);
             self.dense.remove(slot);
             self.texts.drop_slot(slot);
+            self.dialogue.remove(slot);
             if let Some(s) = self.slots.get_mut(slot as usize) {
                 s.live = false;
             }
@@ -680,13 +746,14 @@ impl ScopeIndex {
         let mut fused: Vec<Ranked> = fuse_by(&config.fusion, &lexical, &dense, tie)
             .into_iter()
             .map(|(slot, score, lexical, dense)| Ranked {
-                slot,
                 score,
                 lexical,
                 dense,
-                hop: None,
+                ..Ranked::new(slot)
             })
             .collect();
+        self.add_context(config.context, &accept, &mut fused);
+        self.favour_named_speakers(config.speaker, query_terms, &mut fused);
         if let Some(hop) = second_hop {
             self.add_second_hop(query_terms, hop, &accept, &mut fused);
         }
@@ -694,16 +761,18 @@ impl ScopeIndex {
             .into_iter()
             .filter_map(|r| {
                 let id = self.slots.get(r.slot as usize)?.id;
-                let second_hop = r.hop.and_then(|(via, added)| {
+                let signal = |(via, added): (u32, f32)| {
                     let via = self.slots.get(via as usize)?.id;
                     Some(HopSignal { via, added })
-                });
+                };
                 Some(Candidate {
                     id,
                     fused: r.score,
                     lexical: r.lexical,
                     dense: r.dense,
-                    second_hop,
+                    second_hop: r.hop.and_then(signal),
+                    context: r.context.and_then(signal),
+                    speaker: r.speaker,
                 })
             })
             .collect()
@@ -742,13 +811,7 @@ impl ScopeIndex {
                     continue;
                 }
                 let at = *position.entry(slot).or_insert_with(|| {
-                    fused.push(Ranked {
-                        slot,
-                        score: 0.0,
-                        lexical: None,
-                        dense: None,
-                        hop: None,
-                    });
+                    fused.push(Ranked::new(slot));
                     fused.len() - 1
                 });
                 fused[at].score += added;
@@ -760,7 +823,78 @@ impl ScopeIndex {
                 fused[at].hop = Some((entry.0, total));
             }
         }
-        fused.sort_by(|a, b| {
+        self.sort_ranked(fused);
+    }
+
+    /// Every candidate turn lends each neighbouring turn `weight` × its fused score; a turn
+    /// takes the larger of its two loans (see [`RetrievalConfig::context`]). Neighbours that
+    /// were not candidates join; re-sorts `fused`. Loans come from fusion scores alone, so
+    /// nothing compounds along a session.
+    fn add_context(&self, weight: f32, accept: &dyn Fn(u32) -> bool, fused: &mut Vec<Ranked>) {
+        if weight <= 0.0 {
+            return;
+        }
+        // receiver slot → (lender slot, amount): the best neighbour only.
+        let mut lent: HashMap<u32, (u32, f32)> = HashMap::new();
+        for lender in fused.iter().filter(|r| r.score > 0.0) {
+            for receiver in self.dialogue.neighbours(lender.slot).into_iter().flatten() {
+                if !accept(receiver) {
+                    continue;
+                }
+                let amount = weight * lender.score;
+                let entry = lent.entry(receiver).or_insert((lender.slot, 0.0));
+                if amount > entry.1 {
+                    *entry = (lender.slot, amount);
+                }
+            }
+        }
+        let position: HashMap<u32, usize> =
+            fused.iter().enumerate().map(|(i, c)| (c.slot, i)).collect();
+        for (receiver, (lender, amount)) in lent {
+            let at = match position.get(&receiver) {
+                Some(&at) => at,
+                None => {
+                    fused.push(Ranked::new(receiver));
+                    fused.len() - 1
+                }
+            };
+            fused[at].score += amount;
+            fused[at].context = Some((lender, amount));
+        }
+        self.sort_ranked(fused);
+    }
+
+    /// Turns said by a speaker the query names gain `weight` × their score (see
+    /// [`RetrievalConfig::speaker`]); re-sorts `fused`.
+    fn favour_named_speakers(&self, weight: f32, query_terms: &[String], fused: &mut [Ranked]) {
+        if weight <= 0.0 {
+            return;
+        }
+        let named = self.dialogue.named_speakers(query_terms);
+        if named.is_empty() {
+            return;
+        }
+        for r in fused.iter_mut() {
+            // Only turns of an exchange: a run of one person's records (a profile) is not
+            // what this separates.
+            let in_exchange = self.dialogue.neighbours(r.slot).iter().any(Option::is_some);
+            if in_exchange
+                && self
+                    .dialogue
+                    .speaker(r.slot)
+                    .is_some_and(|s| named.contains(&s))
+            {
+                let added = weight * r.score;
+                r.score += added;
+                r.speaker = Some(added);
+            }
+        }
+        self.sort_ranked(fused);
+    }
+
+    /// Best first; equal scores by memory id.
+    fn sort_ranked(&self, ranked: &mut [Ranked]) {
+        ranked.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
                 .then_with(|| self.id_of(a.slot).cmp(&self.id_of(b.slot)))
@@ -789,6 +923,135 @@ mod tests {
             metadata: crate::model::Metadata::new(),
             key: None,
         })
+    }
+
+    /// A turn of session "s" said by `speaker` in `round`, indexed with its analyzed terms.
+    fn said(index: &mut ScopeIndex, speaker: &str, round: u64, text: &str) -> MemoryId {
+        let mut m = memory(text);
+        m.created.round = round;
+        m.metadata
+            .insert(Memory::SPEAKER_KEY.to_string(), speaker.to_string());
+        // As the engine indexes a turn: its speaker's name before the text.
+        let terms = mnemos_text::Analyzer::shared().search_terms(&format!("{speaker}: {text}"));
+        index.upsert(&m, &terms, None);
+        m.id
+    }
+
+    #[test]
+    fn an_answer_ranks_beside_the_question_it_answers() {
+        let config = RetrievalConfig::default();
+        let mut index = ScopeIndex::new(&config, 2);
+        let question = said(
+            &mut index,
+            "Ann",
+            1,
+            "What is your favourite dish from the show?",
+        );
+        let answer = said(&mut index, "Bob", 2, "Coconut milk ice cream, so creamy.");
+        let aside = said(&mut index, "Bob", 3, "Anyway, the weather is nice.");
+        let other = said(&mut index, "Ann", 4, "I cooked a dish of pasta.");
+        let terms = mnemos_text::Analyzer::shared().search_terms("favourite dish show");
+        let search = |config: &RetrievalConfig, filter: &SearchFilter| {
+            index.candidates(config, RetrieverKind::Bm25, &terms, None, filter, None)
+        };
+        let ids = |c: &[Candidate]| c.iter().map(|c| c.id).collect::<Vec<_>>();
+
+        let off = RetrievalConfig {
+            context: 0.0,
+            ..config.clone()
+        };
+        assert_eq!(
+            ids(&search(&off, &SearchFilter::default())),
+            [question, other]
+        );
+
+        let found = search(&config, &SearchFilter::default());
+        // The answer follows the question; the aside follows Bob's own turn and the pasta turn
+        // is Ann's, so only a change of speaker lends (Bob's aside gets the pasta turn's loan).
+        assert_eq!(ids(&found)[..2], [question, answer]);
+        let lent = found[1].context.expect("the answer's loan is explained");
+        assert_eq!(lent.via, question);
+        assert!((lent.added - config.context * found[0].fused).abs() < 1e-6);
+        assert!(found[1].lexical.is_none());
+        let aside_hit = found.iter().find(|c| c.id == aside).map(|c| c.context);
+        assert_eq!(aside_hit.flatten().map(|l| l.via), Some(other));
+    }
+
+    #[test]
+    fn a_named_speaker_s_own_turns_come_first() {
+        let config = RetrievalConfig {
+            context: 0.0,
+            ..RetrievalConfig::default()
+        };
+        let mut index = ScopeIndex::new(&config, 2);
+        // Bob tells Ann about her cello; Ann says she plays it. Same words, one speaker named.
+        let bobs = said(&mut index, "Bob", 1, "Ann, you play the cello so well!");
+        let anns = said(&mut index, "Ann", 2, "I play the cello every evening.");
+        // A profile-like run of Ann's records with no exchange gains nothing.
+        let mut profile = memory("Ann plays the cello.");
+        profile.scope.session = "profile".into();
+        profile
+            .metadata
+            .insert(Memory::SPEAKER_KEY.into(), "Ann".into());
+        let terms = |t: &str| mnemos_text::Analyzer::shared().search_terms(t);
+        index.upsert(&profile, &terms(&profile.text), None);
+        let query = terms("What does Ann play? cello");
+        let search = |config: &RetrievalConfig| {
+            index.candidates(
+                config,
+                RetrieverKind::Bm25,
+                &query,
+                None,
+                &SearchFilter::default(),
+                None,
+            )
+        };
+        let off = RetrievalConfig {
+            speaker: 0.0,
+            ..config.clone()
+        };
+        let without = search(&off);
+        assert!(without.iter().all(|c| c.speaker.is_none()));
+        let position = |found: &[Candidate], id| found.iter().position(|c| c.id == id);
+        assert!(
+            position(&without, bobs) < position(&without, anns),
+            "{without:?}"
+        );
+        let with = search(&config);
+        let anns_hit = with.iter().find(|c| c.id == anns).expect("found");
+        let added = anns_hit.speaker.expect("explained");
+        assert!((added - config.speaker * (anns_hit.fused - added)).abs() < 1e-6);
+        assert!(position(&with, anns) < position(&with, bobs));
+        let profile_hit = with.iter().find(|c| c.id == profile.id).expect("found");
+        assert_eq!(profile_hit.speaker, None);
+        // A query that names nobody changes nothing.
+        let nobody = terms("who plays the cello");
+        let plain = index.candidates(
+            &config,
+            RetrieverKind::Bm25,
+            &nobody,
+            None,
+            &SearchFilter::default(),
+            None,
+        );
+        assert!(plain.iter().all(|c| c.speaker.is_none()));
+    }
+
+    #[test]
+    fn a_forgotten_turn_neither_lends_nor_borrows() {
+        let config = RetrievalConfig::default();
+        let mut index = ScopeIndex::new(&config, 2);
+        let question = said(&mut index, "Ann", 1, "Which city should I visit?");
+        let answer = said(&mut index, "Bob", 2, "Barcelona, for the food.");
+        let terms = mnemos_text::Analyzer::shared().search_terms("city visit");
+        let filter = SearchFilter::default();
+        let search = |index: &ScopeIndex| {
+            let found = index.candidates(&config, RetrieverKind::Bm25, &terms, None, &filter, None);
+            found.iter().map(|c| c.id).collect::<Vec<_>>()
+        };
+        assert_eq!(search(&index), [question, answer]);
+        index.remove(answer);
+        assert_eq!(search(&index), [question]);
     }
 
     #[test]
@@ -885,6 +1148,18 @@ mod tests {
             dense_weight: 0.0,
         };
         assert!(c.validate().unwrap_err().to_string().contains("weights"));
+        for bad in [-0.1, 1.5, f32::NAN] {
+            let c = RetrievalConfig {
+                context: bad,
+                ..RetrievalConfig::default()
+            };
+            assert!(c.validate().unwrap_err().to_string().contains("context"));
+            let c = RetrievalConfig {
+                speaker: bad,
+                ..RetrievalConfig::default()
+            };
+            assert!(c.validate().unwrap_err().to_string().contains("speaker"));
+        }
         let parsed: std::result::Result<RetrievalConfig, _> =
             serde_json::from_str(r#"{"fusion":{"method":"rrf","kk":1}}"#);
         assert!(parsed.is_err());

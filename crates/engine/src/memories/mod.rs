@@ -21,7 +21,7 @@ use mnemos_core::{
 };
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
-pub const SPEAKER_KEY: &str = "speaker";
+pub const SPEAKER_KEY: &str = Memory::SPEAKER_KEY;
 
 /// A turn as a caller submits it; the engine assigns id, round and (if absent) time.
 #[derive(Clone, Debug, PartialEq)]

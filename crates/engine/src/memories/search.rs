@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
-    rerank_by_type, select_within_budget, Candidate, Hit, RetrieverKind, ScoreBreakdown,
-    SearchFilter, SecondHop, TypeSearch,
+    rerank_by_type, select_within_budget, Candidate, Hit, RetrievalConfig, RetrieverKind,
+    ScoreBreakdown, SearchFilter, SecondHop, TypeSearch,
 };
 use mnemos_core::{
     validate_text, Access, EmbedderExt, Error, Memory, MemoryId, MemoryModelExt, Moment, Result,
@@ -39,6 +39,10 @@ pub struct SearchRequest {
     /// keep one type only, after the engine's own re-rankers (which include the configured
     /// `retrieval.memory_type` re-rank, if any).
     pub memory_type: Option<TypeSearch>,
+    /// Rank by likeness to the query alone: no dialogue context and no speaker match (see
+    /// `RetrievalConfig::context` and `::speaker`). For mechanisms that look for statements
+    /// like a given one, where the turns around a match are not what they want.
+    pub likeness_only: bool,
 }
 
 impl SearchRequest {
@@ -54,6 +58,7 @@ impl SearchRequest {
             second_hop: None,
             split_questions: false,
             memory_type: None,
+            likeness_only: false,
         }
     }
 }
@@ -267,12 +272,23 @@ impl Memories {
     ) -> (Vec<Candidate>, Vec<String>) {
         let mut query_terms: Vec<String> = Vec::new();
         let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
+        let likeness_only;
+        let config = if request.likeness_only {
+            likeness_only = RetrievalConfig {
+                context: 0.0,
+                speaker: 0.0,
+                ..self.config.clone()
+            };
+            &likeness_only
+        } else {
+            &self.config
+        };
         let guard = slot.read();
         for (text, vector) in texts.iter().zip(vectors) {
             let terms = self.analyzer.terms(text);
             if let Some(index) = guard.as_ref() {
                 lists.push(index.candidates(
-                    &self.config,
+                    config,
                     request.retriever,
                     &terms,
                     vector.as_deref(),
@@ -334,6 +350,8 @@ impl Memories {
             lexical,
             dense,
             second_hop,
+            context,
+            speaker,
             ..
         } = candidate;
         let mut matched_terms: Vec<String> = Vec::new();
@@ -353,6 +371,8 @@ impl Memories {
                 lexical,
                 dense,
                 second_hop,
+                context,
+                speaker,
                 fused,
                 adjustments: Vec::new(),
                 matched_terms,

@@ -135,6 +135,12 @@ pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
     if let Some(h) = &b.second_hop {
         item = item.with_part("second_hop", f64::from(h.added));
     }
+    if let Some(c) = &b.context {
+        item = item.with_part("dialogue_context", f64::from(c.added));
+    }
+    if let Some(added) = b.speaker {
+        item = item.with_part("speaker_named", f64::from(added));
+    }
     item = item.with_part("fused", f64::from(b.fused));
     // A re-ranker's part is what it saw (e.g. P(π|m), s); the item's score is the result.
     for adjustment in &b.adjustments {
@@ -170,6 +176,8 @@ pub(crate) struct SearchShape {
     pub split_questions: bool,
     /// Re-rank by memory type, or keep one type only.
     pub memory_type: Option<TypeSearch>,
+    /// Rank by likeness to the query alone (see [`SearchRequest::likeness_only`]).
+    pub likeness_only: bool,
 }
 
 /// [`search`] with an optional second retrieval hop, question splitting and memory types.
@@ -188,6 +196,7 @@ pub(crate) fn search_shaped(
     request.second_hop = shape.second_hop;
     request.split_questions = shape.split_questions;
     request.memory_type = shape.memory_type;
+    request.likeness_only = shape.likeness_only;
     request.filter = SearchFilter {
         kinds: kinds.to_vec(),
         agent: Some(ctx.agent.to_string()),
@@ -244,7 +253,7 @@ impl Mechanism for RetrievalMemory {
         let shape = SearchShape {
             second_hop: self.params.second_hop(),
             split_questions: self.params.split_questions,
-            memory_type: None,
+            ..SearchShape::default()
         };
         let mut kept = retrieved_turns(ctx, request, self.retriever, self.params.top_k, shape)?;
         if self.params.order == "time" {

@@ -27,8 +27,16 @@ use super::chains::{self, categories_of, CALIBRATED_FROM_KEY, SUPERSEDED_BY_KEY}
 use super::{M4Params, CANDIDATES};
 use crate::error::EngineResult;
 use crate::mechanism::{Derived, MechanismCtx};
-use crate::presets::retrieval::search;
+use crate::presets::retrieval::{search_shaped, SearchShape};
 use crate::primitives::union_provenance;
+
+/// Calibration looks for statements like the new one, not for the turns around them.
+const LIKENESS: SearchShape = SearchShape {
+    second_hop: None,
+    split_questions: false,
+    memory_type: None,
+    likeness_only: true,
+};
 
 /// Metadata key on a calibrated node: the turns whose statements it supersedes (ids,
 /// comma-separated).
@@ -126,13 +134,14 @@ fn chain_candidates<'a>(
         .filter(|m| categories_of(m).iter().any(|c| categories.contains(c)))
         .map(|m| (m.id, m))
         .collect();
-    let hits = search(
+    let hits = search_shaped(
         ctx,
         &node.text,
         &[KindTag::ChainNode],
         None,
         RetrieverKind::Hybrid,
         CANDIDATES,
+        LIKENESS,
     )?;
     Ok(hits
         .iter()
@@ -173,13 +182,14 @@ fn statement_candidates<'a>(
         .collect();
     let mut out = Vec::new();
     for new in announcing {
-        let hits = search(
+        let hits = search_shaped(
             ctx,
             &new.text,
             &[KindTag::Turn],
             None,
             RetrieverKind::Hybrid,
             CANDIDATES,
+            LIKENESS,
         )?;
         let older = hits
             .into_iter()

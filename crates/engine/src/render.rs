@@ -97,6 +97,11 @@ pub fn explain(hit: &Hit) -> Vec<String> {
     if let Some(added) = b.speaker {
         lines.push(format!("named  {added:>+8.4}  the query names its speaker"));
     }
+    if let Some(added) = b.date {
+        lines.push(format!(
+            "dated  {added:>+8.4}  from the period the query names"
+        ));
+    }
     lines.push(format!("fused  {:>8.4}", b.fused));
     for adj in &b.adjustments {
         lines.push(format!(

@@ -575,6 +575,9 @@ fn reason(hit: &Hit) -> String {
     if b.speaker.is_some() {
         parts.push("its speaker is named".into());
     }
+    if b.date.is_some() {
+        parts.push("from the date asked about".into());
+    }
     for adjustment in &b.adjustments {
         parts.push(format!("{} {:+.3}", adjustment.name, adjustment.delta));
     }

@@ -5,6 +5,7 @@
 //! every write, and never consulted for anything the store does not also hold.
 
 pub mod bm25;
+mod dates;
 pub mod dense;
 mod dialogue;
 pub mod memory_type;
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{KindTag, Memory, MemoryId};
+use crate::model::{KindTag, Memory, MemoryId, Timestamp};
 pub use bm25::{Bm25Index, Bm25Params};
 pub use dense::{DenseIndex, Quantization};
 use dialogue::{DialogueOrder, TurnPlace};
@@ -149,6 +150,10 @@ pub struct RetrievalConfig {
     /// turns (those next to another speaker's turn) gain this share of their score, so "what does Ann play?" prefers what Ann said
     /// over what others said to Ann (0 turns it off; at most 1).
     pub speaker: f32,
+    /// Date match: when a query names a day or a month of a year ("on 25 May, 2022", "in July
+    /// 2023"), memories from then (to a week after) gain this share of their score (0 turns it
+    /// off; at most 1).
+    pub date: f32,
     /// Re-rank every search by memory type (PerLTQA; `[retrieval.memory_type]`), whatever the
     /// preset; a request can also ask for it on its own.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,6 +171,7 @@ impl Default for RetrievalConfig {
             window_tokens: DEFAULT_WINDOW_TOKENS,
             context: DEFAULT_CONTEXT,
             speaker: DEFAULT_SPEAKER,
+            date: DEFAULT_DATE,
             memory_type: None,
         }
     }
@@ -176,6 +182,9 @@ pub const DEFAULT_CONTEXT: f32 = 0.3;
 
 /// Default [`RetrievalConfig::speaker`].
 pub const DEFAULT_SPEAKER: f32 = 0.5;
+
+/// Default [`RetrievalConfig::date`].
+pub const DEFAULT_DATE: f32 = 1.0;
 
 /// Default [`RetrievalConfig::window_tokens`].
 pub const DEFAULT_WINDOW_TOKENS: usize = 64;
@@ -246,6 +255,9 @@ impl RetrievalConfig {
         }
         if !(0.0..=1.0).contains(&self.speaker) {
             return Err(Error::invalid("retrieval.speaker must be between 0 and 1"));
+        }
+        if !(0.0..=1.0).contains(&self.date) {
+            return Err(Error::invalid("retrieval.date must be between 0 and 1"));
         }
         let Bm25Params { k1, b } = self.bm25;
         if !k1.is_finite() || k1 < 0.0 || !(0.0..=1.0).contains(&b) {
@@ -361,6 +373,9 @@ pub struct ScoreBreakdown {
     /// What naming this turn's speaker in the query added (included in `fused`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speaker: Option<f32>,
+    /// What the query naming the memory's date added (included in `fused`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<f32>,
     /// Score after fusion (and the second hop), before re-rankers.
     pub fused: f32,
     pub adjustments: Vec<Adjustment>,
@@ -513,6 +528,8 @@ struct Slot {
     kind: KindTag,
     agent: String,
     session: String,
+    /// When the memory became true (a turn: when it was said).
+    time: Timestamp,
     live: bool,
 }
 
@@ -526,6 +543,7 @@ pub struct Candidate {
     pub second_hop: Option<HopSignal>,
     pub context: Option<HopSignal>,
     pub speaker: Option<f32>,
+    pub date: Option<f32>,
 }
 
 /// A candidate by slot while a search ranks it; `hop` is (the seed slot that added most, the
@@ -538,6 +556,7 @@ struct Ranked {
     hop: Option<(u32, f32)>,
     context: Option<(u32, f32)>,
     speaker: Option<f32>,
+    date: Option<f32>,
 }
 
 impl Ranked {
@@ -550,6 +569,7 @@ impl Ranked {
             hop: None,
             context: None,
             speaker: None,
+            date: None,
         }
     }
 }
@@ -619,6 +639,7 @@ impl ScopeIndex {
                     kind: memory.kind.tag(),
                     agent: memory.scope.agent.clone(),
                     session: memory.scope.session.clone(),
+                    time: memory.valid_from,
                     live: true,
                 });
                 self.by_id.insert(memory.id, s);
@@ -627,6 +648,7 @@ impl ScopeIndex {
         };
         let entry = &mut self.slots[slot as usize];
         entry.kind = memory.kind.tag();
+        entry.time = memory.valid_from;
         entry.live = true;
         if entry.kind == KindTag::Turn {
             let scope = &memory.scope;
@@ -754,6 +776,7 @@ impl ScopeIndex {
             .collect();
         self.add_context(config.context, &accept, &mut fused);
         self.favour_named_speakers(config.speaker, query_terms, &mut fused);
+        self.favour_named_dates(config.date, query_terms, &mut fused);
         if let Some(hop) = second_hop {
             self.add_second_hop(query_terms, hop, &accept, &mut fused);
         }
@@ -773,6 +796,7 @@ impl ScopeIndex {
                     second_hop: r.hop.and_then(signal),
                     context: r.context.and_then(signal),
                     speaker: r.speaker,
+                    date: r.date,
                 })
             })
             .collect()
@@ -887,6 +911,29 @@ impl ScopeIndex {
                 let added = weight * r.score;
                 r.score += added;
                 r.speaker = Some(added);
+            }
+        }
+        self.sort_ranked(fused);
+    }
+
+    /// Memories from a period the query names gain `weight` × their score (see
+    /// [`RetrievalConfig::date`]); re-sorts `fused`.
+    fn favour_named_dates(&self, weight: f32, query_terms: &[String], fused: &mut [Ranked]) {
+        if weight <= 0.0 {
+            return;
+        }
+        let periods = dates::named_periods(query_terms);
+        if periods.is_empty() {
+            return;
+        }
+        for r in fused.iter_mut() {
+            let Some(slot) = self.slots.get(r.slot as usize) else {
+                continue;
+            };
+            if periods.iter().any(|p| p.contains(slot.time)) {
+                let added = weight * r.score;
+                r.score += added;
+                r.date = Some(added);
             }
         }
         self.sort_ranked(fused);
@@ -1038,6 +1085,46 @@ mod tests {
     }
 
     #[test]
+    fn memories_from_the_period_a_query_names_come_first() {
+        let config = RetrievalConfig::default();
+        let mut index = ScopeIndex::new(&config, 2);
+        let analyzer = mnemos_text::Analyzer::shared();
+        let mut at = |day: &str, text: &str| {
+            let mut m = memory(text);
+            let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap();
+            m.valid_from = Timestamp(
+                date.and_hms_opt(20, 0, 0)
+                    .unwrap()
+                    .and_utc()
+                    .timestamp_millis(),
+            );
+            index.upsert(&m, &analyzer.search_terms(text), None);
+            m.id
+        };
+        let march = at("2023-03-02", "We went camping by the lake, it was cold.");
+        let july = at("2023-07-09", "Camping again!");
+        let search = |query: &str| {
+            let terms = analyzer.search_terms(query);
+            index.candidates(
+                &config,
+                RetrieverKind::Bm25,
+                &terms,
+                None,
+                &SearchFilter::default(),
+                None,
+            )
+        };
+        let plain = search("camping lake");
+        assert_eq!(plain[0].id, march);
+        assert!(plain.iter().all(|c| c.date.is_none()));
+        let dated = search("Where did they go camping in July 2023?");
+        assert_eq!(dated[0].id, july, "{dated:?}");
+        let added = dated[0].date.expect("explained");
+        assert!((added - config.date * (dated[0].fused - added)).abs() < 1e-6);
+        assert_eq!(dated[1].date, None);
+    }
+
+    #[test]
     fn a_forgotten_turn_neither_lends_nor_borrows() {
         let config = RetrievalConfig::default();
         let mut index = ScopeIndex::new(&config, 2);
@@ -1159,6 +1246,11 @@ mod tests {
                 ..RetrievalConfig::default()
             };
             assert!(c.validate().unwrap_err().to_string().contains("speaker"));
+            let c = RetrievalConfig {
+                date: bad,
+                ..RetrievalConfig::default()
+            };
+            assert!(c.validate().unwrap_err().to_string().contains("date"));
         }
         let parsed: std::result::Result<RetrievalConfig, _> =
             serde_json::from_str(r#"{"fusion":{"method":"rrf","kk":1}}"#);

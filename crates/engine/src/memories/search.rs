@@ -39,8 +39,8 @@ pub struct SearchRequest {
     /// keep one type only, after the engine's own re-rankers (which include the configured
     /// `retrieval.memory_type` re-rank, if any).
     pub memory_type: Option<TypeSearch>,
-    /// Rank by likeness to the query alone: no dialogue context and no speaker match (see
-    /// `RetrievalConfig::context` and `::speaker`). For mechanisms that look for statements
+    /// Rank by likeness to the query alone: no dialogue context, speaker match or date match
+    /// (see `RetrievalConfig::context`, `::speaker` and `::date`). For mechanisms that look for statements
     /// like a given one, where the turns around a match are not what they want.
     pub likeness_only: bool,
 }
@@ -277,6 +277,7 @@ impl Memories {
             likeness_only = RetrievalConfig {
                 context: 0.0,
                 speaker: 0.0,
+                date: 0.0,
                 ..self.config.clone()
             };
             &likeness_only
@@ -352,6 +353,7 @@ impl Memories {
             second_hop,
             context,
             speaker,
+            date,
             ..
         } = candidate;
         let mut matched_terms: Vec<String> = Vec::new();
@@ -373,6 +375,7 @@ impl Memories {
                 second_hop,
                 context,
                 speaker,
+                date,
                 fused,
                 adjustments: Vec::new(),
                 matched_terms,

@@ -141,6 +141,9 @@ pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
     if let Some(added) = b.speaker {
         item = item.with_part("speaker_named", f64::from(added));
     }
+    if let Some(added) = b.date {
+        item = item.with_part("date_named", f64::from(added));
+    }
     item = item.with_part("fused", f64::from(b.fused));
     // A re-ranker's part is what it saw (e.g. P(π|m), s); the item's score is the result.
     for adjustment in &b.adjustments {

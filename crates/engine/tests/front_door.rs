@@ -221,3 +221,73 @@ fn two_engines_on_one_database_number_rounds_apart_and_see_each_other() {
     let hits = a.search(&SearchRequest::new(ann(), "topic9")).unwrap().hits;
     assert!(hits.iter().any(|h| h.memory.text.contains("number 9")));
 }
+
+/// Ann and Bob talk in one session, Ann alone keeps notes in another.
+fn exchange() -> Vec<NewTurn> {
+    let said = |session: &str, speaker: &str, text: &str| {
+        let mut turn = NewTurn::user(Scope::new("t", "ann", "bot", session).unwrap(), text);
+        turn.speaker = Some(speaker.to_string());
+        turn
+    };
+    vec![
+        said(
+            "chat",
+            "Bob",
+            "Congrats on the show! What's your favourite dish from it?",
+        ),
+        said("chat", "Ann", "Coconut milk ice cream, smooth and creamy."),
+        said(
+            "chat",
+            "Bob",
+            "Ann, your cello playing at the show was lovely.",
+        ),
+        said("chat", "Ann", "Thanks! I practise the cello every evening."),
+    ]
+}
+
+#[test]
+fn a_search_ranks_an_answer_beside_its_question_and_prefers_the_named_speaker() {
+    let engine = engine(Arc::new(MemoryStore::new()), "retrieval", true);
+    engine.add(exchange()).unwrap();
+    let search = |query: &str| {
+        let mut request = SearchRequest::new(ann(), query);
+        request.top_k = Some(4);
+        engine.search(&request).unwrap().hits
+    };
+    let texts = |hits: &[mnemos_core::Hit]| {
+        hits.iter()
+            .map(|h| h.memory.text.clone())
+            .collect::<Vec<_>>()
+    };
+
+    // The answer shares no word with the query; its question does.
+    let hits = search("favourite dish from the show");
+    let answer = hits
+        .iter()
+        .position(|h| h.memory.text.starts_with("Coconut"))
+        .expect("the answer is found through its question");
+    let lent = hits[answer]
+        .breakdown
+        .context
+        .expect("the loan is explained");
+    assert!(hits[..answer].iter().any(|h| h.memory.id == lent.via));
+    let lines = mnemos_engine::render::explain(&hits[answer]).join("\n");
+    assert!(lines.contains("next to memory"), "{lines}");
+
+    // Both cello turns name Ann (Bob's in its text, Ann's as its speaker); Ann's own comes first.
+    let hits = search("Ann cello");
+    assert!(
+        texts(&hits)[0].starts_with("Thanks! I practise"),
+        "{:?}",
+        texts(&hits)
+    );
+    assert!(hits[0].breakdown.speaker.is_some());
+
+    // Mechanisms that look for similar statements rank by likeness alone.
+    let mut request = SearchRequest::new(ann(), "favourite dish from the show");
+    request.likeness_only = true;
+    let hits = engine.search(&request).unwrap().hits;
+    assert!(hits.iter().all(|h| h.breakdown.context.is_none()
+        && h.breakdown.speaker.is_none()
+        && h.breakdown.date.is_none()));
+}

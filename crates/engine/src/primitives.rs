@@ -1,7 +1,6 @@
 //! Shared building blocks mechanisms compose: token budgets, context rendering, decay curves,
 //! score normalization, dialogue lines.
 
-use crate::memories::SPEAKER_KEY;
 use mnemos_core::memory_model::Line;
 use mnemos_core::{
     Job, Memory, MemoryId, MemoryKind, MemoryState, Metadata, Metrics, Moment, Role, Turn, TurnId,
@@ -248,16 +247,12 @@ pub fn turn_line(turn: &Turn) -> Line {
 
 /// A raw-turn memory as a dialogue line (speaker from its metadata).
 pub fn memory_line(memory: &Memory) -> Line {
-    Line::new(
-        Role::User,
-        memory.metadata.get(SPEAKER_KEY).map(String::as_str),
-        memory.text.clone(),
-    )
+    Line::new(Role::User, memory.speaker(), memory.text.clone())
 }
 
 /// "speaker: text" when the speaker is known.
 pub fn speaker_text(memory: &Memory) -> String {
-    match memory.metadata.get(SPEAKER_KEY) {
+    match memory.speaker() {
         Some(s) => format!("{s}: {}", memory.text),
         None => memory.text.clone(),
     }

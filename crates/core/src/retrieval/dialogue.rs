@@ -14,11 +14,13 @@ use std::ops::Bound;
 
 use crate::model::{MemoryId, Moment};
 
-/// Where one turn memory sits: its session (agent, session), its position in it, its speaker.
+/// A dialogue session: (agent, session).
+type SessionKey = (String, String);
+
+/// Where one turn memory sits: its session, its position in it, its speaker.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Place {
-    agent: String,
-    session: String,
+    session: SessionKey,
     at: (Moment, MemoryId),
     speaker: Option<String>,
 }
@@ -35,7 +37,7 @@ pub(crate) struct TurnPlace<'a> {
 /// Turn memories in dialogue order, per (agent, session); only active turns are kept.
 #[derive(Clone, Default)]
 pub(crate) struct DialogueOrder {
-    sessions: HashMap<(String, String), BTreeMap<(Moment, MemoryId), u32>>,
+    sessions: HashMap<SessionKey, BTreeMap<(Moment, MemoryId), u32>>,
     places: HashMap<u32, Place>,
     /// Every speaker name seen, with its analyzed terms (how a query names the speaker).
     speakers: HashMap<String, Vec<String>>,
@@ -52,13 +54,12 @@ impl DialogueOrder {
             }
         }
         let place = Place {
-            agent: turn.agent.to_string(),
-            session: turn.session.to_string(),
+            session: (turn.agent.to_string(), turn.session.to_string()),
             at: (turn.at, turn.id),
             speaker: turn.speaker.map(str::to_string),
         };
         self.sessions
-            .entry((place.agent.clone(), place.session.clone()))
+            .entry(place.session.clone())
             .or_default()
             .insert(place.at, slot);
         self.places.insert(slot, place);
@@ -69,11 +70,10 @@ impl DialogueOrder {
         let Some(place) = self.places.remove(&slot) else {
             return;
         };
-        let key = (place.agent, place.session);
-        if let Some(order) = self.sessions.get_mut(&key) {
+        if let Some(order) = self.sessions.get_mut(&place.session) {
             order.remove(&place.at);
             if order.is_empty() {
-                self.sessions.remove(&key);
+                self.sessions.remove(&place.session);
             }
         }
     }
@@ -99,10 +99,7 @@ impl DialogueOrder {
         let Some(place) = self.places.get(&slot) else {
             return [None, None];
         };
-        let Some(order) = self
-            .sessions
-            .get(&(place.agent.clone(), place.session.clone()))
-        else {
+        let Some(order) = self.sessions.get(&place.session) else {
             return [None, None];
         };
         let answers = |other: u32| {

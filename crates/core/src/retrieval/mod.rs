@@ -143,12 +143,13 @@ pub struct RetrievalConfig {
     /// text's details. 0 turns windows off.
     pub window_tokens: usize,
     /// Dialogue context: a turn memory gains this share of the better fused score of the turns
-    /// just before and after it in its session, so an answer ranks beside the question it
-    /// answers and the remark it follows up (0 turns it off; at most 1).
+    /// just before and after it in its session, when someone else said them, so an answer
+    /// ranks beside the question it answers (0 turns it off; at most 1).
     pub context: f32,
     /// Speaker match: when a query names people who speak in the user's dialogues, their own
-    /// turns (those next to another speaker's turn) gain this share of their score, so "what does Ann play?" prefers what Ann said
-    /// over what others said to Ann (0 turns it off; at most 1).
+    /// turns (those next to another speaker's turn) gain this share of their score, so "what
+    /// does Ann play?" prefers what Ann said over what others said to Ann (0 turns it off; at
+    /// most 1).
     pub speaker: f32,
     /// Date match: when a query names a day or a month of a year ("on 25 May, 2022", "in July
     /// 2023"), memories from then (to a week after) gain this share of their score (0 turns it
@@ -546,6 +547,13 @@ pub struct Candidate {
     pub date: Option<f32>,
 }
 
+/// Raise `score` by `weight` × itself; returns what was added (for the breakdown).
+fn boost(score: &mut f32, weight: f32) -> f32 {
+    let added = weight * *score;
+    *score += added;
+    added
+}
+
 /// A candidate by slot while a search ranks it; `hop` is (the seed slot that added most, the
 /// total the second hop added), `context` (the neighbouring turn, what it lent).
 struct Ranked {
@@ -777,6 +785,8 @@ impl ScopeIndex {
         self.add_context(config.context, &accept, &mut fused);
         self.favour_named_speakers(config.speaker, query_terms, &mut fused);
         self.favour_named_dates(config.date, query_terms, &mut fused);
+        // The second hop seeds from the best candidates, so it needs them in order.
+        self.sort_ranked(&mut fused);
         if let Some(hop) = second_hop {
             self.add_second_hop(query_terms, hop, &accept, &mut fused);
         }
@@ -852,7 +862,7 @@ impl ScopeIndex {
 
     /// Every candidate turn lends each neighbouring turn `weight` × its fused score; a turn
     /// takes the larger of its two loans (see [`RetrievalConfig::context`]). Neighbours that
-    /// were not candidates join; re-sorts `fused`. Loans come from fusion scores alone, so
+    /// were not candidates join (unsorted, at the end). Loans come from fusion scores alone, so
     /// nothing compounds along a session.
     fn add_context(&self, weight: f32, accept: &dyn Fn(u32) -> bool, fused: &mut Vec<Ranked>) {
         if weight <= 0.0 {
@@ -885,11 +895,10 @@ impl ScopeIndex {
             fused[at].score += amount;
             fused[at].context = Some((lender, amount));
         }
-        self.sort_ranked(fused);
     }
 
     /// Turns said by a speaker the query names gain `weight` × their score (see
-    /// [`RetrievalConfig::speaker`]); re-sorts `fused`.
+    /// [`RetrievalConfig::speaker`]). Leaves `fused` unsorted.
     fn favour_named_speakers(&self, weight: f32, query_terms: &[String], fused: &mut [Ranked]) {
         if weight <= 0.0 {
             return;
@@ -902,22 +911,18 @@ impl ScopeIndex {
             // Only turns of an exchange: a run of one person's records (a profile) is not
             // what this separates.
             let in_exchange = self.dialogue.neighbours(r.slot).iter().any(Option::is_some);
-            if in_exchange
-                && self
-                    .dialogue
-                    .speaker(r.slot)
-                    .is_some_and(|s| named.contains(&s))
-            {
-                let added = weight * r.score;
-                r.score += added;
-                r.speaker = Some(added);
+            let said_by_named = || {
+                let speaker = self.dialogue.speaker(r.slot);
+                speaker.is_some_and(|s| named.contains(&s))
+            };
+            if in_exchange && said_by_named() {
+                r.speaker = Some(boost(&mut r.score, weight));
             }
         }
-        self.sort_ranked(fused);
     }
 
     /// Memories from a period the query names gain `weight` × their score (see
-    /// [`RetrievalConfig::date`]); re-sorts `fused`.
+    /// [`RetrievalConfig::date`]). Leaves `fused` unsorted.
     fn favour_named_dates(&self, weight: f32, query_terms: &[String], fused: &mut [Ranked]) {
         if weight <= 0.0 {
             return;
@@ -931,12 +936,9 @@ impl ScopeIndex {
                 continue;
             };
             if periods.iter().any(|p| p.contains(slot.time)) {
-                let added = weight * r.score;
-                r.score += added;
-                r.date = Some(added);
+                r.date = Some(boost(&mut r.score, weight));
             }
         }
-        self.sort_ranked(fused);
     }
 
     /// Best first; equal scores by memory id.

@@ -196,10 +196,7 @@ impl Memories {
     /// The text that indexes and embeddings see: the speaker's name (when known) before the text,
     /// so "what did Caroline say about…" matches her turns.
     pub fn searchable_text(memory: &Memory) -> String {
-        match memory.metadata.get(SPEAKER_KEY) {
-            Some(speaker) => format!("{speaker}: {}", memory.text),
-            None => memory.text.clone(),
-        }
+        crate::primitives::speaker_text(memory)
     }
 
     fn slot(&self, user: &UserKey) -> ScopeSlot {

@@ -469,10 +469,10 @@ impl Streamer<'_> {
         sessions: &HashMap<&str, &str>,
         tally: &mut Tally,
     ) -> Result<Vec<Vec<&'l str>>, EvalError> {
-        let session_of = |labels: &[&str]| -> Vec<String> {
+        let session_of = |labels: &[&str]| -> Vec<&str> {
             labels
                 .iter()
-                .filter_map(|label| sessions.get(label).map(|s| s.to_string()))
+                .filter_map(|label| sessions.get(label).copied())
                 .collect()
         };
         let gold: Vec<&str> = question.gold.iter().map(String::as_str).collect();

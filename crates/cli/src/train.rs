@@ -1,7 +1,8 @@
 //! `mnemos train classifier`: fit the semantic/episodic query classifier on a labelled question
 //! set for the configured embedder (or lexical cues only) and write its weights file.
 //! `mnemos train lufy`: fit the lufy preset's strength weights on LUFY's annotations and write
-//! the weights file the preset ships. The training itself is `mnemos_train`'s; this parses the
+//! the weights file the preset ships. `mnemos train ranker`: fit the learned ranker on
+//! retrieval dumps and write it as a config file. The training itself is `mnemos_train`'s; this parses the
 //! arguments and prints.
 
 use std::path::PathBuf;
@@ -20,12 +21,16 @@ pub enum TrainCommand {
     Classifier(TrainClassifierArgs),
     /// Fit the lufy preset's strength weights (A, P, L) on LUFY's annotations and write them.
     Lufy(TrainLufyArgs),
+    /// Fit the retrieval core's learned ranker on `eval retrieval --dump` files,
+    /// cross-validated by conversation, and write it as a `[retrieval.ranker]` config.
+    Ranker(TrainRankerArgs),
 }
 
 pub fn run(config: &Config, command: TrainCommand) -> Result<()> {
     match command {
         TrainCommand::Classifier(args) => train_classifier(config, args),
         TrainCommand::Lufy(args) => train_lufy(args),
+        TrainCommand::Ranker(args) => train_ranker(args),
     }
 }
 
@@ -198,5 +203,64 @@ fn train_lufy(args: TrainLufyArgs) -> Result<()> {
         args.out.display(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct TrainRankerArgs {
+    /// `eval retrieval --dump` files (one per dataset); each conversation is one fold.
+    #[arg(required = true)]
+    dumps: Vec<PathBuf>,
+    /// The retriever row of the dumps to learn from.
+    #[arg(long, default_value = "hybrid")]
+    retriever: String,
+    /// L2 penalty of the (standardized) weights.
+    #[arg(long, default_value_t = 0.001)]
+    l2: f64,
+    /// Output config file holding the fitted `[retrieval.ranker]`.
+    #[arg(long, default_value = "ranker.toml")]
+    out: PathBuf,
+}
+
+fn train_ranker(args: TrainRankerArgs) -> Result<()> {
+    use mnemos_core::retrieval::RANK_FEATURE_NAMES;
+    use mnemos_train::ranker::{read_dump, train_ranker, RANKER_KS};
+    let mut sources = Vec::new();
+    for path in &args.dumps {
+        let questions = read_dump(path, &args.retriever)?;
+        sources.push((path.display().to_string(), questions));
+    }
+    let fit = train_ranker(&sources, args.l2)?;
+    println!(
+        "cross-validated by conversation ({} folds), l2 {}, recall of the held-out questions:",
+        fit.folds, fit.l2
+    );
+    let ks: Vec<String> = RANKER_KS.iter().map(|k| format!("R@{k}")).collect();
+    println!("| dump | questions | order | {} |", ks.join(" | "));
+    println!("|---|---|---|{}", "---|".repeat(ks.len()));
+    for source in &fit.by_source {
+        for (order, recall) in [("fused", &source.fused), ("learned", &source.learned)] {
+            let cells: Vec<String> = recall.0.iter().map(|r| format!("{r:.3}")).collect();
+            println!(
+                "| {} | {} | {order} | {} |",
+                source.source,
+                source.questions,
+                cells.join(" | ")
+            );
+        }
+    }
+    println!("\nfitted on every question (depth {}):", fit.ranker.depth);
+    for (name, weight) in RANK_FEATURE_NAMES.iter().zip(&fit.ranker.weights) {
+        println!("  {name:<20} {weight:>9.4}");
+    }
+    println!("  {:<20} {:>9.4}", "bias", fit.ranker.bias);
+    let mut table = toml::Table::new();
+    let ranker = toml::Value::try_from(&fit.ranker)?;
+    let mut retrieval = toml::Table::new();
+    retrieval.insert("ranker".into(), ranker);
+    table.insert("retrieval".into(), toml::Value::Table(retrieval));
+    std::fs::write(&args.out, toml::to_string(&table)?)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!("\nwrote {}", args.out.display());
     Ok(())
 }

@@ -561,6 +561,83 @@ fn small_locomo(dir: &Path, conversations: usize) -> std::path::PathBuf {
 }
 
 #[test]
+fn a_ranker_is_trained_on_retrieval_dumps_and_loads_as_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_locomo(dir.path(), 3);
+    let dump = dir.path().join("dump.jsonl");
+    let db = dir.path().join("x.db");
+    let out = mnemos(
+        &db,
+        &[
+            "eval",
+            "retrieval",
+            file.to_str().unwrap(),
+            "--retriever",
+            "hybrid",
+            "--dump",
+            dump.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&dump)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let candidates = first["ranker_features"]["hybrid"].as_array().unwrap();
+    assert!(!candidates.is_empty(), "{first}");
+    assert_eq!(candidates[0][1].as_array().unwrap().len(), 19);
+
+    let weights = dir.path().join("ranker.toml");
+    let out = mnemos(
+        &db,
+        &[
+            "train",
+            "ranker",
+            dump.to_str().unwrap(),
+            "--out",
+            weights.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("3 folds") && text.contains("| learned |"),
+        "{text}"
+    );
+    let config = std::fs::read_to_string(&weights).unwrap();
+    assert!(config.contains("[retrieval.ranker]"), "{config}");
+    // The written file is a config the engine accepts.
+    let turns = write(dir.path(), "turns.jsonl", GOOD);
+    let with = |args: &[&str]| {
+        let mut all = vec!["--config", weights.to_str().unwrap()];
+        all.extend_from_slice(args);
+        mnemos(&db, &all)
+    };
+    assert!(with(&["ingest", turns.to_str().unwrap()]).status.success());
+    let out = with(&["search", "grey cat", "--user", "lena"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Pixel"), "{}", stdout(&out));
+    let short = write(
+        dir.path(),
+        "short.toml",
+        "[retrieval.ranker]\nweights = [1.0]\n",
+    );
+    let out = mnemos(&db, &["--config", short.to_str().unwrap(), "users"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("19 values"), "{}", stderr(&out));
+
+    // A dump of another shape is refused with its line number.
+    let bad = write(dir.path(), "bad.jsonl", "{\"conversation\": 3}\n");
+    let out = mnemos(&db, &["train", "ranker", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("line 1"), "{}", stderr(&out));
+}
+
+#[test]
 fn eval_run_writes_a_full_report_for_presets_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
     let file = small_locomo(dir.path(), 3);

@@ -102,7 +102,21 @@ pub fn explain(hit: &Hit) -> Vec<String> {
             "dated  {added:>+8.4}  from the period the query names"
         ));
     }
-    lines.push(format!("fused  {:>8.4}", b.fused));
+    if let Some(r) = &b.ranker {
+        let strongest: Vec<String> = r
+            .strongest
+            .iter()
+            .map(|(name, c)| format!("{name} {c:+.2}"))
+            .collect();
+        lines.push(format!(
+            "ranker {:>8.4}  chance of evidence ({})",
+            r.probability,
+            strongest.join(", ")
+        ));
+    }
+    if b.ranker.is_none() {
+        lines.push(format!("fused  {:>8.4}", b.fused));
+    }
     for adj in &b.adjustments {
         lines.push(format!(
             "{:<6} {:>8.4}  ({:+.4})",

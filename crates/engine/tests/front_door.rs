@@ -273,6 +273,17 @@ fn a_search_ranks_an_answer_beside_its_question_and_prefers_the_named_speaker() 
     assert!(hits[..answer].iter().any(|h| h.memory.id == lent.via));
     let lines = mnemos_engine::render::explain(&hits[answer]).join("\n");
     assert!(lines.contains("next to memory"), "{lines}");
+    // The learned ranker re-ordered this dialogue: its estimate is the score, explained.
+    for hit in &hits {
+        let ranker = hit
+            .breakdown
+            .ranker
+            .as_ref()
+            .expect("dialogue is re-ranked");
+        assert_eq!(hit.score, ranker.probability);
+        assert!(!ranker.strongest.is_empty());
+    }
+    assert!(lines.contains("chance of evidence"), "{lines}");
 
     // Both cello turns name Ann (Bob's in its text, Ann's as its speaker); Ann's own comes first.
     let hits = search("Ann cello");
@@ -289,5 +300,6 @@ fn a_search_ranks_an_answer_beside_its_question_and_prefers_the_named_speaker() 
     let hits = engine.search(&request).unwrap().hits;
     assert!(hits.iter().all(|h| h.breakdown.context.is_none()
         && h.breakdown.speaker.is_none()
-        && h.breakdown.date.is_none()));
+        && h.breakdown.date.is_none()
+        && h.breakdown.ranker.is_none()));
 }

@@ -578,6 +578,14 @@ fn reason(hit: &Hit) -> String {
     if b.date.is_some() {
         parts.push("from the date asked about".into());
     }
+    if let Some(ranker) = &b.ranker {
+        let strongest: Vec<&str> = ranker.strongest.iter().map(|(n, _)| n.as_str()).collect();
+        parts.push(format!(
+            "ranker {:.2} (mostly {})",
+            ranker.probability,
+            strongest.join(", ")
+        ));
+    }
     for adjustment in &b.adjustments {
         parts.push(format!("{} {:+.3}", adjustment.name, adjustment.delta));
     }

@@ -10,6 +10,9 @@
 //! [`lufy`] fits the lufy preset's strength weights on LUFY's annotations (Levenberg–Marquardt,
 //! cross-validated by user); `mnemos train lufy` drives it.
 //!
+//! [`ranker`] fits the retrieval core's learned ranker on the candidates `mnemos eval
+//! retrieval --dump` writes, cross-validated by conversation; `mnemos train ranker` drives it.
+//!
 //! Training is deterministic: the same question set, embedder and options give bit-identical
 //! weights.
 
@@ -17,6 +20,7 @@ mod classifier;
 mod logistic;
 pub mod lufy;
 mod question_set;
+pub mod ranker;
 
 pub use classifier::{feature_rows, train_best, train_weights, FeatureSet, PenaltyGrid, L2_GRID};
 pub use logistic::{accuracy, cross_validate, train_logistic};
@@ -50,6 +54,19 @@ pub enum TrainError {
     /// The memory model failed on a training example.
     #[error("the memory model failed")]
     Model(#[source] ModelError),
+    #[error("cannot read {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} line {line}: not a line of an `eval retrieval --dump` file")]
+    DumpLine {
+        path: String,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 impl TrainError {

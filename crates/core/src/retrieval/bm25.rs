@@ -186,6 +186,39 @@ impl Bm25Index {
         Some((own, others))
     }
 
+    /// The query's distinct indexed terms as (term id, IDF, rare), where rare means in at
+    /// most `rare_df` live documents; terms no document holds are left out.
+    pub fn query_terms(&self, query_terms: &[String], rare_df: u32) -> Vec<(u32, f32, bool)> {
+        let mut out: Vec<(u32, f32, bool)> = Vec::with_capacity(query_terms.len());
+        for term in query_terms {
+            let Some(&id) = self.term_ids.get(term) else {
+                continue;
+            };
+            let df = self.postings[id as usize].df;
+            if df == 0 || out.iter().any(|(seen, _, _)| *seen == id) {
+                continue;
+            }
+            out.push((id, self.idf(df), df <= rare_df));
+        }
+        out
+    }
+
+    /// Does the document in `slot` hold the term with id `term`?
+    pub fn holds(&self, slot: u32, term: u32) -> bool {
+        match self.docs.get(slot as usize) {
+            Some(Some((terms, _))) => terms.binary_search(&term).is_ok(),
+            _ => false,
+        }
+    }
+
+    /// The length in terms of the document in `slot` (0 when there is none).
+    pub fn doc_len(&self, slot: u32) -> u32 {
+        match self.docs.get(slot as usize) {
+            Some(Some((_, len))) => *len,
+            _ => 0,
+        }
+    }
+
     fn score_term_ids(&self, mut ids: Vec<u32>, accept: &dyn Fn(u32) -> bool) -> Vec<(u32, f32)> {
         if self.live_docs == 0 {
             return Vec::new();

@@ -9,6 +9,7 @@ mod dates;
 pub mod dense;
 mod dialogue;
 pub mod memory_type;
+mod ranker;
 mod texts;
 
 use std::collections::HashMap;
@@ -22,6 +23,9 @@ pub use dense::{DenseIndex, Quantization};
 use dialogue::{DialogueOrder, TurnPlace};
 pub use memory_type::{
     rerank_by_type, MemoryTypeReranker, QueryCertainty, ScoreInput, TypeRerank, TypeSearch,
+};
+pub use ranker::{
+    LearnedRanker, RankerSignal, DEFAULT_RANKER_DEPTH, RANK_FEATURES, RANK_FEATURE_NAMES,
 };
 use texts::EmbeddedTexts;
 pub use texts::TextKey;
@@ -155,6 +159,9 @@ pub struct RetrievalConfig {
     /// 2023"), memories from then (to a week after) gain this share of their score (0 turns it
     /// off; at most 1).
     pub date: f32,
+    /// The learned second stage over the best fused candidates (`[retrieval.ranker]`; depth 0
+    /// turns it off).
+    pub ranker: LearnedRanker,
     /// Re-rank every search by memory type (PerLTQA; `[retrieval.memory_type]`), whatever the
     /// preset; a request can also ask for it on its own.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,6 +180,7 @@ impl Default for RetrievalConfig {
             context: DEFAULT_CONTEXT,
             speaker: DEFAULT_SPEAKER,
             date: DEFAULT_DATE,
+            ranker: LearnedRanker::default(),
             memory_type: None,
         }
     }
@@ -260,6 +268,7 @@ impl RetrievalConfig {
         if !(0.0..=1.0).contains(&self.date) {
             return Err(Error::invalid("retrieval.date must be between 0 and 1"));
         }
+        self.ranker.validate()?;
         let Bm25Params { k1, b } = self.bm25;
         if !k1.is_finite() || k1 < 0.0 || !(0.0..=1.0).contains(&b) {
             return Err(Error::invalid(
@@ -377,7 +386,11 @@ pub struct ScoreBreakdown {
     /// What the query naming the memory's date added (included in `fused`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date: Option<f32>,
-    /// Score after fusion (and the second hop), before re-rankers.
+    /// What the learned ranker saw and concluded, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranker: Option<RankerSignal>,
+    /// Score after fusion, the read-time stages and the second hop, or the learned ranker's
+    /// probability when it ran; before re-rankers.
     pub fused: f32,
     pub adjustments: Vec<Adjustment>,
     /// Query terms found in the memory (lexical explanation).
@@ -545,6 +558,7 @@ pub struct Candidate {
     pub context: Option<HopSignal>,
     pub speaker: Option<f32>,
     pub date: Option<f32>,
+    pub ranker: Option<RankerSignal>,
 }
 
 /// Raise `score` by `weight` × itself; returns what was added (for the breakdown).
@@ -565,6 +579,7 @@ struct Ranked {
     context: Option<(u32, f32)>,
     speaker: Option<f32>,
     date: Option<f32>,
+    ranker: Option<RankerSignal>,
 }
 
 impl Ranked {
@@ -578,6 +593,7 @@ impl Ranked {
             context: None,
             speaker: None,
             date: None,
+            ranker: None,
         }
     }
 }
@@ -790,6 +806,7 @@ impl ScopeIndex {
         if let Some(hop) = second_hop {
             self.add_second_hop(query_terms, hop, &accept, &mut fused);
         }
+        self.apply_ranker(&config.ranker, query_terms, &mut fused);
         fused
             .into_iter()
             .filter_map(|r| {
@@ -807,6 +824,7 @@ impl ScopeIndex {
                     context: r.context.and_then(signal),
                     speaker: r.speaker,
                     date: r.date,
+                    ranker: r.ranker,
                 })
             })
             .collect()
@@ -988,7 +1006,11 @@ mod tests {
 
     #[test]
     fn an_answer_ranks_beside_the_question_it_answers() {
-        let config = RetrievalConfig::default();
+        // The stage's own arithmetic, without the learned ranker's re-scoring.
+        let config = RetrievalConfig {
+            ranker: LearnedRanker::off(),
+            ..RetrievalConfig::default()
+        };
         let mut index = ScopeIndex::new(&config, 2);
         let question = said(
             &mut index,
@@ -1030,6 +1052,7 @@ mod tests {
     fn a_named_speaker_s_own_turns_come_first() {
         let config = RetrievalConfig {
             context: 0.0,
+            ranker: LearnedRanker::off(),
             ..RetrievalConfig::default()
         };
         let mut index = ScopeIndex::new(&config, 2);
@@ -1257,5 +1280,121 @@ mod tests {
         let parsed: std::result::Result<RetrievalConfig, _> =
             serde_json::from_str(r#"{"fusion":{"method":"rrf","kk":1}}"#);
         assert!(parsed.is_err());
+    }
+
+    /// A ranker that only looks at one feature (`weight` on it, nothing else).
+    fn ranker_on(feature: &str, weight: f32, depth: usize) -> LearnedRanker {
+        let mut weights = vec![0.0; RANK_FEATURES];
+        let at = RANK_FEATURE_NAMES
+            .iter()
+            .position(|n| *n == feature)
+            .unwrap();
+        weights[at] = weight;
+        LearnedRanker {
+            depth,
+            weights,
+            bias: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_ranker_reorders_dialogue_by_its_estimate_and_explains_it() {
+        let mut index = ScopeIndex::new(&RetrievalConfig::default(), 2);
+        let short = said(&mut index, "Ann", 1, "Cello tonight.");
+        let long = said(
+            &mut index,
+            "Bob",
+            2,
+            "The cello concert was long, with a quartet, a choir and a long encore after it.",
+        );
+        let other = said(&mut index, "Ann", 3, "The cello was great.");
+        let terms = mnemos_text::Analyzer::shared().search_terms("cello tonight");
+        let search = |ranker: LearnedRanker| {
+            let config = RetrievalConfig {
+                ranker,
+                ..RetrievalConfig::default()
+            };
+            index.candidates(
+                &config,
+                RetrieverKind::Bm25,
+                &terms,
+                None,
+                &SearchFilter::default(),
+                None,
+            )
+        };
+        let off = search(LearnedRanker::off());
+        assert_eq!(off[0].id, short, "{off:?}");
+        assert!(off.iter().all(|c| c.ranker.is_none()));
+
+        // Longer turns first: the estimate orders them and becomes the score.
+        let by_length = search(ranker_on("length", 1.0, 30));
+        assert_eq!(by_length[0].id, long, "{by_length:?}");
+        let signal = by_length[0].ranker.clone().expect("explained");
+        assert_eq!(signal.features.len(), RANK_FEATURES);
+        assert!((by_length[0].fused - signal.probability).abs() < 1e-6);
+        assert_eq!(signal.strongest[0].0, "length");
+        assert!(by_length.windows(2).all(|w| w[0].fused >= w[1].fused));
+
+        // Only the best `depth` are re-ordered; the rest stay below them, in fused order.
+        let shallow = search(ranker_on("length", -1.0, 1));
+        assert_eq!(shallow[0].id, off[0].id);
+        assert!(shallow[1..].iter().all(|c| c.ranker.is_none()));
+        assert!(shallow[0].fused > shallow[1].fused);
+        let rest = |c: &[Candidate]| c[1..].iter().map(|c| c.id).collect::<Vec<_>>();
+        assert_eq!(rest(&shallow), rest(&off));
+        assert!(off.iter().any(|c| c.id == other));
+    }
+
+    #[test]
+    fn records_keep_their_fused_order() {
+        let mut index = ScopeIndex::new(&RetrievalConfig::default(), 2);
+        // Notes without a speaker are no exchange: the ranker, fitted on dialogue, stays out.
+        for text in [
+            "Cello tonight.",
+            "The cello concert was long, very long indeed.",
+        ] {
+            let m = memory(text);
+            let terms = mnemos_text::Analyzer::shared().search_terms(text);
+            index.upsert(&m, &terms, None);
+        }
+        let config = RetrievalConfig {
+            ranker: ranker_on("length", 5.0, 30),
+            ..RetrievalConfig::default()
+        };
+        let terms = mnemos_text::Analyzer::shared().search_terms("cello tonight");
+        let found = index.candidates(
+            &config,
+            RetrieverKind::Bm25,
+            &terms,
+            None,
+            &SearchFilter::default(),
+            None,
+        );
+        assert_eq!(found.len(), 2);
+        assert!(found.iter().all(|c| c.ranker.is_none()), "{found:?}");
+    }
+
+    #[test]
+    fn ranker_settings_are_validated() {
+        assert!(LearnedRanker::default().validate().is_ok());
+        assert!(LearnedRanker::off().validate().is_ok());
+        let short = LearnedRanker {
+            weights: vec![1.0; 3],
+            ..LearnedRanker::default()
+        };
+        assert!(short.validate().is_err());
+        let mut nan = LearnedRanker::default();
+        nan.weights[0] = f32::NAN;
+        assert!(nan.validate().is_err());
+        let deep = LearnedRanker {
+            depth: 5000,
+            ..LearnedRanker::default()
+        };
+        assert!(deep.validate().is_err());
+        let config: RetrievalConfig = serde_json::from_str(r#"{"ranker":{"depth":0}}"#)
+            .expect("a depth alone keeps the weights");
+        assert_eq!(config.ranker.weights, LearnedRanker::default().weights);
+        assert_eq!(config.ranker.depth, 0);
     }
 }

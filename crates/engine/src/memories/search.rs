@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
-    rerank_by_type, select_within_budget, Candidate, Hit, RetrievalConfig, RetrieverKind,
-    ScoreBreakdown, SearchFilter, SecondHop, TypeSearch,
+    rerank_by_type, select_within_budget, Candidate, Hit, LearnedRanker, RetrievalConfig,
+    RetrieverKind, ScoreBreakdown, SearchFilter, SecondHop, TypeSearch,
 };
 use mnemos_core::{
     validate_text, Access, EmbedderExt, Error, Memory, MemoryId, MemoryModelExt, Moment, Result,
@@ -278,6 +278,7 @@ impl Memories {
                 context: 0.0,
                 speaker: 0.0,
                 date: 0.0,
+                ranker: LearnedRanker::off(),
                 ..self.config.clone()
             };
             &likeness_only
@@ -354,6 +355,7 @@ impl Memories {
             context,
             speaker,
             date,
+            ranker,
             ..
         } = candidate;
         let mut matched_terms: Vec<String> = Vec::new();
@@ -376,6 +378,7 @@ impl Memories {
                 context,
                 speaker,
                 date,
+                ranker,
                 fused,
                 adjustments: Vec::new(),
                 matched_terms,

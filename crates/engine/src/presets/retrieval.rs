@@ -144,6 +144,9 @@ pub(crate) fn hit_item(hit: &Hit, section: &str) -> ContextItem {
     if let Some(added) = b.date {
         item = item.with_part("date_named", f64::from(added));
     }
+    if let Some(ranker) = &b.ranker {
+        item = item.with_part("ranker", f64::from(ranker.probability));
+    }
     item = item.with_part("fused", f64::from(b.fused));
     // A re-ranker's part is what it saw (e.g. P(π|m), s); the item's score is the result.
     for adjustment in &b.adjustments {

@@ -32,6 +32,9 @@ use super::DumpFile;
 const KS: [usize; 5] = [1, 2, 3, 5, 10];
 /// Cutoffs of session-level recall (as LoCoMo and LongMemEval results are published).
 const SESSION_KS: [usize; 2] = [5, 10];
+
+/// The deepest rank scored.
+const TOP_K: usize = 10;
 /// The engine's agent for every streamed turn.
 const AGENT: &str = "eval";
 
@@ -214,7 +217,16 @@ struct Streamer<'a> {
     tenant: &'a str,
     rows: &'a [Row],
     write_batch: usize,
+    /// Hits asked for per search: the top 10 scored, and when dumping, every candidate the
+    /// learned ranker saw, with its features (the training data of `mnemos train ranker`).
+    search_depth: usize,
     progress: ProgressFn<'a>,
+}
+
+/// One row's answer to a question: the ranked labels, and each hit's ranker features.
+struct RowRanking<'l> {
+    labels: Vec<&'l str>,
+    features: Vec<(&'l str, Vec<f32>)>,
 }
 
 /// Run `eval retrieval` (see the module docs).
@@ -261,6 +273,10 @@ pub fn evaluate(
         tenant: &config.tenant,
         rows: &rows,
         write_batch: settings.write_batch.max(1),
+        search_depth: match settings.dump {
+            Some(_) => config.retrieval.ranker.depth.max(TOP_K),
+            None => TOP_K,
+        },
         progress,
     };
     let mut dump = DumpFile::open(settings.dump.as_deref())?;
@@ -410,14 +426,18 @@ impl Streamer<'_> {
             let ranked = self.ask(&user, question, &labels, &sessions, tally)?;
             score_anchors(conversation, question, &ranked, tally);
             if let Some(out) = dump.as_deref_mut() {
-                let ranked: BTreeMap<String, &Vec<&str>> =
-                    self.rows.iter().map(Row::name).zip(&ranked).collect();
+                let names = || self.rows.iter().map(Row::name);
+                let labels: BTreeMap<String, &Vec<&str>> =
+                    names().zip(ranked.iter().map(|r| &r.labels)).collect();
+                let features: BTreeMap<String, &Vec<(&str, Vec<f32>)>> =
+                    names().zip(ranked.iter().map(|r| &r.features)).collect();
                 out.write(&serde_json::json!({
                     "conversation": conversation.id,
                     "question": question.text,
                     "category": question.category,
                     "gold": question.gold,
-                    "ranked": ranked,
+                    "ranked": labels,
+                    "ranker_features": features,
                 }))?;
             }
             (self.progress)(Progress::Step(1));
@@ -468,7 +488,7 @@ impl Streamer<'_> {
         labels: &'l HashMap<TurnId, String>,
         sessions: &HashMap<&str, &str>,
         tally: &mut Tally,
-    ) -> Result<Vec<Vec<&'l str>>, EvalError> {
+    ) -> Result<Vec<RowRanking<'l>>, EvalError> {
         let session_of = |labels: &[&str]| -> Vec<&str> {
             labels
                 .iter()
@@ -477,11 +497,10 @@ impl Streamer<'_> {
         };
         let gold: Vec<&str> = question.gold.iter().map(String::as_str).collect();
         let gold_sessions = session_of(&gold);
-        let top_k = KS.iter().max().copied().unwrap_or(10);
         let mut rankings = Vec::with_capacity(self.rows.len());
         for (i, row) in self.rows.iter().enumerate() {
             let mut request = SearchRequest::new(user.clone(), question.text.clone());
-            request.top_k = Some(top_k);
+            request.top_k = Some(self.search_depth);
             request.retriever = row.retriever;
             request.memory_type = row.memory_type;
             let started = Instant::now();
@@ -491,9 +510,19 @@ impl Streamer<'_> {
             let micros = |us: u64| std::time::Duration::from_micros(us);
             row_tally.classify.push(micros(results.timings.classify_us));
             row_tally.rerank.push(micros(results.timings.rerank_us));
+            let label_of = |hit: &mnemos_core::retrieval::Hit| {
+                let first = hit.memory.provenance.first()?;
+                labels.get(first).map(String::as_str)
+            };
+            let features: Vec<(&str, Vec<f32>)> = results
+                .hits
+                .iter()
+                .filter_map(|hit| Some((label_of(hit)?, hit.breakdown.ranker.clone()?.features)))
+                .collect();
             let ranked: Vec<&str> = results
                 .hits
                 .iter()
+                .take(TOP_K)
                 .flat_map(|hit| &hit.memory.provenance)
                 .filter_map(|turn| labels.get(turn).map(String::as_str))
                 .collect();
@@ -503,7 +532,10 @@ impl Streamer<'_> {
             row_tally
                 .sessions
                 .add(&question.category, &session_of(&ranked), &gold_sessions);
-            rankings.push(ranked);
+            rankings.push(RowRanking {
+                labels: ranked,
+                features,
+            });
         }
         Ok(rankings)
     }
@@ -514,7 +546,7 @@ impl Streamer<'_> {
 fn score_anchors(
     conversation: &Conversation,
     question: &Question,
-    ranked: &[Vec<&str>],
+    ranked: &[RowRanking<'_>],
     tally: &mut Tally,
 ) {
     let anchors = crate::perltqa::question_anchors(question);
@@ -542,8 +574,8 @@ fn score_anchors(
         return;
     }
     coverage.questions_scored += 1;
-    for (row, labels) in tally.rows.iter_mut().zip(ranked) {
-        let texts: Vec<String> = labels.iter().filter_map(|l| text_of(l)).collect();
+    for (row, ranking) in tally.rows.iter_mut().zip(ranked) {
+        let texts: Vec<String> = ranking.labels.iter().filter_map(|l| text_of(l)).collect();
         let found = resolving
             .iter()
             .filter(|a| texts.iter().any(|t| t.contains(a.as_str())))

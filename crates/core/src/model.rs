@@ -629,6 +629,16 @@ impl Memory {
         self.metadata.get(Self::SPEAKER_KEY).map(String::as_str)
     }
 
+    /// Metadata key under which the engine copies the role of a turn that names no speaker
+    /// (`user`, `assistant`…), so that a chat between a user and an assistant is still an
+    /// exchange of two parties to the retrieval core.
+    pub const ROLE_KEY: &'static str = "role";
+
+    /// The role the engine copied from the memory's turn, if any ([`Self::ROLE_KEY`]).
+    pub fn role(&self) -> Option<&str> {
+        self.metadata.get(Self::ROLE_KEY).map(String::as_str)
+    }
+
     /// The memory type its source stated (metadata [`MemoryType::METADATA_KEY`]), if any.
     pub fn stated_type(&self) -> Option<MemoryType> {
         self.metadata

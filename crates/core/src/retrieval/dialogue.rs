@@ -2,7 +2,9 @@
 //! turn part of its neighbours' scores (see [`RetrievalConfig::context`](super::RetrievalConfig)).
 //!
 //! Only a change of speaker links two turns: an exchange between two people, not a run of
-//! records that merely share a session (PerLTQA's profile entries, a user's own notes).
+//! records that merely share a session (PerLTQA's profile entries, a user's own notes). A turn
+//! that names no speaker speaks with its role, so a user's chat with an assistant is an
+//! exchange too; a role never equals a name.
 //!
 //! Many turns answer the one before them ("Coconut milk ice cream is at the top of my list"
 //! after "What's your favourite dish from the show?"): the question carries the words a later
@@ -17,12 +19,19 @@ use crate::model::{MemoryId, Moment};
 /// A dialogue session: (agent, session).
 type SessionKey = (String, String);
 
-/// Where one turn memory sits: its session, its position in it, its speaker.
+/// Who said a turn: a named speaker, or the turn's role when it names none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Voice {
+    Named(String),
+    Role(String),
+}
+
+/// Where one turn memory sits: its session, its position in it, who said it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Place {
     session: SessionKey,
     at: (Moment, MemoryId),
-    speaker: Option<String>,
+    voice: Option<Voice>,
 }
 
 /// One turn memory's entry in a [`DialogueOrder`].
@@ -32,6 +41,8 @@ pub(crate) struct TurnPlace<'a> {
     pub at: Moment,
     pub id: MemoryId,
     pub speaker: Option<&'a str>,
+    /// The turn's role (`user`, `assistant`…), which speaks for it when it names no speaker.
+    pub role: Option<&'a str>,
 }
 
 /// Turn memories in dialogue order, per (agent, session); only active turns are kept.
@@ -53,10 +64,15 @@ impl DialogueOrder {
                 self.speakers.insert(name.to_string(), terms);
             }
         }
+        let voice = match (turn.speaker, turn.role) {
+            (Some(name), _) => Some(Voice::Named(name.to_string())),
+            (None, Some(role)) => Some(Voice::Role(role.to_string())),
+            (None, None) => None,
+        };
         let place = Place {
             session: (turn.agent.to_string(), turn.session.to_string()),
             at: (turn.at, turn.id),
-            speaker: turn.speaker.map(str::to_string),
+            voice,
         };
         self.sessions
             .entry(place.session.clone())
@@ -80,7 +96,10 @@ impl DialogueOrder {
 
     /// The speaker of the turn in `slot`, if it names one.
     pub(crate) fn speaker(&self, slot: u32) -> Option<&str> {
-        self.places.get(&slot)?.speaker.as_deref()
+        match &self.places.get(&slot)?.voice {
+            Some(Voice::Named(name)) => Some(name),
+            _ => None,
+        }
     }
 
     /// The speakers a query names: those whose analyzed name terms are all among `query_terms`.
@@ -93,7 +112,7 @@ impl DialogueOrder {
     }
 
     /// The turns just before and just after `slot` in its session, each only when both it and
-    /// `slot` name their speakers and the speakers differ (None otherwise, at either end of the
+    /// `slot` say who spoke (a speaker, or else a role) and they differ (None otherwise, at either end of the
     /// session, or when `slot` is not a turn).
     pub(crate) fn neighbours(&self, slot: u32) -> [Option<u32>; 2] {
         let Some(place) = self.places.get(&slot) else {
@@ -103,8 +122,8 @@ impl DialogueOrder {
             return [None, None];
         };
         let answers = |other: u32| {
-            let theirs = self.places.get(&other).and_then(|p| p.speaker.as_deref());
-            matches!((place.speaker.as_deref(), theirs), (Some(a), Some(b)) if a != b)
+            let theirs = self.places.get(&other).and_then(|p| p.voice.as_ref());
+            matches!((place.voice.as_ref(), theirs), (Some(a), Some(b)) if a != b)
         };
         let before = order.range(..place.at).next_back().map(|(_, &s)| s);
         let after = order
@@ -133,6 +152,7 @@ mod tests {
             },
             id: MemoryId::new(),
             speaker,
+            role: None,
         }
     }
 
@@ -161,12 +181,32 @@ mod tests {
     }
 
     #[test]
-    fn turns_without_a_speaker_lend_nothing() {
+    fn turns_without_a_speaker_or_role_lend_nothing() {
         let mut order = DialogueOrder::default();
         order.insert(0, turn("s", 1, None));
         order.insert(1, turn("s", 2, Some("Ann")));
         order.insert(2, turn("s", 3, None));
         assert_eq!(order.neighbours(0), [None, None]);
         assert_eq!(order.neighbours(1), [None, None]);
+    }
+
+    #[test]
+    fn a_user_and_an_assistant_without_names_are_an_exchange() {
+        let mut order = DialogueOrder::default();
+        let role = |round, role| TurnPlace {
+            role: Some(role),
+            ..turn("s", round, None)
+        };
+        order.insert(0, role(1, "user"));
+        order.insert(1, role(2, "assistant"));
+        order.insert(2, role(3, "assistant"));
+        // A named speaker "user" is not the role user.
+        order.insert(3, turn("s", 4, Some("assistant")));
+        assert_eq!(order.neighbours(0), [None, Some(1)]);
+        assert_eq!(order.neighbours(1), [Some(0), None]);
+        assert_eq!(order.neighbours(2), [None, Some(3)]);
+        // Roles are nobody a query can name.
+        assert_eq!(order.speaker(0), None);
+        assert!(order.named_speakers(&["user".to_string()]).is_empty());
     }
 }

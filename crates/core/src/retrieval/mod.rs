@@ -682,6 +682,7 @@ impl ScopeIndex {
                 at: memory.created,
                 id: memory.id,
                 speaker: memory.speaker(),
+                role: memory.role(),
             };
             self.dialogue.insert(slot, place);
         } else {

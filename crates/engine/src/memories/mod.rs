@@ -430,10 +430,19 @@ impl Memories {
             };
             turn.validate()?;
             let mut memory = Memory::from_turn(&turn);
-            if let Some(speaker) = &turn.speaker {
-                memory
-                    .metadata
-                    .insert(SPEAKER_KEY.to_string(), speaker.clone());
+            match &turn.speaker {
+                Some(speaker) => {
+                    memory
+                        .metadata
+                        .insert(SPEAKER_KEY.to_string(), speaker.clone());
+                }
+                // Who spoke, for the dialogue stages of retrieval; the turn's own metadata wins.
+                None => {
+                    memory
+                        .metadata
+                        .entry(Memory::ROLE_KEY.to_string())
+                        .or_insert_with(|| turn.role.as_str().to_string());
+                }
             }
             prepared.push(Prepared {
                 explicit_round: new.round.is_some(),
@@ -799,12 +808,14 @@ impl Memories {
         let mut patch = patch.clone();
         // The speaker comes from the turn and is part of the searchable text: new metadata
         // that does not name one keeps it (naming one replaces it).
-        if let (Some(metadata), Some(speaker)) =
-            (&mut patch.metadata, current.metadata.get(SPEAKER_KEY))
-        {
-            metadata
-                .entry(SPEAKER_KEY.to_string())
-                .or_insert_with(|| speaker.clone());
+        // Likewise the role a turn without a speaker speaks with.
+        for key in [SPEAKER_KEY, Memory::ROLE_KEY] {
+            if let (Some(metadata), Some(value)) = (&mut patch.metadata, current.metadata.get(key))
+            {
+                metadata
+                    .entry(key.to_string())
+                    .or_insert_with(|| value.clone());
+            }
         }
         let batch = WriteBatch {
             user: Some(user.clone()),

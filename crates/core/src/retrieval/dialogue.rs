@@ -4,7 +4,7 @@
 //! Only a change of speaker links two turns: an exchange between two people, not a run of
 //! records that merely share a session (PerLTQA's profile entries, a user's own notes). A turn
 //! that names no speaker speaks with its role, so a user's chat with an assistant is an
-//! exchange too; a role never equals a name.
+//! exchange too; a role answers only another role, and a name only another name.
 //!
 //! Many turns answer the one before them ("Coconut milk ice cream is at the top of my list"
 //! after "What's your favourite dish from the show?"): the question carries the words a later
@@ -123,7 +123,13 @@ impl DialogueOrder {
         };
         let answers = |other: u32| {
             let theirs = self.places.get(&other).and_then(|p| p.voice.as_ref());
-            matches!((place.voice.as_ref(), theirs), (Some(a), Some(b)) if a != b)
+            match (place.voice.as_ref(), theirs) {
+                (Some(Voice::Named(a)), Some(Voice::Named(b))) => a != b,
+                (Some(Voice::Role(a)), Some(Voice::Role(b))) => a != b,
+                // A named turn beside an unnamed one: two sources side by side (a user's
+                // messages between imported chats), not one conversation.
+                _ => false,
+            }
         };
         let before = order.range(..place.at).next_back().map(|(_, &s)| s);
         let after = order
@@ -200,11 +206,13 @@ mod tests {
         order.insert(0, role(1, "user"));
         order.insert(1, role(2, "assistant"));
         order.insert(2, role(3, "assistant"));
-        // A named speaker "user" is not the role user.
-        order.insert(3, turn("s", 4, Some("assistant")));
+        // A named speaker beside an unnamed turn is another source, not an answer.
+        order.insert(3, turn("s", 4, Some("Bob")));
+        order.insert(4, turn("s", 5, Some("Ann")));
         assert_eq!(order.neighbours(0), [None, Some(1)]);
         assert_eq!(order.neighbours(1), [Some(0), None]);
-        assert_eq!(order.neighbours(2), [None, Some(3)]);
+        assert_eq!(order.neighbours(2), [None, None]);
+        assert_eq!(order.neighbours(3), [None, Some(4)]);
         // Roles are nobody a query can name.
         assert_eq!(order.speaker(0), None);
         assert!(order.named_speakers(&["user".to_string()]).is_empty());

@@ -83,6 +83,11 @@ pub fn read_dump(path: &Path, retriever: &str) -> Result<Vec<RankerQuestion>, Tr
             candidates,
         });
     }
+    if questions.is_empty() {
+        return Err(TrainError::invalid(format!(
+            "{source}: no question with gold labels and ranker candidates (dump with `eval retrieval --dump` and a ranker depth > 0)"
+        )));
+    }
     Ok(questions)
 }
 
@@ -326,6 +331,10 @@ mod tests {
         assert_eq!(questions.len(), 1);
         assert_eq!(labels(&questions[0]), ["b", "a"]);
         assert!(read_dump(&path, "dense").is_err());
+        // A dump made with the ranker off holds no candidates to learn from.
+        std::fs::write(&path, format!("{empty}\n")).unwrap();
+        let error = read_dump(&path, "hybrid").unwrap_err().to_string();
+        assert!(error.contains("ranker depth > 0"), "{error}");
         std::fs::write(&path, "{not json\n").unwrap();
         assert!(matches!(
             read_dump(&path, "hybrid"),

@@ -4,12 +4,13 @@
 //! by the recall it gives when it re-orders questions of a conversation it never saw (one fold
 //! per conversation, over every dump), beside the fused order of the same candidates.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::{LearnedRanker, RANK_FEATURES};
+use mnemos_eval::metrics::Ranking;
 use mnemos_offline::classify::{LogisticModel, TrainOptions};
 
 use crate::{train_logistic, TrainError};
@@ -99,25 +100,15 @@ impl RecallAt {
     fn of(rankings: &[(Vec<&str>, &[String])]) -> Self {
         let mut sums = [0.0; 3];
         for (ranked, gold) in rankings {
+            // The same recall `eval retrieval` reports.
+            let ranking = Ranking::new(ranked, gold);
             for (sum, k) in sums.iter_mut().zip(RANKER_KS) {
-                *sum += recall_at(ranked, gold, k);
+                *sum += ranking.recall_at(k);
             }
         }
         let n = rankings.len().max(1) as f64;
         RecallAt(sums.map(|s| s / n))
     }
-}
-
-fn recall_at(ranked: &[&str], gold: &[String], k: usize) -> f64 {
-    let gold: HashSet<&str> = gold.iter().map(String::as_str).collect();
-    let mut seen = HashSet::new();
-    let found = ranked
-        .iter()
-        .filter(|l| seen.insert(**l))
-        .take(k)
-        .filter(|l| gold.contains(**l))
-        .count();
-    found as f64 / gold.len().max(1) as f64
 }
 
 /// Held-out figures of one dump.

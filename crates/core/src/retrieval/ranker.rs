@@ -158,6 +158,25 @@ struct QueryView {
     best_dense: f32,
 }
 
+/// `x` as a share of `best` (0 when there is no best).
+fn ratio(x: f32, best: f32) -> f32 {
+    if best > 0.0 {
+        x / best
+    } else {
+        0.0
+    }
+}
+
+/// How much of the query one memory holds.
+struct Held {
+    /// IDF-weighted share of the query's terms.
+    coverage: f32,
+    /// Share of the query's distinct terms.
+    terms: f32,
+    /// The query's rare terms it holds.
+    rare: f32,
+}
+
 impl ScopeIndex {
     /// Re-order the best `ranker.depth` of `fused` (sorted, best first) by the ranker's
     /// probability, which becomes their score; the rest keep their order, scaled to stay below.
@@ -183,13 +202,11 @@ impl ScopeIndex {
             });
         }
         let (head, tail) = fused.split_at_mut(depth);
-        let lowest = head
-            .iter()
-            .filter_map(|r| r.ranker.as_ref().map(|s| s.probability))
-            .fold(f32::INFINITY, f32::min);
+        let mut lowest = f32::INFINITY;
         for r in head.iter_mut() {
             if let Some(signal) = &r.ranker {
                 r.score = signal.probability;
+                lowest = lowest.min(r.score);
             }
         }
         self.sort_ranked(head);
@@ -226,31 +243,27 @@ impl ScopeIndex {
         }
     }
 
-    /// IDF-weighted share of the query's terms that the memory in `slot` holds.
-    fn coverage(&self, view: &QueryView, slot: u32) -> f32 {
-        if view.idf_total <= 0.0 {
-            return 0.0;
+    /// How much of the query the memory in `slot` holds.
+    fn held(&self, view: &QueryView, slot: u32) -> Held {
+        let (mut idf, mut terms, mut rare) = (0.0f32, 0usize, 0usize);
+        for &(id, term_idf, is_rare) in &view.terms {
+            if self.bm25.holds(slot, id) {
+                idf += term_idf;
+                terms += 1;
+                rare += usize::from(is_rare);
+            }
         }
-        let held: f32 = view
-            .terms
-            .iter()
-            .filter(|(id, _, _)| self.bm25.holds(slot, *id))
-            .map(|t| t.1)
-            .sum();
-        held / view.idf_total
+        Held {
+            coverage: ratio(idf, view.idf_total),
+            terms: terms as f32 / view.terms.len().max(1) as f32,
+            rare: rare as f32,
+        }
     }
 
     /// Per candidate of `head`: how strongly the rest of the head points at its session
     /// ([sum, best] of the others' relative scores there, and 1 / (1 + the session's rank)).
     /// A question's evidence usually sits in the session most of its candidates come from.
     fn session_features(&self, view: &QueryView, head: &[Ranked]) -> Vec<[f32; 3]> {
-        let relative = |r: &Ranked| {
-            if view.best_score > 0.0 {
-                r.score / view.best_score
-            } else {
-                0.0
-            }
-        };
         let session_of = |r: &Ranked| {
             self.slots
                 .get(r.slot as usize)
@@ -272,7 +285,7 @@ impl ScopeIndex {
                     .zip(&keys)
                     .enumerate()
                     .filter(|(j, (_, k))| *j != i && *k == key)
-                    .map(|(_, (r, _))| relative(r));
+                    .map(|(_, (r, _))| ratio(r.score, view.best_score));
                 let (sum, best) = others.fold((0.0f32, 0.0f32), |(s, b), x| (s + x, b.max(x)));
                 let rank = order.iter().position(|k| k == key).unwrap_or(0);
                 [sum, best, 1.0 / (1.0 + rank as f32)]
@@ -287,38 +300,19 @@ impl ScopeIndex {
         r: &Ranked,
         session: [f32; 3],
     ) -> [f32; RANK_FEATURES] {
-        let share = |x: f32| {
-            if view.best_score > 0.0 {
-                x / view.best_score
-            } else {
-                0.0
-            }
-        };
-        let lexical = r.lexical.map_or(0.0, |s| {
-            if view.best_lexical > 0.0 {
-                s.score / view.best_lexical
-            } else {
-                0.0
-            }
-        });
-        let held = view
-            .terms
-            .iter()
-            .filter(|(id, _, _)| self.bm25.holds(r.slot, *id));
-        let (terms, rare) = held.fold((0usize, 0usize), |(n, rare), t| {
-            (n + 1, rare + usize::from(t.2))
-        });
+        let share = |x: f32| ratio(x, view.best_score);
+        let held = self.held(view, r.slot);
         let neighbour_coverage = self
             .dialogue
             .neighbours(r.slot)
             .into_iter()
             .flatten()
-            .map(|n| self.coverage(view, n))
+            .map(|n| self.held(view, n).coverage)
             .fold(0.0f32, f32::max);
         [
             share(r.score),
             1.0 / (1.0 + position as f32),
-            lexical,
+            r.lexical.map_or(0.0, |s| ratio(s.score, view.best_lexical)),
             r.lexical.map_or(0.0, |s| 1.0 / s.rank.max(1) as f32),
             r.dense.map_or(0.0, |s| s.score),
             r.dense.map_or(1.0, |s| view.best_dense - s.score),
@@ -327,9 +321,9 @@ impl ScopeIndex {
             f32::from(u8::from(r.speaker.is_some())),
             f32::from(u8::from(r.date.is_some())),
             share(r.hop.map_or(0.0, |h| h.1)),
-            self.coverage(view, r.slot),
-            terms as f32 / view.terms.len().max(1) as f32,
-            rare as f32,
+            held.coverage,
+            held.terms,
+            held.rare,
             (1.0 + self.bm25.doc_len(r.slot) as f32).ln(),
             neighbour_coverage,
             session[0],

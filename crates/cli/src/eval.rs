@@ -25,6 +25,7 @@ use mnemos_eval::report::{Comparison, OutputOptions};
 use mnemos_eval::zh4o::PROBE_CHUNK;
 use mnemos_eval::{EvalError, QuestionDataset};
 
+use crate::memory::SearchShapeArgs;
 use crate::usage::UsageError;
 use crate::GlobalArgs;
 
@@ -296,6 +297,8 @@ pub struct RetrievalArgs {
     /// retriever's ranked labels) to this file, for looking at individual misses.
     #[arg(long)]
     dump: Option<PathBuf>,
+    #[command(flatten)]
+    shape: SearchShapeArgs,
 }
 
 #[derive(Args)]
@@ -355,6 +358,8 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
                 store: args.store,
                 write_batch: args.write_batch,
                 dump: args.dump,
+                second_hop: args.shape.second_hop(),
+                split_questions: args.shape.split_questions(),
             };
             let report = retrieval::evaluate(&config, &settings, &progress);
             print(report, args.json, |r| r.text(args.by_category))

@@ -55,6 +55,41 @@ fn known_user(engine: &Engine, user: &UserArg, config: &Config) -> Result<UserKe
     );
 }
 
+/// How a search goes beyond one query and one hop; the defaults are the engine's.
+#[derive(Args)]
+pub struct SearchShapeArgs {
+    /// 2 (the default): search again from the best hits through the rare words they add
+    /// (names, places), for questions that go through an entity; 1: one search only. The hop
+    /// stands aside where the learned ranker runs (dialogue).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+    hops: u8,
+    /// Second hop: how many of the first hop's best hits keep their places ahead of what the
+    /// hop finds (0..=100).
+    #[arg(long, default_value_t = SecondHop::default().keep)]
+    hop_keep: usize,
+    /// Search each question of a compound query on its own and merge the rankings.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    split_questions: bool,
+}
+
+impl SearchShapeArgs {
+    pub fn second_hop(&self) -> Option<SecondHop> {
+        (self.hops == 2).then_some(SecondHop {
+            keep: self.hop_keep,
+            ..SecondHop::default()
+        })
+    }
+
+    pub fn split_questions(&self) -> bool {
+        self.split_questions
+    }
+
+    fn apply(&self, request: &mut SearchRequest) {
+        request.second_hop = self.second_hop();
+        request.split_questions = self.split_questions;
+    }
+}
+
 #[derive(Args)]
 pub struct SearchArgs {
     query: String,
@@ -79,16 +114,11 @@ pub struct SearchArgs {
     /// Only these kinds; repeatable.
     #[arg(long = "kind", value_enum)]
     kinds: Vec<KindTag>,
-    /// Search again from the best hits through the rare words they add (names, places), for
-    /// questions that go through an entity.
-    #[arg(long)]
-    second_hop: bool,
-    /// Search each question of a compound query on its own and merge the rankings.
-    #[arg(long)]
-    split_questions: bool,
+    #[command(flatten)]
+    shape: SearchShapeArgs,
     /// Answer with this preset's recall (what it would hand a prompt, within --budget) instead
     /// of the retrieval pipeline's ranked hits.
-    #[arg(long, conflicts_with_all = ["kinds", "second_hop", "split_questions"])]
+    #[arg(long, conflicts_with_all = ["kinds", "hops", "hop_keep", "split_questions"])]
     preset: Option<String>,
 }
 
@@ -107,8 +137,7 @@ pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
         agent: args.agent,
         session: args.session,
     };
-    request.second_hop = args.second_hop.then(SecondHop::default);
-    request.split_questions = args.split_questions;
+    args.shape.apply(&mut request);
     let results = engine.search(&request)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);

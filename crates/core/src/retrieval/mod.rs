@@ -331,6 +331,10 @@ pub struct Adjustment {
 /// `weight × fused(s) × min(1, bm25_new(m) / bm25_new(s))`, summed over seeds, where
 /// `bm25_new` scores against the seed's new terms and `bm25_new(s)` is the seed's own score:
 /// a memory that carries all of the seed's new terms ranks just below the seed.
+///
+/// A bridged memory is a guess about what the question goes through; a direct hit is not.
+/// So the first hop's best `keep` candidates keep their places, and what the hop finds ranks
+/// after them: the hop fills the rest of the list instead of displacing the direct answers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecondHop {
@@ -338,6 +342,10 @@ pub struct SecondHop {
     pub seeds: usize,
     /// Weight of the second hop relative to the first (0, 1].
     pub weight: f32,
+    /// How many of the first hop's best candidates keep their places ahead of everything the
+    /// hop adds (0..=100; 0 lets the hop reorder the whole list).
+    #[serde(default)]
+    pub keep: usize,
 }
 
 impl Default for SecondHop {
@@ -345,6 +353,7 @@ impl Default for SecondHop {
         Self {
             seeds: 3,
             weight: 0.9,
+            keep: 1,
         }
     }
 }
@@ -356,6 +365,9 @@ impl SecondHop {
         }
         if !self.weight.is_finite() || self.weight <= 0.0 || self.weight > 1.0 {
             return Err(Error::invalid("second hop weight must be in (0, 1]"));
+        }
+        if self.keep > 100 {
+            return Err(Error::invalid("second hop keep must be between 0 and 100"));
         }
         Ok(())
     }
@@ -562,6 +574,20 @@ pub struct Candidate {
 }
 
 /// Raise `score` by `weight` × itself; returns what was added (for the breakdown).
+/// Scale `tail` (in any order) so that its best score stays below `floor`, the lowest score
+/// of the candidates ranked ahead of it; order within the tail is kept. A tail that only ties
+/// the floor is left as it is: equal scores already rank by memory id.
+fn keep_below(floor: Option<f32>, tail: &mut [Ranked]) {
+    let Some(floor) = floor else {
+        return;
+    };
+    let top = tail.iter().map(|r| r.score).fold(0.0f32, f32::max);
+    if top > 0.0 && top > floor {
+        let scale = floor / top * 0.999;
+        tail.iter_mut().for_each(|r| r.score *= scale);
+    }
+}
+
 fn boost(score: &mut f32, weight: f32) -> f32 {
     let added = weight * *score;
     *score += added;
@@ -804,10 +830,14 @@ impl ScopeIndex {
         self.favour_named_dates(config.date, query_terms, &mut fused);
         // The second hop seeds from the best candidates, so it needs them in order.
         self.sort_ranked(&mut fused);
-        if let Some(hop) = second_hop {
+        // Where the learned ranker runs (dialogue), its session and neighbour features already
+        // reach what the hop would bridge to, and the hop measured as a loss there, refitted
+        // or not; so the hop is for the records and notes the ranker leaves alone.
+        if self.ranker_applies(&config.ranker, &fused) {
+            self.apply_ranker(&config.ranker, query_terms, &mut fused);
+        } else if let Some(hop) = second_hop {
             self.add_second_hop(query_terms, hop, &accept, &mut fused);
         }
-        self.apply_ranker(&config.ranker, query_terms, &mut fused);
         fused
             .into_iter()
             .filter_map(|r| {
@@ -846,6 +876,12 @@ impl ScopeIndex {
             .filter(|c| c.score > 0.0)
             .map(|c| (c.slot, c.score))
             .collect();
+        // Only direct hits keep their places; a zero-score candidate matched nothing.
+        let kept = fused
+            .iter()
+            .take(hop.keep)
+            .take_while(|c| c.score > 0.0)
+            .count();
         let mut position: HashMap<u32, usize> =
             fused.iter().enumerate().map(|(i, c)| (c.slot, i)).collect();
         let max_df = (self.bm25.live_docs() as f64).sqrt().ceil().max(2.0) as u32;
@@ -860,7 +896,7 @@ impl ScopeIndex {
             }
             for (slot, score) in found {
                 let added = hop.weight * seed_score * (score / own).min(1.0);
-                if added <= 0.0 {
+                if added <= 0.0 || position.get(&slot).is_some_and(|&at| at < kept) {
                     continue;
                 }
                 let at = *position.entry(slot).or_insert_with(|| {
@@ -876,7 +912,9 @@ impl ScopeIndex {
                 fused[at].hop = Some((entry.0, total));
             }
         }
-        self.sort_ranked(fused);
+        let (head, tail) = fused.split_at_mut(kept);
+        keep_below(head.last().map(|r| r.score), tail);
+        self.sort_ranked(tail);
     }
 
     /// Every candidate turn lends each neighbouring turn `weight` × its fused score; a turn
@@ -1374,6 +1412,118 @@ mod tests {
         );
         assert_eq!(found.len(), 2);
         assert!(found.iter().all(|c| c.ranker.is_none()), "{found:?}");
+    }
+
+    /// Records (no exchange): two direct hits on "lisbon", one turn that only the first hit's
+    /// event name reaches, and filler that makes the event name rare.
+    fn lisbon_records() -> (ScopeIndex, [MemoryId; 3]) {
+        let mut index = ScopeIndex::new(&RetrievalConfig::default(), 2);
+        let mut add = |text: &str| {
+            let m = memory(text);
+            index.upsert(
+                &m,
+                &mnemos_text::Analyzer::shared().search_terms(text),
+                None,
+            );
+            m.id
+        };
+        let event = add("The Harbour Jazz Night is an event in Lisbon.");
+        let trams = add(
+            "We talked for hours about trams, buses, bridges, ferries, old streets and Lisbon.",
+        );
+        let start = add("Harbour Jazz Night starts next Friday at seven.");
+        for i in 0..30 {
+            add(&format!(
+                "Filler line {i} about gardening, tea and the weather."
+            ));
+        }
+        (index, [event, trams, start])
+    }
+
+    #[test]
+    fn the_second_hop_fills_the_list_behind_the_hits_it_keeps() {
+        let (index, [_, _, start]) = lisbon_records();
+        let terms = mnemos_text::Analyzer::shared().search_terms("the event in Lisbon, when?");
+        let search = |hop: Option<SecondHop>| {
+            let config = RetrievalConfig::default();
+            let filter = SearchFilter::default();
+            index.candidates(
+                &config,
+                RetrieverKind::Bm25,
+                &terms,
+                None,
+                &filter,
+                hop.as_ref(),
+            )
+        };
+        let ids = |c: &[Candidate]| c.iter().map(|c| c.id).collect::<Vec<_>>();
+        let one = search(None);
+        assert_eq!(one.len(), 2, "only the direct hits: {one:?}");
+        for keep in [0, 1, 2, 5] {
+            let two = search(Some(SecondHop {
+                keep,
+                ..SecondHop::default()
+            }));
+            let at = ids(&two).iter().position(|id| *id == start);
+            let at = at.expect("the hop reaches the start time through the event's name");
+            assert!(two[at].second_hop.is_some());
+            let kept = keep.min(one.len());
+            assert_eq!(ids(&two)[..kept], ids(&one)[..kept], "keep {keep}");
+            assert!(at >= kept, "keep {keep}: {two:?}");
+            assert!(two.windows(2).all(|w| w[0].fused >= w[1].fused), "{two:?}");
+            if keep < 2 {
+                assert_eq!(at, 1, "the bridged turn outranks the weaker direct hit");
+            }
+        }
+    }
+
+    #[test]
+    fn the_second_hop_stands_aside_where_the_ranker_runs() {
+        let mut index = ScopeIndex::new(&RetrievalConfig::default(), 2);
+        said(
+            &mut index,
+            "Ann",
+            1,
+            "The Harbour Jazz Night takes place in Lisbon.",
+        );
+        said(
+            &mut index,
+            "Bob",
+            2,
+            "Harbour Jazz Night starts next Friday at seven.",
+        );
+        for i in 0..30 {
+            let speaker = if i % 2 == 0 { "Ann" } else { "Bob" };
+            said(
+                &mut index,
+                speaker,
+                3 + i,
+                &format!("Filler {i} about tea."),
+            );
+        }
+        let terms = mnemos_text::Analyzer::shared().search_terms("the event in Lisbon, when?");
+        let hop = SecondHop::default();
+        let search = |ranker: LearnedRanker| {
+            let config = RetrievalConfig {
+                ranker,
+                context: 0.0,
+                ..RetrievalConfig::default()
+            };
+            let filter = SearchFilter::default();
+            index.candidates(
+                &config,
+                RetrieverKind::Bm25,
+                &terms,
+                None,
+                &filter,
+                Some(&hop),
+            )
+        };
+        let ranked = search(LearnedRanker::default());
+        assert!(ranked.iter().all(|c| c.second_hop.is_none()), "{ranked:?}");
+        assert!(ranked[0].ranker.is_some());
+        let hopped = search(LearnedRanker::off());
+        assert!(hopped.iter().any(|c| c.second_hop.is_some()), "{hopped:?}");
     }
 
     #[test]

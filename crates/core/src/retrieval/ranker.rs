@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Ranked, ScopeIndex};
+use super::{keep_below, Ranked, ScopeIndex};
 use crate::error::{Error, Result};
 
 /// Number of features per candidate.
@@ -178,8 +178,16 @@ struct Held {
 }
 
 impl ScopeIndex {
-    /// Re-order the best `ranker.depth` of `fused` (sorted, best first) by the ranker's
-    /// probability, which becomes their score; the rest keep their order, scaled to stay below.
+    /// Does the ranker run on `fused` (sorted, best first)? Only when it is on and most of
+    /// its head is dialogue.
+    pub(super) fn ranker_applies(&self, ranker: &LearnedRanker, fused: &[Ranked]) -> bool {
+        let depth = ranker.depth.min(fused.len());
+        depth > 0 && self.mostly_dialogue(&fused[..depth])
+    }
+
+    /// Re-order the best `ranker.depth` of `fused` (sorted, best first; see
+    /// [`Self::ranker_applies`]) by the ranker's probability, which becomes their score; the
+    /// rest keep their order, scaled to stay below.
     pub(super) fn apply_ranker(
         &self,
         ranker: &LearnedRanker,
@@ -187,7 +195,7 @@ impl ScopeIndex {
         fused: &mut [Ranked],
     ) {
         let depth = ranker.depth.min(fused.len());
-        if depth == 0 || !self.mostly_dialogue(&fused[..depth]) {
+        if depth == 0 {
             return;
         }
         let view = self.query_view(query_terms, fused);
@@ -202,18 +210,13 @@ impl ScopeIndex {
             });
         }
         let (head, tail) = fused.split_at_mut(depth);
-        let mut lowest = f32::INFINITY;
         for r in head.iter_mut() {
             if let Some(signal) = &r.ranker {
                 r.score = signal.probability;
-                lowest = lowest.min(r.score);
             }
         }
         self.sort_ranked(head);
-        if let Some(first) = tail.first().map(|r| r.score).filter(|s| *s > 0.0) {
-            let scale = (lowest / first).min(1.0) * 0.999;
-            tail.iter_mut().for_each(|r| r.score *= scale);
-        }
+        keep_below(head.last().map(|r| r.score), tail);
     }
 
     /// Are at least half of `head` turns of an exchange (next to another speaker's turn)?

@@ -31,9 +31,12 @@ pub struct SearchRequest {
     pub filter: SearchFilter,
     /// Append this retrieval to each returned memory's access log.
     pub record_access: bool,
-    /// Run a second retrieval hop from the first hop's best candidates.
+    /// Run a second retrieval hop from the first hop's best candidates. On by default: it
+    /// never displaces the first hop's best `keep` hits, and it stands aside where the learned
+    /// ranker runs (dialogue), so it only fills the rest of a list of records or notes.
     pub second_hop: Option<SecondHop>,
-    /// Search each question of a compound query on its own (see [`question_parts`]).
+    /// Search each question of a compound query on its own (see [`question_parts`]). On by
+    /// default: a query that asks one thing is searched whole either way.
     pub split_questions: bool,
     /// Re-rank by memory type (PerLTQA; the query classified by the engine's memory model) or
     /// keep one type only, after the engine's own re-rankers (which include the configured
@@ -55,8 +58,8 @@ impl SearchRequest {
             retriever: RetrieverKind::Hybrid,
             filter: SearchFilter::default(),
             record_access: false,
-            second_hop: None,
-            split_questions: false,
+            second_hop: Some(SecondHop::default()),
+            split_questions: true,
             memory_type: None,
             likeness_only: false,
         }

@@ -118,8 +118,14 @@ fn a_second_hop_reaches_a_memory_through_the_entity_of_the_first() {
     let user = UserKey::new("t", "ann").unwrap();
     let question = "The event in Lisbon: at what hour?";
     let mut request = SearchRequest::new(user.clone(), question);
+    assert_eq!(
+        request.second_hop,
+        Some(SecondHop::default()),
+        "on by default"
+    );
     request.retriever = RetrieverKind::Bm25;
     request.top_k = Some(3);
+    request.second_hop = None;
     let one_hop = m.search(&request).unwrap();
     let found = |r: &SearchResults| r.hits.iter().any(|h| h.memory.text.contains("Friday"));
     assert!(one_hop.hits[0].memory.text.contains("Lisbon"));
@@ -154,11 +160,18 @@ fn a_second_hop_reaches_a_memory_through_the_entity_of_the_first() {
     request.second_hop = Some(SecondHop {
         seeds: 0,
         weight: 0.5,
+        keep: 0,
     });
     assert!(m.search(&request).is_err());
     request.second_hop = Some(SecondHop {
         seeds: 3,
         weight: f32::NAN,
+        keep: 0,
+    });
+    assert!(m.search(&request).is_err());
+    request.second_hop = Some(SecondHop {
+        keep: 101,
+        ..SecondHop::default()
     });
     assert!(m.search(&request).is_err());
 }
@@ -198,6 +211,8 @@ fn each_question_of_a_compound_query_gets_its_share_of_the_results() {
     let mut request = SearchRequest::new(user, query);
     request.retriever = RetrieverKind::Bm25;
     request.top_k = Some(3);
+    assert!(request.split_questions, "on by default");
+    request.split_questions = false;
     let whole = m.search(&request).unwrap();
     let dentist = |r: &SearchResults| r.hits.iter().any(|h| h.memory.text.contains("dentist"));
     assert!(!dentist(&whole), "the wordier question takes every slot");

@@ -1,10 +1,11 @@
-//! RetrievalMemory (MemBench's strongest baseline): every turn is embedded; a query gets the
-//! top-k turns by dense similarity. `retriever = "hybrid"` adds BM25 through fusion,
-//! `hops = 2` a second retrieval hop seeded by the first hop's best turns (pseudo-relevance
-//! feedback, [`SecondHop`]) for questions that go through an entity ("the person who likes
-//! chess — where is he from?"), and `split_questions` searches each question of a compound
-//! query on its own ([`mnemos_core::memories::question_parts`]). The defaults are MemBench's:
-//! dense, one hop, the query whole. No model calls.
+//! RetrievalMemory (after MemBench's strongest baseline): every turn is embedded; a query gets
+//! the top-k turns. By default the retriever is hybrid (BM25 and dense, fused), a second hop
+//! seeded by the first hop's best turns (pseudo-relevance feedback, [`SecondHop`]) reaches
+//! turns that share only an entity with them ("the person who likes chess — where is he
+//! from?") without displacing the first hop's best, and `split_questions` searches each
+//! question of a compound query on its own ([`mnemos_core::memories::question_parts`]).
+//! MemBench's own configuration is `retriever = "dense"`, `hops = 1`,
+//! `split_questions = false`. No model calls.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,13 +25,13 @@ use crate::primitives::{build_context, pack_within_budget, speaker_text, tokens}
 
 pub const NAME: &str = "retrieval";
 pub const SUMMARY: &str =
-    "RetrievalMemory (MemBench): top-k turns by dense similarity to the query";
+    "RetrievalMemory (MemBench): top-k turns by hybrid similarity to the query, with a second hop";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalParams {
     pub top_k: usize,
-    /// dense (MemBench), bm25 or hybrid.
+    /// hybrid (the default), dense (MemBench's) or bm25.
     pub retriever: String,
     /// Order of the returned turns: relevance or time.
     pub order: String,
@@ -40,6 +41,8 @@ pub struct RetrievalParams {
     pub hop_seeds: usize,
     /// Second hop: its weight against the first hop.
     pub hop_weight: f32,
+    /// Second hop: how many of the first hop's best turns keep their places.
+    pub hop_keep: usize,
     /// Search each question of a compound query on its own and merge the rankings.
     pub split_questions: bool,
 }
@@ -49,12 +52,13 @@ impl Default for RetrievalParams {
         let hop = SecondHop::default();
         Self {
             top_k: 10,
-            retriever: "dense".into(),
+            retriever: "hybrid".into(),
             order: "relevance".into(),
-            hops: 1,
+            hops: 2,
             hop_seeds: hop.seeds,
             hop_weight: hop.weight,
-            split_questions: false,
+            hop_keep: hop.keep,
+            split_questions: true,
         }
     }
 }
@@ -62,10 +66,15 @@ impl Default for RetrievalParams {
 impl RetrievalParams {
     /// The second hop these parameters ask for, if any.
     pub(crate) fn second_hop(&self) -> Option<SecondHop> {
-        (self.hops == 2).then_some(SecondHop {
+        (self.hops == 2).then_some(self.hop())
+    }
+
+    fn hop(&self) -> SecondHop {
+        SecondHop {
             seeds: self.hop_seeds,
             weight: self.hop_weight,
-        })
+            keep: self.hop_keep,
+        }
     }
 }
 
@@ -86,6 +95,10 @@ impl PresetParams for RetrievalParams {
             "hop_weight",
             "second hop: weight of what it finds against the first hop (0, 1]",
         ),
+        (
+            "hop_keep",
+            "second hop: how many of the first hop's best turns keep their places (0..=100)",
+        ),
     ];
     fn validate(&self) -> Result<(), String> {
         if !(1..=1000).contains(&self.top_k) {
@@ -95,12 +108,7 @@ impl PresetParams for RetrievalParams {
         if !(1..=2).contains(&self.hops) {
             return Err(format!("hops = {}: expected 1 or 2", self.hops));
         }
-        SecondHop {
-            seeds: self.hop_seeds,
-            weight: self.hop_weight,
-        }
-        .validate()
-        .map_err(|e| e.to_string())?;
+        self.hop().validate().map_err(|e| e.to_string())?;
         match self.order.as_str() {
             "relevance" | "time" => Ok(()),
             other => Err(format!("order = '{other}': expected relevance or time")),
@@ -241,7 +249,7 @@ pub struct RetrievalMemory {
 
 impl RetrievalMemory {
     pub fn new(params: RetrievalParams) -> Self {
-        let retriever = retriever_kind(&params.retriever).unwrap_or(RetrieverKind::Dense);
+        let retriever = retriever_kind(&params.retriever).unwrap_or(RetrieverKind::Hybrid);
         Self { params, retriever }
     }
 }
@@ -342,7 +350,7 @@ mod tests {
     #[test]
     fn a_second_hop_reaches_the_answer_through_the_entity() {
         let query = "The event in Lisbon: at what hour?";
-        let one = engine("retriever = 'bm25'\ntop_k = 2");
+        let one = engine("retriever = 'bm25'\ntop_k = 2\nhops = 1");
         assert!(!texts(&one, query).iter().any(|t| t.contains("Friday")));
         let two = engine("retriever = 'bm25'\ntop_k = 2\nhops = 2");
         let found = texts(&two, query);
@@ -360,7 +368,7 @@ mod tests {
     #[test]
     fn split_questions_give_each_question_a_place() {
         let query = "Where is the Harbour Jazz Night in Lisbon, and when? When is the dentist?";
-        let whole = engine("retriever = 'bm25'\ntop_k = 2");
+        let whole = engine("retriever = 'bm25'\ntop_k = 2\nsplit_questions = false");
         assert!(!texts(&whole, query).iter().any(|t| t.contains("dentist")));
         let split = engine("retriever = 'bm25'\ntop_k = 2\nsplit_questions = true");
         assert!(texts(&split, query).iter().any(|t| t.contains("dentist")));

@@ -18,7 +18,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use mnemos_core::retrieval::{TypeRerank, TypeSearch};
-use mnemos_core::{MemoryType, RetrieverKind, SystemClock, TurnId, UserKey};
+use mnemos_core::{MemoryType, RetrieverKind, SecondHop, SystemClock, TurnId, UserKey};
 use mnemos_engine::{Config, Engine, EngineConfig, NewTurn, SearchRequest};
 
 use crate::dataset::{Conversation, Question, RetrievalDataset};
@@ -139,6 +139,10 @@ pub struct RetrievalSettings {
     /// One JSON line per question (its text, category, gold labels and each retriever's
     /// ranked labels), for looking at individual misses.
     pub dump: Option<PathBuf>,
+    /// The second retrieval hop every search runs, if any.
+    pub second_hop: Option<SecondHop>,
+    /// Search each question of a compound query on its own.
+    pub split_questions: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -220,6 +224,8 @@ struct Streamer<'a> {
     /// Hits asked for per search: the top 10 scored, and when dumping, every candidate the
     /// learned ranker saw, with its features (the training data of `mnemos train ranker`).
     search_depth: usize,
+    second_hop: Option<SecondHop>,
+    split_questions: bool,
     progress: ProgressFn<'a>,
 }
 
@@ -240,6 +246,9 @@ pub fn evaluate(
         return Err(EvalError::Invalid("no retriever to evaluate".into()));
     }
     settings.rerank.validate()?;
+    if let Some(hop) = &settings.second_hop {
+        hop.validate()?;
+    }
     let rows = rows(settings);
     // The rows decide where the memory-type re-rank runs; a configured engine-wide stage would
     // re-rank every row, so it only lends its parameters (through `settings.rerank`).
@@ -277,6 +286,8 @@ pub fn evaluate(
             Some(_) => config.retrieval.ranker.depth.max(TOP_K),
             None => TOP_K,
         },
+        second_hop: settings.second_hop,
+        split_questions: settings.split_questions,
         progress,
     };
     let mut dump = DumpFile::open(settings.dump.as_deref())?;
@@ -503,6 +514,8 @@ impl Streamer<'_> {
             request.top_k = Some(self.search_depth);
             request.retriever = row.retriever;
             request.memory_type = row.memory_type;
+            request.second_hop = self.second_hop;
+            request.split_questions = self.split_questions;
             let started = Instant::now();
             let results = self.engine.search(&request)?;
             let row_tally = &mut tally.rows[i];

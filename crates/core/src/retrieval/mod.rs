@@ -344,8 +344,13 @@ pub struct SecondHop {
     pub weight: f32,
     /// How many of the first hop's best candidates keep their places ahead of everything the
     /// hop adds (0..=100; 0 lets the hop reorder the whole list).
-    #[serde(default)]
+    #[serde(default = "default_hop_keep")]
     pub keep: usize,
+}
+
+/// Keeping one place was best on MemDaily and PerLTQA alike (docs/results/retrieval.md).
+fn default_hop_keep() -> usize {
+    1
 }
 
 impl Default for SecondHop {
@@ -353,7 +358,7 @@ impl Default for SecondHop {
         Self {
             seeds: 3,
             weight: 0.9,
-            keep: 1,
+            keep: default_hop_keep(),
         }
     }
 }
@@ -1414,6 +1419,18 @@ mod tests {
         assert!(found.iter().all(|c| c.ranker.is_none()), "{found:?}");
     }
 
+    /// BM25 candidates for `query` under `config`, with `hop` if given.
+    fn bm25_candidates(
+        index: &ScopeIndex,
+        config: &RetrievalConfig,
+        query: &str,
+        hop: Option<&SecondHop>,
+    ) -> Vec<Candidate> {
+        let terms = mnemos_text::Analyzer::shared().search_terms(query);
+        let filter = SearchFilter::default();
+        index.candidates(config, RetrieverKind::Bm25, &terms, None, &filter, hop)
+    }
+
     /// Records (no exchange): two direct hits on "lisbon", one turn that only the first hit's
     /// event name reaches, and filler that makes the event name rare.
     fn lisbon_records() -> (ScopeIndex, [MemoryId; 3]) {
@@ -1443,18 +1460,9 @@ mod tests {
     #[test]
     fn the_second_hop_fills_the_list_behind_the_hits_it_keeps() {
         let (index, [_, _, start]) = lisbon_records();
-        let terms = mnemos_text::Analyzer::shared().search_terms("the event in Lisbon, when?");
         let search = |hop: Option<SecondHop>| {
             let config = RetrievalConfig::default();
-            let filter = SearchFilter::default();
-            index.candidates(
-                &config,
-                RetrieverKind::Bm25,
-                &terms,
-                None,
-                &filter,
-                hop.as_ref(),
-            )
+            bm25_candidates(&index, &config, "the event in Lisbon, when?", hop.as_ref())
         };
         let ids = |c: &[Candidate]| c.iter().map(|c| c.id).collect::<Vec<_>>();
         let one = search(None);
@@ -1501,7 +1509,6 @@ mod tests {
                 &format!("Filler {i} about tea."),
             );
         }
-        let terms = mnemos_text::Analyzer::shared().search_terms("the event in Lisbon, when?");
         let hop = SecondHop::default();
         let search = |ranker: LearnedRanker| {
             let config = RetrievalConfig {
@@ -1509,21 +1516,20 @@ mod tests {
                 context: 0.0,
                 ..RetrievalConfig::default()
             };
-            let filter = SearchFilter::default();
-            index.candidates(
-                &config,
-                RetrieverKind::Bm25,
-                &terms,
-                None,
-                &filter,
-                Some(&hop),
-            )
+            bm25_candidates(&index, &config, "the event in Lisbon, when?", Some(&hop))
         };
         let ranked = search(LearnedRanker::default());
         assert!(ranked.iter().all(|c| c.second_hop.is_none()), "{ranked:?}");
         assert!(ranked[0].ranker.is_some());
         let hopped = search(LearnedRanker::off());
         assert!(hopped.iter().any(|c| c.second_hop.is_some()), "{hopped:?}");
+    }
+
+    #[test]
+    fn a_second_hop_read_without_keep_keeps_the_default() {
+        let hop: SecondHop = serde_json::from_str(r#"{"seeds":3,"weight":0.9}"#).unwrap();
+        assert_eq!(hop, SecondHop::default());
+        assert!(SecondHop { keep: 101, ..hop }.validate().is_err());
     }
 
     #[test]

@@ -328,9 +328,11 @@ pub struct Adjustment {
 /// finds "X starts Monday"). Only rare words bridge — those in at most √N of the user's N
 /// memories, as names are and a frequent speaker's name or a common word is not — so a seed
 /// that is itself a false hit spreads little. A memory found from seed `s` gains
-/// `weight × fused(s) × min(1, bm25_new(m) / bm25_new(s))`, summed over seeds, where
+/// `weight × fused(s) × min(1, bm25_new(m) / bm25_new(s))` from its strongest seed `s`, where
 /// `bm25_new` scores against the seed's new terms and `bm25_new(s)` is the seed's own score:
-/// a memory that carries all of the seed's new terms ranks just below the seed.
+/// a memory that carries all of the seed's new terms ranks just below the seed. Gains do not add
+/// up over seeds: the seeds often come from one story (an event and its dialogue), and summing
+/// let that story's other records outvote a direct hit the first hop ranked just below them.
 ///
 /// A bridged memory is a guess about what the question goes through; a direct hit is not.
 /// So the first hop's best `keep` candidates keep their places, and what the hop finds ranks
@@ -599,8 +601,8 @@ fn boost(score: &mut f32, weight: f32) -> f32 {
     added
 }
 
-/// A candidate by slot while a search ranks it; `hop` is (the seed slot that added most, the
-/// total the second hop added), `context` (the neighbouring turn, what it lent).
+/// A candidate by slot while a search ranks it; `hop` is (the seed slot that bridged to it,
+/// what the second hop added), `context` (the neighbouring turn, what it lent).
 struct Ranked {
     slot: u32,
     score: f32,
@@ -887,12 +889,39 @@ impl ScopeIndex {
             .take(hop.keep)
             .take_while(|c| c.score > 0.0)
             .count();
-        let mut position: HashMap<u32, usize> =
+        let position: HashMap<u32, usize> =
             fused.iter().enumerate().map(|(i, c)| (c.slot, i)).collect();
+        let is_kept = |slot: u32| position.get(&slot).is_some_and(|&at| at < kept);
+        let strongest = self.hop_gains(&seeds, query_terms, hop.weight, accept, &is_kept);
+        for (slot, (seed, added)) in strongest {
+            let at = match position.get(&slot) {
+                Some(&at) => at,
+                None => {
+                    fused.push(Ranked::new(slot));
+                    fused.len() - 1
+                }
+            };
+            fused[at].score += added;
+            fused[at].hop = Some((seed, added));
+        }
+        let (head, tail) = fused.split_at_mut(kept);
+        keep_below(head.last().map(|r| r.score), tail);
+        self.sort_ranked(tail);
+    }
+
+    /// What the second hop adds to each memory it reaches, by slot: (the seed that bridges to
+    /// it best, that bridge's gain). Memories `is_kept` reports are left out.
+    fn hop_gains(
+        &self,
+        seeds: &[(u32, f32)],
+        query_terms: &[String],
+        weight: f32,
+        accept: &dyn Fn(u32) -> bool,
+        is_kept: &dyn Fn(u32) -> bool,
+    ) -> HashMap<u32, (u32, f32)> {
         let max_df = (self.bm25.live_docs() as f64).sqrt().ceil().max(2.0) as u32;
-        // slot → (seed that added most, that amount), for the explanation.
         let mut strongest: HashMap<u32, (u32, f32)> = HashMap::new();
-        for (seed, seed_score) in seeds {
+        for &(seed, seed_score) in seeds {
             let Some((own, found)) = self.bm25.score_like(seed, query_terms, max_df, accept) else {
                 continue;
             };
@@ -900,26 +929,17 @@ impl ScopeIndex {
                 continue;
             }
             for (slot, score) in found {
-                let added = hop.weight * seed_score * (score / own).min(1.0);
-                if added <= 0.0 || position.get(&slot).is_some_and(|&at| at < kept) {
+                let added = weight * seed_score * (score / own).min(1.0);
+                if added <= 0.0 || is_kept(slot) {
                     continue;
                 }
-                let at = *position.entry(slot).or_insert_with(|| {
-                    fused.push(Ranked::new(slot));
-                    fused.len() - 1
-                });
-                fused[at].score += added;
                 let entry = strongest.entry(slot).or_insert((seed, 0.0));
                 if added > entry.1 {
                     *entry = (seed, added);
                 }
-                let total = fused[at].hop.map_or(0.0, |(_, t)| t) + added;
-                fused[at].hop = Some((entry.0, total));
             }
         }
-        let (head, tail) = fused.split_at_mut(kept);
-        keep_below(head.last().map(|r| r.score), tail);
-        self.sort_ranked(tail);
+        strongest
     }
 
     /// Every candidate turn lends each neighbouring turn `weight` × its fused score; a turn
@@ -1483,6 +1503,44 @@ mod tests {
                 assert_eq!(at, 1, "the bridged turn outranks the weaker direct hit");
             }
         }
+    }
+
+    #[test]
+    fn a_memory_two_seeds_reach_gains_from_the_stronger_bridge_only() {
+        let mut index = ScopeIndex::new(&RetrievalConfig::default(), 2);
+        let mut add = |text: &str| {
+            let m = memory(text);
+            let terms = mnemos_text::Analyzer::shared().search_terms(text);
+            index.upsert(&m, &terms, None);
+            m.id
+        };
+        // Both direct hits bring the same new word; the third memory carries only that word.
+        add("Marisol Lisbon.");
+        add("Lisbon, Marisol!");
+        let puppy = add("Marisol, puppy.");
+        for i in 0..30 {
+            add(&format!("Filler line {i} about gardening and tea."));
+        }
+        let config = RetrievalConfig::default();
+        let search = |hop: Option<&SecondHop>| bm25_candidates(&index, &config, "Lisbon", hop);
+        let one = search(None);
+        assert_eq!(one.len(), 2, "{one:?}");
+        let hop = SecondHop {
+            keep: 0,
+            ..SecondHop::default()
+        };
+        let two = search(Some(&hop));
+        let reached = two
+            .iter()
+            .find(|c| c.id == puppy)
+            .expect("bridged by the name");
+        let added = reached.second_hop.as_ref().expect("a hop signal").added;
+        assert!((reached.fused - added).abs() < 1e-6, "{reached:?}");
+        let strongest_seed = one.iter().map(|c| c.fused).fold(0.0, f32::max);
+        assert!(
+            added <= hop.weight * strongest_seed + 1e-6,
+            "two bridges must not add up: {added} from seeds {one:?}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub mod memory_type;
 mod ranker;
 mod texts;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -580,7 +580,6 @@ pub struct Candidate {
     pub ranker: Option<RankerSignal>,
 }
 
-/// Raise `score` by `weight` × itself; returns what was added (for the breakdown).
 /// Scale `tail` (in any order) so that its best score stays below `floor`, the lowest score
 /// of the candidates ranked ahead of it; order within the tail is kept. A tail that only ties
 /// the floor is left as it is: equal scores already rank by memory id.
@@ -595,6 +594,37 @@ fn keep_below(floor: Option<f32>, tail: &mut [Ranked]) {
     }
 }
 
+/// A loan one candidate makes another: (the lender's slot, the amount).
+type Loan = (u32, f32);
+
+/// Record `loan` for `receiver` unless it already holds a larger one: a receiver keeps its
+/// best lender only, so loans never add up.
+fn keep_larger(loans: &mut HashMap<u32, Loan>, receiver: u32, loan: Loan) {
+    let entry = loans.entry(receiver).or_insert((loan.0, 0.0));
+    if loan.1 > entry.1 {
+        *entry = loan;
+    }
+}
+
+/// Add each receiver's loan to its score and note it with `mark`; receivers that were not
+/// candidates join at the end, unsorted.
+fn add_loans(fused: &mut Vec<Ranked>, loans: HashMap<u32, Loan>, mark: fn(&mut Ranked, Loan)) {
+    let position: HashMap<u32, usize> =
+        fused.iter().enumerate().map(|(i, c)| (c.slot, i)).collect();
+    for (receiver, loan) in loans {
+        let at = match position.get(&receiver) {
+            Some(&at) => at,
+            None => {
+                fused.push(Ranked::new(receiver));
+                fused.len() - 1
+            }
+        };
+        fused[at].score += loan.1;
+        mark(&mut fused[at], loan);
+    }
+}
+
+/// Raise `score` by `weight` × itself; returns what was added (for the breakdown).
 fn boost(score: &mut f32, weight: f32) -> f32 {
     let added = weight * *score;
     *score += added;
@@ -889,21 +919,10 @@ impl ScopeIndex {
             .take(hop.keep)
             .take_while(|c| c.score > 0.0)
             .count();
-        let position: HashMap<u32, usize> =
-            fused.iter().enumerate().map(|(i, c)| (c.slot, i)).collect();
-        let is_kept = |slot: u32| position.get(&slot).is_some_and(|&at| at < kept);
-        let strongest = self.hop_gains(&seeds, query_terms, hop.weight, accept, &is_kept);
-        for (slot, (seed, added)) in strongest {
-            let at = match position.get(&slot) {
-                Some(&at) => at,
-                None => {
-                    fused.push(Ranked::new(slot));
-                    fused.len() - 1
-                }
-            };
-            fused[at].score += added;
-            fused[at].hop = Some((seed, added));
-        }
+        let kept_slots: HashSet<u32> = fused[..kept].iter().map(|r| r.slot).collect();
+        let is_kept = |slot: u32| kept_slots.contains(&slot);
+        let gains = self.hop_gains(&seeds, query_terms, hop.weight, accept, &is_kept);
+        add_loans(fused, gains, |r, gain| r.hop = Some(gain));
         let (head, tail) = fused.split_at_mut(kept);
         keep_below(head.last().map(|r| r.score), tail);
         self.sort_ranked(tail);
@@ -918,9 +937,9 @@ impl ScopeIndex {
         weight: f32,
         accept: &dyn Fn(u32) -> bool,
         is_kept: &dyn Fn(u32) -> bool,
-    ) -> HashMap<u32, (u32, f32)> {
+    ) -> HashMap<u32, Loan> {
         let max_df = (self.bm25.live_docs() as f64).sqrt().ceil().max(2.0) as u32;
-        let mut strongest: HashMap<u32, (u32, f32)> = HashMap::new();
+        let mut strongest: HashMap<u32, Loan> = HashMap::new();
         for &(seed, seed_score) in seeds {
             let Some((own, found)) = self.bm25.score_like(seed, query_terms, max_df, accept) else {
                 continue;
@@ -933,10 +952,7 @@ impl ScopeIndex {
                 if added <= 0.0 || is_kept(slot) {
                     continue;
                 }
-                let entry = strongest.entry(slot).or_insert((seed, 0.0));
-                if added > entry.1 {
-                    *entry = (seed, added);
-                }
+                keep_larger(&mut strongest, slot, (seed, added));
             }
         }
         strongest
@@ -951,32 +967,16 @@ impl ScopeIndex {
             return;
         }
         // receiver slot → (lender slot, amount): the best neighbour only.
-        let mut lent: HashMap<u32, (u32, f32)> = HashMap::new();
+        let mut lent: HashMap<u32, Loan> = HashMap::new();
         for lender in fused.iter().filter(|r| r.score > 0.0) {
             for receiver in self.dialogue.neighbours(lender.slot).into_iter().flatten() {
                 if !accept(receiver) {
                     continue;
                 }
-                let amount = weight * lender.score;
-                let entry = lent.entry(receiver).or_insert((lender.slot, 0.0));
-                if amount > entry.1 {
-                    *entry = (lender.slot, amount);
-                }
+                keep_larger(&mut lent, receiver, (lender.slot, weight * lender.score));
             }
         }
-        let position: HashMap<u32, usize> =
-            fused.iter().enumerate().map(|(i, c)| (c.slot, i)).collect();
-        for (receiver, (lender, amount)) in lent {
-            let at = match position.get(&receiver) {
-                Some(&at) => at,
-                None => {
-                    fused.push(Ranked::new(receiver));
-                    fused.len() - 1
-                }
-            };
-            fused[at].score += amount;
-            fused[at].context = Some((lender, amount));
-        }
+        add_loans(fused, lent, |r, loan| r.context = Some(loan));
     }
 
     /// Turns said by a speaker the query names gain `weight` × their score (see

@@ -8,6 +8,18 @@ cd "$(dirname "$0")/.."
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-2}"
 # As the mnemos binary sets for itself: the MiniLM embedder runs its own per-core workers.
 export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
+# The PostgreSQL store's tests start throwaway servers themselves: from Debian's `postgresql`
+# (no pgvector: the in-process vector path) and from the pinned `pgserver` wheel (pgvector), which
+# they fetch with pip. Installing the package also creates the `postgres` account the servers run
+# as under root (PostgreSQL refuses to run as root).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+  else
+    echo "the tests need a PostgreSQL server: install Debian's postgresql package (as root)" >&2
+    exit 1
+  fi
+fi
 cargo run --release -q --bin mnemos -- models fetch --embedder bilingual --embed-runtime onnx
 # The OpenAPI test validates the server's document with a real validator.
 python3 -m pip install -q openapi-spec-validator 2>/dev/null \

@@ -1,5 +1,7 @@
-//! Test support: a scripted OpenAI-compatible loopback server with injected faults, and
-//! [`FaultyStore`], a store wrapper that fails the n-th read or write (see its contract).
+//! Test support: a scripted OpenAI-compatible loopback server with injected faults,
+//! [`FaultyStore`], a store wrapper that fails the n-th read or write (see its contract), and
+//! [`postgres`], throwaway PostgreSQL servers (Debian's package, or the pinned `pgserver` wheel
+//! with pgvector).
 //!
 //! [`ScriptedLlm`] listens on `127.0.0.1:<free port>` and answers `POST /v1/chat/completions`
 //! (also `/chat/completions`, so a base URL with or without `/v1` works) from a script of
@@ -23,6 +25,7 @@
 //! after it, so clients never reuse a connection the script may have broken.
 
 mod faulty_store;
+pub mod postgres;
 
 pub use faulty_store::{Call, CallCounts, CallFilter, CallKind, Fault, FaultMode, FaultyStore};
 

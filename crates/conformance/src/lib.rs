@@ -105,6 +105,7 @@ define_suite!($
     jobs_isolated_and_purged,
     api_keys_found_listed_and_kept,
     api_key_revocation,
+    job_leases_exclusive_until_expiry,
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -236,6 +237,19 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
         error: &str,
     ) -> StoreResult<Option<Job>> {
         self.store.record_job_failure(user, id, error)
+    }
+
+    fn lease_jobs(
+        &self,
+        user: &UserKey,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> StoreResult<bool> {
+        self.store.lease_jobs(user, holder, lease)
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        self.store.release_jobs(user, holder)
     }
 
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
@@ -3560,5 +3574,74 @@ pub fn api_key_revocation<S: Store>(make: &dyn Fn() -> S) {
         unwrap_ok(store.revoke_api_key(ApiKeyId::new(), first), "unknown"),
         None,
         "revoking an unknown key"
+    );
+}
+
+/// A lease on a user's jobs belongs to one holder until it runs out or is released: another
+/// holder is refused meanwhile, the holder renews it, an expired lease is taken over, leases of
+/// different users are independent, releasing someone else's lease does nothing, and purging
+/// the user ends it.
+pub fn job_leases_exclusive_until_expiry<S: Store>(make: &dyn Fn() -> S) {
+    use std::time::Duration;
+    let store = make();
+    let long = Duration::from_secs(600);
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let lease = |user: &UserKey, holder: &str, for_: Duration| {
+        unwrap_ok(store.lease_jobs(user, holder, for_), "lease jobs")
+    };
+    assert!(lease(&alice, "server-a", long), "a free lease is taken");
+    assert!(
+        !lease(&alice, "server-b", long),
+        "a running lease is refused to another holder"
+    );
+    assert!(
+        lease(&alice, "server-a", long),
+        "the holder renews its own lease"
+    );
+    assert!(
+        lease(&bob, "server-b", long),
+        "another user's lease is independent"
+    );
+    unwrap_ok(
+        store.release_jobs(&alice, "server-b"),
+        "release by a non-holder",
+    );
+    assert!(
+        !lease(&alice, "server-b", long),
+        "a non-holder's release ended the lease"
+    );
+    unwrap_ok(store.release_jobs(&alice, "server-a"), "release");
+    assert!(lease(&alice, "server-b", long), "a released lease is free");
+
+    let carol = key("tenant-1", "carol");
+    assert!(lease(&carol, "server-a", Duration::from_millis(150)));
+    assert!(
+        !lease(&carol, "server-b", long),
+        "the short lease has not run out yet"
+    );
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(
+        lease(&carol, "server-b", long),
+        "an expired lease is taken over"
+    );
+    assert!(!lease(&carol, "server-a", long), "the old holder lost it");
+
+    let scope = scope_of(&bob, "agent", "s1");
+    unwrap_ok(
+        store.write(WriteBatch {
+            turns: vec![turn(&scope, 1, "bob was here")],
+            ..Default::default()
+        }),
+        "write",
+    );
+    unwrap_ok(store.purge_user(&bob), "purge");
+    assert!(
+        lease(&bob, "server-a", long),
+        "purging a user ends their lease"
+    );
+    assert!(
+        !lease(&bob, "server-b", long),
+        "the lease after a purge is an ordinary lease"
     );
 }

@@ -11,6 +11,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
@@ -49,6 +50,9 @@ enum Bug {
     KeysInInsertOrder,
     PurgeRevokesTenantKeys,
     RevokeMovesTime,
+    LeaseIgnoresHolder,
+    LeaseNeverExpires,
+    PurgeKeepsLease,
 }
 
 struct Mutant {
@@ -60,6 +64,8 @@ struct Mutant {
     vectors: Mutex<Vec<VectorRow>>,
     /// API keys as they were put, for a listing that forgets to sort.
     keys_in_insert_order: Mutex<Vec<ApiKey>>,
+    /// Who last took each user's job lease (user, holder).
+    lease_holders: Mutex<Vec<(UserKey, String)>>,
 }
 
 impl Mutant {
@@ -71,6 +77,7 @@ impl Mutant {
             writes: AtomicUsize::new(0),
             vectors: Mutex::new(Vec::new()),
             keys_in_insert_order: Mutex::new(Vec::new()),
+            lease_holders: Mutex::new(Vec::new()),
         }
     }
 
@@ -377,6 +384,22 @@ impl Store for Mutant {
     }
 
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
+        if self.bug == Bug::PurgeKeepsLease {
+            // Purge everything but the lease: whoever held it holds it again.
+            let holder = self
+                .lease_holders
+                .lock()
+                .iter()
+                .find(|(u, _)| u == user)
+                .cloned();
+            let report = self.inner.purge_user(user)?;
+            if let Some((_, holder)) = holder {
+                self.inner
+                    .lease_jobs(user, &holder, Duration::from_secs(600))?;
+            }
+            return Ok(report);
+        }
+        self.lease_holders.lock().retain(|(u, _)| u != user);
         if self.bug == Bug::PurgeRevokesTenantKeys {
             for key in self.inner.api_keys()? {
                 if key.tenant == user.tenant {
@@ -412,6 +435,30 @@ impl Store for Mutant {
             }
         }
         self.inner.record_job_failure(user, id, error)
+    }
+
+    fn lease_jobs(&self, user: &UserKey, holder: &str, lease: Duration) -> StoreResult<bool> {
+        let mut holders = self.lease_holders.lock();
+        let current = holders.iter().position(|(u, _)| u == user);
+        let taken = match self.bug {
+            Bug::LeaseIgnoresHolder => true,
+            Bug::LeaseNeverExpires => current.is_none_or(|i| holders[i].1 == holder),
+            _ => self.inner.lease_jobs(user, holder, lease)?,
+        };
+        if taken {
+            if let Some(i) = current {
+                holders.remove(i);
+            }
+            holders.push((user.clone(), holder.to_string()));
+        }
+        Ok(taken)
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        self.lease_holders
+            .lock()
+            .retain(|(u, h)| !(u == user && h == holder));
+        self.inner.release_jobs(user, holder)
     }
 
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
@@ -493,6 +540,14 @@ const CATCHES: &[(&str, &[Bug])] = &[
         &[Bug::KeysInInsertOrder, Bug::PurgeRevokesTenantKeys],
     ),
     ("api_key_revocation", &[Bug::RevokeMovesTime]),
+    (
+        "job_leases_exclusive_until_expiry",
+        &[
+            Bug::LeaseIgnoresHolder,
+            Bug::LeaseNeverExpires,
+            Bug::PurgeKeepsLease,
+        ],
+    ),
 ];
 
 #[test]

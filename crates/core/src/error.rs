@@ -108,6 +108,9 @@ pub enum Conflict {
     /// A turn with this idempotency key is already stored for the user.
     #[error("a turn with key '{key}' is already stored")]
     DuplicateTurnKey { key: String },
+    /// Another engine (another server) holds the lease on the user's jobs right now.
+    #[error("another server is running this user's jobs; try again once it is done")]
+    JobsLeased,
 }
 
 /// A storage backend failed. The message names the operation; the backend's own error is the

@@ -41,6 +41,8 @@ pub struct MemoryStore {
     users: RwLock<HashMap<UserKey, UserData>>,
     /// API keys in the order they were stored (which is creation order for fresh keys).
     api_keys: RwLock<Vec<ApiKey>>,
+    /// Job leases: user → (holder, when the lease runs out).
+    job_leases: parking_lot::Mutex<HashMap<UserKey, (String, std::time::Instant)>>,
 }
 
 impl MemoryStore {
@@ -500,7 +502,36 @@ impl Store for MemoryStore {
         Ok(Some(key.clone()))
     }
 
+    fn lease_jobs(
+        &self,
+        user: &UserKey,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> StoreResult<bool> {
+        let now = std::time::Instant::now();
+        let mut leases = self.job_leases.lock();
+        if let Some((current, until)) = leases.get(user) {
+            if current != holder && *until > now {
+                return Ok(false);
+            }
+        }
+        leases.insert(user.clone(), (holder.to_string(), now + lease));
+        Ok(true)
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        let mut leases = self.job_leases.lock();
+        if leases
+            .get(user)
+            .is_some_and(|(current, _)| current == holder)
+        {
+            leases.remove(user);
+        }
+        Ok(())
+    }
+
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
+        self.job_leases.lock().remove(user);
         let removed = self.users.write().remove(user);
         Ok(removed
             .map(|d| PurgeReport {

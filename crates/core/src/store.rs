@@ -4,6 +4,7 @@
 //! `mnemos-conformance`. Retrieval indexes are caches rebuilt from what a store returns here.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -466,6 +467,11 @@ pub trait StoreRead: Send + Sync {
 ///   (`put_api_key` rejects a reused id or hash, or an invalid key, with `InvalidWrite`),
 ///   found by its hash, listed oldest first, and never deleted: `revoke_api_key` sets
 ///   `revoked_at` once (revoking again returns the key as it was).
+/// - **Job leases**: `lease_jobs` gives one holder (an engine, a server) the right to run a
+///   user's pending jobs for a while, so two servers never run the same user's jobs at once;
+///   a lease another holder still holds is refused, an expired one is taken over (a dead server's
+///   jobs are picked up), the holder renews its own, and `release_jobs` ends it. Leases run on
+///   the store's own clock. Purging a user ends their lease.
 /// - Thread-safe: concurrent writers from several threads never lose a write.
 pub trait Store: StoreRead {
     /// Atomically write a batch (turns, new memories with their `Created` history, vectors,
@@ -507,6 +513,13 @@ pub trait Store: StoreRead {
         id: JobId,
         error: &str,
     ) -> StoreResult<Option<Job>>;
+
+    /// Lease `user`'s pending jobs to `holder` for `lease` from now (the store's clock): taken
+    /// when nobody holds them or the last holder's lease has run out, renewed when `holder`
+    /// already holds them. `Ok(false)`: another holder's lease is still running.
+    fn lease_jobs(&self, user: &UserKey, holder: &str, lease: Duration) -> StoreResult<bool>;
+    /// End `holder`'s lease on `user`'s jobs; nothing happens if it holds none.
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()>;
 
     /// Store a new API key (see the contract above).
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()>;

@@ -37,6 +37,17 @@ pub struct JobSettings {
     pub inline: bool,
     /// Failed attempts after which a job is left alone (reported, not retried).
     pub max_attempts: u32,
+    /// How long a lease on a user's jobs lasts, in seconds, renewed before each job. Another
+    /// server picks a dead server's jobs up once its lease runs out; a job that runs longer
+    /// than this may be run by a second server too, whose results are then refused.
+    pub lease_secs: u64,
+}
+
+impl JobSettings {
+    /// [`lease_secs`](Self::lease_secs) as a duration.
+    pub fn lease(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.lease_secs)
+    }
 }
 
 impl Default for JobSettings {
@@ -44,6 +55,7 @@ impl Default for JobSettings {
         Self {
             inline: true,
             max_attempts: 3,
+            lease_secs: 300,
         }
     }
 }
@@ -229,6 +241,7 @@ impl EngineBuilder {
             preset_params: config.params,
             progress: self.progress,
             notes: self.notes,
+            holder: format!("engine-{}", uuid::Uuid::now_v7()),
         })
     }
 }
@@ -282,6 +295,9 @@ pub struct Engine {
     pub(crate) preset_params: BTreeMap<String, toml::Table>,
     pub(crate) progress: Option<Arc<dyn JobProgress>>,
     notes: Vec<String>,
+    /// Who this engine is when it leases a user's jobs: unique per engine, so two servers
+    /// (or two processes) over one database never share a lease.
+    pub(crate) holder: String,
 }
 
 impl Engine {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use mnemos_core::{Job, JobId, UserKey};
+use mnemos_core::{Conflict, Job, JobId, UserKey};
 
 use crate::engine::Engine;
 use crate::error::{EngineError, EngineResult};
@@ -186,29 +186,88 @@ impl Engine {
     /// Run `user`'s pending jobs, oldest first, until none is runnable. Each job's results commit
     /// with its completion; a failure counts an attempt and leaves the job pending. Jobs that
     /// failed `max_attempts` times are reported as stuck and left alone.
+    ///
+    /// The jobs run under this engine's lease on the user's jobs (see `Store::lease_jobs`), so
+    /// two engines over one database (two servers) never run one user's jobs at once, and jobs
+    /// keep their order. When another engine holds the lease, nothing runs here: that engine
+    /// runs them, or they are picked up once its lease runs out.
     pub fn run_pending(&self, user: &UserKey) -> EngineResult<JobReport> {
         let mut report = JobReport::default();
         let mut tried: HashSet<JobId> = HashSet::new();
-        loop {
-            let mut runnable = Vec::new();
-            for job in self.store().pending_jobs(user, usize::MAX)? {
-                if job.attempts >= self.settings.max_attempts {
-                    if tried.insert(job.id) {
-                        let error = job.last_error.clone().unwrap_or_default();
-                        report.stuck.push((job.id, error));
-                    }
-                } else if !tried.contains(&job.id) {
-                    runnable.push(job);
-                }
-            }
+        let mut leased = false;
+        let result = loop {
+            let runnable = match self.runnable_jobs(user, &mut tried, &mut report) {
+                Ok(runnable) => runnable,
+                Err(e) => break Err(e),
+            };
             if runnable.is_empty() {
-                return Ok(report);
+                break Ok(());
             }
-            for job in runnable {
-                tried.insert(job.id);
-                self.run_one(user, &job, &mut report)?;
+            match self.renew_lease(user) {
+                Ok(true) => leased = true,
+                Ok(false) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+            if let Err(e) = self.run_batch(user, runnable, &mut tried, &mut report) {
+                break Err(e);
+            }
+        };
+        let released = if leased {
+            self.store().release_jobs(user, &self.holder)
+        } else {
+            Ok(())
+        };
+        result?;
+        released?;
+        Ok(report)
+    }
+
+    /// Pending jobs not tried yet in this run; jobs past `max_attempts` go to the report as
+    /// stuck (once).
+    fn runnable_jobs(
+        &self,
+        user: &UserKey,
+        tried: &mut HashSet<JobId>,
+        report: &mut JobReport,
+    ) -> EngineResult<Vec<Job>> {
+        let mut runnable = Vec::new();
+        for job in self.store().pending_jobs(user, usize::MAX)? {
+            if job.attempts >= self.settings.max_attempts {
+                if tried.insert(job.id) {
+                    let error = job.last_error.clone().unwrap_or_default();
+                    report.stuck.push((job.id, error));
+                }
+            } else if !tried.contains(&job.id) {
+                runnable.push(job);
             }
         }
+        Ok(runnable)
+    }
+
+    /// Take or renew this engine's lease on `user`'s jobs; `false` if another engine holds it.
+    fn renew_lease(&self, user: &UserKey) -> EngineResult<bool> {
+        Ok(self
+            .store()
+            .lease_jobs(user, &self.holder, self.settings.lease())?)
+    }
+
+    /// Run `jobs` in order, renewing the lease before each one after the first; stops early
+    /// (leaving the rest pending) if the lease was lost meanwhile.
+    fn run_batch(
+        &self,
+        user: &UserKey,
+        jobs: Vec<Job>,
+        tried: &mut HashSet<JobId>,
+        report: &mut JobReport,
+    ) -> EngineResult<()> {
+        for (i, job) in jobs.into_iter().enumerate() {
+            if i > 0 && !self.renew_lease(user)? {
+                return Ok(());
+            }
+            tried.insert(job.id);
+            self.run_one(user, &job, report)?;
+        }
+        Ok(())
     }
 
     /// Run the pending jobs of every user (after a crash, or when jobs do not run inline).
@@ -220,7 +279,8 @@ impl Engine {
         Ok(report)
     }
 
-    /// Run one pending job now, even one that is stuck after repeated failures.
+    /// Run one pending job now, even one that is stuck after repeated failures. Refused with a
+    /// conflict while another engine holds the lease on the user's jobs.
     pub fn retry_job(&self, user: &UserKey, id: JobId) -> EngineResult<JobReport> {
         let job = self.stored_job(user, id)?;
         if !job.is_pending() {
@@ -228,8 +288,14 @@ impl Engine {
                 mnemos_core::Error::invalid(format!("job {id} has already finished")).into(),
             );
         }
+        if !self.renew_lease(user)? {
+            return Err(mnemos_core::StoreError::from(Conflict::JobsLeased).into());
+        }
         let mut report = JobReport::default();
-        self.run_one(user, &job, &mut report)?;
+        let result = self.run_one(user, &job, &mut report);
+        let released = self.store().release_jobs(user, &self.holder);
+        result?;
+        released?;
         Ok(report)
     }
 }

@@ -114,6 +114,11 @@ impl EngineSection {
                 "[engine.jobs] max_attempts must be at least 1",
             ));
         }
+        if self.jobs.lease_secs == 0 {
+            return Err(EngineError::config(
+                "[engine.jobs] lease_secs must be at least 1",
+            ));
+        }
         Ok(())
     }
 }

@@ -77,6 +77,7 @@ fn config(name: &str, inline: bool) -> EngineConfig {
         jobs: JobSettings {
             inline,
             max_attempts: 3,
+            ..JobSettings::default()
         },
     }
 }

@@ -299,6 +299,7 @@ impl Kit {
             jobs: JobSettings {
                 inline: true,
                 max_attempts: 3,
+                ..JobSettings::default()
             },
         };
         Engine::builder(store, Arc::clone(&self.embedder), Arc::clone(&self.model))

@@ -222,6 +222,40 @@ fn two_engines_on_one_database_number_rounds_apart_and_see_each_other() {
     assert!(hits.iter().any(|h| h.memory.text.contains("number 9")));
 }
 
+#[test]
+fn two_engines_never_run_one_users_jobs_at_once() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = engine(Arc::clone(&store), "memorybank", false);
+    let b = engine(Arc::clone(&store), "memorybank", false);
+    a.ingest(keyed_turns(), &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    let pending = a.pending_jobs(None).unwrap();
+    assert!(!pending.is_empty());
+    // Another server holds the lease on ann's jobs: neither engine runs them meanwhile.
+    assert!(store
+        .lease_jobs(
+            &ann(),
+            "server-elsewhere",
+            std::time::Duration::from_secs(600)
+        )
+        .unwrap());
+    assert!(a.run_all_pending().unwrap().is_empty());
+    let refused = b.retry_job(&ann(), pending[0].job.id).unwrap_err();
+    assert!(refused.is_user_error(), "{refused}");
+    assert_eq!(a.pending_jobs(None).unwrap().len(), pending.len());
+    // Once it is released (or runs out), one engine runs them all and releases the lease.
+    store.release_jobs(&ann(), "server-elsewhere").unwrap();
+    assert_eq!(b.run_all_pending().unwrap().ran, pending.len());
+    assert!(a.pending_jobs(None).unwrap().is_empty());
+    assert!(store
+        .lease_jobs(
+            &ann(),
+            "server-elsewhere",
+            std::time::Duration::from_secs(1)
+        )
+        .unwrap());
+}
+
 /// Ann and Bob talk in one session, Ann alone keeps notes in another.
 fn exchange() -> Vec<NewTurn> {
     let said = |session: &str, speaker: &str, text: &str| {

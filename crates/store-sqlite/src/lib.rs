@@ -312,6 +312,13 @@ impl SqliteStore {
     }
 }
 
+/// This machine's clock in milliseconds since the epoch (job leases).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 fn id_bytes(id: &uuid::Uuid) -> &[u8] {
     id.as_bytes()
 }
@@ -1160,6 +1167,7 @@ impl Store for SqliteStore {
             let memories = run("DELETE FROM memories WHERE tenant = ?1 AND user_id = ?2")?;
             let turns = run("DELETE FROM turns WHERE tenant = ?1 AND user_id = ?2")?;
             run("DELETE FROM jobs WHERE tenant = ?1 AND user_id = ?2")?;
+            run("DELETE FROM job_leases WHERE tenant = ?1 AND user_id = ?2")?;
             run("DELETE FROM users WHERE tenant = ?1 AND user_id = ?2")?;
             Ok(PurgeReport {
                 turns,
@@ -1170,6 +1178,35 @@ impl Store for SqliteStore {
         })?;
         self.checkpoint_truncate()?;
         Ok(report)
+    }
+
+    fn lease_jobs(&self, user: &UserKey, holder: &str, lease: Duration) -> StoreResult<bool> {
+        let now = now_ms();
+        let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+        self.write_tx("lease jobs", |tx| {
+            // Taken when free or expired, renewed by its holder; otherwise the row is left alone
+            // and no row changes.
+            let changed = tx
+                .prepare_cached(
+                    "INSERT INTO job_leases (tenant, user_id, holder, until_ms) VALUES (?1, ?2, ?3, ?4) \
+                     ON CONFLICT (tenant, user_id) DO UPDATE SET holder = excluded.holder, until_ms = excluded.until_ms \
+                     WHERE job_leases.holder = excluded.holder OR job_leases.until_ms <= ?5",
+                )
+                .and_then(|mut s| s.execute(params![user.tenant, user.user, holder, until, now]))
+                .map_err(sql_err("lease jobs"))?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        self.write_tx("release jobs", |tx| {
+            tx.prepare_cached(
+                "DELETE FROM job_leases WHERE tenant = ?1 AND user_id = ?2 AND holder = ?3",
+            )
+            .and_then(|mut s| s.execute(params![user.tenant, user.user, holder]))
+            .map_err(sql_err("release jobs"))?;
+            Ok(())
+        })
     }
 
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {

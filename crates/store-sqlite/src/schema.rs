@@ -130,8 +130,20 @@ CREATE TABLE api_keys (
 ) STRICT;
 ";
 
+/// Job leases: which engine may run a user's pending jobs, until when (milliseconds since the
+/// epoch, this machine's clock). One row per user at most; purge deletes it.
+const V5: &str = "
+CREATE TABLE job_leases (
+    tenant   TEXT NOT NULL,
+    user_id  TEXT NOT NULL,
+    holder   TEXT NOT NULL,
+    until_ms INTEGER NOT NULL,
+    PRIMARY KEY (tenant, user_id)
+) STRICT, WITHOUT ROWID;
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

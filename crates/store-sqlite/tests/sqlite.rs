@@ -573,6 +573,7 @@ mod migrations {
             tables(&path),
             vec![
                 "api_keys",
+                "job_leases",
                 "jobs",
                 "memories",
                 "memory_history",

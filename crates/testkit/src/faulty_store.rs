@@ -18,7 +18,7 @@ pub enum CallKind {
     /// A [`StoreRead`] method.
     Read,
     /// A [`Store`] method (`write`, `update`, `forget`, `record_access`, `put_vectors`,
-    /// `purge_user`, `record_job_failure`).
+    /// `purge_user`, `record_job_failure`, `lease_jobs`, `release_jobs`).
     Write,
 }
 
@@ -422,6 +422,19 @@ impl<S: Store + ?Sized> Store for FaultyStore<S> {
         self.write_call("record_job_failure", |s| {
             s.record_job_failure(user, id, error)
         })
+    }
+
+    fn lease_jobs(
+        &self,
+        user: &UserKey,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> StoreResult<bool> {
+        self.write_call("lease_jobs", |s| s.lease_jobs(user, holder, lease))
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        self.write_call("release_jobs", |s| s.release_jobs(user, holder))
     }
 
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {

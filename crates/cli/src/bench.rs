@@ -65,7 +65,7 @@ pub fn run(config: &Config, command: BenchCommand) -> Result<()> {
         "bench serve: {} users × {} memories in {} ({}), {} clients for {} s",
         args.users,
         args.memories,
-        config.db.display(),
+        config.db,
         engine.info().embedder,
         args.clients,
         args.seconds

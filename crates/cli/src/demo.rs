@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use mnemos_core::UserKey;
-use mnemos_engine::{RecallRequest, SearchRequest};
+use mnemos_engine::{RecallRequest, SearchRequest, StoreLocation};
 use mnemos_eval::jsonl::read_turn_lines;
 use mnemos_eval::{jsonl_turns, TurnDefaults};
 
@@ -50,18 +50,19 @@ pub struct DemoArgs {
 pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let mut config = global.config()?;
-    config.db = args
-        .keep_db
-        .clone()
-        .unwrap_or_else(|| scratch.path().join("demo.db"));
+    config.db = StoreLocation::Sqlite(
+        args.keep_db
+            .clone()
+            .unwrap_or_else(|| scratch.path().join("demo.db")),
+    );
     if args.keep_db.as_ref().is_some_and(|p| p.exists()) {
         anyhow::bail!(
             "{} already exists; the demo only writes to a new database",
-            config.db.display()
+            config.db
         );
     }
 
-    println!("mnemos demo — database {}", config.db.display());
+    println!("mnemos demo — database {}", config.db);
     let engine = writing_engine(&config, args.preset.as_deref())?;
     let info = engine.info();
     println!(

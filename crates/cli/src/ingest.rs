@@ -105,7 +105,7 @@ pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
          embedder {}, preset {}, model {})",
         report.added,
         report.users,
-        config.db.display(),
+        config.db,
         report.added as f64 / seconds.max(1e-9),
         info.embedder,
         engine.mechanism(&args.agent).name(),

@@ -28,7 +28,7 @@ use clap::{Args, Parser, Subcommand};
 
 use mnemos_core::UserKey;
 use mnemos_embed::EmbedRuntime;
-use mnemos_engine::{Config, EmbedderChoice};
+use mnemos_engine::{Config, EmbedderChoice, StoreLocation};
 
 #[derive(Parser)]
 #[command(
@@ -51,8 +51,9 @@ pub struct GlobalArgs {
     /// Config file (TOML). Default: $MNEMOS_CONFIG, else ./mnemos.toml if present.
     #[arg(long, global = true)]
     config: Option<PathBuf>,
-    /// SQLite database file (overrides the config's `db`).
-    #[arg(long, global = true, env = "MNEMOS_DB")]
+    /// Where the data lives: a SQLite file, or a PostgreSQL database `postgres://USER@HOST/DB`
+    /// (overrides the config's `db`).
+    #[arg(long, visible_alias = "store", global = true, env = "MNEMOS_DB")]
     db: Option<PathBuf>,
     /// Embedder (bilingual adds m3e-small for Chinese, non-commercial licence; openai needs
     /// the config's [embedder] table).
@@ -76,7 +77,7 @@ impl GlobalArgs {
     pub fn config(&self) -> Result<Config> {
         let mut config = Config::load(self.config.as_deref())?;
         if let Some(db) = &self.db {
-            config.db = db.clone();
+            config.db = StoreLocation::from(db.clone());
         }
         if let Some(choice) = self.embedder {
             config.set_embedder(choice)?;

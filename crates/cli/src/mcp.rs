@@ -26,8 +26,7 @@ pub fn run(config: &Config) -> Result<()> {
     }
     eprintln!(
         "mnemos MCP server on stdio: {} (tenant {})",
-        config.db.display(),
-        config.tenant
+        config.db, config.tenant
     );
     mnemos_server::mcp::run_stdio(
         Arc::new(engine),

@@ -15,10 +15,10 @@ use crate::UserArg;
 
 /// The engine over the existing database (never creates one); `embed` loads the embedder.
 pub fn existing_engine(config: &Config, embed: bool, preset: Option<&str>) -> Result<Engine> {
-    if !config.db.is_file() {
+    if config.db.sqlite_path().is_some_and(|path| !path.is_file()) {
         usage!(
             "there is no database at {} (ingest turns first, or pass --db FILE)",
-            config.db.display()
+            config.db
         );
     }
     let options = OpenOptions {
@@ -51,7 +51,7 @@ fn known_user(engine: &Engine, user: &UserArg, config: &Config) -> Result<UserKe
         "no user '{}' (tenant '{}') in {}; {listed}",
         key.user,
         key.tenant,
-        config.db.display()
+        config.db
     );
 }
 

@@ -54,7 +54,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     }
     eprintln!("access: {}", mnemos_server::access(&engine, &server)?);
     let tenant = config.tenant.clone();
-    let db = config.db.display().to_string();
+    let db = config.db.to_string();
     mnemos_server::run_until_signal(Arc::new(engine), tenant.clone(), &server, |addr| {
         eprintln!("mnemos serving {db} (tenant {tenant}) on http://{addr}/v1 — Ctrl-C stops");
     })?;

@@ -106,6 +106,7 @@ define_suite!($
     api_keys_found_listed_and_kept,
     api_key_revocation,
     job_leases_exclusive_until_expiry,
+    users_listed_by_memories_alone,
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -3644,4 +3645,20 @@ pub fn job_leases_exclusive_until_expiry<S: Store>(make: &dyn Fn() -> S) {
         !lease(&bob, "server-b", long),
         "the lease after a purge is an ordinary lease"
     );
+}
+
+/// `users` lists a user as soon as they have a memory, even one written without any turn.
+pub fn users_listed_by_memories_alone<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "only-memories");
+    let scope = scope_of(&user, "agent", "s1");
+    let memory = Memory::from_turn(&turn(&scope, 1, "a note kept without its turn"));
+    unwrap_ok(
+        store.write(WriteBatch {
+            memories: vec![memory],
+            ..Default::default()
+        }),
+        "write a memory alone",
+    );
+    assert_eq!(unwrap_ok(store.users(), "users"), vec![user]);
 }

@@ -53,6 +53,7 @@ enum Bug {
     LeaseIgnoresHolder,
     LeaseNeverExpires,
     PurgeKeepsLease,
+    UsersOnlyFromTurns,
 }
 
 struct Mutant {
@@ -183,7 +184,11 @@ impl StoreRead for Mutant {
     }
 
     fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.inner.users()
+        let mut users = self.inner.users()?;
+        if self.bug == Bug::UsersOnlyFromTurns {
+            users.retain(|u| self.inner.last_round(u).is_ok_and(|r| r.is_some()));
+        }
+        Ok(users)
     }
 
     fn data_version(&self) -> StoreResult<Option<u64>> {
@@ -548,6 +553,7 @@ const CATCHES: &[(&str, &[Bug])] = &[
             Bug::PurgeKeepsLease,
         ],
     ),
+    ("users_listed_by_memories_alone", &[Bug::UsersOnlyFromTurns]),
 ];
 
 #[test]

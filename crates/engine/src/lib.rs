@@ -16,6 +16,7 @@ mod error;
 mod ingest;
 mod jobs;
 mod keys;
+mod location;
 pub mod mechanism;
 mod memories;
 pub mod presets;
@@ -31,6 +32,7 @@ pub use error::{EngineError, EngineResult};
 pub use ingest::{IngestOptions, IngestReport};
 pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
 pub use keys::{hash_api_key, NewApiKey, API_KEY_PREFIX};
+pub use location::StoreLocation;
 pub use mechanism::{
     Context, ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx,
     Recall, RecallRequest, ScorePart,

@@ -9,9 +9,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::RetrievalConfig;
-use mnemos_core::{EmbedError, Embedder, ErrorClass, MemoryModel};
+use mnemos_core::{EmbedError, Embedder, ErrorClass, MemoryModel, Store};
 use mnemos_embed::{build_embedder, EmbedRuntime, EmbedderConfig, WheelModel};
+use mnemos_store_postgres::PostgresStore;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
+
+use crate::location::StoreLocation;
 
 use crate::engine::{Engine, EngineConfig, JobSettings};
 use crate::error::{EngineError, EngineResult};
@@ -22,8 +25,8 @@ use crate::presets::{self, PresetSpec};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// The SQLite database file.
-    pub db: PathBuf,
+    /// Where the data lives: a SQLite file, or a PostgreSQL database (`postgres://…`).
+    pub db: StoreLocation,
     /// Tenant used when a command does not name one.
     pub tenant: String,
     /// Power-loss durability (fsync every commit) instead of crash durability.
@@ -114,9 +117,9 @@ impl EngineSection {
                 "[engine.jobs] max_attempts must be at least 1",
             ));
         }
-        if self.jobs.lease_secs == 0 {
+        if !(1..=86_400).contains(&self.jobs.lease_secs) {
             return Err(EngineError::config(
-                "[engine.jobs] lease_secs must be at least 1",
+                "[engine.jobs] lease_secs must be between 1 and 86400 (a day)",
             ));
         }
         Ok(())
@@ -126,7 +129,7 @@ impl EngineSection {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            db: PathBuf::from("mnemos.db"),
+            db: StoreLocation::Sqlite(PathBuf::from("mnemos.db")),
             tenant: "default".into(),
             sync_full: false,
             embedder: EmbedderConfig::default(),
@@ -173,7 +176,7 @@ impl Config {
             None => Self::default(),
         };
         if let Ok(db) = std::env::var("MNEMOS_DB") {
-            config.db = PathBuf::from(db);
+            config.db = StoreLocation::from(PathBuf::from(db));
         }
         if let Ok(tenant) = std::env::var("MNEMOS_TENANT") {
             config.tenant = tenant;
@@ -366,18 +369,24 @@ impl Embedder for NotLoaded {
     }
 }
 
-/// The configured SQLite store. Without `create`, a missing file is an error.
-pub fn open_store(config: &Config, create: bool) -> EngineResult<Arc<SqliteStore>> {
-    let options = SqliteOptions {
-        synchronous_full: config.sync_full,
-        ..SqliteOptions::default()
-    };
-    let store = if create {
-        SqliteStore::open(&config.db, options)
-    } else {
-        SqliteStore::open_existing(&config.db, options)
-    };
-    Ok(Arc::new(store?))
+/// The configured store: a SQLite file or a PostgreSQL database. Without `create`, a missing
+/// SQLite file is an error (a PostgreSQL database is never created here: its server owns it).
+pub fn open_store(config: &Config, create: bool) -> EngineResult<Arc<dyn Store>> {
+    match &config.db {
+        StoreLocation::Sqlite(path) => {
+            let options = SqliteOptions {
+                synchronous_full: config.sync_full,
+                ..SqliteOptions::default()
+            };
+            let store = if create {
+                SqliteStore::open(path, options)
+            } else {
+                SqliteStore::open_existing(path, options)
+            };
+            Ok(Arc::new(store?))
+        }
+        StoreLocation::Postgres(url) => Ok(Arc::new(PostgresStore::connect(url)?)),
+    }
 }
 
 /// Single texts (queries) whose vectors the configured embedder keeps.
@@ -514,13 +523,13 @@ mod tests {
     fn opening_a_missing_database_without_create_makes_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let config = Config {
-            db: dir.path().join("absent.db"),
+            db: StoreLocation::Sqlite(dir.path().join("absent.db")),
             ..Config::default()
         };
         let err = Engine::open(&config, &OpenOptions::default())
             .err()
             .expect("no database");
         assert!(err.to_string().contains("absent.db"), "{err}");
-        assert!(!config.db.exists());
+        assert!(!dir.path().join("absent.db").exists());
     }
 }

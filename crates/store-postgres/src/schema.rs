@@ -1,0 +1,196 @@
+//! Versioned schema migrations, recorded in the table `mnemos_schema`.
+//!
+//! `MIGRATIONS[i]` upgrades a database from version `i` to `i + 1`. Every open runs the check
+//! and the missing steps in one transaction under a database-wide advisory lock, so any number
+//! of servers starting at once against one database apply each step exactly once (concurrent
+//! `CREATE … IF NOT EXISTS` statements collide in the catalog without it). Steps are
+//! append-only: never edit a released step, add a new one.
+
+use mnemos_core::{StoreError, StoreResult};
+use postgres::Client;
+
+use crate::codec::pg_err;
+
+/// The advisory lock every migration holds ("mnms").
+const MIGRATION_LOCK: i64 = 0x6d6e_6d73;
+
+/// Commit-counter slots: writers of different users rarely touch the same row, so the counter
+/// does not serialize them (see `PostgresStore::data_version`).
+pub(crate) const COMMIT_SLOTS: i32 = 64;
+
+/// The tables of SQLite's schema V1–V5 in PostgreSQL types: ids are `uuid` (ordered like the
+/// Rust `Uuid`), rounds and times `bigint`, structured fields exact JSON `text`, a memory's
+/// metadata `jsonb` (so metadata filters run as `@>` on an index), vectors little-endian `f32`
+/// in `bytea`.
+const V1: &str = "
+CREATE TABLE users (
+    tenant  text NOT NULL,
+    user_id text NOT NULL,
+    PRIMARY KEY (tenant, user_id)
+);
+
+CREATE TABLE turns (
+    id       uuid PRIMARY KEY,
+    tenant   text NOT NULL,
+    user_id  text NOT NULL,
+    agent    text NOT NULL,
+    session  text NOT NULL,
+    role     text NOT NULL,
+    speaker  text,
+    text     text NOT NULL,
+    round    bigint NOT NULL,
+    time_ms  bigint NOT NULL,
+    metadata text NOT NULL,
+    key      text
+);
+CREATE INDEX turns_by_user_order ON turns (tenant, user_id, round, time_ms, id);
+CREATE UNIQUE INDEX turns_by_user_key ON turns (tenant, user_id, key) WHERE key IS NOT NULL;
+
+CREATE TABLE memories (
+    id            uuid PRIMARY KEY,
+    tenant        text NOT NULL,
+    user_id       text NOT NULL,
+    agent         text NOT NULL,
+    session       text NOT NULL,
+    kind          text NOT NULL,
+    kind_json     text NOT NULL,
+    text          text NOT NULL,
+    provenance    text NOT NULL,
+    created_round bigint NOT NULL,
+    created_time  bigint NOT NULL,
+    valid_from    bigint NOT NULL,
+    valid_to      bigint,
+    active        boolean NOT NULL,
+    state         text NOT NULL,
+    metrics       text NOT NULL,
+    access        text NOT NULL,
+    metadata      jsonb NOT NULL,
+    version       bigint NOT NULL
+);
+CREATE INDEX memories_by_user_order ON memories (tenant, user_id, created_round, created_time, id);
+CREATE INDEX memories_by_user_kind ON memories (tenant, user_id, kind);
+CREATE INDEX memories_by_user_time ON memories (tenant, user_id, created_time);
+CREATE INDEX memories_metadata ON memories USING gin (metadata jsonb_path_ops);
+
+CREATE TABLE memory_history (
+    memory_id uuid NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    version   bigint NOT NULL,
+    at_round  bigint NOT NULL,
+    at_time   bigint NOT NULL,
+    change    text NOT NULL,
+    snapshot  text NOT NULL,
+    PRIMARY KEY (memory_id, version)
+);
+
+CREATE TABLE vectors (
+    memory_id uuid NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    model     text NOT NULL,
+    dim       integer NOT NULL,
+    data      bytea NOT NULL,
+    PRIMARY KEY (memory_id, model)
+);
+
+CREATE TABLE jobs (
+    id            uuid PRIMARY KEY,
+    tenant        text NOT NULL,
+    user_id       text NOT NULL,
+    agent         text NOT NULL,
+    session       text NOT NULL,
+    mechanism     text NOT NULL,
+    kind          text NOT NULL,
+    payload       text NOT NULL,
+    created_round bigint NOT NULL,
+    created_time  bigint NOT NULL,
+    attempts      bigint NOT NULL CHECK (attempts >= 0),
+    last_error    text,
+    done_round    bigint,
+    done_time     bigint,
+    CHECK ((done_round IS NULL) = (done_time IS NULL))
+);
+CREATE INDEX jobs_by_user ON jobs (tenant, user_id);
+CREATE INDEX jobs_pending_by_user_order ON jobs (tenant, user_id, created_round, created_time, id)
+    WHERE done_round IS NULL;
+
+CREATE TABLE job_leases (
+    tenant   text NOT NULL,
+    user_id  text NOT NULL,
+    holder   text NOT NULL,
+    until_at timestamptz NOT NULL,
+    PRIMARY KEY (tenant, user_id)
+);
+
+CREATE TABLE api_keys (
+    id         uuid PRIMARY KEY,
+    tenant     text NOT NULL,
+    name       text NOT NULL,
+    hash       text NOT NULL UNIQUE,
+    prefix     text NOT NULL,
+    created_ms bigint NOT NULL,
+    revoked_ms bigint
+);
+
+-- Commits so far, spread over slots; data_version sums them.
+CREATE TABLE mnemos_commits (
+    slot integer PRIMARY KEY,
+    n    bigint NOT NULL
+);
+INSERT INTO mnemos_commits (slot, n) SELECT s, 0 FROM generate_series(0, 63) AS s;
+";
+
+/// Ordered migration steps; the schema version is the number of steps applied.
+pub(crate) const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this build creates and understands.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Bring the database to [`SCHEMA_VERSION`] (or refuse a newer one, touching nothing).
+pub(crate) fn migrate(client: &mut Client) -> StoreResult<()> {
+    let mut tx = client.transaction().map_err(pg_err("migrate"))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(pg_err("migrate"))?;
+    let found = read_version(&mut tx)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if found == SCHEMA_VERSION {
+        return tx.commit().map_err(pg_err("migrate"));
+    }
+    if found == 0 {
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS mnemos_schema (version bigint NOT NULL)")
+            .map_err(pg_err("migrate"))?;
+    }
+    for step in MIGRATIONS.iter().skip(usize::try_from(found).unwrap_or(0)) {
+        tx.batch_execute(step).map_err(pg_err("migrate"))?;
+    }
+    tx.execute("DELETE FROM mnemos_schema", &[])
+        .map_err(pg_err("migrate"))?;
+    tx.execute(
+        "INSERT INTO mnemos_schema (version) VALUES ($1)",
+        &[&SCHEMA_VERSION],
+    )
+    .map_err(pg_err("migrate"))?;
+    tx.commit().map_err(pg_err("migrate"))
+}
+
+/// The recorded schema version; 0 for a database mnemos never touched.
+pub(crate) fn read_version(client: &mut impl postgres::GenericClient) -> StoreResult<i64> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('mnemos_schema') IS NOT NULL", &[])
+        .map_err(pg_err("read schema version"))?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = client
+        .query_opt("SELECT max(version) FROM mnemos_schema", &[])
+        .map_err(pg_err("read schema version"))?;
+    let version: Option<i64> = row.and_then(|r| r.get(0));
+    match version {
+        Some(v) if v < 0 => Err(StoreError::Corrupt(format!("negative schema version {v}"))),
+        Some(v) => Ok(v),
+        None => Ok(0),
+    }
+}

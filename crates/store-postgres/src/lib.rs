@@ -47,6 +47,8 @@ pub struct PostgresStore {
     /// Commits made through this handle, subtracted from the database's count in
     /// `data_version` so only other handles' commits change it.
     own_commits: AtomicU64,
+    /// Commits of this handle in flight (sent, not yet counted in `own_commits`).
+    committing: AtomicU64,
     pgvector: bool,
 }
 
@@ -89,6 +91,7 @@ impl PostgresStore {
             shown: redact(url),
             idle: Mutex::new(Vec::new()),
             own_commits: AtomicU64::new(0),
+            committing: AtomicU64::new(0),
             pgvector: false,
         };
         let mut client = store.open_client()?;
@@ -191,16 +194,19 @@ impl PostgresStore {
                     &[&key, &schema::COMMIT_SLOTS],
                 )
                 .map_err(pg_err(op))?;
-                tx.commit().map_err(pg_err(op))?;
-                Ok(value)
+                // From before the commit can become visible until it is counted as ours,
+                // `data_version` cannot tell ours from others' and says so (see there).
+                self.committing.fetch_add(1, Ordering::SeqCst);
+                let committed = tx.commit().map_err(pg_err(op));
+                if committed.is_ok() {
+                    self.own_commits.fetch_add(1, Ordering::SeqCst);
+                }
+                self.committing.fetch_sub(1, Ordering::SeqCst);
+                committed.map(|()| value)
             });
             match result {
                 Err(e) if attempt < WRITE_ATTEMPTS && is_retryable(&e) => attempt += 1,
-                Err(e) => return Err(e),
-                Ok(value) => {
-                    self.own_commits.fetch_add(1, Ordering::SeqCst);
-                    return Ok(value);
-                }
+                other => return other,
             }
         }
     }

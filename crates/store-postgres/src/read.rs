@@ -350,11 +350,11 @@ impl StoreRead for PostgresStore {
     }
 
     /// The database's commit count minus this handle's own commits: it moves exactly when
-    /// another handle (another server) has committed.
+    /// another handle (another server) has committed. `Ok(None)` while a commit of this handle
+    /// overlaps the read: the count may then include it before it is known as ours, and a
+    /// spurious change would make the caller drop every cache.
     fn data_version(&self) -> StoreResult<Option<u64>> {
-        // Read our own count first: a commit of ours landing in between then shows as a change
-        // (a spurious reload), never as a missed one.
-        let own = own_commits(self);
+        let (own_before, busy_before) = own_commits(self);
         let total: i64 = self.with_client(|client| {
             Ok(client
                 .query_one(
@@ -364,7 +364,11 @@ impl StoreRead for PostgresStore {
                 .map_err(pg_err("read data_version"))?
                 .get(0))
         })?;
-        Ok(Some((total as u64).wrapping_sub(own)))
+        let (own_after, busy_after) = own_commits(self);
+        if busy_before || busy_after || own_before != own_after {
+            return Ok(None);
+        }
+        Ok(Some((total as u64).wrapping_sub(own_after)))
     }
 
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {

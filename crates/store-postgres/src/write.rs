@@ -616,7 +616,8 @@ impl Store for PostgresStore {
     }
 }
 
-/// The count of this handle's commits (for `data_version`).
-pub(crate) fn own_commits(store: &PostgresStore) -> u64 {
-    store.own_commits.load(Ordering::SeqCst)
+/// This handle's commits so far and whether one is in flight (for `data_version`).
+pub(crate) fn own_commits(store: &PostgresStore) -> (u64, bool) {
+    let busy = store.committing.load(Ordering::SeqCst) > 0;
+    (store.own_commits.load(Ordering::SeqCst), busy)
 }

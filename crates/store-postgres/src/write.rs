@@ -67,93 +67,158 @@ fn check_reason(reason: &str) -> StoreResult<()> {
     Ok(())
 }
 
+/// A uniqueness violation as "`what` already exists" (naming the key PostgreSQL reports); any
+/// other error as the operation's.
+fn duplicate_in(
+    op: &'static str,
+    what: &'static str,
+) -> impl FnOnce(postgres::Error) -> StoreError {
+    move |e| {
+        if is_unique_violation(&e) {
+            let detail = e
+                .as_db_error()
+                .and_then(|d| d.detail())
+                .unwrap_or("a row of this batch")
+                .to_string();
+            StoreError::InvalidWrite(format!("{what}: {detail}"))
+        } else {
+            pg_err(op)(e)
+        }
+    }
+}
+
+/// The first turn of the batch (in order) whose key the user already has.
+fn check_turn_keys(
+    tx: &mut Transaction<'_>,
+    user: &UserKey,
+    batch: &WriteBatch,
+) -> StoreResult<()> {
+    let keys: Vec<&str> = batch
+        .turns
+        .iter()
+        .filter_map(|t| t.key.as_deref())
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let taken: HashSet<String> = tx
+        .query(
+            "SELECT key FROM turns WHERE tenant = $1 AND user_id = $2 AND key = ANY($3)",
+            &[&user.tenant, &user.user, &keys],
+        )
+        .map_err(pg_err("write turn"))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    match keys.iter().find(|k| taken.contains(**k)) {
+        Some(key) => Err(Conflict::DuplicateTurnKey {
+            key: (*key).to_string(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// All turns of the batch in one statement: a round trip per table, not per row, is what
+/// keeps a large ingest batch fast over the network.
 fn insert_turns(tx: &mut Transaction<'_>, user: &UserKey, batch: &WriteBatch) -> StoreResult<()> {
     if batch.turns.is_empty() {
         return Ok(());
     }
-    let taken = tx
-        .prepare("SELECT 1 FROM turns WHERE tenant = $1 AND user_id = $2 AND key = $3")
-        .map_err(pg_err("write turn"))?;
-    let insert = tx
-        .prepare(
-            "INSERT INTO turns (id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, \
-             metadata, key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .map_err(pg_err("write turn"))?;
-    for turn in &batch.turns {
-        if let Some(key) = &turn.key {
-            let found = tx
-                .query_opt(&taken, &[&user.tenant, &user.user, key])
-                .map_err(pg_err("write turn"))?;
-            if found.is_some() {
-                return Err(Conflict::DuplicateTurnKey { key: key.clone() }.into());
-            }
-        }
-        let s = &turn.scope;
-        let metadata = to_json(&turn.metadata, "turn metadata")?;
-        tx.execute(
-            &insert,
-            &[
-                &turn.id.0,
-                &s.tenant,
-                &s.user,
-                &s.agent,
-                &s.session,
-                &turn.role.as_str(),
-                &turn.speaker,
-                &turn.text,
-                &round_to_sql(turn.at.round)?,
-                &turn.at.time.0,
-                &metadata,
-                &turn.key,
-            ],
-        )
-        .map_err(duplicate_or("write turn", format!("turn {}", turn.id)))?;
-    }
+    check_turn_keys(tx, user, batch)?;
+    let turns = &batch.turns;
+    let ids: Vec<uuid::Uuid> = turns.iter().map(|t| t.id.0).collect();
+    let column = |f: fn(&mnemos_core::Turn) -> &str| turns.iter().map(f).collect::<Vec<&str>>();
+    let tenants = column(|t| &t.scope.tenant);
+    let users = column(|t| &t.scope.user);
+    let agents = column(|t| &t.scope.agent);
+    let sessions = column(|t| &t.scope.session);
+    let roles = column(|t| t.role.as_str());
+    let texts = column(|t| &t.text);
+    let speakers: Vec<Option<&str>> = turns.iter().map(|t| t.speaker.as_deref()).collect();
+    let keys: Vec<Option<&str>> = turns.iter().map(|t| t.key.as_deref()).collect();
+    let rounds = turns
+        .iter()
+        .map(|t| round_to_sql(t.at.round))
+        .collect::<StoreResult<Vec<i64>>>()?;
+    let times: Vec<i64> = turns.iter().map(|t| t.at.time.0).collect();
+    let metadata = turns
+        .iter()
+        .map(|t| to_json(&t.metadata, "turn metadata"))
+        .collect::<StoreResult<Vec<String>>>()?;
+    tx.execute(
+        "INSERT INTO turns (id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, \
+         metadata, key) SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], \
+         $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[], $12::text[])",
+        &[
+            &ids, &tenants, &users, &agents, &sessions, &roles, &speakers, &texts, &rounds, &times,
+            &metadata, &keys,
+        ],
+    )
+    .map_err(duplicate_in("write turn", "a turn already exists"))?;
     Ok(())
 }
 
+/// All new memories in one statement, then their `Created` history entries in another.
 fn insert_memories(tx: &mut Transaction<'_>, memories: &[Memory]) -> StoreResult<()> {
     if memories.is_empty() {
         return Ok(());
     }
-    let insert = tx
-        .prepare(
-            "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
-             created_round, created_time, valid_from, valid_to, active, state, metrics, access, metadata, \
-             version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19)",
-        )
-        .map_err(pg_err("write memory"))?;
-    for m in memories {
-        let s = &m.scope;
-        tx.execute(
-            &insert,
-            &[
-                &m.id.0,
-                &s.tenant,
-                &s.user,
-                &s.agent,
-                &s.session,
-                &m.kind.tag().as_str(),
-                &to_json(&m.kind, "memory kind")?,
-                &m.text,
-                &to_json(&m.provenance, "provenance")?,
-                &round_to_sql(m.created.round)?,
-                &m.created.time.0,
-                &m.valid_from.0,
-                &m.valid_to.map(|t| t.0),
-                &m.is_active(),
-                &to_json(&m.state, "memory state")?,
-                &to_json(&m.metrics, "metrics")?,
-                &to_json(&m.access, "access log")?,
-                &metadata_json(&m.metadata, "memory")?,
-                &i64::from(m.version),
-            ],
-        )
-        .map_err(duplicate_or("write memory", format!("memory {}", m.id)))?;
-        insert_history(tx, m.created, &Change::Created, m)?;
-    }
+    let ids: Vec<uuid::Uuid> = memories.iter().map(|m| m.id.0).collect();
+    let column = |f: fn(&Memory) -> &str| memories.iter().map(f).collect::<Vec<&str>>();
+    let tenants = column(|m| &m.scope.tenant);
+    let users = column(|m| &m.scope.user);
+    let agents = column(|m| &m.scope.agent);
+    let sessions = column(|m| &m.scope.session);
+    let kinds = column(|m| m.kind.tag().as_str());
+    let texts = column(|m| &m.text);
+    let json = |f: fn(&Memory) -> StoreResult<String>| {
+        memories.iter().map(f).collect::<StoreResult<Vec<String>>>()
+    };
+    let kind_json = json(|m| to_json(&m.kind, "memory kind"))?;
+    let provenance = json(|m| to_json(&m.provenance, "provenance"))?;
+    let states = json(|m| to_json(&m.state, "memory state"))?;
+    let metrics = json(|m| to_json(&m.metrics, "metrics"))?;
+    let access = json(|m| to_json(&m.access, "access log"))?;
+    let snapshots = json(|m| to_json(m, "memory snapshot"))?;
+    let metadata = memories
+        .iter()
+        .map(|m| metadata_json(&m.metadata, "memory"))
+        .collect::<StoreResult<Vec<serde_json::Value>>>()?;
+    let rounds = memories
+        .iter()
+        .map(|m| round_to_sql(m.created.round))
+        .collect::<StoreResult<Vec<i64>>>()?;
+    let times: Vec<i64> = memories.iter().map(|m| m.created.time.0).collect();
+    let valid_from: Vec<i64> = memories.iter().map(|m| m.valid_from.0).collect();
+    let valid_to: Vec<Option<i64>> = memories.iter().map(|m| m.valid_to.map(|t| t.0)).collect();
+    let active: Vec<bool> = memories.iter().map(Memory::is_active).collect();
+    let versions: Vec<i64> = memories.iter().map(|m| i64::from(m.version)).collect();
+    tx.execute(
+        "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
+         created_round, created_time, valid_from, valid_to, active, state, metrics, access, metadata, \
+         version) SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], \
+         $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], \
+         $13::bigint[], $14::boolean[], $15::text[], $16::text[], $17::text[], $18::jsonb[], $19::bigint[])",
+        &[
+            &ids, &tenants, &users, &agents, &sessions, &kinds, &kind_json, &texts, &provenance,
+            &rounds, &times, &valid_from, &valid_to, &active, &states, &metrics, &access, &metadata,
+            &versions,
+        ],
+    )
+    .map_err(duplicate_in("write memory", "a memory already exists"))?;
+    let created = to_json(&Change::Created, "history change")?;
+    tx.execute(
+        "INSERT INTO memory_history (memory_id, version, at_round, at_time, change, snapshot) \
+         SELECT id, version, at_round, at_time, $5, snapshot \
+         FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::bigint[], $6::text[]) \
+         AS h (id, version, at_round, at_time, snapshot)",
+        &[&ids, &versions, &rounds, &times, &created, &snapshots],
+    )
+    .map_err(duplicate_in(
+        "write history",
+        "a memory version already exists",
+    ))?;
     Ok(())
 }
 
@@ -188,7 +253,42 @@ fn insert_history(
     Ok(())
 }
 
-/// Store vectors of memories of `user` (new in this batch, `in_batch`, or already stored).
+/// The first memory (in order) that vectors name and the user does not have.
+fn check_vector_owners(
+    tx: &mut Transaction<'_>,
+    user: &UserKey,
+    in_batch: &HashSet<MemoryId>,
+    vectors: &[&VectorRow],
+    op: &'static str,
+) -> StoreResult<()> {
+    let outside: Vec<uuid::Uuid> = vectors
+        .iter()
+        .map(|v| v.memory_id)
+        .filter(|id| !in_batch.contains(id))
+        .map(|id| id.0)
+        .collect();
+    if outside.is_empty() {
+        return Ok(());
+    }
+    let known: HashSet<uuid::Uuid> = tx
+        .query(
+            "SELECT id FROM memories WHERE id = ANY($1) AND tenant = $2 AND user_id = $3",
+            &[&outside, &user.tenant, &user.user],
+        )
+        .map_err(pg_err(op))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    match outside.iter().find(|id| !known.contains(id)) {
+        Some(id) => Err(StoreError::InvalidWrite(format!(
+            "vector for unknown memory {id}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Store vectors of memories of `user` (new in this batch, `in_batch`, or already stored), in
+/// one statement; a memory's vector in the same model given twice keeps the last one.
 fn insert_vectors(
     tx: &mut Transaction<'_>,
     user: &UserKey,
@@ -199,37 +299,35 @@ fn insert_vectors(
     if vectors.is_empty() {
         return Ok(());
     }
-    let known = tx
-        .prepare("SELECT 1 FROM memories WHERE id = $1 AND tenant = $2 AND user_id = $3")
-        .map_err(pg_err(op))?;
-    let upsert = tx
-        .prepare(
-            "INSERT INTO vectors (memory_id, model, dim, data) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (memory_id, model) DO UPDATE SET dim = excluded.dim, data = excluded.data",
-        )
-        .map_err(pg_err(op))?;
-    for row in vectors {
-        let id = row.memory_id.0;
-        if !in_batch.contains(&row.memory_id)
-            && tx
-                .query_opt(&known, &[&id, &user.tenant, &user.user])
-                .map_err(pg_err(op))?
-                .is_none()
-        {
-            return Err(StoreError::InvalidWrite(format!(
-                "vector for unknown memory {}",
-                row.memory_id
-            )));
-        }
-        let dim = i32::try_from(row.vector.len()).map_err(|_| {
-            StoreError::InvalidWrite(format!("vector of memory {} is too long", row.memory_id))
-        })?;
-        tx.execute(
-            &upsert,
-            &[&id, &row.model, &dim, &encode_vector(&row.vector)],
-        )
-        .map_err(pg_err(op))?;
+    let mut last: HashMap<(MemoryId, &str), usize> = HashMap::new();
+    for (i, row) in vectors.iter().enumerate() {
+        last.insert((row.memory_id, row.model.as_str()), i);
     }
+    let rows: Vec<&VectorRow> = vectors
+        .iter()
+        .enumerate()
+        .filter(|(i, row)| last.get(&(row.memory_id, row.model.as_str())) == Some(i))
+        .map(|(_, row)| row)
+        .collect();
+    check_vector_owners(tx, user, in_batch, &rows, op)?;
+    let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.memory_id.0).collect();
+    let models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+    let dims = rows
+        .iter()
+        .map(|r| {
+            i32::try_from(r.vector.len()).map_err(|_| {
+                StoreError::InvalidWrite(format!("vector of memory {} is too long", r.memory_id))
+            })
+        })
+        .collect::<StoreResult<Vec<i32>>>()?;
+    let data: Vec<Vec<u8>> = rows.iter().map(|r| encode_vector(&r.vector)).collect();
+    tx.execute(
+        "INSERT INTO vectors (memory_id, model, dim, data) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::integer[], $4::bytea[]) \
+         ON CONFLICT (memory_id, model) DO UPDATE SET dim = excluded.dim, data = excluded.data",
+        &[&ids, &models, &dims, &data],
+    )
+    .map_err(pg_err(op))?;
     Ok(())
 }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Conflict, StoreError};
 use crate::model::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch,
-    Metadata, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
+    Metadata, Metrics, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
 };
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
@@ -376,6 +376,48 @@ pub fn check_new_api_key(key: &ApiKey, stored: &[ApiKey]) -> StoreResult<()> {
         )));
     }
     Ok(())
+}
+
+/// Refuse metrics a store that keeps them as JSON cannot read back: JSON has no NaN or
+/// infinity, so such a metric would be written as `null` (what every JSON-backed store checks).
+pub fn check_finite_metrics(metrics: &Metrics) -> StoreResult<()> {
+    let named = [
+        ("importance", metrics.importance),
+        ("strength", metrics.strength),
+        ("inhibition", metrics.inhibition),
+    ];
+    let extra = metrics.extra.iter().map(|(k, v)| (k.as_str(), Some(*v)));
+    for (name, value) in named.into_iter().chain(extra) {
+        if value.is_some_and(|v| !v.is_finite()) {
+            return Err(StoreError::InvalidWrite(format!(
+                "metric '{name}' is not a finite number"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A vector as little-endian `f32` bytes, the layout every store keeps (bit-exact, `-0.0` and
+/// subnormals included).
+pub fn vector_to_le_bytes(vector: &[f32]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(vector.len() * 4);
+    for x in vector {
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    bytes
+}
+
+/// The vector [`vector_to_le_bytes`] wrote, if `bytes` holds exactly `dim` of them.
+pub fn vector_from_le_bytes(bytes: &[u8], dim: usize) -> Option<Vec<f32>> {
+    if dim.checked_mul(4) != Some(bytes.len()) {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
 }
 
 /// Rows listed per store call when a caller pages through everything.

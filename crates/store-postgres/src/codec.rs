@@ -74,24 +74,6 @@ pub(crate) fn from_json<T: DeserializeOwned>(text: &str, what: &str) -> StoreRes
     serde_json::from_str(text).map_err(|e| corrupt(format_args!("{what}: {e}")))
 }
 
-/// JSON has no NaN or infinity: such a metric would be written as `null` and never read back.
-pub(crate) fn check_metrics(metrics: &Metrics) -> StoreResult<()> {
-    let named = [
-        ("importance", metrics.importance),
-        ("strength", metrics.strength),
-        ("inhibition", metrics.inhibition),
-    ];
-    let extra = metrics.extra.iter().map(|(k, v)| (k.as_str(), Some(*v)));
-    for (name, value) in named.into_iter().chain(extra) {
-        if value.is_some_and(|v| !v.is_finite()) {
-            return Err(StoreError::InvalidWrite(format!(
-                "metric '{name}' is not a finite number"
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// `jsonb` cannot hold U+0000 (not even escaped): refuse it by name before any SQL runs.
 pub(crate) fn check_metadata(metadata: &Metadata, what: &str) -> StoreResult<()> {
     match metadata
@@ -112,25 +94,16 @@ pub(crate) fn metadata_json(metadata: &Metadata, what: &str) -> StoreResult<serd
         .map_err(|e| StoreError::InvalidWrite(format!("cannot encode {what} metadata: {e}")))
 }
 
-pub(crate) fn encode_vector(vector: &[f32]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(vector.len() * 4);
-    for x in vector {
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
-    bytes
-}
-
 pub(crate) fn decode_vector(bytes: &[u8], dim: i32, what: &str) -> StoreResult<Vec<f32>> {
-    if usize::try_from(dim).ok().and_then(|d| d.checked_mul(4)) != Some(bytes.len()) {
-        return Err(corrupt(format_args!(
-            "{what}: {} bytes for dimension {dim}",
-            bytes.len()
-        )));
-    }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+    usize::try_from(dim)
+        .ok()
+        .and_then(|d| mnemos_core::vector_from_le_bytes(bytes, d))
+        .ok_or_else(|| {
+            corrupt(format_args!(
+                "{what}: {} bytes for dimension {dim}",
+                bytes.len()
+            ))
+        })
 }
 
 pub(crate) fn get<'a, T: postgres::types::FromSql<'a>>(
@@ -257,7 +230,7 @@ mod tests {
     #[test]
     fn vector_encoding_is_little_endian_and_exact() {
         let v = [1.0f32, -0.0, f32::from_bits(1), f32::MAX];
-        let bytes = encode_vector(&v);
+        let bytes = mnemos_core::vector_to_le_bytes(&v);
         assert_eq!(&bytes[..4], &1.0f32.to_le_bytes());
         let back = decode_vector(&bytes, 4, "test").unwrap();
         assert_eq!(

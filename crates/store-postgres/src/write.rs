@@ -5,29 +5,17 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mnemos_core::{
-    check_new_api_key, Access, ApiKey, ApiKeyId, Change, Conflict, Job, JobId, Memory, MemoryId,
-    MemoryPatch, MemoryState, Moment, PurgeReport, Store, StoreError, StoreResult, Timestamp,
-    UserKey, VectorRow, WriteBatch,
+    check_finite_metrics, check_new_api_key, vector_to_le_bytes, Access, ApiKey, ApiKeyId, Change,
+    Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment, PurgeReport, Store,
+    StoreError, StoreResult, Timestamp, UserKey, VectorRow, WriteBatch,
 };
 use postgres::Transaction;
 
 use crate::codec::{
-    check_metadata, check_metrics, encode_vector, from_json, is_unique_violation, metadata_json,
-    pg_err, round_to_sql, to_json,
+    check_metadata, from_json, is_unique_violation, metadata_json, pg_err, round_to_sql, to_json,
 };
 use crate::read::{last_round_in, load_job, load_key, load_memory};
 use crate::{PostgresStore, WriteScope};
-
-/// A uniqueness violation as "`what` already exists"; any other error as the operation's.
-fn duplicate_or(op: &'static str, what: String) -> impl FnOnce(postgres::Error) -> StoreError {
-    move |e| {
-        if is_unique_violation(&e) {
-            StoreError::InvalidWrite(format!("{what} already exists"))
-        } else {
-            pg_err(op)(e)
-        }
-    }
-}
 
 /// Everything of a batch PostgreSQL could refuse as input, checked before the transaction:
 /// rounds in range, finite metrics, metadata without U+0000.
@@ -38,7 +26,7 @@ fn precheck(batch: &WriteBatch) -> StoreResult<()> {
     }
     for memory in &batch.memories {
         round_to_sql(memory.created.round)?;
-        check_metrics(&memory.metrics)?;
+        check_finite_metrics(&memory.metrics)?;
         check_metadata(&memory.metadata, "memory")?;
     }
     for job in &batch.jobs {
@@ -320,7 +308,7 @@ fn insert_vectors(
             })
         })
         .collect::<StoreResult<Vec<i32>>>()?;
-    let data: Vec<Vec<u8>> = rows.iter().map(|r| encode_vector(&r.vector)).collect();
+    let data: Vec<Vec<u8>> = rows.iter().map(|r| vector_to_le_bytes(&r.vector)).collect();
     tx.execute(
         "INSERT INTO vectors (memory_id, model, dim, data) \
          SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::integer[], $4::bytea[]) \
@@ -333,7 +321,7 @@ fn insert_vectors(
 
 /// Overwrite the mutable columns of a memory after an update or forget.
 fn rewrite_memory(tx: &mut Transaction<'_>, memory: &Memory) -> StoreResult<()> {
-    check_metrics(&memory.metrics)?;
+    check_finite_metrics(&memory.metrics)?;
     tx.execute(
         "UPDATE memories SET text = $2, valid_to = $3, active = $4, state = $5, metrics = $6, \
          metadata = $7, version = $8 WHERE id = $1",
@@ -472,7 +460,7 @@ fn insert_jobs(tx: &mut Transaction<'_>, jobs: &[Job]) -> StoreResult<()> {
                 &job.done.map(|at| at.time.0),
             ],
         )
-        .map_err(duplicate_or("write job", format!("job {}", job.id)))?;
+        .map_err(duplicate_in("write job", "a job already exists"))?;
     }
     Ok(())
 }
@@ -697,7 +685,7 @@ impl Store for PostgresStore {
                     &key.revoked_at.map(|t| t.0),
                 ],
             )
-            .map_err(duplicate_or("store API key", format!("API key {}", key.id)))?;
+            .map_err(duplicate_in("store API key", "an API key already exists"))?;
             Ok(())
         })
     }

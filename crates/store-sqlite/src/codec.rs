@@ -5,8 +5,8 @@
 //! blobs. Anything that does not decode is reported as `StoreError::Corrupt`.
 
 use mnemos_core::{
-    Access, Job, JobId, Memory, MemoryId, MemoryKind, MemoryState, Metadata, Metrics, Moment, Role,
-    Scope, StoreError, StoreResult, Timestamp, Turn, TurnId,
+    check_finite_metrics, Access, Job, JobId, Memory, MemoryId, MemoryKind, MemoryState, Metadata,
+    Metrics, Moment, Role, Scope, StoreError, StoreResult, Timestamp, Turn, TurnId,
 };
 use rusqlite::Row;
 use serde::de::DeserializeOwned;
@@ -67,43 +67,16 @@ pub(crate) fn from_json<T: DeserializeOwned>(text: &str, what: &str) -> StoreRes
     serde_json::from_str(text).map_err(|e| corrupt(format_args!("{what}: {e}")))
 }
 
-/// JSON has no NaN or infinity: such a metric would be written as `null` and never read back.
-pub(crate) fn check_metrics(metrics: &Metrics) -> StoreResult<()> {
-    let named = [
-        ("importance", metrics.importance),
-        ("strength", metrics.strength),
-        ("inhibition", metrics.inhibition),
-    ];
-    let extra = metrics.extra.iter().map(|(k, v)| (k.as_str(), Some(*v)));
-    for (name, value) in named.into_iter().chain(extra) {
-        if value.is_some_and(|v| !v.is_finite()) {
-            return Err(StoreError::InvalidWrite(format!(
-                "metric '{name}' is not a finite number"
-            )));
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn encode_vector(vector: &[f32]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(vector.len() * 4);
-    for x in vector {
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
-    bytes
-}
-
 pub(crate) fn decode_vector(bytes: &[u8], dim: i64, what: &str) -> StoreResult<Vec<f32>> {
-    if usize::try_from(dim).ok().and_then(|d| d.checked_mul(4)) != Some(bytes.len()) {
-        return Err(corrupt(format_args!(
-            "{what}: {} bytes for dimension {dim}",
-            bytes.len()
-        )));
-    }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+    usize::try_from(dim)
+        .ok()
+        .and_then(|d| mnemos_core::vector_from_le_bytes(bytes, d))
+        .ok_or_else(|| {
+            corrupt(format_args!(
+                "{what}: {} bytes for dimension {dim}",
+                bytes.len()
+            ))
+        })
 }
 
 /// Column list of every memory read; queries alias the table as `m`.
@@ -240,7 +213,7 @@ pub(crate) struct MemoryRow<'a> {
 
 impl<'a> MemoryRow<'a> {
     pub fn encode(memory: &'a Memory) -> StoreResult<Self> {
-        check_metrics(&memory.metrics)?;
+        check_finite_metrics(&memory.metrics)?;
         if let MemoryState::Forgotten { at, .. } = &memory.state {
             round_to_sql(at.round)?;
         }

@@ -30,9 +30,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter,
-    MemoryId, MemoryPatch, MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store,
-    StoreError, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, Change, Conflict,
+    HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryState, Moment,
+    Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreRead, StoreResult, Timestamp,
+    Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -41,9 +42,9 @@ use rusqlite::{
 };
 
 use codec::{
-    blob, check_metrics, decode_vector, encode_vector, from_json, is_constraint_violation,
-    read_job, read_memory, read_turn, round_to_sql, sql_err, to_json, uuid_from_blob, MemoryRow,
-    JOB_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS,
+    blob, decode_vector, from_json, is_constraint_violation, read_job, read_memory, read_turn,
+    round_to_sql, sql_err, to_json, uuid_from_blob, MemoryRow, JOB_COLUMNS, MEMORY_COLUMNS,
+    TURN_COLUMNS,
 };
 pub use schema::SCHEMA_VERSION;
 
@@ -337,7 +338,7 @@ fn load_memory(conn: &Connection, user: &UserKey, id: MemoryId) -> StoreResult<O
 
 /// Overwrite the mutable columns of a memory after an update or forget.
 fn rewrite_memory(conn: &Connection, memory: &Memory) -> StoreResult<()> {
-    check_metrics(&memory.metrics)?;
+    check_finite_metrics(&memory.metrics)?;
     let mut stmt = conn
         .prepare_cached(
             "UPDATE memories SET text = ?2, valid_to = ?3, active = ?4, state = ?5, metrics = ?6, metadata = ?7, \
@@ -556,7 +557,7 @@ impl<'b> Encoded<'b> {
         let vectors = batch
             .vectors
             .iter()
-            .map(|v| (v, encode_vector(&v.vector)))
+            .map(|v| (v, vector_to_le_bytes(&v.vector)))
             .collect();
         let mut jobs = Vec::with_capacity(batch.jobs.len());
         for job in &batch.jobs {
@@ -1074,8 +1075,10 @@ impl Store for SqliteStore {
         if rows.is_empty() {
             return Ok(());
         }
-        let encoded: Vec<(&VectorRow, Vec<u8>)> =
-            rows.iter().map(|v| (v, encode_vector(&v.vector))).collect();
+        let encoded: Vec<(&VectorRow, Vec<u8>)> = rows
+            .iter()
+            .map(|v| (v, vector_to_le_bytes(&v.vector)))
+            .collect();
         self.write_tx("put vectors", |tx| {
             insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
         })
@@ -1299,7 +1302,7 @@ mod tests {
     #[test]
     fn vector_encoding_is_little_endian_and_exact() {
         let v = [1.0f32, -0.0, f32::from_bits(1), f32::MAX];
-        let bytes = encode_vector(&v);
+        let bytes = vector_to_le_bytes(&v);
         assert_eq!(&bytes[..4], &1.0f32.to_le_bytes());
         let back = decode_vector(&bytes, 4, "test").unwrap();
         assert_eq!(

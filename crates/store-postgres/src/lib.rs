@@ -27,7 +27,7 @@ mod write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mnemos_core::{StoreError, StoreResult, UserKey};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use postgres::{Client, IsolationLevel, NoTls, Transaction};
 
 use codec::{is_retryable, pg_err};
@@ -47,8 +47,10 @@ pub struct PostgresStore {
     /// Commits made through this handle, subtracted from the database's count in
     /// `data_version` so only other handles' commits change it.
     own_commits: AtomicU64,
-    /// Commits of this handle in flight (sent, not yet counted in `own_commits`).
-    committing: AtomicU64,
+    /// Held shared by every commit of this handle until it is counted in `own_commits`, and
+    /// exclusively by `data_version` while it reads: so the count it reads never includes one
+    /// of our commits that `own_commits` does not (which would look like another server's).
+    commit_window: RwLock<()>,
     pgvector: bool,
 }
 
@@ -91,7 +93,7 @@ impl PostgresStore {
             shown: redact(url),
             idle: Mutex::new(Vec::new()),
             own_commits: AtomicU64::new(0),
-            committing: AtomicU64::new(0),
+            commit_window: RwLock::new(()),
             pgvector: false,
         };
         let mut client = store.open_client()?;
@@ -116,6 +118,11 @@ impl PostgresStore {
     /// Whether the server has the pgvector extension available.
     pub fn pgvector_available(&self) -> bool {
         self.pgvector
+    }
+
+    /// Commits made through this handle so far.
+    pub(crate) fn own_commits(&self) -> u64 {
+        self.own_commits.load(Ordering::SeqCst)
     }
 
     /// The database's URL without its password.
@@ -194,15 +201,11 @@ impl PostgresStore {
                     &[&key, &schema::COMMIT_SLOTS],
                 )
                 .map_err(pg_err(op))?;
-                // From before the commit can become visible until it is counted as ours,
-                // `data_version` cannot tell ours from others' and says so (see there).
-                self.committing.fetch_add(1, Ordering::SeqCst);
-                let committed = tx.commit().map_err(pg_err(op));
-                if committed.is_ok() {
-                    self.own_commits.fetch_add(1, Ordering::SeqCst);
-                }
-                self.committing.fetch_sub(1, Ordering::SeqCst);
-                committed.map(|()| value)
+                // From before the commit can become visible until it is counted as ours.
+                let _window = self.commit_window.read();
+                tx.commit().map_err(pg_err(op))?;
+                self.own_commits.fetch_add(1, Ordering::SeqCst);
+                Ok(value)
             });
             match result {
                 Err(e) if attempt < WRITE_ATTEMPTS && is_retryable(&e) => attempt += 1,

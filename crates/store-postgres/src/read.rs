@@ -12,7 +12,7 @@ use crate::codec::{
     decode_vector, from_json, get, pg_err, read_job, read_memory, read_turn, round_from_sql,
     JOB_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS,
 };
-use crate::{write::own_commits, PostgresStore};
+use crate::PostgresStore;
 
 pub(crate) fn load_memory(
     client: &mut impl GenericClient,
@@ -350,25 +350,21 @@ impl StoreRead for PostgresStore {
     }
 
     /// The database's commit count minus this handle's own commits: it moves exactly when
-    /// another handle (another server) has committed. `Ok(None)` while a commit of this handle
-    /// overlaps the read: the count may then include it before it is known as ours, and a
-    /// spurious change would make the caller drop every cache.
+    /// another handle (another server) has committed. Our commits in flight are waited for, so
+    /// none is ever counted as someone else's (which would drop every cache) and none of
+    /// theirs is ever missed (which would serve a stale cache).
     fn data_version(&self) -> StoreResult<Option<u64>> {
-        let (own_before, busy_before) = own_commits(self);
-        let total: i64 = self.with_client(|client| {
-            Ok(client
+        self.with_client(|client| {
+            let _window = self.commit_window.write();
+            let total: i64 = client
                 .query_one(
                     "SELECT COALESCE(SUM(n), 0)::bigint FROM mnemos_commits",
                     &[],
                 )
                 .map_err(pg_err("read data_version"))?
-                .get(0))
-        })?;
-        let (own_after, busy_after) = own_commits(self);
-        if busy_before || busy_after || own_before != own_after {
-            return Ok(None);
-        }
-        Ok(Some((total as u64).wrapping_sub(own_after)))
+                .get(0);
+            Ok(Some((total as u64).wrapping_sub(self.own_commits())))
+        })
     }
 
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {

@@ -1,7 +1,6 @@
 //! The writing half: every `Store` method, each one transaction (see the crate docs).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mnemos_core::{
@@ -700,10 +699,4 @@ impl Store for PostgresStore {
             load_key(tx, "id = $1", &id.0)
         })
     }
-}
-
-/// This handle's commits so far and whether one is in flight (for `data_version`).
-pub(crate) fn own_commits(store: &PostgresStore) -> (u64, bool) {
-    let busy = store.committing.load(Ordering::SeqCst) > 0;
-    (store.own_commits.load(Ordering::SeqCst), busy)
 }

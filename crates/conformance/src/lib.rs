@@ -35,8 +35,8 @@ use mnemos_core::{
     Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, HistoryEntry, Job, JobId,
     KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata,
     Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store,
-    StoreError, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
-    MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
+    StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow,
+    VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
@@ -107,6 +107,7 @@ define_suite!($
     api_key_revocation,
     job_leases_exclusive_until_expiry,
     users_listed_by_memories_alone,
+    vector_search_when_offered,
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -191,6 +192,14 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
 
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
         self.store.api_keys()
+    }
+
+    fn info(&self) -> StoreInfo {
+        self.store.info()
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        self.store.vector_search()
     }
 }
 
@@ -3662,4 +3671,154 @@ pub fn users_listed_by_memories_alone<S: Store>(make: &dyn Fn() -> S) {
         "write a memory alone",
     );
     assert_eq!(unwrap_ok(store.users(), "users"), vec![user]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vector search run by the store
+// ---------------------------------------------------------------------------------------------
+
+const ANN_MODEL: &str = "conformance-ann";
+
+/// A unit vector along axis `i` of four.
+fn axis(i: usize) -> Vec<f32> {
+    let mut v = vec![0.0; 4];
+    v[i] = 1.0;
+    v
+}
+
+fn fact_with_vector<S: Store>(store: &S, user: &UserKey, text: &str, vector: Vec<f32>) -> MemoryId {
+    let m = memory(
+        &scope_of(user, "agent", "s1"),
+        MemoryKind::Fact,
+        moment(1),
+        text,
+        vec![],
+    );
+    let id = m.id;
+    unwrap_ok(
+        store.write(WriteBatch {
+            memories: vec![m],
+            vectors: vec![VectorRow {
+                memory_id: id,
+                model: ANN_MODEL.to_string(),
+                vector,
+            }],
+            ..Default::default()
+        }),
+        "write a memory with its vector",
+    );
+    id
+}
+
+fn nearest_ids(
+    search: &dyn VectorSearch,
+    user: &UserKey,
+    query: &[f32],
+    k: usize,
+) -> Vec<MemoryId> {
+    unwrap_ok(search.nearest(user, ANN_MODEL, query, k), "nearest")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// A store reports in `info` whether it searches vectors itself; when it does
+/// ([`VectorSearch`]), it finds a user's own active memories by their best window, including
+/// vectors stored before the model was prepared, and follows replacements, forgets and purges.
+pub fn vector_search_when_offered<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let info = store.info();
+    let Some(search) = store.vector_search() else {
+        assert!(
+            info.vector_search.is_err(),
+            "info claims a vector search the store does not offer: {info:?}"
+        );
+        return;
+    };
+    assert!(
+        info.vector_search.is_ok(),
+        "the store offers a vector search that info denies: {info:?}"
+    );
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    // Stored before the model is prepared: found all the same.
+    let early = fact_with_vector(&store, &alice, "early", axis(0));
+    unwrap_ok(search.prepare(ANN_MODEL, 4), "prepare");
+    unwrap_ok(search.prepare(ANN_MODEL, 4), "prepare again");
+    assert_invalid_write(
+        search.prepare(ANN_MODEL, 5),
+        "prepare with another dimension",
+    );
+    let two_windows = fact_with_vector(&store, &alice, "long", [axis(3), axis(1)].concat());
+    let third = fact_with_vector(&store, &alice, "third", axis(2));
+    let doomed = fact_with_vector(&store, &alice, "doomed", axis(1));
+    let bobs = fact_with_vector(&store, &bob, "bob's", axis(1));
+
+    let hits = unwrap_ok(search.nearest(&alice, ANN_MODEL, &axis(1), 10), "nearest");
+    let ids: Vec<MemoryId> = hits.iter().map(|h| h.0).collect();
+    assert_eq!(
+        ids.len(),
+        4,
+        "alice has four memories with vectors: {hits:?}"
+    );
+    assert!(
+        !ids.contains(&bobs),
+        "bob's memory found for alice: {hits:?}"
+    );
+    let mut best = vec![two_windows, doomed];
+    best.sort();
+    let mut top: Vec<MemoryId> = ids[..2].to_vec();
+    top.sort();
+    assert_eq!(top, best, "a memory scores as its best window: {hits:?}");
+    assert!(
+        (hits[0].1 - 1.0).abs() < 1e-4,
+        "cosine of equal vectors: {hits:?}"
+    );
+    assert!(
+        hits[3].1.abs() < 1e-4,
+        "cosine of orthogonal vectors: {hits:?}"
+    );
+    assert!(ids.contains(&early) && ids.contains(&third));
+    assert_eq!(
+        nearest_ids(search, &alice, &axis(2), 1),
+        vec![third],
+        "k = 1"
+    );
+
+    unwrap_ok(store.forget(&alice, doomed, "test", moment(2)), "forget");
+    assert!(
+        !nearest_ids(search, &alice, &axis(1), 10).contains(&doomed),
+        "forgotten memory found"
+    );
+    let replaced = VectorRow {
+        memory_id: early,
+        model: ANN_MODEL.to_string(),
+        vector: axis(1),
+    };
+    unwrap_ok(store.put_vectors(&alice, &[replaced]), "replace a vector");
+    let mut top = nearest_ids(search, &alice, &axis(1), 2);
+    top.sort();
+    let mut expected = vec![early, two_windows];
+    expected.sort();
+    assert_eq!(top, expected, "a replaced vector is searched as replaced");
+
+    let mut coverage = unwrap_ok(search.coverage(&alice, ANN_MODEL), "coverage");
+    coverage.sort();
+    let mut expected = vec![(early, 4), (two_windows, 8), (third, 4)];
+    expected.sort();
+    assert_eq!(
+        coverage, expected,
+        "coverage lists active memories' vector lengths"
+    );
+    assert!(
+        search.nearest(&alice, ANN_MODEL, &[1.0, 0.0], 3).is_err(),
+        "a query of the wrong dimension is an error"
+    );
+
+    unwrap_ok(store.purge_user(&alice), "purge");
+    assert!(
+        nearest_ids(search, &alice, &axis(1), 10).is_empty(),
+        "purged user found"
+    );
+    assert_eq!(nearest_ids(search, &bob, &axis(1), 10), vec![bobs]);
 }

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
-    MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
-    Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo,
+    StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 use parking_lot::Mutex;
 
@@ -54,6 +54,17 @@ enum Bug {
     LeaseNeverExpires,
     PurgeKeepsLease,
     UsersOnlyFromTurns,
+    /// Offers a vector search that scores a memory by its first window only.
+    NearestFirstWindowOnly,
+    /// Offers a vector search and says in `info` that it has none.
+    InfoDeniesSearch,
+}
+
+impl Bug {
+    /// Bugs of a store that searches vectors itself (the others model stores that do not).
+    fn offers_search(self) -> bool {
+        matches!(self, Bug::NearestFirstWindowOnly | Bug::InfoDeniesSearch)
+    }
 }
 
 struct Mutant {
@@ -67,6 +78,9 @@ struct Mutant {
     keys_in_insert_order: Mutex<Vec<ApiKey>>,
     /// Who last took each user's job lease (user, holder).
     lease_holders: Mutex<Vec<(UserKey, String)>>,
+    /// Whether it offers a (brute-force) vector search, and the models prepared for it.
+    search: bool,
+    search_dims: Mutex<Vec<(String, usize)>>,
 }
 
 impl Mutant {
@@ -79,6 +93,16 @@ impl Mutant {
             vectors: Mutex::new(Vec::new()),
             keys_in_insert_order: Mutex::new(Vec::new()),
             lease_holders: Mutex::new(Vec::new()),
+            search: bug.offers_search(),
+            search_dims: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A mutant with `bug` that also offers a correct vector search.
+    fn with_search(bug: Bug) -> Self {
+        Mutant {
+            search: true,
+            ..Mutant::new(bug)
         }
     }
 
@@ -102,6 +126,16 @@ impl Mutant {
 }
 
 impl StoreRead for Mutant {
+    fn info(&self) -> StoreInfo {
+        let mut info = self.inner.info();
+        if self.search && self.bug != Bug::InfoDeniesSearch {
+            info.vector_search = Ok("brute force".to_string());
+        }
+        info
+    }
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        self.search.then_some(self as &dyn VectorSearch)
+    }
     fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
         self.inner.turns_by_keys(user, keys)
     }
@@ -484,6 +518,72 @@ impl Store for Mutant {
     }
 }
 
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE)
+}
+
+impl VectorSearch for Mutant {
+    fn prepare(&self, model: &str, dim: usize) -> StoreResult<()> {
+        let mut dims = self.search_dims.lock();
+        match dims.iter().find(|(m, _)| m == model) {
+            Some((_, d)) if *d == dim => Ok(()),
+            Some(_) => Err(StoreError::InvalidWrite("other dimension".into())),
+            None => {
+                dims.push((model.to_string(), dim));
+                Ok(())
+            }
+        }
+    }
+
+    fn nearest(
+        &self,
+        user: &UserKey,
+        model: &str,
+        query: &[f32],
+        k: usize,
+    ) -> StoreResult<Vec<(MemoryId, f32)>> {
+        let dims = self.search_dims.lock().clone();
+        let Some(&(_, dim)) = dims.iter().find(|(m, _)| m == model) else {
+            return Err(StoreError::InvalidWrite("not prepared".into()));
+        };
+        if query.len() != dim {
+            return Err(StoreError::InvalidWrite("wrong dimension".into()));
+        }
+        let mut scored: Vec<(MemoryId, f32)> = self
+            .inner
+            .vectors(user, model)?
+            .into_iter()
+            .map(|row| {
+                let windows = row.vector.chunks_exact(dim);
+                let taken = if self.bug == Bug::NearestFirstWindowOnly {
+                    1
+                } else {
+                    usize::MAX
+                };
+                let best = windows
+                    .take(taken)
+                    .map(|w| cosine(query, w))
+                    .fold(f32::MIN, f32::max);
+                (row.memory_id, best)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        Ok(scored)
+    }
+
+    fn coverage(&self, user: &UserKey, model: &str) -> StoreResult<Vec<(MemoryId, usize)>> {
+        Ok(self
+            .inner
+            .vectors(user, model)?
+            .into_iter()
+            .map(|row| (row.memory_id, row.vector.len()))
+            .collect())
+    }
+}
+
 fn must_fail(bug: Bug, check: fn(&dyn Fn() -> Mutant)) {
     let result = catch_unwind(AssertUnwindSafe(|| check(&|| Mutant::new(bug))));
     assert!(result.is_err(), "the check passed a store with bug {bug:?}");
@@ -554,7 +654,17 @@ const CATCHES: &[(&str, &[Bug])] = &[
         ],
     ),
     ("users_listed_by_memories_alone", &[Bug::UsersOnlyFromTurns]),
+    (
+        "vector_search_when_offered",
+        &[Bug::NearestFirstWindowOnly, Bug::InfoDeniesSearch],
+    ),
 ];
+
+#[test]
+fn a_correct_vector_search_passes() {
+    // Guards the vector-search mutant: offered correctly, it passes the check.
+    mnemos_conformance::vector_search_when_offered(&|| Mutant::with_search(Bug::DropsSpeaker));
+}
 
 #[test]
 fn every_check_catches_its_bugs() {

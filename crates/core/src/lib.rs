@@ -9,6 +9,7 @@ pub mod memory_model;
 pub mod memstore;
 pub mod model;
 pub mod store;
+pub mod store_vectors;
 pub mod task_text;
 
 pub use embed::{Embedder, EmbedderExt, RecentTextCache};
@@ -17,6 +18,7 @@ pub use memory_model::{MemoryModel, MemoryModelExt, ModelError, ModelResult, Tas
 pub use memstore::MemoryStore;
 pub use model::*;
 pub use store::*;
+pub use store_vectors::{BackendKind, StoreInfo, VectorSearch};
 pub use task_text::{TaskName, TaskTextOptions};
 pub mod retrieval;
 

@@ -14,6 +14,7 @@ use crate::store::{
     check_new_api_key, MemoryFilter, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
     VectorRow, WriteBatch,
 };
+use crate::store_vectors::{BackendKind, StoreInfo, VectorSearch};
 
 #[derive(Default)]
 struct UserData {
@@ -329,6 +330,18 @@ impl StoreRead for MemoryStore {
         let mut keys = self.api_keys.read().clone();
         keys.sort_by_key(|k| (k.created_at, k.id));
         Ok(keys)
+    }
+
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            kind: BackendKind::Memory,
+            location: "memory".to_string(),
+            vector_search: Err("the in-memory store has no vector index".to_string()),
+        }
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        None
     }
 
     fn users(&self) -> StoreResult<Vec<UserKey>> {

@@ -13,6 +13,7 @@ use crate::model::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch,
     Metadata, Metrics, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
 };
+use crate::store_vectors::{StoreInfo, VectorSearch};
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 
@@ -463,6 +464,12 @@ pub trait StoreRead: Send + Sync {
     fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>>;
     /// Every API key of every tenant, revoked ones included, oldest first (created time, id).
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>>;
+
+    /// What this store is and where its data lives, for start-up reports and health checks.
+    fn info(&self) -> StoreInfo;
+    /// The nearest-neighbour search this store runs itself, if it has one
+    /// ([`VectorSearch`]); `None`: callers score vectors in process.
+    fn vector_search(&self) -> Option<&dyn VectorSearch>;
 
     /// Every memory matching `filter`, in listing order, paging through [`list`](Self::list).
     fn list_all(&self, user: &UserKey, filter: &MemoryFilter) -> StoreResult<Vec<Memory>> {

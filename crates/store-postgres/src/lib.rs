@@ -22,11 +22,13 @@
 mod codec;
 mod read;
 mod schema;
+mod vectors;
 mod write;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mnemos_core::{StoreError, StoreResult, UserKey};
+use mnemos_core::{BackendKind, StoreError, StoreInfo, StoreResult, UserKey};
 use parking_lot::{Mutex, RwLock};
 use postgres::{Client, IsolationLevel, NoTls, Transaction};
 
@@ -51,7 +53,10 @@ pub struct PostgresStore {
     /// exclusively by `data_version` while it reads: so the count it reads never includes one
     /// of our commits that `own_commits` does not (which would look like another server's).
     commit_window: RwLock<()>,
-    pgvector: bool,
+    /// The in-database vector search: its description, or why it is off.
+    vector_index: Result<String, String>,
+    /// Window dimensions of registered models (see `vectors`), cached once read.
+    vector_dims: Mutex<HashMap<String, usize>>,
 }
 
 /// Which advisory lock a write transaction takes first.
@@ -94,19 +99,13 @@ impl PostgresStore {
             idle: Mutex::new(Vec::new()),
             own_commits: AtomicU64::new(0),
             commit_window: RwLock::new(()),
-            pgvector: false,
+            vector_index: Err("not checked yet".to_string()),
+            vector_dims: Mutex::new(HashMap::new()),
         };
         let mut client = store.open_client()?;
         schema::migrate(&mut client)?;
-        let pgvector = client
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
-                &[],
-            )
-            .map_err(pg_err("detect pgvector"))?
-            .get(0);
+        store.vector_index = vectors::enable(&mut client)?;
         store.checkin(client);
-        store.pgvector = pgvector;
         Ok(store)
     }
 
@@ -115,9 +114,18 @@ impl PostgresStore {
         self.with_client(schema::read_version)
     }
 
-    /// Whether the server has the pgvector extension available.
+    /// Whether vectors are searched in the database (pgvector is installed in it).
     pub fn pgvector_available(&self) -> bool {
-        self.pgvector
+        self.vector_index.is_ok()
+    }
+
+    /// What [`mnemos_core::StoreRead::info`] reports.
+    pub(crate) fn describe(&self) -> StoreInfo {
+        StoreInfo {
+            kind: BackendKind::Postgres,
+            location: self.shown.clone(),
+            vector_search: self.vector_index.clone(),
+        }
     }
 
     /// Commits made through this handle so far.

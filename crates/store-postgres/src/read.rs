@@ -2,8 +2,8 @@
 
 use mnemos_core::{
     ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, Moment, Page,
-    Paged, StateFilter, StoreError, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey,
-    VectorRow,
+    Paged, StateFilter, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId,
+    UserKey, VectorRow, VectorSearch,
 };
 use postgres::types::ToSql;
 use postgres::GenericClient;
@@ -399,5 +399,16 @@ impl StoreRead for PostgresStore {
 
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
         self.with_client(all_keys)
+    }
+
+    fn info(&self) -> StoreInfo {
+        self.describe()
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        match self.vector_index {
+            Ok(_) => Some(self),
+            Err(_) => None,
+        }
     }
 }

@@ -12,7 +12,7 @@ use postgres::Client;
 use crate::codec::pg_err;
 
 /// The advisory lock every migration holds ("mnms").
-const MIGRATION_LOCK: i64 = 0x6d6e_6d73;
+pub(crate) const MIGRATION_LOCK: i64 = 0x6d6e_6d73;
 
 /// Commit-counter slots: writers of different users rarely touch the same row, so the counter
 /// does not serialize them (see `PostgresStore::data_version`).

@@ -281,6 +281,7 @@ fn insert_vectors(
     user: &UserKey,
     in_batch: &HashSet<MemoryId>,
     vectors: &[VectorRow],
+    indexed: bool,
     op: &'static str,
 ) -> StoreResult<()> {
     if vectors.is_empty() {
@@ -315,6 +316,9 @@ fn insert_vectors(
         &[&ids, &models, &dims, &data],
     )
     .map_err(pg_err(op))?;
+    if indexed {
+        crate::vectors::write_windows(tx, user, &rows, op)?;
+    }
     Ok(())
 }
 
@@ -544,6 +548,7 @@ impl Store for PostgresStore {
         };
         precheck(&batch)?;
         let in_batch: HashSet<MemoryId> = batch.memories.iter().map(|m| m.id).collect();
+        let indexed = self.pgvector_available();
         self.write_tx("write", WriteScope::User(&user), |tx| {
             batch.precondition.check(last_round_in(tx, &user)?)?;
             if !(batch.turns.is_empty() && batch.memories.is_empty()) {
@@ -555,7 +560,14 @@ impl Store for PostgresStore {
             }
             insert_turns(tx, &user, &batch)?;
             insert_memories(tx, &batch.memories)?;
-            insert_vectors(tx, &user, &in_batch, &batch.vectors, "write vector")?;
+            insert_vectors(
+                tx,
+                &user,
+                &in_batch,
+                &batch.vectors,
+                indexed,
+                "write vector",
+            )?;
             apply_edits(tx, &user, &batch)?;
             finish_jobs(tx, &user, &batch)?;
             insert_jobs(tx, &batch.jobs)
@@ -566,8 +578,9 @@ impl Store for PostgresStore {
         if rows.is_empty() {
             return Ok(());
         }
+        let indexed = self.pgvector_available();
         self.write_tx("put vectors", WriteScope::User(user), |tx| {
-            insert_vectors(tx, user, &HashSet::new(), rows, "put vectors")
+            insert_vectors(tx, user, &HashSet::new(), rows, indexed, "put vectors")
         })
     }
 

@@ -325,3 +325,21 @@ fn nul_characters_are_invalid_writes_never_backend_errors() {
         .unwrap();
     assert_eq!(failed.last_error.as_deref(), Some("model said \u{FFFD}"));
 }
+
+#[test]
+fn vectors_are_searched_in_the_database_exactly_when_pgvector_is_there() {
+    let with = fresh_pgvector_store();
+    let info = with.info();
+    assert!(with.vector_search().is_some(), "{info:?}");
+    let described = info.vector_search.unwrap();
+    assert!(described.starts_with("pgvector 0.6"), "{described}");
+    assert!(described.contains("HNSW"), "{described}");
+
+    let without = fresh_store();
+    let info = without.info();
+    assert!(without.vector_search().is_none(), "{info:?}");
+    assert!(
+        info.vector_search.unwrap_err().contains("no pgvector"),
+        "the reason names what is missing"
+    );
+}

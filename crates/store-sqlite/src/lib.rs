@@ -30,10 +30,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mnemos_core::{
-    check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, Change, Conflict,
-    HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryState, Moment,
-    Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreRead, StoreResult, Timestamp,
-    Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, BackendKind, Change,
+    Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryState,
+    Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreInfo, StoreRead,
+    StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -1002,6 +1002,22 @@ impl StoreRead for SqliteStore {
 
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
         self.read(keys::all)
+    }
+
+    fn info(&self) -> StoreInfo {
+        let location = self.path().map_or_else(
+            || "SQLite in memory".to_string(),
+            |p| p.display().to_string(),
+        );
+        StoreInfo {
+            kind: BackendKind::Sqlite,
+            location,
+            vector_search: Err("SQLite has no vector index".to_string()),
+        }
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        None
     }
 
     fn users(&self) -> StoreResult<Vec<UserKey>> {

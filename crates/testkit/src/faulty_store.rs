@@ -8,8 +8,8 @@ use parking_lot::Mutex;
 
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
-    MemoryPatch, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreRead, StoreResult,
-    Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    MemoryPatch, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo, StoreRead,
+    StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 
 /// Whether a store call only looks or may change something.
@@ -374,6 +374,48 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
         self.read_call("api_keys", |s| s.api_keys())
     }
+
+    fn info(&self) -> StoreInfo {
+        self.inner.info()
+    }
+
+    /// The wrapped store's search, through this store so its calls count and fail like reads.
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        self.inner
+            .vector_search()
+            .map(|_| self as &dyn VectorSearch)
+    }
+}
+
+impl<S: Store + ?Sized> VectorSearch for FaultyStore<S> {
+    fn prepare(&self, model: &str, dim: usize) -> StoreResult<()> {
+        self.write_call("prepare_vectors", |s| inner_search(s)?.prepare(model, dim))
+    }
+
+    fn nearest(
+        &self,
+        user: &UserKey,
+        model: &str,
+        query: &[f32],
+        k: usize,
+    ) -> StoreResult<Vec<(MemoryId, f32)>> {
+        self.read_call("nearest", |s| {
+            inner_search(s)?.nearest(user, model, query, k)
+        })
+    }
+
+    fn coverage(&self, user: &UserKey, model: &str) -> StoreResult<Vec<(MemoryId, usize)>> {
+        self.read_call("vector_coverage", |s| {
+            inner_search(s)?.coverage(user, model)
+        })
+    }
+}
+
+/// The wrapped store's vector search (present whenever this wrapper offers its own).
+fn inner_search<S: Store + ?Sized>(store: &S) -> StoreResult<&dyn VectorSearch> {
+    store.vector_search().ok_or_else(|| {
+        StoreError::backend_message("nearest", "the wrapped store has no vector search")
+    })
 }
 
 impl<S: Store + ?Sized> Store for FaultyStore<S> {

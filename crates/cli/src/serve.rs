@@ -53,6 +53,13 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
         eprintln!("note: {note}");
     }
     eprintln!("access: {}", mnemos_server::access(&engine, &server)?);
+    let info = engine.info();
+    eprintln!(
+        "store: {} ({}); vector search {}",
+        info.store.kind.name(),
+        info.store.location,
+        info.dense_search
+    );
     let tenant = config.tenant.clone();
     let db = config.db.to_string();
     mnemos_server::run_until_signal(Arc::new(engine), tenant.clone(), &server, |addr| {

@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use reqwest::blocking::Client;
 use serde_json::{json, Value};
 
-/// `mnemos serve` on `store` with a free loopback port: the child and its `/v1` URL.
-fn spawn_serve(store: &str, config: &std::path::Path) -> (Child, String) {
+/// `mnemos serve` on `store` with a free loopback port: the child, its `/v1` URL and what it
+/// printed before it listened.
+fn spawn_serve(store: &str, config: &std::path::Path) -> (Child, String, Vec<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mnemos"))
         .arg("--config")
         .arg(config)
@@ -46,7 +47,31 @@ fn spawn_serve(store: &str, config: &std::path::Path) -> (Child, String) {
         }
     };
     std::thread::spawn(move || lines.for_each(drop));
-    (child, url)
+    (child, url, seen)
+}
+
+/// Both servers report the store and where vector search runs, at start-up and in `/readyz`.
+fn check_reports(printed: &[String], url: &str, vectors: &str) {
+    let line = printed
+        .iter()
+        .find(|l| l.starts_with("store: postgres (postgres://"))
+        .unwrap_or_else(|| panic!("no store line: {printed:#?}"));
+    let expected = if vectors == "store" {
+        "vector search in the store: pgvector"
+    } else {
+        "vector search in process (exact brute force): the PostgreSQL server has no pgvector"
+    };
+    assert!(line.contains(expected), "{line}");
+    let base = url.trim_end_matches("/v1");
+    let ready: Value = client()
+        .get(format!("{base}/readyz"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(ready["store"]["kind"], "postgres", "{ready}");
+    assert_eq!(ready["store"]["vectors"], vectors, "{ready}");
 }
 
 fn client() -> Client {
@@ -173,13 +198,27 @@ fn writer(urls: [String; 2], user: String, adds: usize) -> (Vec<String>, Vec<Str
 #[test]
 fn two_servers_over_one_postgres_lose_nothing_and_run_no_job_twice() {
     let pg = mnemos_testkit::postgres::shared_system_server().unwrap();
+    two_servers_over(pg, "in_process");
+}
+
+#[test]
+fn two_servers_searching_pgvector_lose_nothing_and_run_no_job_twice() {
+    let pg = mnemos_testkit::postgres::shared_server().unwrap();
+    two_servers_over(pg, "store");
+}
+
+/// The two-server load on a fresh database of `pg`, whose servers search vectors where
+/// `vectors` says.
+fn two_servers_over(pg: &mnemos_testkit::postgres::TestPostgres, vectors: &str) {
     let store = pg.create_database().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("mnemos.toml");
     std::fs::write(&config, "[engine]\npreset = \"memorybank\"\n").unwrap();
-    let (a, url_a) = spawn_serve(&store, &config);
-    let (b, url_b) = spawn_serve(&store, &config);
+    let (a, url_a, printed_a) = spawn_serve(&store, &config);
+    let (b, url_b, printed_b) = spawn_serve(&store, &config);
     let _servers = (Server(a), Server(b));
+    check_reports(&printed_a, &url_a, vectors);
+    check_reports(&printed_b, &url_b, vectors);
     let users: Vec<String> = (0..4).map(|i| format!("user{i}")).collect();
 
     let writers: Vec<_> = users

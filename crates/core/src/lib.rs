@@ -24,5 +24,5 @@ pub mod retrieval;
 
 pub use retrieval::{
     Fusion, Hit, HopSignal, Quantization, RetrievalConfig, RetrieverKind, ScoreBreakdown,
-    SearchFilter, SecondHop,
+    SearchFilter, SecondHop, VectorPlacement,
 };

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig};
 use mnemos_core::{
     BatchForget, Clock, Embedder, HistoryEntry, Job, KindTag, Memory, MemoryFilter, MemoryId,
-    MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, Store, StoreRead,
+    MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, Store, StoreInfo, StoreRead,
     SystemClock, Turn, TurnId, UserKey, WriteBatch,
 };
 
@@ -24,7 +24,8 @@ use crate::mechanism::{
     Context, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx, RecallRequest,
 };
 use crate::memories::{
-    AddedTurn, EmbeddingStats, IndexStats, Memories, NewTurn, SearchRequest, SearchResults,
+    AddedTurn, DenseSearch, EmbeddingStats, IndexStats, Memories, NewTurn, SearchRequest,
+    SearchResults,
 };
 use crate::presets::{self, PresetSpec};
 
@@ -121,6 +122,10 @@ pub struct EngineInfo {
     pub memory_model: String,
     /// The preset of agents without their own.
     pub preset: String,
+    /// The store behind the engine.
+    pub store: StoreInfo,
+    /// Where dense search runs, and why.
+    pub dense_search: DenseSearch,
 }
 
 /// A durable job for `spec`, planned by `mechanism` for `scope` at `created`.
@@ -352,6 +357,8 @@ impl Engine {
             dimension: self.embedder().dimension(),
             memory_model: self.model.id().to_string(),
             preset: self.default_mechanism.name().to_string(),
+            store: self.store().info(),
+            dense_search: self.memories.dense_search().clone(),
         }
     }
 

@@ -38,8 +38,8 @@ pub use mechanism::{
     Recall, RecallRequest, ScorePart,
 };
 pub use memories::{
-    question_parts, AddedTurn, EmbeddingStats, IndexStats, NewTurn, SearchRequest, SearchResults,
-    SearchTimings, TurnStatus, SPEAKER_KEY,
+    question_parts, AddedTurn, DenseSearch, EmbeddingStats, IndexStats, NewTurn, SearchRequest,
+    SearchResults, SearchTimings, TurnStatus, SPEAKER_KEY,
 };
 pub use presets::{PresetInfo, PresetSpec};
 pub use setup::{Config, EmbedderChoice, OpenOptions};

@@ -102,6 +102,17 @@ fn view_schema() -> Object {
     one_of("The view shown.", ["persona", "timeline", "chains"])
 }
 
+fn store_kind_schema() -> Object {
+    one_of("The kind of store.", ["sqlite", "postgres", "memory"])
+}
+
+fn vectors_schema() -> Object {
+    one_of(
+        "Where dense search runs: `store` or `in_process`.",
+        ["store", "in_process"],
+    )
+}
+
 fn health_schema() -> Object {
     one_of("`ok` (`/healthz`) or `ready` (`/readyz`).", ["ok", "ready"])
 }
@@ -717,6 +728,24 @@ pub struct Health {
     /// `ok` (`/healthz`) or `ready` (`/readyz`).
     #[schema(schema_with = health_schema)]
     pub status: &'static str,
+    /// `/readyz` only: the store this server runs on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreHealth>,
+}
+
+/// The store behind a server, as `/readyz` reports it (its location is not shown: the
+/// health checks need no API key).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StoreHealth {
+    /// `sqlite`, `postgres` or `memory`.
+    #[schema(schema_with = store_kind_schema)]
+    pub kind: &'static str,
+    /// Where dense (vector) search runs: `store` (the database's vector index) or
+    /// `in_process` (exact brute force over vectors held by this server).
+    #[schema(schema_with = vectors_schema)]
+    pub vectors: &'static str,
+    /// The index (e.g. `pgvector 0.6.2 HNSW (cosine)`), or why search runs in process.
+    pub vectors_detail: String,
 }
 
 // ---- API keys (admin key only) -----------------------------------------------------------

@@ -26,7 +26,7 @@ use std::time::Duration;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::{Json, Router};
 
-use mnemos_engine::Engine;
+use mnemos_engine::{DenseSearch, Engine};
 
 pub use error::{ApiError, ErrorCode};
 pub use routes::{AppState, MAX_TURNS_PER_REQUEST, ROUTES};
@@ -201,12 +201,16 @@ pub fn access(engine: &Engine, config: &ServerConfig) -> Result<String, ServerEr
     responses((status = 200, description = "The process runs.", body = dto::Health)),
 )]
 async fn healthz() -> Json<dto::Health> {
-    Json(dto::Health { status: "ok" })
+    Json(dto::Health {
+        status: "ok",
+        store: None,
+    })
 }
 
 /// Readiness.
 ///
-/// `ready` when the store answers, else 503. Needs no API key.
+/// `ready` when the store answers, else 503, with the kind of store and where vector search
+/// runs. Needs no API key.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -220,11 +224,24 @@ async fn healthz() -> Json<dto::Health> {
     ),
 )]
 async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, ApiError> {
+    // Read before the check takes `app`: it is what this server was built with (no IO).
+    let info = app.engine.info();
     tokio::task::spawn_blocking(move || app.engine.users().map(|_| ()))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(|e| ApiError::new(ErrorCode::Unavailable, e.to_string()))?;
-    Ok(Json(dto::Health { status: "ready" }))
+    let (vectors, vectors_detail) = match info.dense_search {
+        DenseSearch::Store { index } => ("store", index),
+        DenseSearch::InProcess { why } => ("in_process", why),
+    };
+    Ok(Json(dto::Health {
+        status: "ready",
+        store: Some(dto::StoreHealth {
+            kind: info.store.kind.name(),
+            vectors,
+            vectors_detail,
+        }),
+    }))
 }
 
 /// Prometheus metrics.

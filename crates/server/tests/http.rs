@@ -46,8 +46,13 @@ fn every_route_over_http() {
         (status, health["status"].as_str()),
         (StatusCode::OK, Some("ok"))
     );
-    let (status, _) = server.send("GET", "/readyz", None);
+    let (status, ready) = server.send("GET", "/readyz", None);
     assert_eq!(status, StatusCode::OK);
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(ready["store"]["kind"], "sqlite", "{ready}");
+    assert_eq!(ready["store"]["vectors"], "in_process", "{ready}");
+    assert_eq!(ready["store"]["vectors_detail"], "SQLite has no vector index");
+    assert!(health.get("store").is_none(), "liveness says nothing of the store");
 
     let (status, added) = server.send(
         "POST",

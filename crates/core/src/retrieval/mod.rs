@@ -140,6 +140,9 @@ pub struct RetrievalConfig {
     pub candidates: usize,
     pub bm25: Bm25Params,
     pub quantization: Quantization,
+    /// Where dense search runs: in process over each user's vectors, or in the store when it
+    /// has a vector index (`auto`, the default, takes the store's when there is one).
+    pub vectors: VectorPlacement,
     pub top_k: usize,
     /// Texts longer than this many tokens get one vector per window of about this size (whole
     /// sentences) instead of one for the whole text, and score as their best window: embedding
@@ -175,6 +178,7 @@ impl Default for RetrievalConfig {
             candidates: 100,
             bm25: Bm25Params::default(),
             quantization: Quantization::F32,
+            vectors: VectorPlacement::Auto,
             top_k: 10,
             window_tokens: DEFAULT_WINDOW_TOKENS,
             context: DEFAULT_CONTEXT,
@@ -184,6 +188,19 @@ impl Default for RetrievalConfig {
             memory_type: None,
         }
     }
+}
+
+/// Where dense search runs ([`RetrievalConfig::vectors`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VectorPlacement {
+    /// The store's vector index when it has one ([`crate::VectorSearch`]), else in process.
+    #[default]
+    Auto,
+    /// Always in process: exact brute force over the user's vectors held in memory.
+    InProcess,
+    /// Always the store's index; a store without one is a configuration error.
+    Store,
 }
 
 /// Default [`RetrievalConfig::context`].
@@ -674,9 +691,24 @@ pub struct ScopeIndex {
     dialogue: DialogueOrder,
     /// Highest round seen in this user's turns (drives the logical clock).
     pub last_round: Option<u64>,
+    /// Vectors live in the store, which scores them ([`Self::candidates_scored`]): `dense`
+    /// stays empty.
+    external_vectors: bool,
+    /// With external vectors: the slots whose memory has one in the store.
+    stored_vectors: HashSet<u32>,
 }
 
 impl ScopeIndex {
+    /// An index whose dense scores come from the store's vector search: upserts keep no
+    /// vectors, and searches pass the store's nearest memories to
+    /// [`candidates_scored`](Self::candidates_scored).
+    pub fn with_external_vectors(config: &RetrievalConfig, dim: usize) -> Self {
+        Self {
+            external_vectors: true,
+            ..Self::new(config, dim)
+        }
+    }
+
     pub fn new(config: &RetrievalConfig, dim: usize) -> Self {
         Self {
             slots: Vec::new(),
@@ -686,12 +718,14 @@ impl ScopeIndex {
             texts: EmbeddedTexts::default(),
             dialogue: DialogueOrder::default(),
             last_round: None,
+            external_vectors: false,
+            stored_vectors: HashSet::new(),
         }
     }
 
-    /// Memories with a vector in the dense index.
+    /// Memories with a vector (in the dense index, or in the store for external vectors).
     pub fn vector_count(&self) -> usize {
-        self.dense.len()
+        self.dense.len() + self.stored_vectors.len()
     }
 
     /// Distinct terms in the lexical index.
@@ -754,7 +788,11 @@ impl ScopeIndex {
         self.bm25.insert(slot, terms);
         // Whatever texts the old vectors answered for, these may not.
         self.texts.drop_slot(slot);
+        self.stored_vectors.remove(&slot);
         match vector {
+            Some(_) if self.external_vectors => {
+                self.stored_vectors.insert(slot);
+            }
             Some(v) => {
                 self.dense.insert(slot, v);
             }
@@ -802,6 +840,7 @@ impl ScopeIndex {
 
     pub fn remove(&mut self, id: MemoryId) {
         if let Some(slot) = self.by_id.remove(&id) {
+            self.stored_vectors.remove(&slot);
             self.bm25.remove(slot);
             self.dense.remove(slot);
             self.texts.drop_slot(slot);
@@ -813,7 +852,9 @@ impl ScopeIndex {
     }
 
     pub fn has_vector(&self, id: MemoryId) -> bool {
-        self.by_id.get(&id).is_some_and(|&s| self.dense.contains(s))
+        self.by_id
+            .get(&id)
+            .is_some_and(|&s| self.dense.contains(s) || self.stored_vectors.contains(&s))
     }
 
     fn accepts(&self, slot: u32, filter: &SearchFilter) -> bool {
@@ -837,6 +878,48 @@ impl ScopeIndex {
         second_hop: Option<&SecondHop>,
     ) -> Vec<Candidate> {
         let accept = |slot: u32| self.accepts(slot, filter);
+        let dense = match (retriever.uses_dense(), query_vector) {
+            (true, Some(q)) => self.dense.score(q, &accept),
+            _ => Vec::new(),
+        };
+        self.candidates_from(config, retriever, query_terms, dense, filter, second_hop)
+    }
+
+    /// [`candidates`](Self::candidates) with the dense scores given: the store's nearest
+    /// memories and their cosine similarities (see [`with_external_vectors`]
+    /// (Self::with_external_vectors)). Memories this index does not hold, or the filter
+    /// rejects, are skipped.
+    pub fn candidates_scored(
+        &self,
+        config: &RetrievalConfig,
+        retriever: RetrieverKind,
+        query_terms: &[String],
+        nearest: &[(MemoryId, f32)],
+        filter: &SearchFilter,
+        second_hop: Option<&SecondHop>,
+    ) -> Vec<Candidate> {
+        let dense = if retriever.uses_dense() {
+            nearest
+                .iter()
+                .filter_map(|(id, score)| self.by_id.get(id).map(|&slot| (slot, *score)))
+                .filter(|&(slot, _)| self.accepts(slot, filter))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.candidates_from(config, retriever, query_terms, dense, filter, second_hop)
+    }
+
+    fn candidates_from(
+        &self,
+        config: &RetrievalConfig,
+        retriever: RetrieverKind,
+        query_terms: &[String],
+        dense: Vec<(u32, f32)>,
+        filter: &SearchFilter,
+        second_hop: Option<&SecondHop>,
+    ) -> Vec<Candidate> {
+        let accept = |slot: u32| self.accepts(slot, filter);
         // Equal scores rank by memory id, not by when this process indexed the memory, so
         // every process ranks the same data the same way.
         let tie = |slot: u32| self.id_of(slot);
@@ -849,10 +932,7 @@ impl ScopeIndex {
         } else {
             Vec::new()
         };
-        let dense = match (retriever.uses_dense(), query_vector) {
-            (true, Some(q)) => top_n_by(self.dense.score(q, &accept), config.candidates, tie),
-            _ => Vec::new(),
-        };
+        let dense = top_n_by(dense, config.candidates, tie);
         let mut fused: Vec<Ranked> = fuse_by(&config.fusion, &lexical, &dense, tie)
             .into_iter()
             .map(|(slot, score, lexical, dense)| Ranked {
@@ -1259,6 +1339,53 @@ mod tests {
         index.upsert_embedded(&a, &[], &[1.0, 0.0], &[short]);
         assert!(!index.keeps_exact_vectors());
         assert_eq!(index.embedded(&short), None);
+    }
+
+    #[test]
+    fn store_scored_candidates_rank_like_in_process_scores() {
+        let config = RetrievalConfig::default();
+        let mut local = ScopeIndex::new(&config, 2);
+        let mut external = ScopeIndex::with_external_vectors(&config, 2);
+        let query = [0.8f32, 0.6];
+        let mut nearest = Vec::new();
+        for (text, vector) in [
+            ("apples in the orchard", vec![1.0, 0.0]),
+            ("a quiet harbour", vec![0.0, 1.0, 0.6, 0.8]),
+            ("night trains", vec![0.0, 1.0]),
+        ] {
+            let m = memory(text);
+            let terms = mnemos_text::Analyzer::shared().search_terms(text);
+            local.upsert_embedded(&m, &terms, &vector, &[]);
+            external.upsert_embedded(&m, &terms, &vector, &[]);
+            let best = vector
+                .chunks_exact(2)
+                .map(|w| dense::dot(&query, w))
+                .fold(f32::MIN, f32::max);
+            nearest.push((m.id, best));
+        }
+        // The store answers unknown memories too (written since this index was built).
+        nearest.push((MemoryId::new(), 0.99));
+        assert_eq!(external.dense.len(), 0, "vectors stay in the store");
+        assert_eq!(external.vector_count(), 3);
+        let terms = mnemos_text::Analyzer::shared().terms("harbour trains");
+        let filter = SearchFilter::default();
+        let in_process = local.candidates(
+            &config,
+            RetrieverKind::Hybrid,
+            &terms,
+            Some(&query),
+            &filter,
+            None,
+        );
+        let scored = external.candidates_scored(
+            &config,
+            RetrieverKind::Hybrid,
+            &terms,
+            &nearest,
+            &filter,
+            None,
+        );
+        assert_eq!(scored, in_process);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use mnemos_core::{
     validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, Memory, MemoryFilter,
     MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
     Result, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow,
-    WriteBatch,
+    VectorSearch, WriteBatch,
 };
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
@@ -96,10 +96,12 @@ pub(crate) type TurnPlanner<'a> = dyn FnMut(&[Turn]) -> Result<Vec<Vec<Job>>> + 
 const WRITE_ATTEMPTS: usize = 8;
 
 mod embedding;
+mod placement;
 mod search;
 
 pub use embedding::EmbeddingStats;
 use embedding::{text_key, Embedded, EmbeddingCounters};
+pub use placement::DenseSearch;
 pub use search::{question_parts, SearchRequest, SearchResults, SearchTimings};
 
 /// One input turn on its way into the store.
@@ -148,6 +150,8 @@ pub struct Memories {
     seen_version: Mutex<Option<u64>>,
     /// What the write path's embedding did and saved.
     embedding: EmbeddingCounters,
+    /// Where dense search runs (chosen once, at construction).
+    dense: DenseSearch,
 }
 
 impl Memories {
@@ -158,6 +162,7 @@ impl Memories {
         config: RetrievalConfig,
     ) -> Result<Self> {
         config.validate()?;
+        let dense = placement::choose(store.as_ref(), embedder.as_ref(), config.vectors)?;
         Ok(Self {
             store,
             embedder,
@@ -170,7 +175,22 @@ impl Memories {
             last_build: Mutex::new(IndexStats::default()),
             seen_version: Mutex::new(None),
             embedding: EmbeddingCounters::default(),
+            dense,
         })
+    }
+
+    /// Where dense search runs, and why.
+    pub fn dense_search(&self) -> &DenseSearch {
+        &self.dense
+    }
+
+    /// The store's vector search, when dense search runs there.
+    fn store_search(&self) -> Option<&dyn VectorSearch> {
+        if self.dense.in_store() {
+            self.store.vector_search()
+        } else {
+            None
+        }
     }
 
     /// Add a re-ranking stage; stages run in the order added.
@@ -242,14 +262,20 @@ impl Memories {
     }
 
     fn build_index(&self, user: &UserKey) -> Result<ScopeIndex> {
-        let mut index = ScopeIndex::new(&self.config, self.embedder.dimension());
+        let dim = self.embedder.dimension();
         let model = self.embedder.id().to_string();
-        let mut vectors: HashMap<MemoryId, Vec<f32>> = self
-            .store
-            .vectors(user, &model)?
-            .into_iter()
-            .map(|row| (row.memory_id, row.vector))
-            .collect();
+        let (mut index, mut vectors, mut in_store) = match self.store_search() {
+            Some(search) => (
+                ScopeIndex::with_external_vectors(&self.config, dim),
+                HashMap::new(),
+                search.coverage(user, &model)?.into_iter().collect(),
+            ),
+            None => (
+                ScopeIndex::new(&self.config, dim),
+                self.load_vectors(user, &model)?,
+                HashMap::new(),
+            ),
+        };
         let mut missing: Vec<Memory> = Vec::new();
         let mut offset = 0;
         loop {
@@ -267,7 +293,14 @@ impl Memories {
                     embedding_windows(self.analyzer, &searchable, self.config.window_tokens);
                 // A stored vector fits if it holds as many windows as the current window size
                 // gives this text; otherwise (other embedder, other window setting) it is redone.
-                let expected = windows.len() * self.embedder.dimension();
+                let expected = windows.len() * dim;
+                if in_store.remove(&memory.id) == Some(expected) {
+                    // The store holds a fitting vector and scores it: the index only notes
+                    // that there is one.
+                    let terms = self.analyzer.search_terms(&searchable);
+                    index.upsert(&memory, &terms, Some(&[]));
+                    continue;
+                }
                 match vectors.remove(&memory.id) {
                     Some(vector) if vector.len() == expected => {
                         let terms = self.analyzer.search_terms(&searchable);
@@ -316,6 +349,16 @@ impl Memories {
             embedded_on_build: missing.len(),
         };
         Ok(index)
+    }
+
+    /// The user's stored vectors in the embedder's space, by memory.
+    fn load_vectors(&self, user: &UserKey, model: &str) -> Result<HashMap<MemoryId, Vec<f32>>> {
+        Ok(self
+            .store
+            .vectors(user, model)?
+            .into_iter()
+            .map(|row| (row.memory_id, row.vector))
+            .collect())
     }
 
     /// Statistics of the most recent index build (what `open` had to do).

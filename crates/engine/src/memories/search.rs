@@ -105,6 +105,13 @@ pub fn question_parts(query: &str) -> Vec<String> {
 /// Reciprocal-rank constant for the merged score of a split query's parts (as RRF's usual 60).
 const PART_RRF_K: f32 = 60.0;
 
+/// How many more of the store's nearest memories a filtered search asks for, since the
+/// filter applies after the store answers.
+const FILTERED_OVERFETCH: usize = 4;
+
+/// The store's nearest memories to one query vector, with their cosine similarities.
+type Nearest = Vec<(MemoryId, f32)>;
+
 /// Merge the candidate lists of a split query's parts by taking turns: every part's first
 /// candidate, then every part's second, and so on (within a round, the one its own search
 /// scored higher first), skipping memories already taken. Each part thus gets an equal share
@@ -192,7 +199,8 @@ impl Memories {
         timings.embed_us = started.elapsed().as_micros() as u64;
 
         let started = Instant::now();
-        let (candidates, query_terms) = self.rank(&slot, request, &texts, &vectors);
+        let nearest = self.store_nearest(request, &vectors)?;
+        let (candidates, query_terms) = self.rank(&slot, request, &texts, &vectors, &nearest);
         timings.rank_us = started.elapsed().as_micros() as u64;
 
         let started = Instant::now();
@@ -264,14 +272,44 @@ impl Memories {
         Ok(top_k)
     }
 
+    /// When the store runs dense search: its nearest memories for each query vector (more of
+    /// them when a filter will drop some), else nothing.
+    fn store_nearest(
+        &self,
+        request: &SearchRequest,
+        vectors: &[Option<Vec<f32>>],
+    ) -> Result<Vec<Option<Nearest>>> {
+        let Some(search) = self.store_search() else {
+            return Ok(Vec::new());
+        };
+        let filter = &request.filter;
+        let filtered =
+            !filter.kinds.is_empty() || filter.agent.is_some() || filter.session.is_some();
+        let k = if filtered {
+            self.config.candidates.saturating_mul(FILTERED_OVERFETCH)
+        } else {
+            self.config.candidates
+        };
+        let model = self.embedder.id();
+        vectors
+            .iter()
+            .map(|vector| match vector {
+                Some(v) => Ok(Some(search.nearest(&request.user, model, v, k)?)),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
     /// Fused candidates of every query part (merged by rank when there are several), and the
-    /// distinct analyzed terms of all parts.
+    /// distinct analyzed terms of all parts. `nearest`, when not empty, holds the store's
+    /// dense answer for each part.
     fn rank(
         &self,
         slot: &ScopeSlot,
         request: &SearchRequest,
         texts: &[&str],
         vectors: &[Option<Vec<f32>>],
+        nearest: &[Option<Nearest>],
     ) -> (Vec<Candidate>, Vec<String>) {
         let mut query_terms: Vec<String> = Vec::new();
         let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
@@ -289,17 +327,27 @@ impl Memories {
             &self.config
         };
         let guard = slot.read();
-        for (text, vector) in texts.iter().zip(vectors) {
+        for (i, (text, vector)) in texts.iter().zip(vectors).enumerate() {
             let terms = self.analyzer.terms(text);
-            if let Some(index) = guard.as_ref() {
-                lists.push(index.candidates(
+            let hop = request.second_hop.as_ref();
+            match (guard.as_ref(), nearest.get(i)) {
+                (Some(index), Some(found)) => lists.push(index.candidates_scored(
+                    config,
+                    request.retriever,
+                    &terms,
+                    found.as_deref().unwrap_or_default(),
+                    &request.filter,
+                    hop,
+                )),
+                (Some(index), None) => lists.push(index.candidates(
                     config,
                     request.retriever,
                     &terms,
                     vector.as_deref(),
                     &request.filter,
-                    request.second_hop.as_ref(),
-                ));
+                    hop,
+                )),
+                (None, _) => {}
             }
             for term in terms {
                 if !query_terms.contains(&term) {

@@ -1,0 +1,67 @@
+//! Where dense search runs: in process over vectors held in memory, or in the store's own
+//! vector index ([`mnemos_core::VectorSearch`]), as `[retrieval] vectors` and the store allow.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use mnemos_core::retrieval::VectorPlacement;
+use mnemos_core::{Embedder, Error, Result, Store};
+
+/// Where this engine's dense search runs, and why: reported at start-up and by health checks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "where", rename_all = "snake_case")]
+pub enum DenseSearch {
+    /// Exact brute force over each user's vectors, held in this process.
+    InProcess { why: String },
+    /// The store's index answers nearest-neighbour queries; this process holds no vectors.
+    Store { index: String },
+}
+
+impl DenseSearch {
+    pub fn in_store(&self) -> bool {
+        matches!(self, DenseSearch::Store { .. })
+    }
+}
+
+impl fmt::Display for DenseSearch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DenseSearch::InProcess { why } => write!(f, "in process (exact brute force): {why}"),
+            DenseSearch::Store { index } => write!(f, "in the store: {index}"),
+        }
+    }
+}
+
+/// Decide where dense search runs for `store` under `placement`, and make the embedder's
+/// vectors searchable in the store when it is there.
+pub(super) fn choose(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    placement: VectorPlacement,
+) -> Result<DenseSearch> {
+    let info = store.info();
+    let (search, index) = match (store.vector_search(), info.vector_search) {
+        (Some(search), Ok(index)) => (search, index),
+        (_, Err(reason)) if placement == VectorPlacement::Store => {
+            return Err(Error::invalid(format!(
+                "retrieval.vectors = \"store\" needs a store with a vector index; {} has none: \
+                 {reason}",
+                info.location
+            )))
+        }
+        (_, Err(reason)) => return Ok(DenseSearch::InProcess { why: reason }),
+        (None, Ok(_)) => {
+            return Ok(DenseSearch::InProcess {
+                why: "the store does not offer its vector index".to_string(),
+            })
+        }
+    };
+    if placement == VectorPlacement::InProcess {
+        return Ok(DenseSearch::InProcess {
+            why: format!("retrieval.vectors = \"in_process\" (the store offers {index})"),
+        });
+    }
+    search.prepare(embedder.id(), embedder.dimension())?;
+    Ok(DenseSearch::Store { index })
+}

@@ -16,7 +16,7 @@ use std::time::Duration;
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
     MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
-    Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, WriteBatch,
 };
 use parking_lot::Mutex;
 
@@ -54,6 +54,10 @@ enum Bug {
     LeaseNeverExpires,
     PurgeKeepsLease,
     UsersOnlyFromTurns,
+    ImportDropsHistory,
+    ImportDropsFinishedJobs,
+    ImportOverwrites,
+    ExportOnlyActive,
 }
 
 struct Mutant {
@@ -234,6 +238,14 @@ impl StoreRead for Mutant {
             return Ok(self.keys_in_insert_order.lock().clone());
         }
         self.inner.api_keys()
+    }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        let mut export = self.inner.export_user(user)?;
+        if self.bug == Bug::ExportOnlyActive {
+            export.memories.retain(|m| m.memory.is_active());
+        }
+        Ok(export)
     }
 }
 
@@ -472,6 +484,23 @@ impl Store for Mutant {
         Ok(())
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        let mut export = export.clone();
+        match self.bug {
+            Bug::ImportDropsHistory => {
+                for m in &mut export.memories {
+                    m.history.truncate(1);
+                }
+            }
+            Bug::ImportDropsFinishedJobs => export.jobs.retain(Job::is_pending),
+            Bug::ImportOverwrites => {
+                self.inner.purge_user(&export.user)?;
+            }
+            _ => {}
+        }
+        self.inner.import_user(&export)
+    }
+
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         let revoked = self.inner.revoke_api_key(id, at)?;
         if self.bug == Bug::RevokeMovesTime {
@@ -554,6 +583,15 @@ const CATCHES: &[(&str, &[Bug])] = &[
         ],
     ),
     ("users_listed_by_memories_alone", &[Bug::UsersOnlyFromTurns]),
+    (
+        "export_import_round_trip",
+        &[
+            Bug::ImportDropsHistory,
+            Bug::ImportDropsFinishedJobs,
+            Bug::ImportOverwrites,
+            Bug::ExportOnlyActive,
+        ],
+    ),
 ];
 
 #[test]

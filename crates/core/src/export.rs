@@ -61,6 +61,17 @@ impl std::ops::Add for ExportCounts {
     }
 }
 
+/// "5 turns, 12 memories, 20 history entries, 14 vectors, 3 jobs"
+impl std::fmt::Display for ExportCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} turns, {} memories, {} history entries, {} vectors, {} jobs",
+            self.turns, self.memories, self.history_entries, self.vectors, self.jobs
+        )
+    }
+}
+
 /// Hashes what serde_json writes, without building the JSON text in memory first.
 struct HashWriter(Sha256);
 

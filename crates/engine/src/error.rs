@@ -26,6 +26,9 @@ pub enum EngineError {
         #[source]
         source: Box<EngineError>,
     },
+    /// A migration between stores stopped (see the error for the user or key).
+    #[error(transparent)]
+    Migration(#[from] crate::migrate::MigrationError),
     /// A setup step (opening the database, loading a model, reading the config) failed.
     #[error("{what}: {source}")]
     Setup {
@@ -67,6 +70,7 @@ impl EngineError {
             EngineError::Config(_) => ErrorClass::InvalidInput,
             EngineError::Job { .. } => ErrorClass::Internal,
             EngineError::Ingest { source, .. } => source.class(),
+            EngineError::Migration(e) => e.class(),
             EngineError::Setup { class, .. } => *class,
         }
     }

@@ -383,8 +383,8 @@ mod tests {
             "{message}"
         );
         assert!(matches!(
-            err,
-            EngineError::Migration(MigrationError::TargetDiffers { .. })
+            &err,
+            EngineError::Migration(e) if matches!(**e, MigrationError::TargetDiffers { .. })
         ));
         assert_eq!(to.export_user(&user("bob")).unwrap(), before);
         assert_eq!(
@@ -416,7 +416,7 @@ mod tests {
         to_key_with_other_hash(&other, &active);
         let err = run(&from, &other).unwrap_err();
         assert!(
-            matches!(err, EngineError::Migration(MigrationError::KeyDiffers { id }) if id == active.id),
+            matches!(&err, EngineError::Migration(e) if matches!(**e, MigrationError::KeyDiffers { id } if id == active.id)),
             "{err}"
         );
     }

@@ -12,6 +12,7 @@ mod jobs;
 mod keys;
 mod mcp;
 mod memory;
+mod migrate;
 mod models;
 mod output;
 mod progress;
@@ -152,6 +153,10 @@ enum Command {
     Mcp,
     /// API keys for the server: create (the secret is printed once), list, revoke.
     Keys(keys::KeysArgs),
+    /// Copy every user (turns, memories, history, vectors, jobs) and API key from one store to
+    /// another, e.g. a SQLite file to PostgreSQL; verified by checksums, and a second run
+    /// resumes (what was copied is skipped). The source is only read.
+    Migrate(migrate::MigrateArgs),
     /// Measure the server under load (see docs/results/server.md).
     Bench {
         #[command(subcommand)]
@@ -195,6 +200,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Serve(args) => serve::run(&global.config()?, args),
         Command::Mcp => mcp::run(&global.config()?),
         Command::Keys(args) => keys::run(&global, args),
+        Command::Migrate(args) => migrate::run(&global.config()?, args),
         Command::Bench { command } => bench::run(&global.config()?, command),
         Command::Eval { command } => eval::run(&global, command),
         Command::Train { command } => train::run(&global.config()?, command),

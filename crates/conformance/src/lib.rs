@@ -35,8 +35,8 @@ use mnemos_core::{
     Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, HistoryEntry, Job, JobId,
     KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata,
     Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store,
-    StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow,
-    VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
+    StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
+    VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
@@ -108,6 +108,7 @@ define_suite!($
     job_leases_exclusive_until_expiry,
     users_listed_by_memories_alone,
     vector_search_when_offered,
+    export_import_round_trip,
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -201,6 +202,10 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
         self.store.vector_search()
     }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        self.store.export_user(user)
+    }
 }
 
 impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
@@ -268,6 +273,10 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
 
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.store.revoke_api_key(id, at)
+    }
+
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        self.store.import_user(export)
     }
 }
 
@@ -3821,4 +3830,261 @@ pub fn vector_search_when_offered<S: Store>(make: &dyn Fn() -> S) {
         "purged user found"
     );
     assert_eq!(nearest_ids(search, &bob, &axis(1), 10), vec![bobs]);
+}
+
+// Export and import
+// ---------------------------------------------------------------------------------------------
+
+/// A model whose vectors hold several windows each (a long text): three of dimension 4.
+const MODEL_LONG: &str = "conformance-long";
+
+/// The jobs of [`rich_user`]: pending, failed twice (still pending), and finished.
+struct RichJobs {
+    pending: Job,
+    failed: Job,
+    done: Job,
+}
+
+/// A user with everything an export must carry: turns (keys, speakers, Chinese text),
+/// memories updated, forgotten (one already when written, with its vector) and accessed,
+/// vectors of three models (one of several windows, with -0.0 and a subnormal), and jobs
+/// pending, failed and finished.
+fn rich_user<S: Store>(store: &S, user: &UserKey, seed: u64) -> RichJobs {
+    let mut data = Dataset::new(user, seed);
+    let scope = scope_of(user, "companion", "session-1");
+    let mut zh = turn(&scope, 20, "我在杭州做后端工程师，周末去西湖跑步。🏃");
+    zh.key = Some("zh-1".into());
+    zh.speaker = Some("安娜".into());
+    data.memories.push(Memory::from_turn(&zh));
+    data.turns.push(zh);
+    let last = data.memories.len() - 1;
+    data.memories[last - 1].state = MemoryState::Forgotten {
+        reason: "imported as forgotten".into(),
+        at: moment(12),
+    };
+    let jobs = RichJobs {
+        pending: new_job(&scope, moment(2), "session_summary"),
+        failed: new_job(&scope, moment(3), "reflection"),
+        done: new_job(&scope, moment(1), "persona_update"),
+    };
+    let mut batch = data.batch();
+    batch.jobs = vec![jobs.pending.clone(), jobs.failed.clone(), jobs.done.clone()];
+    unwrap_ok(store.write(batch), "write the rich user");
+    let (m, at) = (&data.memories, moment(30));
+    let patch = MemoryPatch {
+        text: Some("更新后的摘要 — updated summary".into()),
+        ..MemoryPatch::default()
+    };
+    unwrap_ok(store.update(user, m[5].id, &patch, at), "update");
+    unwrap_ok(store.forget(user, m[6].id, "user asked", at), "forget");
+    let edits = WriteBatch {
+        updates: vec![BatchUpdate {
+            id: m[7].id,
+            patch: MemoryPatch {
+                metadata: Some(meta(&[("topic", "旅行")])),
+                ..MemoryPatch::default()
+            },
+            at: moment(31),
+        }],
+        finished_jobs: vec![(jobs.done.id, moment(31))],
+        ..batch_of(user)
+    };
+    unwrap_ok(store.write(edits), "batch edit and finish");
+    let seen = Access {
+        at: moment(32),
+        rank: 2,
+    };
+    unwrap_ok(
+        store.record_access(user, &[(m[0].id, seen), (m[5].id, seen), (m[0].id, seen)]),
+        "record access",
+    );
+    let mut long = vector(m[0].id, MODEL_LONG, 12, &mut Rng(seed | 1));
+    long.vector[1] = -0.0;
+    long.vector[2] = f32::from_bits(1);
+    unwrap_ok(store.put_vectors(user, &[long]), "put a long vector");
+    for error in ["model timed out", "模型超时"] {
+        unwrap_ok(
+            store.record_job_failure(user, jobs.failed.id, error),
+            "record failure",
+        );
+    }
+    jobs
+}
+
+/// The export holds exactly what the store's reads return for the user, and nothing else.
+fn assert_export_matches_reads<S: Store>(store: &S, export: &UserExport, what: &str) {
+    let user = &export.user;
+    assert_eq!(
+        export.turns,
+        unwrap_ok(store.turns(user, all_page()), "turns").items,
+        "{what}: turns"
+    );
+    let memories: Vec<Memory> = export.memories.iter().map(|m| m.memory.clone()).collect();
+    assert_eq!(
+        memories,
+        list_all(store, user, &any_state()).items,
+        "{what}: memories, active and forgotten, in listing order"
+    );
+    for m in &export.memories {
+        assert_eq!(
+            m.history,
+            unwrap_ok(store.history(user, m.memory.id), "history"),
+            "{what}: history of {}",
+            m.memory.id
+        );
+    }
+    for model in [MODEL_A, MODEL_B, MODEL_LONG] {
+        let exported: Vec<VectorRow> = export
+            .memories
+            .iter()
+            .filter(|m| m.memory.is_active())
+            .filter_map(|m| {
+                export
+                    .vectors
+                    .iter()
+                    .find(|v| v.memory_id == m.memory.id && v.model == model)
+                    .cloned()
+            })
+            .collect();
+        let read = unwrap_ok(store.vectors(user, model), "vectors");
+        assert_vectors_bit_exact(&exported, &read, &format!("{what}: vectors of {model}"));
+    }
+    let unfinished: Vec<Job> = export
+        .jobs
+        .iter()
+        .filter(|j| j.is_pending())
+        .cloned()
+        .collect();
+    assert_eq!(unfinished, pending(store, user), "{what}: pending jobs");
+    for job in &export.jobs {
+        assert_eq!(
+            stored_job(store, user, job.id).as_ref(),
+            Some(job),
+            "{what}: job {}",
+            job.id
+        );
+    }
+}
+
+fn export_of<S: Store>(store: &S, user: &UserKey) -> UserExport {
+    unwrap_ok(store.export_user(user), "export_user")
+}
+
+/// `export_user` returns everything of one user — turns, memories active and forgotten with
+/// their whole history, vectors of every model, jobs pending and finished — and `import_user`
+/// writes it into another store exactly: exporting again gives an equal export with the same
+/// checksum, and every read agrees. An import is refused with `Conflict::UserNotEmpty`,
+/// writing nothing, when the store holds any turn, memory or job of the user, and rejected
+/// with `InvalidWrite` when the export holds another user's rows.
+pub fn export_import_round_trip<S: Store>(make: &dyn Fn() -> S) {
+    let source = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let jobs = rich_user(&source, &alice, 21);
+    rich_user(&source, &bob, 22);
+    let export = export_of(&source, &alice);
+    assert_eq!(export.user, alice);
+    assert_export_matches_reads(&source, &export, "source");
+    let counts = export.counts();
+    assert_eq!((counts.turns, counts.memories, counts.jobs), (5, 12, 3));
+    assert!(
+        export.memories.iter().all(|m| !m.history.is_empty()),
+        "every memory has its history"
+    );
+    assert_eq!(
+        stored_job(&source, &alice, jobs.failed.id).map(|j| j.attempts),
+        Some(2)
+    );
+    assert_eq!(export_of(&source, &alice), export, "export is repeatable");
+
+    let target = make();
+    unwrap_ok(target.import_user(&export), "import into a fresh store");
+    let again = export_of(&target, &alice);
+    assert_eq!(again, export, "the import is exact");
+    assert_eq!(again.checksum(), export.checksum());
+    assert_export_matches_reads(&target, &export, "target");
+    assert_eq!(unwrap_ok(target.users(), "users"), vec![alice.clone()]);
+    assert_eq!(
+        unwrap_ok(target.last_round(&alice), "last_round"),
+        unwrap_ok(source.last_round(&alice), "last_round")
+    );
+    let keyed = unwrap_ok(target.turns_by_keys(&alice, &["zh-1".into()]), "by key");
+    assert_eq!(keyed.len(), 1, "turn keys are imported");
+    assert!(
+        export_of(&target, &bob).turns.is_empty(),
+        "nothing of another user"
+    );
+
+    // A second import of the user is refused and changes nothing.
+    match target.import_user(&export) {
+        Err(StoreError::Conflict(Conflict::UserNotEmpty { user })) => assert_eq!(user, alice),
+        other => panic!("a second import: expected Conflict::UserNotEmpty, got {other:?}"),
+    }
+    assert_eq!(
+        export_of(&target, &alice),
+        export,
+        "a refused import writes nothing"
+    );
+    refused_when_only_a_job_is_there(make, &export);
+
+    // Beside another user, who stays as they were.
+    let shared = make();
+    let bob_export = export_of(&source, &bob);
+    unwrap_ok(shared.import_user(&bob_export), "import bob");
+    unwrap_ok(shared.import_user(&export), "import alice beside bob");
+    assert_eq!(export_of(&shared, &bob), bob_export);
+    assert_eq!(export_of(&shared, &alice).checksum(), export.checksum());
+
+    import_validates(make, &export, &bob);
+}
+
+/// A user with nothing but a job is a user with data: the import is refused.
+fn refused_when_only_a_job_is_there<S: Store>(make: &dyn Fn() -> S, export: &UserExport) {
+    let store = make();
+    let job = new_job(&scope_of(&export.user, "a", "s"), moment(1), "summary");
+    unwrap_ok(
+        store.write(WriteBatch {
+            jobs: vec![job.clone()],
+            ..Default::default()
+        }),
+        "enqueue",
+    );
+    let refused = store.import_user(export);
+    assert!(
+        matches!(
+            refused,
+            Err(StoreError::Conflict(Conflict::UserNotEmpty { .. }))
+        ),
+        "import over a user with a job: {refused:?}"
+    );
+    assert_eq!(export_of(&store, &export.user).jobs, vec![job]);
+}
+
+/// Empty exports, foreign rows and dangling vectors.
+fn import_validates<S: Store>(make: &dyn Fn() -> S, export: &UserExport, other: &UserKey) {
+    let store = make();
+    let nobody = key("tenant-1", "nobody");
+    assert_eq!(
+        export_of(&store, &nobody),
+        UserExport::empty(nobody.clone())
+    );
+    unwrap_ok(
+        store.import_user(&UserExport::empty(nobody)),
+        "empty import",
+    );
+    assert!(unwrap_ok(store.users(), "users").is_empty());
+
+    let mut foreign = export.clone();
+    foreign.user = other.clone();
+    assert_invalid_write(
+        store.import_user(&foreign),
+        "an export of another user's rows",
+    );
+    let mut dangling = export.clone();
+    dangling.vectors[0].memory_id = MemoryId::new();
+    assert_invalid_write(store.import_user(&dangling), "a vector of no memory");
+    assert!(
+        export_of(&store, &export.user).is_empty() && export_of(&store, other).is_empty(),
+        "a rejected import writes nothing"
+    );
 }

@@ -16,7 +16,8 @@ use std::time::Duration;
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
     MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo,
-    StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
+    StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch,
+    WriteBatch,
 };
 use parking_lot::Mutex;
 
@@ -58,6 +59,10 @@ enum Bug {
     NearestFirstWindowOnly,
     /// Offers a vector search and says in `info` that it has none.
     InfoDeniesSearch,
+    ImportDropsHistory,
+    ImportDropsFinishedJobs,
+    ImportOverwrites,
+    ExportOnlyActive,
 }
 
 impl Bug {
@@ -268,6 +273,14 @@ impl StoreRead for Mutant {
             return Ok(self.keys_in_insert_order.lock().clone());
         }
         self.inner.api_keys()
+    }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        let mut export = self.inner.export_user(user)?;
+        if self.bug == Bug::ExportOnlyActive {
+            export.memories.retain(|m| m.memory.is_active());
+        }
+        Ok(export)
     }
 }
 
@@ -506,6 +519,23 @@ impl Store for Mutant {
         Ok(())
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        let mut export = export.clone();
+        match self.bug {
+            Bug::ImportDropsHistory => {
+                for m in &mut export.memories {
+                    m.history.truncate(1);
+                }
+            }
+            Bug::ImportDropsFinishedJobs => export.jobs.retain(Job::is_pending),
+            Bug::ImportOverwrites => {
+                self.inner.purge_user(&export.user)?;
+            }
+            _ => {}
+        }
+        self.inner.import_user(&export)
+    }
+
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         let revoked = self.inner.revoke_api_key(id, at)?;
         if self.bug == Bug::RevokeMovesTime {
@@ -657,6 +687,15 @@ const CATCHES: &[(&str, &[Bug])] = &[
     (
         "vector_search_when_offered",
         &[Bug::NearestFirstWindowOnly, Bug::InfoDeniesSearch],
+    ),
+    (
+        "export_import_round_trip",
+        &[
+            Bug::ImportDropsHistory,
+            Bug::ImportDropsFinishedJobs,
+            Bug::ImportOverwrites,
+            Bug::ExportOnlyActive,
+        ],
     ),
 ];
 

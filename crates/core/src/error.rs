@@ -111,6 +111,10 @@ pub enum Conflict {
     /// Another engine (another server) holds the lease on the user's jobs right now.
     #[error("another server is running this user's jobs; try again once it is done")]
     JobsLeased,
+    /// An import found data of its user in the store: it only fills a user the store holds no
+    /// turn, memory or job of, and never overwrites one.
+    #[error("the store already holds data of user {user}; an import only fills an empty user")]
+    UserNotEmpty { user: crate::model::UserKey },
 }
 
 /// A storage backend failed. The message names the operation; the backend's own error is the

@@ -5,6 +5,7 @@
 
 pub mod embed;
 pub mod error;
+pub mod export;
 pub mod memory_model;
 pub mod memstore;
 pub mod model;
@@ -14,6 +15,7 @@ pub mod task_text;
 
 pub use embed::{Embedder, EmbedderExt, RecentTextCache};
 pub use error::{Conflict, EmbedError, Error, ErrorClass, Result, StoreError};
+pub use export::{ExportCounts, MemoryExport, UserExport};
 pub use memory_model::{MemoryModel, MemoryModelExt, ModelError, ModelResult, Task, TaskOutput};
 pub use memstore::MemoryStore;
 pub use model::*;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use parking_lot::RwLock;
 
 use crate::error::{Conflict, StoreError};
+use crate::export::{MemoryExport, UserExport};
 use crate::model::{
     Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch,
     MemoryState, Moment, Timestamp, Turn, TurnId, UserKey,
@@ -207,6 +208,63 @@ impl UserData {
     }
 }
 
+impl UserData {
+    fn holds_anything(&self) -> bool {
+        !(self.turns.is_empty() && self.memories.is_empty() && self.jobs.is_empty())
+    }
+
+    fn export(&self, user: &UserKey) -> UserExport {
+        let memories = self
+            .memories
+            .values()
+            .map(|m| MemoryExport {
+                memory: m.clone(),
+                history: self.history.get(&m.id).cloned().unwrap_or_default(),
+            })
+            .collect();
+        let vectors = self
+            .vectors
+            .iter()
+            .flat_map(|(id, by_model)| {
+                by_model.iter().map(|(model, vector)| VectorRow {
+                    memory_id: *id,
+                    model: model.clone(),
+                    vector: vector.clone(),
+                })
+            })
+            .collect();
+        UserExport::new(
+            user.clone(),
+            self.turns.values().cloned().collect(),
+            memories,
+            vectors,
+            self.jobs.values().cloned().collect(),
+        )
+    }
+
+    /// Exactly what the export holds, into an empty user.
+    fn import(export: &UserExport) -> Self {
+        let mut data = UserData::default();
+        for turn in &export.turns {
+            data.turns.insert(turn.id, turn.clone());
+        }
+        for m in &export.memories {
+            data.memories.insert(m.memory.id, m.memory.clone());
+            data.history.insert(m.memory.id, m.history.clone());
+        }
+        for row in &export.vectors {
+            data.vectors
+                .entry(row.memory_id)
+                .or_default()
+                .insert(row.model.clone(), row.vector.clone());
+        }
+        for job in &export.jobs {
+            data.jobs.insert(job.id, job.clone());
+        }
+        data
+    }
+}
+
 impl StoreRead for MemoryStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         Ok(self
@@ -364,6 +422,13 @@ impl StoreRead for MemoryStore {
             .read()
             .get(user)
             .and_then(|d| d.jobs.get(&id).cloned()))
+    }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        Ok(match self.users.read().get(user) {
+            Some(data) => data.export(user),
+            None => UserExport::empty(user.clone()),
+        })
     }
 
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
@@ -554,6 +619,24 @@ impl Store for MemoryStore {
                 vectors: d.vectors.values().map(BTreeMap::len).sum(),
             })
             .unwrap_or_default())
+    }
+
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        export.validate()?;
+        let mut users = self.users.write();
+        if users
+            .get(&export.user)
+            .is_some_and(UserData::holds_anything)
+        {
+            return Err(Conflict::UserNotEmpty {
+                user: export.user.clone(),
+            }
+            .into());
+        }
+        if !export.is_empty() {
+            users.insert(export.user.clone(), UserData::import(export));
+        }
+        Ok(())
     }
 
     fn record_job_failure(

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Conflict, StoreError};
+use crate::export::UserExport;
 use crate::model::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch,
     Metadata, Metrics, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
@@ -470,6 +471,9 @@ pub trait StoreRead: Send + Sync {
     /// The nearest-neighbour search this store runs itself, if it has one
     /// ([`VectorSearch`]); `None`: callers score vectors in process.
     fn vector_search(&self) -> Option<&dyn VectorSearch>;
+    /// Everything of `user` (see [`UserExport`]), read from one consistent state of the store.
+    /// A user the store holds nothing of exports empty.
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport>;
 
     /// Every memory matching `filter`, in listing order, paging through [`list`](Self::list).
     fn list_all(&self, user: &UserKey, filter: &MemoryFilter) -> StoreResult<Vec<Memory>> {
@@ -521,6 +525,15 @@ pub trait StoreRead: Send + Sync {
 ///   a lease another holder still holds is refused, an expired one is taken over (a dead server's
 ///   jobs are picked up), the holder renews its own, and `release_jobs` ends it. Leases run on
 ///   the store's own clock. Purging a user ends their lease.
+/// - **Export/import**: `export_user` returns all of a user's turns, memories (active and
+///   forgotten) with their whole history, vectors of every model and jobs (pending and
+///   finished, with attempts and errors), in the canonical order of [`UserExport`], from one
+///   consistent state. `import_user` writes an export in one transaction, exactly (ids, times,
+///   versions, history, access logs and job states as they are), so exporting it again from
+///   the importing store gives an equal export with the same checksum. It validates like
+///   `write` does ([`UserExport::validate`], `InvalidWrite`), and it is refused with
+///   [`Conflict::UserNotEmpty`], writing nothing, when the store holds any turn, memory or job
+///   of the user already.
 /// - Thread-safe: concurrent writers from several threads never lose a write.
 pub trait Store: StoreRead {
     /// Atomically write a batch (turns, new memories with their `Created` history, vectors,
@@ -575,4 +588,7 @@ pub trait Store: StoreRead {
     /// Mark a key revoked at `at`. `Ok(None)` if unknown; an already revoked key is returned
     /// unchanged (the first revocation time stands).
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>>;
+
+    /// Write a user's export into this store, in one transaction (see the contract above).
+    fn import_user(&self, export: &UserExport) -> StoreResult<()>;
 }

@@ -10,6 +10,8 @@
 //! - [`presets`]: named mechanisms with typed parameters, their registry, sweeps and variants.
 //! - [`primitives`]: budgets, rendering, decay curves shared by mechanisms.
 //! - [`render`]: plain-text renderings of results, memories, views and jobs for people and agents.
+//! - [`migrate()`]: copy every user and API key from one store to another, verified and
+//!   resumable.
 
 mod engine;
 mod error;
@@ -19,6 +21,7 @@ mod keys;
 mod location;
 pub mod mechanism;
 mod memories;
+pub mod migrate;
 pub mod presets;
 pub mod primitives;
 pub mod render;
@@ -40,6 +43,9 @@ pub use mechanism::{
 pub use memories::{
     question_parts, AddedTurn, DenseSearch, EmbeddingStats, IndexStats, NewTurn, SearchRequest,
     SearchResults, SearchTimings, TurnStatus, SPEAKER_KEY,
+};
+pub use migrate::{
+    migrate, KeyMigration, MigrationError, MigrationOutcome, MigrationReport, UserMigration,
 };
 pub use presets::{PresetInfo, PresetSpec};
 pub use setup::{Config, EmbedderChoice, OpenOptions};

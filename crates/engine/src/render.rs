@@ -570,6 +570,38 @@ pub fn api_keys(keys: &[mnemos_core::ApiKey]) -> String {
     out
 }
 
+/// Hex digits of a checksum shown to people (enough to compare two by eye).
+const SHOWN_CHECKSUM: usize = 12;
+
+/// One migrated user: `copied   t/alice  5 turns, … jobs  sha256 0123456789ab`.
+pub fn migrated_user(user: &crate::UserMigration) -> String {
+    let outcome = match user.outcome {
+        crate::MigrationOutcome::Copied => "copied",
+        crate::MigrationOutcome::Skipped => "skipped",
+    };
+    let shown: String = user.checksum.chars().take(SHOWN_CHECKSUM).collect();
+    format!(
+        "{outcome:<8} {}  {}  sha256 {shown}\n",
+        user.user, user.counts
+    )
+}
+
+/// The totals of a migration, users and API keys.
+pub fn migration_totals(report: &crate::MigrationReport) -> String {
+    let keys = &report.keys;
+    format!(
+        "{} users ({} copied, {} skipped): {}; API keys: {} copied, {} revocations copied, {} \
+         already there\n",
+        report.users.len(),
+        report.copied,
+        report.skipped,
+        report.totals,
+        keys.copied,
+        keys.revoked,
+        keys.present
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,8 +51,14 @@ fn every_route_over_http() {
     assert_eq!(ready["status"], "ready", "{ready}");
     assert_eq!(ready["store"]["kind"], "sqlite", "{ready}");
     assert_eq!(ready["store"]["vectors"], "in_process", "{ready}");
-    assert_eq!(ready["store"]["vectors_detail"], "SQLite has no vector index");
-    assert!(health.get("store").is_none(), "liveness says nothing of the store");
+    assert_eq!(
+        ready["store"]["vectors_detail"],
+        "SQLite has no vector index"
+    );
+    assert!(
+        health.get("store").is_none(),
+        "liveness says nothing of the store"
+    );
 
     let (status, added) = server.send(
         "POST",

@@ -20,6 +20,7 @@
 //!   is U+0000 anywhere in a text, which PostgreSQL's `text` and `jsonb` cannot hold.
 
 mod codec;
+mod export;
 mod read;
 mod schema;
 mod vectors;

@@ -1,15 +1,15 @@
 //! The reading half: every `StoreRead` method, and the row loaders writes share.
 
 use mnemos_core::{
-    ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, Moment, Page,
-    Paged, StateFilter, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId,
-    UserKey, VectorRow, VectorSearch,
+    ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, Page, Paged,
+    StateFilter, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey,
+    VectorRow, VectorSearch,
 };
 use postgres::types::ToSql;
 use postgres::GenericClient;
 
 use crate::codec::{
-    decode_vector, from_json, get, pg_err, read_job, read_memory, read_turn, round_from_sql,
+    decode_vector, get, pg_err, read_history, read_job, read_memory, read_turn, round_from_sql,
     JOB_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS,
 };
 use crate::PostgresStore;
@@ -284,24 +284,7 @@ impl StoreRead for PostgresStore {
                 )
                 .map_err(pg_err("read history"))
         })?;
-        let what = format!("history of memory {id}");
-        rows.iter()
-            .map(|row| {
-                const OP: &str = "read history";
-                let version: i64 = get(row, 0, OP)?;
-                Ok(HistoryEntry {
-                    memory_id: id,
-                    version: u32::try_from(version)
-                        .map_err(|_| StoreError::Corrupt(format!("{what}: version {version}")))?,
-                    at: Moment {
-                        round: round_from_sql(get(row, 1, OP)?, &what)?,
-                        time: Timestamp(get(row, 2, OP)?),
-                    },
-                    change: from_json(&get::<String>(row, 3, OP)?, &what)?,
-                    snapshot: from_json(&get::<String>(row, 4, OP)?, &what)?,
-                })
-            })
-            .collect()
+        rows.iter().map(|row| read_history(row, id, 0)).collect()
     }
 
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
@@ -410,5 +393,9 @@ impl StoreRead for PostgresStore {
             Ok(_) => Some(self),
             Err(_) => None,
         }
+    }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<mnemos_core::UserExport> {
+        crate::export::export(self, user)
     }
 }

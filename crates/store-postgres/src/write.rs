@@ -6,7 +6,7 @@ use std::time::Duration;
 use mnemos_core::{
     check_finite_metrics, check_new_api_key, vector_to_le_bytes, Access, ApiKey, ApiKeyId, Change,
     Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment, PurgeReport, Store,
-    StoreError, StoreResult, Timestamp, UserKey, VectorRow, WriteBatch,
+    StoreError, StoreResult, Timestamp, Turn, UserExport, UserKey, VectorRow, WriteBatch,
 };
 use postgres::Transaction;
 
@@ -45,7 +45,7 @@ fn precheck(batch: &WriteBatch) -> StoreResult<()> {
     Ok(())
 }
 
-fn check_reason(reason: &str) -> StoreResult<()> {
+pub(crate) fn check_reason(reason: &str) -> StoreResult<()> {
     if reason.contains('\0') {
         return Err(StoreError::InvalidWrite(
             "a forget reason holds a NUL character, which PostgreSQL cannot store".into(),
@@ -56,7 +56,7 @@ fn check_reason(reason: &str) -> StoreResult<()> {
 
 /// A uniqueness violation as "`what` already exists" (naming the key PostgreSQL reports); any
 /// other error as the operation's.
-fn duplicate_in(
+pub(crate) fn duplicate_in(
     op: &'static str,
     what: &'static str,
 ) -> impl FnOnce(postgres::Error) -> StoreError {
@@ -75,16 +75,8 @@ fn duplicate_in(
 }
 
 /// The first turn of the batch (in order) whose key the user already has.
-fn check_turn_keys(
-    tx: &mut Transaction<'_>,
-    user: &UserKey,
-    batch: &WriteBatch,
-) -> StoreResult<()> {
-    let keys: Vec<&str> = batch
-        .turns
-        .iter()
-        .filter_map(|t| t.key.as_deref())
-        .collect();
+fn check_turn_keys(tx: &mut Transaction<'_>, user: &UserKey, turns: &[Turn]) -> StoreResult<()> {
+    let keys: Vec<&str> = turns.iter().filter_map(|t| t.key.as_deref()).collect();
     if keys.is_empty() {
         return Ok(());
     }
@@ -108,14 +100,17 @@ fn check_turn_keys(
 
 /// All turns of the batch in one statement: a round trip per table, not per row, is what
 /// keeps a large ingest batch fast over the network.
-fn insert_turns(tx: &mut Transaction<'_>, user: &UserKey, batch: &WriteBatch) -> StoreResult<()> {
-    if batch.turns.is_empty() {
+pub(crate) fn insert_turns(
+    tx: &mut Transaction<'_>,
+    user: &UserKey,
+    turns: &[Turn],
+) -> StoreResult<()> {
+    if turns.is_empty() {
         return Ok(());
     }
-    check_turn_keys(tx, user, batch)?;
-    let turns = &batch.turns;
+    check_turn_keys(tx, user, turns)?;
     let ids: Vec<uuid::Uuid> = turns.iter().map(|t| t.id.0).collect();
-    let column = |f: fn(&mnemos_core::Turn) -> &str| turns.iter().map(f).collect::<Vec<&str>>();
+    let column = |f: fn(&Turn) -> &str| turns.iter().map(f).collect::<Vec<&str>>();
     let tenants = column(|t| &t.scope.tenant);
     let users = column(|t| &t.scope.user);
     let agents = column(|t| &t.scope.agent);
@@ -151,8 +146,44 @@ fn insert_memories(tx: &mut Transaction<'_>, memories: &[Memory]) -> StoreResult
     if memories.is_empty() {
         return Ok(());
     }
+    insert_memory_rows(tx, &memories.iter().collect::<Vec<&Memory>>())?;
     let ids: Vec<uuid::Uuid> = memories.iter().map(|m| m.id.0).collect();
-    let column = |f: fn(&Memory) -> &str| memories.iter().map(f).collect::<Vec<&str>>();
+    let versions: Vec<i64> = memories.iter().map(|m| i64::from(m.version)).collect();
+    let rounds = memories
+        .iter()
+        .map(|m| round_to_sql(m.created.round))
+        .collect::<StoreResult<Vec<i64>>>()?;
+    let times: Vec<i64> = memories.iter().map(|m| m.created.time.0).collect();
+    let snapshots = memories
+        .iter()
+        .map(|m| to_json(m, "memory snapshot"))
+        .collect::<StoreResult<Vec<String>>>()?;
+    let created = to_json(&Change::Created, "history change")?;
+    tx.execute(
+        "INSERT INTO memory_history (memory_id, version, at_round, at_time, change, snapshot) \
+         SELECT id, version, at_round, at_time, $5, snapshot \
+         FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::bigint[], $6::text[]) \
+         AS h (id, version, at_round, at_time, snapshot)",
+        &[&ids, &versions, &rounds, &times, &created, &snapshots],
+    )
+    .map_err(duplicate_in(
+        "write history",
+        "a memory version already exists",
+    ))?;
+    Ok(())
+}
+
+/// The memories' rows alone, in one statement, without history (a write adds `Created`, an
+/// import its own).
+pub(crate) fn insert_memory_rows(
+    tx: &mut Transaction<'_>,
+    memories: &[&Memory],
+) -> StoreResult<()> {
+    if memories.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<uuid::Uuid> = memories.iter().map(|m| m.id.0).collect();
+    let column = |f: fn(&Memory) -> &str| memories.iter().map(|m| f(m)).collect::<Vec<&str>>();
     let tenants = column(|m| &m.scope.tenant);
     let users = column(|m| &m.scope.user);
     let agents = column(|m| &m.scope.agent);
@@ -160,14 +191,16 @@ fn insert_memories(tx: &mut Transaction<'_>, memories: &[Memory]) -> StoreResult
     let kinds = column(|m| m.kind.tag().as_str());
     let texts = column(|m| &m.text);
     let json = |f: fn(&Memory) -> StoreResult<String>| {
-        memories.iter().map(f).collect::<StoreResult<Vec<String>>>()
+        memories
+            .iter()
+            .map(|m| f(m))
+            .collect::<StoreResult<Vec<String>>>()
     };
     let kind_json = json(|m| to_json(&m.kind, "memory kind"))?;
     let provenance = json(|m| to_json(&m.provenance, "provenance"))?;
     let states = json(|m| to_json(&m.state, "memory state"))?;
     let metrics = json(|m| to_json(&m.metrics, "metrics"))?;
     let access = json(|m| to_json(&m.access, "access log"))?;
-    let snapshots = json(|m| to_json(m, "memory snapshot"))?;
     let metadata = memories
         .iter()
         .map(|m| metadata_json(&m.metadata, "memory"))
@@ -179,7 +212,7 @@ fn insert_memories(tx: &mut Transaction<'_>, memories: &[Memory]) -> StoreResult
     let times: Vec<i64> = memories.iter().map(|m| m.created.time.0).collect();
     let valid_from: Vec<i64> = memories.iter().map(|m| m.valid_from.0).collect();
     let valid_to: Vec<Option<i64>> = memories.iter().map(|m| m.valid_to.map(|t| t.0)).collect();
-    let active: Vec<bool> = memories.iter().map(Memory::is_active).collect();
+    let active: Vec<bool> = memories.iter().map(|m| m.is_active()).collect();
     let versions: Vec<i64> = memories.iter().map(|m| i64::from(m.version)).collect();
     tx.execute(
         "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
@@ -194,18 +227,6 @@ fn insert_memories(tx: &mut Transaction<'_>, memories: &[Memory]) -> StoreResult
         ],
     )
     .map_err(duplicate_in("write memory", "a memory already exists"))?;
-    let created = to_json(&Change::Created, "history change")?;
-    tx.execute(
-        "INSERT INTO memory_history (memory_id, version, at_round, at_time, change, snapshot) \
-         SELECT id, version, at_round, at_time, $5, snapshot \
-         FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::bigint[], $6::text[]) \
-         AS h (id, version, at_round, at_time, snapshot)",
-        &[&ids, &versions, &rounds, &times, &created, &snapshots],
-    )
-    .map_err(duplicate_in(
-        "write history",
-        "a memory version already exists",
-    ))?;
     Ok(())
 }
 
@@ -276,7 +297,7 @@ fn check_vector_owners(
 
 /// Store vectors of memories of `user` (new in this batch, `in_batch`, or already stored), in
 /// one statement; a memory's vector in the same model given twice keeps the last one.
-fn insert_vectors(
+pub(crate) fn insert_vectors(
     tx: &mut Transaction<'_>,
     user: &UserKey,
     in_batch: &HashSet<MemoryId>,
@@ -438,33 +459,56 @@ fn finish_jobs(tx: &mut Transaction<'_>, user: &UserKey, batch: &WriteBatch) -> 
     Ok(())
 }
 
-fn insert_jobs(tx: &mut Transaction<'_>, jobs: &[Job]) -> StoreResult<()> {
-    for job in jobs {
-        let s = &job.scope;
-        let done_round = job.done.map(|at| round_to_sql(at.round)).transpose()?;
-        tx.execute(
-            "INSERT INTO jobs (id, tenant, user_id, agent, session, mechanism, kind, payload, \
-             created_round, created_time, attempts, last_error, done_round, done_time) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-            &[
-                &job.id.0,
-                &s.tenant,
-                &s.user,
-                &s.agent,
-                &s.session,
-                &job.mechanism,
-                &job.kind,
-                &job.payload,
-                &round_to_sql(job.created.round)?,
-                &job.created.time.0,
-                &i64::from(job.attempts),
-                &job.last_error,
-                &done_round,
-                &job.done.map(|at| at.time.0),
-            ],
-        )
-        .map_err(duplicate_in("write job", "a job already exists"))?;
+/// All jobs in one statement (pending or, for an import, finished).
+pub(crate) fn insert_jobs(tx: &mut Transaction<'_>, jobs: &[Job]) -> StoreResult<()> {
+    if jobs.is_empty() {
+        return Ok(());
     }
+    let ids: Vec<uuid::Uuid> = jobs.iter().map(|j| j.id.0).collect();
+    let column = |f: fn(&Job) -> &str| jobs.iter().map(f).collect::<Vec<&str>>();
+    let tenants = column(|j| &j.scope.tenant);
+    let users = column(|j| &j.scope.user);
+    let agents = column(|j| &j.scope.agent);
+    let sessions = column(|j| &j.scope.session);
+    let mechanisms = column(|j| &j.mechanism);
+    let kinds = column(|j| &j.kind);
+    let payloads = column(|j| &j.payload);
+    let rounds = jobs
+        .iter()
+        .map(|j| round_to_sql(j.created.round))
+        .collect::<StoreResult<Vec<i64>>>()?;
+    let times: Vec<i64> = jobs.iter().map(|j| j.created.time.0).collect();
+    let attempts: Vec<i64> = jobs.iter().map(|j| i64::from(j.attempts)).collect();
+    let errors: Vec<Option<&str>> = jobs.iter().map(|j| j.last_error.as_deref()).collect();
+    let done_rounds = jobs
+        .iter()
+        .map(|j| j.done.map(|at| round_to_sql(at.round)).transpose())
+        .collect::<StoreResult<Vec<Option<i64>>>>()?;
+    let done_times: Vec<Option<i64>> = jobs.iter().map(|j| j.done.map(|at| at.time.0)).collect();
+    tx.execute(
+        "INSERT INTO jobs (id, tenant, user_id, agent, session, mechanism, kind, payload, \
+         created_round, created_time, attempts, last_error, done_round, done_time) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], \
+         $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[], \
+         $12::text[], $13::bigint[], $14::bigint[])",
+        &[
+            &ids,
+            &tenants,
+            &users,
+            &agents,
+            &sessions,
+            &mechanisms,
+            &kinds,
+            &payloads,
+            &rounds,
+            &times,
+            &attempts,
+            &errors,
+            &done_rounds,
+            &done_times,
+        ],
+    )
+    .map_err(duplicate_in("write job", "a job already exists"))?;
     Ok(())
 }
 
@@ -558,7 +602,7 @@ impl Store for PostgresStore {
                 )
                 .map_err(pg_err("write user"))?;
             }
-            insert_turns(tx, &user, &batch)?;
+            insert_turns(tx, &user, &batch.turns)?;
             insert_memories(tx, &batch.memories)?;
             insert_vectors(
                 tx,
@@ -700,6 +744,10 @@ impl Store for PostgresStore {
             .map_err(duplicate_in("store API key", "an API key already exists"))?;
             Ok(())
         })
+    }
+
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        crate::export::import(self, export)
     }
 
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {

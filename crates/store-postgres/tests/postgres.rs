@@ -343,3 +343,33 @@ fn vectors_are_searched_in_the_database_exactly_when_pgvector_is_there() {
         "the reason names what is missing"
     );
 }
+
+/// An export from a store that can hold U+0000 where PostgreSQL cannot (SQLite keeps it in a
+/// metadata value or a job's last error) is refused by name, and nothing of it is written.
+#[test]
+fn imports_with_nul_characters_are_refused_naming_the_field() {
+    let source = fresh_on(system());
+    let user = UserKey::new("t", "nul-import").unwrap();
+    fill(&source, &user, "exported");
+    let export = source.export_user(&user).unwrap();
+    let target = fresh_on(system());
+
+    let mut in_metadata = export.clone();
+    let memory = &mut in_metadata.memories[0].memory;
+    memory.metadata.insert("mood".into(), "calm\0".into());
+    let err = target.import_user(&in_metadata).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::InvalidWrite(m) if m.contains("mood") && m.contains("NUL")),
+        "{err}"
+    );
+    let mut in_error = export.clone();
+    in_error.jobs[0].last_error = Some("model said \0".into());
+    let err = target.import_user(&in_error).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::InvalidWrite(m) if m.contains("last error") && m.contains(&export.jobs[0].id.to_string())),
+        "{err}"
+    );
+    assert!(target.export_user(&user).unwrap().is_empty());
+    target.import_user(&export).unwrap();
+    assert_eq!(target.export_user(&user).unwrap(), export);
+}

@@ -5,8 +5,9 @@
 //! blobs. Anything that does not decode is reported as `StoreError::Corrupt`.
 
 use mnemos_core::{
-    check_finite_metrics, Access, Job, JobId, Memory, MemoryId, MemoryKind, MemoryState, Metadata,
-    Metrics, Moment, Role, Scope, StoreError, StoreResult, Timestamp, Turn, TurnId,
+    check_finite_metrics, Access, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryKind,
+    MemoryState, Metadata, Metrics, Moment, Role, Scope, StoreError, StoreResult, Timestamp, Turn,
+    TurnId,
 };
 use rusqlite::Row;
 use serde::de::DeserializeOwned;
@@ -162,6 +163,25 @@ pub(crate) fn read_memory(row: &Row<'_>) -> StoreResult<Memory> {
         metadata: from_json::<Metadata>(&get::<String>(row, 15, OP)?, &what)?,
         version: u32::try_from(version)
             .map_err(|_| corrupt(format_args!("{what}: version {version}")))?,
+    })
+}
+
+/// A history entry of memory `id` from the columns version, at_round, at_time, change and
+/// snapshot, starting at column `first`.
+pub(crate) fn read_history(row: &Row<'_>, id: MemoryId, first: usize) -> StoreResult<HistoryEntry> {
+    const OP: &str = "read history";
+    let what = format!("history of memory {id}");
+    let version: i64 = get(row, first, OP)?;
+    Ok(HistoryEntry {
+        memory_id: id,
+        version: u32::try_from(version)
+            .map_err(|_| corrupt(format_args!("{what}: version {version}")))?,
+        at: Moment {
+            round: round_from_sql(get(row, first + 1, OP)?, &what)?,
+            time: Timestamp(get(row, first + 2, OP)?),
+        },
+        change: from_json(&get::<String>(row, first + 3, OP)?, &what)?,
+        snapshot: from_json(&get::<String>(row, first + 4, OP)?, &what)?,
     })
 }
 

@@ -22,6 +22,7 @@
 //!   metrics must be finite (JSON cannot hold NaN or infinity).
 
 mod codec;
+mod export;
 mod keys;
 mod schema;
 
@@ -33,7 +34,7 @@ use mnemos_core::{
     check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, BackendKind, Change,
     Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryState,
     Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreInfo, StoreRead,
-    StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
+    StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -42,9 +43,9 @@ use rusqlite::{
 };
 
 use codec::{
-    blob, decode_vector, from_json, is_constraint_violation, read_job, read_memory, read_turn,
-    round_to_sql, sql_err, to_json, uuid_from_blob, MemoryRow, JOB_COLUMNS, MEMORY_COLUMNS,
-    TURN_COLUMNS,
+    blob, decode_vector, from_json, is_constraint_violation, read_history, read_job, read_memory,
+    read_turn, round_to_sql, sql_err, to_json, uuid_from_blob, MemoryRow, JOB_COLUMNS,
+    MEMORY_COLUMNS, TURN_COLUMNS,
 };
 pub use schema::SCHEMA_VERSION;
 
@@ -366,6 +367,25 @@ fn insert_history(
     snapshot: &str,
     memory: &Memory,
 ) -> StoreResult<()> {
+    insert_history_row(
+        conn,
+        memory.id,
+        memory.version,
+        at,
+        &to_json(change, "history change")?,
+        snapshot,
+    )
+}
+
+/// One history row, its change and snapshot already JSON.
+fn insert_history_row(
+    conn: &Connection,
+    id: MemoryId,
+    version: u32,
+    at: Moment,
+    change: &str,
+    snapshot: &str,
+) -> StoreResult<()> {
     let mut stmt = conn
         .prepare_cached(
             "INSERT INTO memory_history (memory_id, version, at_round, at_time, change, snapshot) \
@@ -373,19 +393,16 @@ fn insert_history(
         )
         .map_err(sql_err("write history"))?;
     stmt.execute(params![
-        id_bytes(&memory.id.0),
-        i64::from(memory.version),
+        id_bytes(&id.0),
+        i64::from(version),
         round_to_sql(at.round)?,
         at.time.0,
-        to_json(change, "history change")?,
+        change,
         snapshot,
     ])
     .map_err(|e| {
         if is_constraint_violation(&e) {
-            StoreError::InvalidWrite(format!(
-                "memory {} already has a version {}",
-                memory.id, memory.version
-            ))
+            StoreError::InvalidWrite(format!("memory {id} already has a version {version}"))
         } else {
             sql_err("write history")(e)
         }
@@ -542,11 +559,6 @@ struct Encoded<'b> {
 
 impl<'b> Encoded<'b> {
     fn encode(batch: &'b WriteBatch) -> StoreResult<Self> {
-        let mut turns = Vec::with_capacity(batch.turns.len());
-        for turn in &batch.turns {
-            let metadata = to_json(&turn.metadata, "turn metadata")?;
-            turns.push((turn, round_to_sql(turn.at.round)?, metadata));
-        }
         let mut memories = Vec::with_capacity(batch.memories.len());
         for memory in &batch.memories {
             memories.push((
@@ -554,26 +566,42 @@ impl<'b> Encoded<'b> {
                 to_json(memory, "memory snapshot")?,
             ));
         }
-        let vectors = batch
-            .vectors
-            .iter()
-            .map(|v| (v, vector_to_le_bytes(&v.vector)))
-            .collect();
-        let mut jobs = Vec::with_capacity(batch.jobs.len());
-        for job in &batch.jobs {
+        Ok(Encoded {
+            turns: encode_turns(&batch.turns)?,
+            memories,
+            vectors: encode_vectors(&batch.vectors),
+            jobs: encode_jobs(&batch.jobs)?,
+        })
+    }
+}
+
+fn encode_turns(turns: &[Turn]) -> StoreResult<Vec<TurnRow<'_>>> {
+    turns
+        .iter()
+        .map(|turn| {
+            let metadata = to_json(&turn.metadata, "turn metadata")?;
+            Ok((turn, round_to_sql(turn.at.round)?, metadata))
+        })
+        .collect()
+}
+
+fn encode_vectors(vectors: &[VectorRow]) -> Vec<(&VectorRow, Vec<u8>)> {
+    vectors
+        .iter()
+        .map(|v| (v, vector_to_le_bytes(&v.vector)))
+        .collect()
+}
+
+fn encode_jobs(jobs: &[Job]) -> StoreResult<Vec<JobRow<'_>>> {
+    jobs.iter()
+        .map(|job| {
             let done = match job.done {
                 Some(at) => Some((round_to_sql(at.round)?, at.time.0)),
                 None => None,
             };
-            jobs.push((job, round_to_sql(job.created.round)?, done));
-        }
-        Ok(Encoded {
-            turns,
-            memories,
-            vectors,
-            jobs,
+            Ok((job, round_to_sql(job.created.round)?, done))
         })
-    }
+        .collect()
 }
 
 /// A uniqueness violation as "`what` already exists"; any other error as a backend error.
@@ -639,6 +667,24 @@ fn insert_turns(tx: &Connection, user: &UserKey, turns: &[TurnRow<'_>]) -> Store
 }
 
 fn insert_memories(tx: &Connection, memories: &[(MemoryRow<'_>, String)]) -> StoreResult<()> {
+    insert_memory_rows(tx, memories.iter().map(|(row, _)| row))?;
+    for (row, snapshot) in memories {
+        insert_history(
+            tx,
+            row.memory.created,
+            &Change::Created,
+            snapshot,
+            row.memory,
+        )?;
+    }
+    Ok(())
+}
+
+/// The memories' rows alone, without history (a write adds `Created`, an import its own).
+fn insert_memory_rows<'r, 'm: 'r>(
+    tx: &Connection,
+    rows: impl IntoIterator<Item = &'r MemoryRow<'m>>,
+) -> StoreResult<()> {
     let mut stmt = tx
         .prepare_cached(
             "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
@@ -647,7 +693,7 @@ fn insert_memories(tx: &Connection, memories: &[(MemoryRow<'_>, String)]) -> Sto
              ?18, ?19)",
         )
         .map_err(sql_err("write memory"))?;
-    for (row, snapshot) in memories {
+    for row in rows {
         let m = row.memory;
         let s = &m.scope;
         stmt.execute(params![
@@ -672,7 +718,6 @@ fn insert_memories(tx: &Connection, memories: &[(MemoryRow<'_>, String)]) -> Sto
             i64::from(m.version),
         ])
         .map_err(duplicate_or("write memory", format!("memory {}", m.id)))?;
-        insert_history(tx, m.created, &Change::Created, snapshot, m)?;
     }
     Ok(())
 }
@@ -936,25 +981,8 @@ impl StoreRead for SqliteStore {
                 .map_err(sql_err("read history"))?;
             let mut rows = stmt.query(params![id_bytes(&id.0), user.tenant, user.user]).map_err(sql_err("read history"))?;
             let mut entries = Vec::new();
-            let what = format!("history of memory {id}");
             while let Some(row) = rows.next().map_err(sql_err("read history"))? {
-                let version: i64 = row.get(0).map_err(sql_err("read history"))?;
-                let round: i64 = row.get(1).map_err(sql_err("read history"))?;
-                let time: i64 = row.get(2).map_err(sql_err("read history"))?;
-                let change: String = row.get(3).map_err(sql_err("read history"))?;
-                let snapshot: String = row.get(4).map_err(sql_err("read history"))?;
-                entries.push(HistoryEntry {
-                    memory_id: id,
-                    version: u32::try_from(version)
-                        .map_err(|_| StoreError::Corrupt(format!("{what}: version {version}")))?,
-                    at: Moment {
-                        round: u64::try_from(round)
-                            .map_err(|_| StoreError::Corrupt(format!("{what}: negative round {round}")))?,
-                        time: Timestamp(time),
-                    },
-                    change: from_json(&change, &what)?,
-                    snapshot: from_json(&snapshot, &what)?,
-                });
+                entries.push(read_history(row, id, 0)?);
             }
             Ok(entries)
         })
@@ -1044,6 +1072,10 @@ impl StoreRead for SqliteStore {
 
     fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
         self.read(|conn| load_job(conn, user, id))
+    }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        export::export(self, user)
     }
 
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
@@ -1234,6 +1266,10 @@ impl Store for SqliteStore {
 
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.write_tx("revoke API key", |tx| keys::revoke(tx, id, at))
+    }
+
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        export::import(self, export)
     }
 
     fn record_job_failure(

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
     MemoryPatch, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo, StoreRead,
-    StoreResult, Timestamp, Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
+    StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 
 /// Whether a store call only looks or may change something.
@@ -18,7 +18,8 @@ pub enum CallKind {
     /// A [`StoreRead`] method.
     Read,
     /// A [`Store`] method (`write`, `update`, `forget`, `record_access`, `put_vectors`,
-    /// `purge_user`, `record_job_failure`, `lease_jobs`, `release_jobs`).
+    /// `purge_user`, `record_job_failure`, `lease_jobs`, `release_jobs`, API keys,
+    /// `import_user`).
     Write,
 }
 
@@ -375,6 +376,10 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
         self.read_call("api_keys", |s| s.api_keys())
     }
 
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        self.read_call("export_user", |s| s.export_user(user))
+    }
+
     fn info(&self) -> StoreInfo {
         self.inner.info()
     }
@@ -485,6 +490,10 @@ impl<S: Store + ?Sized> Store for FaultyStore<S> {
 
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.write_call("revoke_api_key", |s| s.revoke_api_key(id, at))
+    }
+
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        self.write_call("import_user", |s| s.import_user(export))
     }
 }
 

@@ -1,5 +1,6 @@
 //! `mnemos bench serve`: the HTTP server under concurrent load on loopback (see
-//! `mnemos_server::bench`).
+//! `mnemos_server::bench`); `mnemos bench search`: search latency and index recall over one
+//! user with many memories (see `mnemos_eval::search_bench`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +8,9 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
+use mnemos_core::retrieval::VectorPlacement;
 use mnemos_engine::{Config, Engine, OpenOptions};
+use mnemos_eval::search_bench::{self, SearchBenchSettings};
 use mnemos_server::bench::{self, BenchSettings};
 
 use crate::usage::usage;
@@ -18,6 +21,29 @@ pub enum BenchCommand {
     /// and adds): throughput, p50/p95/p99, errors, acknowledged adds stored, HTTP overhead.
     /// Use --db to keep the preloaded data for the next run (default: the config's database).
     Serve(ServeBenchArgs),
+    /// Search latency (hybrid and dense, p50/p95/p99) over one user with many memories in the
+    /// configured store, and the recall@k of the store's vector index against brute force.
+    /// Use --db to keep the loaded memories for the next run.
+    Search(SearchBenchArgs),
+}
+
+#[derive(Args)]
+pub struct SearchBenchArgs {
+    /// Memories of the searched user.
+    #[arg(long, default_value_t = 10_000)]
+    memories: usize,
+    /// Searches per retriever.
+    #[arg(long, default_value_t = 200)]
+    queries: usize,
+    /// Hits per search (and k of recall@k).
+    #[arg(long, default_value_t = 10)]
+    top_k: usize,
+    /// Where dense search runs: auto (the store's index when it has one), in_process, store.
+    #[arg(long)]
+    vectors: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -45,7 +71,51 @@ pub struct ServeBenchArgs {
 }
 
 pub fn run(config: &Config, command: BenchCommand) -> Result<()> {
-    let BenchCommand::Serve(args) = command;
+    match command {
+        BenchCommand::Serve(args) => serve(config, args),
+        BenchCommand::Search(args) => search(config, args),
+    }
+}
+
+fn search(config: &Config, args: SearchBenchArgs) -> Result<()> {
+    let mut config = config.clone();
+    config.engine.jobs.inline = false;
+    if let Some(vectors) = &args.vectors {
+        config.retrieval.vectors = match vectors.as_str() {
+            "auto" => VectorPlacement::Auto,
+            "in_process" => VectorPlacement::InProcess,
+            "store" => VectorPlacement::Store,
+            other => usage!("--vectors must be auto, in_process or store, not {other}"),
+        };
+    }
+    let options = OpenOptions {
+        create: true,
+        load_embedder: true,
+        preset: None,
+    };
+    let engine = Engine::open(&config, &options)?;
+    eprintln!(
+        "bench search: {} memories in {} ({})",
+        args.memories,
+        config.db,
+        engine.info().embedder
+    );
+    let settings = SearchBenchSettings {
+        tenant: config.tenant.clone(),
+        memories: args.memories,
+        queries: args.queries,
+        top_k: args.top_k,
+    };
+    let report = search_bench::run(&engine, settings, config.retrieval.candidates)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", search_bench::render(&report));
+    }
+    Ok(())
+}
+
+fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
     if args.users == 0 || args.clients == 0 || args.seconds == 0 {
         usage!("--users, --clients and --seconds must be positive");
     }

@@ -35,6 +35,7 @@ pub mod protocol;
 pub mod report;
 pub mod runner;
 pub mod scoring;
+pub mod search_bench;
 pub mod source;
 pub mod summary;
 pub mod text;

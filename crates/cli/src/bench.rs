@@ -62,6 +62,10 @@ pub struct ServeBenchArgs {
     /// Share of requests that search; the rest add a turn.
     #[arg(long, default_value_t = 0.9)]
     search_share: f64,
+    /// Servers over the one store (each with its own engine, caches and connections; clients
+    /// spread over them): 2 shows a scale-out over PostgreSQL on one machine.
+    #[arg(long, default_value_t = 1)]
+    servers: usize,
     /// One-at-a-time searches for the HTTP overhead.
     #[arg(long, default_value_t = 2000)]
     overhead_queries: usize,
@@ -116,8 +120,8 @@ fn search(config: &Config, args: SearchBenchArgs) -> Result<()> {
 }
 
 fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
-    if args.users == 0 || args.clients == 0 || args.seconds == 0 {
-        usage!("--users, --clients and --seconds must be positive");
+    if args.users == 0 || args.clients == 0 || args.seconds == 0 || args.servers == 0 {
+        usage!("--users, --clients, --seconds and --servers must be positive");
     }
     if !(0.0..=1.0).contains(&args.search_share) {
         usage!("--search-share must be between 0 and 1");
@@ -130,14 +134,20 @@ fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
         load_embedder: true,
         preset: None,
     };
-    let engine = Engine::open(&config, &options)?;
+    let engines = (0..args.servers)
+        .map(|_| Engine::open(&config, &options).map(Arc::new))
+        .collect::<Result<Vec<_>, _>>()?;
+    let info = engines[0].info();
     eprintln!(
-        "bench serve: {} users × {} memories in {} ({}), {} clients for {} s",
+        "bench serve: {} users × {} memories in {} ({}, vector search {}), {} clients on {} \
+         server(s) for {} s",
         args.users,
         args.memories,
         config.db,
-        engine.info().embedder,
+        info.embedder,
+        info.dense_search,
         args.clients,
+        args.servers,
         args.seconds
     );
     let settings = BenchSettings {
@@ -149,7 +159,7 @@ fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
         overhead_queries: args.overhead_queries,
         tenant: config.tenant.clone(),
     };
-    let report = bench::run(Arc::new(engine), settings)?;
+    let report = bench::run(engines, settings)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

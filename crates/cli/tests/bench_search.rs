@@ -1,4 +1,6 @@
-//! `mnemos bench search` on SQLite and on PostgreSQL with pgvector: it times both retrievers, and measures the index's recall only where the store's index runs.
+//! The benches over real stores: `mnemos bench search` times both retrievers on SQLite and on
+//! PostgreSQL with pgvector, and measures the index's recall only where the store's index runs;
+//! `mnemos bench serve --servers 2` loads two servers over one database.
 
 // Test code: a failed unwrap or assertion is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -73,4 +75,39 @@ fn pgvector_index_recall_is_measured_against_brute_force() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "a usage error");
+}
+
+#[test]
+fn bench_serve_spreads_clients_over_two_servers_on_one_database() {
+    let pg = mnemos_testkit::postgres::shared_server().unwrap();
+    let url = pg.create_database().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_mnemos"))
+        .args(["--store", &url, "--embedder", "hash", "bench", "serve"])
+        .args([
+            "--servers",
+            "2",
+            "--users",
+            "2",
+            "--memories",
+            "50",
+            "--clients",
+            "4",
+        ])
+        .args(["--seconds", "1", "--overhead-queries", "5", "--json"])
+        .env_remove("MNEMOS_CONFIG")
+        .env_remove("MNEMOS_DB")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["servers"], 2, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    assert_eq!(
+        report["adds_acknowledged"], report["adds_stored"],
+        "{report}"
+    );
 }

@@ -63,6 +63,8 @@ impl Latency {
 /// The results.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
+    /// Servers the clients spread over (one engine each, one shared store).
+    pub servers: usize,
     pub users: usize,
     pub memories_per_user: usize,
     pub clients: usize,
@@ -235,8 +237,9 @@ async fn client_loop(
     tally
 }
 
-/// Run the load against a server at `base` (already serving `engine`'s data).
-async fn load(base: &str, settings: &Arc<BenchSettings>) -> Result<Tally, ServerError> {
+/// Run the load against the servers at `bases` (already serving the data); client `c` talks
+/// to server `c mod n`.
+async fn load(bases: &[String], settings: &Arc<BenchSettings>) -> Result<Tally, ServerError> {
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(settings.clients)
         .timeout(Duration::from_secs(30))
@@ -252,7 +255,7 @@ async fn load(base: &str, settings: &Arc<BenchSettings>) -> Result<Tally, Server
         .map(|c| {
             tokio::spawn(client_loop(
                 http.clone(),
-                base.to_string(),
+                bases[c % bases.len()].clone(),
                 Arc::clone(settings),
                 c as u64 + 1,
                 run,
@@ -310,9 +313,14 @@ async fn overhead(
     ))
 }
 
-/// Preload, serve on a free loopback port, load it, measure the overhead, and count what was
-/// stored. `engine` should not run derived jobs inline.
-pub fn run(engine: Arc<Engine>, settings: BenchSettings) -> Result<BenchReport, ServerError> {
+/// Preload, serve each engine on a free loopback port, load them, measure the overhead on the
+/// first, and count what was stored. Several engines are several servers over one shared
+/// store (each with its own caches and connections). Engines should not run derived jobs
+/// inline.
+pub fn run(engines: Vec<Arc<Engine>>, settings: BenchSettings) -> Result<BenchReport, ServerError> {
+    let Some(engine) = engines.first().cloned() else {
+        return Err(bench_err("no server to load"));
+    };
     let preload_seconds = preload(&engine, &settings)?;
     let before: Vec<usize> = (0..settings.users)
         .map(|i| {
@@ -328,44 +336,26 @@ pub fn run(engine: Arc<Engine>, settings: BenchSettings) -> Result<BenchReport, 
         .map_err(ServerError::Runtime)?;
     let settings = Arc::new(settings);
     runtime.block_on(async {
-        let config = ServerConfig {
-            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-            ..ServerConfig::default()
-        };
-        let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn({
-            let engine = Arc::clone(&engine);
-            let tenant = settings.tenant.clone();
-            async move {
-                crate::serve(
-                    engine,
-                    tenant,
-                    &config,
-                    |addr| {
-                        let _ = bound_tx.send(addr);
-                    },
-                    async {
-                        let _ = stop_rx.await;
-                    },
-                )
-                .await
-            }
-        });
-        let addr = bound_rx.await.map_err(bench_err)?;
-        let base = format!("http://{addr}");
+        let mut servers = Vec::new();
+        for server_engine in &engines {
+            servers.push(start_server(Arc::clone(server_engine), &settings.tenant).await?);
+        }
+        let bases: Vec<String> = servers.iter().map(|s| s.base.clone()).collect();
         let started = Instant::now();
-        let tally = load(&base, &settings).await?;
+        let tally = load(&bases, &settings).await?;
         let seconds = started.elapsed().as_secs_f64();
-        let (http_p50, engine_p50) = overhead(&engine, &base, &settings).await?;
-        let _ = stop_tx.send(());
-        server.await.map_err(bench_err)??;
+        let (http_p50, engine_p50) = overhead(&engine, &bases[0], &settings).await?;
+        for server in servers {
+            let _ = server.stop.send(());
+            server.task.await.map_err(bench_err)??;
+        }
         let mut adds_stored = 0;
         for (i, had) in before.iter().enumerate() {
             let user = UserKey::new(settings.tenant.clone(), user_name(i)).map_err(bench_err)?;
             adds_stored += stored(&engine, &user)?.saturating_sub(*had);
         }
         Ok(report(
+            engines.len(),
             &settings,
             preload_seconds,
             seconds,
@@ -376,7 +366,46 @@ pub fn run(engine: Arc<Engine>, settings: BenchSettings) -> Result<BenchReport, 
     })
 }
 
+/// A server of the bench: its base URL, its stop signal and its task.
+struct BenchServer {
+    base: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), ServerError>>,
+}
+
+/// Serve `engine` on a free loopback port.
+async fn start_server(engine: Arc<Engine>, tenant: &str) -> Result<BenchServer, ServerError> {
+    let config = ServerConfig {
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        ..ServerConfig::default()
+    };
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let tenant = tenant.to_string();
+    let task = tokio::spawn(async move {
+        crate::serve(
+            engine,
+            tenant,
+            &config,
+            |addr| {
+                let _ = bound_tx.send(addr);
+            },
+            async {
+                let _ = stop_rx.await;
+            },
+        )
+        .await
+    });
+    let addr = bound_rx.await.map_err(bench_err)?;
+    Ok(BenchServer {
+        base: format!("http://{addr}"),
+        stop,
+        task,
+    })
+}
+
 fn report(
+    servers: usize,
     settings: &BenchSettings,
     preload_seconds: f64,
     seconds: f64,
@@ -388,6 +417,7 @@ fn report(
     let mut all = tally.search.clone();
     all.extend(&tally.add);
     BenchReport {
+        servers,
         users: settings.users,
         memories_per_user: settings.memories,
         clients: settings.clients,
@@ -417,10 +447,11 @@ pub fn render(report: &BenchReport) -> String {
         )
     };
     let mut out = format!(
-        "{} users × {} memories, {} clients, {:.1} s (preload {:.1} s)\n\
+        "{} server(s), {} users × {} memories, {} clients, {:.1} s (preload {:.1} s)\n\
          {:.0} requests/s, {} errors{}\n\
          adds acknowledged {}, stored {}\n\n\
          kind       count   p50 ms    p95 ms    p99 ms    max ms\n",
+        report.servers,
         report.users,
         report.memories_per_user,
         report.clients,

@@ -562,10 +562,10 @@ fn the_load_benchmark_counts_every_request_and_finds_every_acknowledged_add() {
         tenant: "acme".into(),
     };
     let engine = std::sync::Arc::new(engine);
-    let first = mnemos_server::bench::run(engine.clone(), settings.clone()).unwrap();
+    let first = mnemos_server::bench::run(vec![engine.clone()], settings.clone()).unwrap();
     assert_eq!(first.adds_stored, first.adds_acknowledged);
     // A second run on the same data adds new turns (its keys are its own).
-    let report = mnemos_server::bench::run(engine, settings).unwrap();
+    let report = mnemos_server::bench::run(vec![engine], settings).unwrap();
     assert_eq!(report.errors, 0, "{:?}", report.first_error);
     assert!(
         report.search.count > 0 && report.add.count > 0,

@@ -9,10 +9,11 @@
 //!   `embedding::vector(dim)` and restricted to the model (pgvector indexes need one
 //!   dimension; models differ). Created by [`VectorSearch::prepare`] under the migration lock.
 //! - **One user among many.** pgvector 0.6 filters an HNSW scan after the fact: the index
-//!   returns the `ef_search` nearest windows of everybody, and only the user's survive. The
-//!   query asks for twice the wanted windows with `ef_search` raised to match; when fewer
-//!   come back than wanted (a small user among big ones, or one with few windows), it is
-//!   answered exactly instead, over the user's own windows.
+//!   returns the `ef_search` nearest windows of everybody, and only the user's survive. So a
+//!   user with fewer than `EXACT_BELOW` windows is answered exactly over their own rows (found
+//!   by the `(tenant, user_id, model)` index). For bigger users the query asks the index for
+//!   twice the wanted windows with `ef_search` raised to match; when fewer come back than
+//!   wanted, it is answered exactly instead.
 //! - **Registration races.** A write stores its `bytea` rows first, then reads the registry;
 //!   `prepare` locks `vectors` against writers before it registers and backfills. So a vector
 //!   is either committed before the backfill reads, or its writer sees the registration.
@@ -50,6 +51,10 @@ CREATE INDEX IF NOT EXISTS vector_windows_by_user ON vector_windows (tenant, use
 const WINDOWS_PER_HIT: usize = 2;
 /// pgvector's upper bound of `hnsw.ef_search`.
 const MAX_EF_SEARCH: usize = 1000;
+/// Users with fewer windows than this are answered exactly, without the index: their own rows
+/// are quick to scan, and in a table shared with bigger users the index's post-filtered answer
+/// would come up short anyway (measured: two queries per search instead of one).
+const EXACT_BELOW: i64 = 2_000;
 /// Rows read per round trip while backfilling a newly registered model.
 const BACKFILL_CHUNK: i32 = 2_000;
 
@@ -290,9 +295,15 @@ impl PostgresStore {
         );
         let params: [&(dyn postgres::types::ToSql + Sync); 4] =
             [&user.tenant, &user.user, &vector, &limit];
-        let mut rows = tx.query(by_index.as_str(), &params).map_err(pg_err(OP))?;
+        let small = few_windows(&mut tx, user, model)?;
+        let mut rows = if small {
+            Vec::new()
+        } else {
+            tx.query(by_index.as_str(), &params).map_err(pg_err(OP))?
+        };
         if rows.len() < wanted {
-            // Too few of this user's windows among the index's nearest: answer exactly.
+            // A small user, or too few of this user's windows among the index's nearest:
+            // answer exactly.
             let exact = format!(
                 "WITH mine AS MATERIALIZED (SELECT memory_id, embedding FROM vector_windows \
                  WHERE tenant = $1 AND user_id = $2 AND model = {model_sql}) \
@@ -308,6 +319,19 @@ impl PostgresStore {
             k,
         ))
     }
+}
+
+/// Whether `user` has fewer than [`EXACT_BELOW`] windows of `model` (counted no further).
+fn few_windows(tx: &mut Transaction<'_>, user: &UserKey, model: &str) -> StoreResult<bool> {
+    let bound = EXACT_BELOW;
+    Ok(tx
+        .query_one(
+            "SELECT count(*) < $4 FROM (SELECT 1 FROM vector_windows \
+             WHERE tenant = $1 AND user_id = $2 AND model = $3 LIMIT $4) AS mine",
+            &[&user.tenant, &user.user, &model, &bound],
+        )
+        .map_err(pg_err("nearest vectors"))?
+        .get(0))
 }
 
 /// Copy the stored vectors of a newly registered model into windows, a chunk at a time.

@@ -373,3 +373,95 @@ fn imports_with_nul_characters_are_refused_naming_the_field() {
     target.import_user(&export).unwrap();
     assert_eq!(target.export_user(&user).unwrap(), export);
 }
+
+/// Deterministic pseudo-random unit vectors.
+fn unit_vectors(seed: u64, n: usize, dim: usize) -> Vec<Vec<f32>> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            let v: Vec<f32> = (0..dim)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+                })
+                .collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / norm).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
+    use mnemos_core::VectorSearch;
+    const DIM: usize = 8;
+    const MODEL: &str = "big-user-test";
+    let store = fresh_pgvector_store();
+    let search: &dyn VectorSearch = store.vector_search().unwrap();
+    search.prepare(MODEL, DIM).unwrap();
+    let big = UserKey::new("t", "big").unwrap();
+    let small = UserKey::new("t", "small").unwrap();
+    let mut all: Vec<(MemoryId, Vec<f32>)> = Vec::new();
+    for (user, count, seed) in [(&big, 12_000, 1), (&small, 300, 2)] {
+        let vectors = unit_vectors(seed, count, DIM);
+        for (chunk_at, chunk) in vectors.chunks(2_000).enumerate() {
+            let turns: Vec<Turn> = (0..chunk.len())
+                .map(|i| turn(&scope(user), (chunk_at * 2_000 + i) as u64 + 1, "v"))
+                .collect();
+            let memories: Vec<Memory> = turns.iter().map(Memory::from_turn).collect();
+            let rows: Vec<VectorRow> = memories
+                .iter()
+                .zip(chunk)
+                .map(|(m, v)| VectorRow {
+                    memory_id: m.id,
+                    model: MODEL.into(),
+                    vector: v.clone(),
+                })
+                .collect();
+            if user == &big {
+                all.extend(memories.iter().map(|m| m.id).zip(chunk.iter().cloned()));
+            }
+            store
+                .write(WriteBatch {
+                    turns,
+                    memories,
+                    vectors: rows,
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+    }
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let (mut found, mut wanted) = (0, 0);
+    for query in unit_vectors(3, 20, DIM) {
+        let mut exact: Vec<(MemoryId, f32)> =
+            all.iter().map(|(id, v)| (*id, dot(&query, v))).collect();
+        exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let exact: Vec<MemoryId> = exact.iter().take(10).map(|e| e.0).collect();
+        let ann = search.nearest(&big, MODEL, &query, 100).unwrap();
+        assert_eq!(ann.len(), 100);
+        found += ann
+            .iter()
+            .take(10)
+            .filter(|(id, _)| exact.contains(id))
+            .count();
+        wanted += 10;
+        let known: std::collections::HashSet<MemoryId> = all.iter().map(|a| a.0).collect();
+        assert!(
+            ann.iter().all(|(id, _)| known.contains(id)),
+            "another user's memory"
+        );
+    }
+    let recall = found as f64 / wanted as f64;
+    assert!(recall >= 0.95, "recall@10 {recall}");
+    // The small user beside the big one is answered exactly, in full.
+    assert_eq!(
+        search
+            .nearest(&small, MODEL, &[1.0; DIM], 1_000)
+            .unwrap()
+            .len(),
+        300
+    );
+}

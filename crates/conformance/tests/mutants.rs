@@ -548,12 +548,6 @@ impl Store for Mutant {
     }
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE)
-}
-
 impl VectorSearch for Mutant {
     fn prepare(&self, model: &str, dim: usize) -> StoreResult<()> {
         let mut dims = self.search_dims.lock();
@@ -594,7 +588,7 @@ impl VectorSearch for Mutant {
                 };
                 let best = windows
                     .take(taken)
-                    .map(|w| cosine(query, w))
+                    .map(|w| mnemos_core::embed::cosine(query, w) as f32)
                     .fold(f32::MIN, f32::max);
                 (row.memory_id, best)
             })

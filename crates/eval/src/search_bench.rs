@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use mnemos_core::embed::cosine;
 use mnemos_core::retrieval::RetrieverKind;
 use mnemos_core::{EmbedderExt, MemoryFilter, MemoryId, Page, Scope, UserKey, VectorRow};
 use mnemos_engine::{Engine, NewTurn, SearchRequest};
@@ -159,19 +160,13 @@ fn exact_nearest(rows: &[VectorRow], query: &[f32], k: usize) -> Vec<MemoryId> {
             let best = row
                 .vector
                 .chunks_exact(dim)
-                .map(|w| cosine(query, w))
+                .map(|w| cosine(query, w) as f32)
                 .fold(f32::MIN, f32::max);
             (row.memory_id, best)
         })
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.into_iter().take(k).map(|(id, _)| id).collect()
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE)
 }
 
 /// Recall@k of the store's index against brute force, asked as the engine asks it (for

@@ -3793,6 +3793,12 @@ pub fn vector_search_when_offered<S: Store>(make: &dyn Fn() -> S) {
         vec![third],
         "k = 1"
     );
+    let mut before = ids.clone();
+    before.sort();
+    catch_up_fully(search);
+    let mut after = nearest_ids(search, &alice, &axis(1), 10);
+    after.sort();
+    assert_eq!(after, before, "catching up the index changes what is found");
 
     unwrap_ok(store.forget(&alice, doomed, "test", moment(2)), "forget");
     assert!(
@@ -3824,12 +3830,37 @@ pub fn vector_search_when_offered<S: Store>(make: &dyn Fn() -> S) {
         "a query of the wrong dimension is an error"
     );
 
+    catch_up_fully(search);
+    let mut top = nearest_ids(search, &alice, &axis(1), 2);
+    top.sort();
+    let mut expected = vec![early, two_windows];
+    expected.sort();
+    assert_eq!(
+        top, expected,
+        "a replaced vector is searched as replaced once indexed"
+    );
     unwrap_ok(store.purge_user(&alice), "purge");
     assert!(
         nearest_ids(search, &alice, &axis(1), 10).is_empty(),
         "purged user found"
     );
     assert_eq!(nearest_ids(search, &bob, &axis(1), 10), vec![bobs]);
+}
+
+/// Call [`VectorSearch::catch_up`] a few windows at a time until nothing is left; it must get
+/// there, and each call must move no more than it was allowed to.
+fn catch_up_fully(search: &dyn VectorSearch) {
+    for _ in 0..1_000 {
+        let step = unwrap_ok(search.catch_up(ANN_MODEL, 2), "catch up the vector index");
+        assert!(
+            step.indexed <= 2,
+            "catch_up moved more than allowed: {step:?}"
+        );
+        if step.remaining == 0 {
+            return;
+        }
+    }
+    panic!("the vector index never caught up");
 }
 
 // Export and import

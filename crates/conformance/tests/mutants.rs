@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
+    Access, ApiKey, ApiKeyId, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
     MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo,
     StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch,
     WriteBatch,
@@ -59,6 +59,8 @@ enum Bug {
     NearestFirstWindowOnly,
     /// Offers a vector search and says in `info` that it has none.
     InfoDeniesSearch,
+    /// Defers its index and never catches up.
+    NeverCaughtUp,
     ImportDropsHistory,
     ImportDropsFinishedJobs,
     ImportOverwrites,
@@ -68,7 +70,10 @@ enum Bug {
 impl Bug {
     /// Bugs of a store that searches vectors itself (the others model stores that do not).
     fn offers_search(self) -> bool {
-        matches!(self, Bug::NearestFirstWindowOnly | Bug::InfoDeniesSearch)
+        matches!(
+            self,
+            Bug::NearestFirstWindowOnly | Bug::InfoDeniesSearch | Bug::NeverCaughtUp
+        )
     }
 }
 
@@ -606,6 +611,17 @@ impl VectorSearch for Mutant {
             .map(|row| (row.memory_id, row.vector.len()))
             .collect())
     }
+
+    /// Exact search indexes nothing: there is never anything to catch up on.
+    fn catch_up(&self, _model: &str, _max_windows: usize) -> StoreResult<CatchUp> {
+        if self.bug == Bug::NeverCaughtUp {
+            return Ok(CatchUp {
+                indexed: 0,
+                remaining: 1,
+            });
+        }
+        Ok(CatchUp::default())
+    }
 }
 
 fn must_fail(bug: Bug, check: fn(&dyn Fn() -> Mutant)) {
@@ -680,7 +696,11 @@ const CATCHES: &[(&str, &[Bug])] = &[
     ("users_listed_by_memories_alone", &[Bug::UsersOnlyFromTurns]),
     (
         "vector_search_when_offered",
-        &[Bug::NearestFirstWindowOnly, Bug::InfoDeniesSearch],
+        &[
+            Bug::NearestFirstWindowOnly,
+            Bug::InfoDeniesSearch,
+            Bug::NeverCaughtUp,
+        ],
     ),
     (
         "export_import_round_trip",

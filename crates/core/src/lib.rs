@@ -20,7 +20,7 @@ pub use memory_model::{MemoryModel, MemoryModelExt, ModelError, ModelResult, Tas
 pub use memstore::MemoryStore;
 pub use model::*;
 pub use store::*;
-pub use store_vectors::{BackendKind, StoreInfo, VectorSearch};
+pub use store_vectors::{BackendKind, CatchUp, StoreInfo, VectorSearch};
 pub use task_text::{TaskName, TaskTextOptions};
 pub mod retrieval;
 

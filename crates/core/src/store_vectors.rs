@@ -55,6 +55,10 @@ pub struct StoreInfo {
 /// - [`coverage`](Self::coverage) lists, for every active memory of `user` holding a vector of
 ///   `model`, its length in floats, so callers can tell which memories need (re-)embedding
 ///   without reading the vectors.
+/// - A store may defer the work of its approximate index: a write then only stores its
+///   windows, and [`catch_up`](Self::catch_up) moves them into the index later, a bounded
+///   amount per call. Windows not yet indexed are still found, exactly, by `nearest`: deferring
+///   changes speed, never what is found. Stores that index as they write report nothing to do.
 pub trait VectorSearch: Send + Sync {
     /// Make `model`'s vectors, `dim` floats per window, searchable (idempotent). Registering a
     /// model again with another dimension is an `InvalidWrite`.
@@ -69,4 +73,16 @@ pub trait VectorSearch: Send + Sync {
     ) -> StoreResult<Vec<(MemoryId, f32)>>;
     /// Vector lengths (in floats) of `user`'s active memories in `model`'s space.
     fn coverage(&self, user: &UserKey, model: &str) -> StoreResult<Vec<(MemoryId, usize)>>;
+    /// Move up to `max_windows` of `model`'s windows written since into the approximate index
+    /// (see the contract), and say how many were moved and how many are left.
+    fn catch_up(&self, model: &str, max_windows: usize) -> StoreResult<CatchUp>;
+}
+
+/// What one [`VectorSearch::catch_up`] call did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatchUp {
+    /// Windows moved into the index by this call.
+    pub indexed: u64,
+    /// Windows still waiting (searched exactly until they are indexed).
+    pub remaining: u64,
 }

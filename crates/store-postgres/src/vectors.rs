@@ -6,8 +6,16 @@
 //!   window row references its `vectors` row, so a forget or purge deleting the vector deletes
 //!   its windows with it; a replaced vector's windows are rewritten in the same transaction.
 //! - **Index.** One HNSW index (cosine) per registered model, on the expression
-//!   `embedding::vector(dim)` and restricted to the model (pgvector indexes need one
-//!   dimension; models differ). Created by [`VectorSearch::prepare`] under the migration lock.
+//!   `embedding::vector(dim)` and restricted to the model's windows marked `indexed` (pgvector
+//!   indexes need one dimension; models differ). Created by [`VectorSearch::prepare`] under the
+//!   migration lock, over the windows stored so far (a build is several times faster than as
+//!   many inserts).
+//! - **Deferred indexing.** A write stores its windows with `indexed = false`: they pay no HNSW
+//!   insert, which costs about a millisecond each and would make ingest many times slower.
+//!   [`VectorSearch::catch_up`] marks a bounded number of them indexed (each becomes an HNSW
+//!   insert then); the server does it between requests and `mnemos ingest` at its end. A search
+//!   reads the waiting windows of the user exactly, through a partial index that holds only
+//!   them, beside the HNSW answer: nothing written is ever missed.
 //! - **One user among many.** pgvector 0.6 filters an HNSW scan after the fact: the index
 //!   returns the `ef_search` nearest windows of everybody, and only the user's survive. So a
 //!   user with fewer than `EXACT_BELOW` windows is answered exactly over their own rows (found
@@ -20,7 +28,7 @@
 
 use std::collections::HashMap;
 
-use mnemos_core::{MemoryId, StoreError, StoreResult, UserKey, VectorRow, VectorSearch};
+use mnemos_core::{CatchUp, MemoryId, StoreError, StoreResult, UserKey, VectorRow, VectorSearch};
 use pgvector::Vector;
 use postgres::{Client, GenericClient, Transaction};
 
@@ -45,6 +53,11 @@ CREATE TABLE IF NOT EXISTS vector_windows (
     FOREIGN KEY (memory_id, model) REFERENCES vectors (memory_id, model) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS vector_windows_by_user ON vector_windows (tenant, user_id, model);
+-- Windows written but not yet in their model's HNSW index (see the module docs). Rows from
+-- before the column existed were indexed as they were written.
+ALTER TABLE vector_windows ADD COLUMN IF NOT EXISTS indexed boolean NOT NULL DEFAULT true;
+CREATE INDEX IF NOT EXISTS vector_windows_waiting ON vector_windows (model, tenant, user_id)
+    WHERE NOT indexed;
 ";
 
 /// Windows asked of the index per wanted memory (a long memory has several).
@@ -158,7 +171,16 @@ pub(crate) fn write_windows(
         .iter()
         .map(|(r, dim)| (r.memory_id, r.model.as_str(), r.vector.as_slice(), *dim))
         .collect();
-    insert_windows(tx, user, &owned, op)
+    insert_windows(tx, user, &owned, Indexing::Deferred, op)
+}
+
+/// Whether inserted windows enter their model's HNSW index now.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Indexing {
+    /// Marked indexed: for windows copied in before the index is built over them.
+    Now,
+    /// Left for [`VectorSearch::catch_up`] (see the module docs).
+    Deferred,
 }
 
 /// Insert one row per window of each vector (vectors that are not whole windows of their
@@ -167,6 +189,7 @@ fn insert_windows(
     tx: &mut Transaction<'_>,
     user: &UserKey,
     vectors: &[(MemoryId, &str, &[f32], usize)],
+    indexing: Indexing,
     op: &'static str,
 ) -> StoreResult<()> {
     let mut ids = Vec::new();
@@ -187,12 +210,21 @@ fn insert_windows(
     if ids.is_empty() {
         return Ok(());
     }
+    let indexed = indexing == Indexing::Now;
     tx.execute(
-        "INSERT INTO vector_windows (memory_id, model, win, tenant, user_id, embedding) \
-         SELECT w.memory_id, w.model, w.win, $5, $6, w.embedding \
+        "INSERT INTO vector_windows (memory_id, model, win, tenant, user_id, embedding, indexed) \
+         SELECT w.memory_id, w.model, w.win, $5, $6, w.embedding, $7 \
          FROM UNNEST($1::uuid[], $2::text[], $3::integer[], $4::vector[]) \
          AS w (memory_id, model, win, embedding)",
-        &[&ids, &models, &wins, &embeddings, &user.tenant, &user.user],
+        &[
+            &ids,
+            &models,
+            &wins,
+            &embeddings,
+            &user.tenant,
+            &user.user,
+            &indexed,
+        ],
     )
     .map_err(pg_err(op))?;
     Ok(())
@@ -209,12 +241,15 @@ impl PostgresStore {
                 "vector dimension must be positive".to_string(),
             ));
         }
-        let model_sql = literal(model)?;
+        literal(model)?;
         let mut tx = client.transaction().map_err(pg_err(OP))?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
             .map_err(pg_err(OP))?;
         match registered_dim(&mut tx, model)? {
-            Some(found) if found == dim => return tx.commit().map_err(pg_err(OP)),
+            Some(found) if found == dim => {
+                ensure_index(&mut tx, model, dim)?;
+                return tx.commit().map_err(pg_err(OP));
+            }
             Some(found) => {
                 return Err(StoreError::InvalidWrite(format!(
                     "model {model} is registered with {found} dimensions, not {dim}"
@@ -230,18 +265,7 @@ impl PostgresStore {
         )
         .map_err(pg_err(OP))?;
         backfill(&mut tx, model, dim)?;
-        let name: String = tx
-            .query_one(
-                "SELECT 'vector_windows_hnsw_' || substr(md5($1), 1, 16)",
-                &[&model],
-            )
-            .map_err(pg_err(OP))?
-            .get(0);
-        tx.batch_execute(&format!(
-            "CREATE INDEX IF NOT EXISTS {name} ON vector_windows \
-             USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE model = {model_sql}"
-        ))
-        .map_err(pg_err(OP))?;
+        ensure_index(&mut tx, model, dim)?;
         tx.commit().map_err(pg_err(OP))
     }
 
@@ -290,7 +314,8 @@ impl PostgresStore {
             .map_err(pg_err(OP))?;
         let by_index = format!(
             "SELECT memory_id, 1 - (embedding::vector({dim}) <=> $3::vector({dim})) \
-             FROM vector_windows WHERE tenant = $1 AND user_id = $2 AND model = {model_sql} \
+             FROM vector_windows \
+             WHERE tenant = $1 AND user_id = $2 AND model = {model_sql} AND indexed \
              ORDER BY embedding::vector({dim}) <=> $3::vector({dim}) LIMIT $4"
         );
         let params: [&(dyn postgres::types::ToSql + Sync); 4] =
@@ -311,6 +336,15 @@ impl PostgresStore {
                  FROM mine ORDER BY sim DESC, memory_id LIMIT $4"
             );
             rows = tx.query(exact.as_str(), &params).map_err(pg_err(OP))?;
+        } else {
+            // The index holds only windows caught up with; the rest are read exactly.
+            let waiting = format!(
+                "SELECT memory_id, 1 - (embedding::vector({dim}) <=> $3::vector({dim})) AS sim \
+                 FROM vector_windows \
+                 WHERE model = {model_sql} AND tenant = $1 AND user_id = $2 AND NOT indexed \
+                 ORDER BY sim DESC, memory_id LIMIT $4"
+            );
+            rows.extend(tx.query(waiting.as_str(), &params).map_err(pg_err(OP))?);
         }
         tx.commit().map_err(pg_err(OP))?;
         Ok(best_per_memory(
@@ -319,6 +353,32 @@ impl PostgresStore {
             k,
         ))
     }
+}
+
+/// Create `model`'s HNSW index over its indexed windows unless it exists, and drop the index
+/// of an earlier layout that covered every window (written before indexing was deferred).
+fn ensure_index(tx: &mut Transaction<'_>, model: &str, dim: usize) -> StoreResult<()> {
+    const OP: &str = "prepare vector index";
+    let row = tx
+        .query_one(
+            "SELECT 'vector_windows_ann_' || substr(md5($1), 1, 16), \
+             to_regclass('vector_windows_ann_' || substr(md5($1), 1, 16)) IS NOT NULL, \
+             'vector_windows_hnsw_' || substr(md5($1), 1, 16)",
+            &[&model],
+        )
+        .map_err(pg_err(OP))?;
+    let (name, exists, earlier): (String, bool, String) = (row.get(0), row.get(1), row.get(2));
+    if exists {
+        return Ok(());
+    }
+    let model_sql = literal(model)?;
+    tx.batch_execute(&format!(
+        "DROP INDEX IF EXISTS {earlier}; \
+         CREATE INDEX {name} ON vector_windows \
+         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) \
+         WHERE model = {model_sql} AND indexed"
+    ))
+    .map_err(pg_err(OP))
 }
 
 /// Whether `user` has fewer than [`EXACT_BELOW`] windows of `model` (counted no further).
@@ -374,7 +434,7 @@ fn backfill(tx: &mut Transaction<'_>, model: &str, dim: usize) -> StoreResult<()
                 .iter()
                 .map(|(id, v)| (*id, model, v.as_slice(), dim))
                 .collect();
-            insert_windows(tx, user, &rows, OP)?;
+            insert_windows(tx, user, &rows, Indexing::Now, OP)?;
         }
     }
 }
@@ -395,6 +455,49 @@ fn best_per_memory(
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(k);
     ranked
+}
+
+impl PostgresStore {
+    /// Mark up to `max_windows` waiting windows of `model` indexed (each an HNSW insert), taking
+    /// rows no other server is marking, then count what is left.
+    fn catch_up_here(
+        &self,
+        client: &mut Client,
+        model: &str,
+        max_windows: usize,
+    ) -> StoreResult<CatchUp> {
+        const OP: &str = "catch up the vector index";
+        let model_sql = literal(model)?;
+        let limit = i64::try_from(max_windows).unwrap_or(i64::MAX);
+        let mut tx = client.transaction().map_err(pg_err(OP))?;
+        let indexed = if limit == 0 {
+            0
+        } else {
+            tx.execute(
+                &format!(
+                    "UPDATE vector_windows SET indexed = true WHERE ctid = ANY (ARRAY( \
+                     SELECT ctid FROM vector_windows WHERE model = {model_sql} AND NOT indexed \
+                     LIMIT $1 FOR UPDATE SKIP LOCKED))"
+                ),
+                &[&limit],
+            )
+            .map_err(pg_err(OP))?
+        };
+        let remaining: i64 = tx
+            .query_one(
+                &format!(
+                    "SELECT count(*) FROM vector_windows WHERE model = {model_sql} AND NOT indexed"
+                ),
+                &[],
+            )
+            .map_err(pg_err(OP))?
+            .get(0);
+        tx.commit().map_err(pg_err(OP))?;
+        Ok(CatchUp {
+            indexed,
+            remaining: u64::try_from(remaining).unwrap_or(0),
+        })
+    }
 }
 
 impl VectorSearch for PostgresStore {
@@ -429,6 +532,10 @@ impl VectorSearch for PostgresStore {
                 })
                 .collect())
         })
+    }
+
+    fn catch_up(&self, model: &str, max_windows: usize) -> StoreResult<CatchUp> {
+        self.with_client(|client| self.catch_up_here(client, model, max_windows))
     }
 }
 

@@ -398,7 +398,8 @@ fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
     use mnemos_core::VectorSearch;
     const DIM: usize = 8;
     const MODEL: &str = "big-user-test";
-    let store = fresh_pgvector_store();
+    let url = shared_server().unwrap().create_database().unwrap();
+    let store = PostgresStore::connect(&url).unwrap();
     let search: &dyn VectorSearch = store.vector_search().unwrap();
     search.prepare(MODEL, DIM).unwrap();
     let big = UserKey::new("t", "big").unwrap();
@@ -407,6 +408,14 @@ fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
     for (user, count, seed) in [(&big, 12_000, 1), (&small, 300, 2)] {
         let vectors = unit_vectors(seed, count, DIM);
         for (chunk_at, chunk) in vectors.chunks(2_000).enumerate() {
+            if user == &big && chunk_at == 5 {
+                // The first 10,000 windows go through the index; the last 2,000 wait.
+                let mut steps = 0;
+                while search.catch_up(MODEL, 4_000).unwrap().remaining > 0 {
+                    steps += 1;
+                    assert!(steps < 10, "the index never catches up");
+                }
+            }
             let turns: Vec<Turn> = (0..chunk.len())
                 .map(|i| turn(&scope(user), (chunk_at * 2_000 + i) as u64 + 1, "v"))
                 .collect();
@@ -433,6 +442,14 @@ fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
                 .unwrap();
         }
     }
+    let waiting: i64 = raw(&url)
+        .query_one(
+            "SELECT count(*) FROM vector_windows WHERE NOT indexed AND user_id = 'big'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(waiting, 2_000, "windows written since the catch-up wait");
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
     let (mut found, mut wanted) = (0, 0);
     for query in unit_vectors(3, 20, DIM) {
@@ -456,6 +473,13 @@ fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
     }
     let recall = found as f64 / wanted as f64;
     assert!(recall >= 0.95, "recall@10 {recall}");
+    // A window still waiting for the index is found as surely as an indexed one.
+    for (id, vector) in [&all[42], &all[11_500]] {
+        let top = search.nearest(&big, MODEL, vector, 1).unwrap();
+        assert_eq!(top[0].0, *id, "a memory is its own nearest");
+    }
+    let caught_up = search.catch_up(MODEL, 5_000).unwrap();
+    assert_eq!((caught_up.indexed, caught_up.remaining), (2_300, 0));
     // The small user beside the big one is answered exactly, in full.
     assert_eq!(
         search

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
+    Access, ApiKey, ApiKeyId, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
     MemoryPatch, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo, StoreRead,
     StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
@@ -412,6 +412,12 @@ impl<S: Store + ?Sized> VectorSearch for FaultyStore<S> {
     fn coverage(&self, user: &UserKey, model: &str) -> StoreResult<Vec<(MemoryId, usize)>> {
         self.read_call("vector_coverage", |s| {
             inner_search(s)?.coverage(user, model)
+        })
+    }
+
+    fn catch_up(&self, model: &str, max_windows: usize) -> StoreResult<CatchUp> {
+        self.write_call("vector_catch_up", |s| {
+            inner_search(s)?.catch_up(model, max_windows)
         })
     }
 }

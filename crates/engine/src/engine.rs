@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig};
 use mnemos_core::{
-    BatchForget, Clock, Embedder, HistoryEntry, Job, KindTag, Memory, MemoryFilter, MemoryId,
-    MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, Store, StoreInfo, StoreRead,
-    SystemClock, Turn, TurnId, UserKey, WriteBatch,
+    BatchForget, CatchUp, Clock, Embedder, HistoryEntry, Job, KindTag, Memory, MemoryFilter,
+    MemoryId, MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, Store, StoreInfo,
+    StoreRead, SystemClock, Turn, TurnId, UserKey, WriteBatch,
 };
 
 use crate::error::{EngineError, EngineResult};
@@ -349,6 +349,13 @@ impl Engine {
     /// that runs without its trained weights). Empty when nothing is degraded.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// Index up to `max_windows` vectors that the store's vector index has not caught up with
+    /// (writes only store them, and searches read them exactly until then). `Ok(None)`: dense
+    /// search runs in process. Servers call this between requests, `mnemos ingest` at its end.
+    pub fn catch_up_vectors(&self, max_windows: usize) -> EngineResult<Option<CatchUp>> {
+        Ok(self.memories.catch_up_vectors(max_windows)?)
     }
 
     pub fn info(&self) -> EngineInfo {

@@ -137,6 +137,13 @@ pub fn preload(engine: &Engine, settings: &BenchSettings) -> Result<f64, ServerE
         }
         engine.reader().warm(&user).map_err(bench_err)?;
     }
+    // Start from a caught-up vector index, as after `mnemos ingest`; the servers' workers
+    // index what the load adds.
+    while let Some(step) = engine.catch_up_vectors(1_024).map_err(bench_err)? {
+        if step.remaining == 0 {
+            break;
+        }
+    }
     Ok(started.elapsed().as_secs_f64())
 }
 
@@ -315,8 +322,8 @@ async fn overhead(
 
 /// Preload, serve each engine on a free loopback port, load them, measure the overhead on the
 /// first, and count what was stored. Several engines are several servers over one shared
-/// store (each with its own caches and connections). Engines should not run derived jobs
-/// inline.
+/// store (each with its own caches and connections), each with the background worker of
+/// `mnemos serve`. Engines should not run derived jobs inline.
 pub fn run(engines: Vec<Arc<Engine>>, settings: BenchSettings) -> Result<BenchReport, ServerError> {
     let Some(engine) = engines.first().cloned() else {
         return Err(bench_err("no server to load"));
@@ -377,6 +384,8 @@ struct BenchServer {
 async fn start_server(engine: Arc<Engine>, tenant: &str) -> Result<BenchServer, ServerError> {
     let config = ServerConfig {
         listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        // The background work `mnemos serve` runs (jobs, the vector index's catch-up).
+        jobs: Some(crate::JobWorker::default()),
         ..ServerConfig::default()
     };
     let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();

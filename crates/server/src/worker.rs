@@ -1,15 +1,26 @@
 //! Derived work in the background: when the engine does not run jobs inline, the server runs
 //! every user's pending jobs on the blocking pool, at start (replaying what a crash or restart
 //! left) and then every `interval`, backing off while jobs fail. Requests never wait for it.
+//!
+//! Each round also moves vectors into the store's index when the store defers indexing
+//! (PostgreSQL with pgvector): a bounded slice per round, rounds back to back while a backlog
+//! is left. Until then searches read those vectors exactly, so this changes speed, not results.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
 use mnemos_engine::Engine;
 
 use crate::metrics::Metrics;
+
+/// Vectors indexed per store transaction while catching up.
+const CATCH_UP_BATCH: usize = 256;
+/// Time spent catching up the vector index per round, at most (about).
+const CATCH_UP_BUDGET: Duration = Duration::from_millis(500);
+/// The wait between rounds while the vector index has a backlog.
+const CATCH_UP_PAUSE: Duration = Duration::from_millis(20);
 
 /// How often the worker looks for pending jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,9 +75,38 @@ impl JobWorker {
                 }
                 Err(error) => eprintln!("the job worker's task failed: {error}"),
             }
+            let index_engine = Arc::clone(&engine);
+            let backlog = tokio::task::spawn_blocking(move || catch_up_vectors(&index_engine))
+                .await
+                .unwrap_or(false);
+            let pause = if backlog {
+                CATCH_UP_PAUSE.min(wait)
+            } else {
+                wait
+            };
             tokio::select! {
-                () = tokio::time::sleep(wait) => {}
+                () = tokio::time::sleep(pause) => {}
                 _ = stop.wait_for(|stopped| *stopped) => return,
+            }
+        }
+    }
+}
+
+/// Index vectors the store has not caught up with for about [`CATCH_UP_BUDGET`]; whether a
+/// backlog is left. A failure is reported and left for the next round.
+fn catch_up_vectors(engine: &Engine) -> bool {
+    let started = Instant::now();
+    loop {
+        match engine.catch_up_vectors(CATCH_UP_BATCH) {
+            Ok(Some(step)) if step.remaining > 0 => {
+                if started.elapsed() >= CATCH_UP_BUDGET {
+                    return true;
+                }
+            }
+            Ok(_) => return false,
+            Err(error) => {
+                eprintln!("indexing stored vectors failed (retried later): {error}");
+                return false;
             }
         }
     }

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use mnemos_core::retrieval::VectorPlacement;
-use mnemos_core::{Embedder, Error, Result, Store};
+use mnemos_core::{CatchUp, Embedder, Error, Result, Store};
 
 /// Where this engine's dense search runs, and why: reported at start-up and by health checks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -64,4 +64,18 @@ pub(super) fn choose(
     }
     search.prepare(embedder.id(), embedder.dimension())?;
     Ok(DenseSearch::Store { index })
+}
+
+impl super::Memories {
+    /// Move up to `max_windows` of this embedder's vectors into the store's index when dense
+    /// search runs there and the store defers indexing (see [`VectorSearch::catch_up`]).
+    /// `Ok(None)`: dense search runs in process, so there is no index to catch up.
+    ///
+    /// [`VectorSearch::catch_up`]: mnemos_core::VectorSearch::catch_up
+    pub fn catch_up_vectors(&self, max_windows: usize) -> Result<Option<CatchUp>> {
+        let Some(search) = self.store_search() else {
+            return Ok(None);
+        };
+        Ok(Some(search.catch_up(self.embedder.id(), max_windows)?))
+    }
 }

@@ -83,7 +83,7 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
         &defaults,
     );
     let started = std::time::Instant::now();
-    let report = ingest(&engine, turns.turns, 64)?;
+    let report = ingest(&engine, turns.turns, 64, None)?;
     println!(
         "ingested {} turns (an English and a Chinese conversation) in {:.0} ms",
         report.added,

@@ -38,6 +38,13 @@ pub struct IngestArgs {
     /// Turns committed per transaction (and embedded per batch).
     #[arg(long, default_value_t = 256)]
     pub batch: usize,
+    /// Threads writing at once, each with its own users (default: the number of cores).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Leave new vectors for a server to move into the store's vector index, instead of
+    /// indexing them before exiting (PostgreSQL with pgvector; searches find them either way).
+    #[arg(long)]
+    pub defer_index: bool,
     /// Memory preset to run (default: the config's `[engine] preset`; `mnemos presets` lists them).
     #[arg(long)]
     pub preset: Option<String>,
@@ -58,20 +65,51 @@ pub fn writing_engine(config: &Config, preset: Option<&str>) -> Result<Engine> {
     Ok(engine)
 }
 
-/// Ingest `turns` with a progress bar.
+/// Ingest `turns` with a progress bar, on `workers` threads (default: one per core).
 pub fn ingest(
     engine: &Engine,
     turns: Vec<mnemos_engine::NewTurn>,
     batch: usize,
+    workers: Option<usize>,
 ) -> Result<IngestReport> {
     let bar = progress::bar(turns.len() as u64, "ingest");
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let options = IngestOptions {
         batch: batch.max(1),
         close_sessions: true,
+        workers: workers.unwrap_or(cores).max(1),
     };
     let report = engine.ingest(turns, &options, &mut |done| bar.set_position(done as u64));
     bar.finish_and_clear();
     Ok(report?)
+}
+
+/// Move what this ingest wrote into the store's vector index (when the store defers it), and
+/// say how long that took: it is not part of the turns/s above.
+fn catch_up_index(engine: &Engine) -> Result<()> {
+    let started = Instant::now();
+    let mut indexed = 0;
+    let mut bar = None;
+    while let Some(step) = engine.catch_up_vectors(1_024)? {
+        indexed += step.indexed;
+        if step.remaining == 0 {
+            break;
+        }
+        let bar =
+            bar.get_or_insert_with(|| progress::bar(step.indexed + step.remaining, "vector index"));
+        bar.set_position(indexed);
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if indexed > 0 {
+        println!(
+            "vector index: {indexed} vector window(s) indexed in {:.2} s (searches read them \
+             exactly until then)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
@@ -97,7 +135,7 @@ pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
     }
     let engine = writing_engine(config, args.preset.as_deref())?;
     let started = Instant::now();
-    let report = ingest(&engine, source.turns, args.batch)?;
+    let report = ingest(&engine, source.turns, args.batch, args.workers)?;
     let seconds = started.elapsed().as_secs_f64();
     let info = engine.info();
     println!(
@@ -118,6 +156,9 @@ pub fn run(config: &Config, args: IngestArgs) -> Result<()> {
         );
     }
     output::print_jobs(&report.jobs);
+    if !args.defer_index {
+        catch_up_index(&engine)?;
+    }
     if !source.skipped.is_empty() && !args.skip_bad {
         usage!(
             "{} malformed line(s) were skipped (see above); fix them and ingest again (only new \

@@ -1385,3 +1385,62 @@ fn mcp_serves_the_memory_tools_over_stdio() {
         stdout(&out)
     );
 }
+
+/// The texts of a search's hits, in rank order.
+fn hit_texts(db: &Path, user: &str, query: &str) -> Vec<String> {
+    let out = mnemos(db, &["search", query, "--user", user, "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let found: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["memory"]["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn ingest_into_pgvector_indexes_what_it_wrote_unless_told_to_defer() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = write(
+        dir.path(),
+        "turns.jsonl",
+        r#"{"text": "I adopted a grey cat called Pixel.", "user": "lena"}
+{"text": "My sister Mia is allergic to peanuts.", "user": "lena", "session": "s2"}
+{"text": "We are flying to Lisbon in June.", "user": "lena", "session": "s2"}
+{"text": "我在杭州做后端工程师。", "user": "wei"}
+{"text": "周末我喜欢去西湖边跑步。", "user": "wei"}
+"#,
+    );
+    let file = turns.to_str().unwrap();
+    let pg = mnemos_testkit::postgres::shared_server().unwrap();
+    let indexed = pg.create_database().unwrap();
+    let deferred = pg.create_database().unwrap();
+    let sqlite = dir.path().join("same.db");
+
+    let out = mnemos(Path::new(&indexed), &["ingest", file, "--workers", "2"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ingested 5 new turn(s) for 2 user(s)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("vector window(s) indexed in"),
+        "the index caught up before exit: {}",
+        stdout(&out)
+    );
+    let out = mnemos(Path::new(&deferred), &["ingest", file, "--defer-index"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stdout(&out).contains("indexed in"), "{}", stdout(&out));
+    let out = mnemos(&sqlite, &["ingest", file, "--workers", "3"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+
+    // Indexed, waiting for the index, or in process: the same memories, in the same order.
+    for (user, query) in [("lena", "who has a peanut allergy"), ("wei", "西湖跑步")] {
+        let expected = hit_texts(&sqlite, user, query);
+        assert!(!expected.is_empty(), "{user}: {query}");
+        assert_eq!(hit_texts(Path::new(&indexed), user, query), expected);
+        assert_eq!(hit_texts(Path::new(&deferred), user, query), expected);
+    }
+}

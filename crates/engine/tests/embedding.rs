@@ -90,6 +90,7 @@ fn each_text_is_embedded_once_per_user_and_embedder() {
     let options = IngestOptions {
         batch: 8,
         close_sessions: false,
+        workers: 1,
     };
     let texts = ["I like tea", "I like tea", "I like coffee", "I like tea"];
     first

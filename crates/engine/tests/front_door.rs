@@ -75,6 +75,7 @@ fn ingesting_the_same_turns_again_adds_and_summarizes_nothing_twice() {
     let options = IngestOptions {
         batch: 3,
         close_sessions: true,
+        workers: 2,
     };
     let first = engine.ingest(keyed_turns(), &options, &mut |_| {}).unwrap();
     assert_eq!((first.added, first.duplicates), (4, 0));
@@ -108,6 +109,55 @@ fn ingesting_the_same_turns_again_adds_and_summarizes_nothing_twice() {
         (third.added, third.duplicates, third.sessions_closed),
         (1, 4, 1)
     );
+}
+
+#[test]
+fn ingest_on_several_threads_keeps_each_users_turns_in_order() {
+    let engine = engine(Arc::new(MemoryStore::new()), "retrieval", true);
+    let users = ["ann", "bob", "cy"];
+    let mut turns = Vec::new();
+    for i in 0..30 {
+        for user in users {
+            let scope = Scope::new("t", user, "bot", "s").unwrap();
+            turns.push(NewTurn::user(scope, format!("{user} says line {i}")));
+        }
+    }
+    let options = IngestOptions {
+        batch: 4,
+        close_sessions: true,
+        workers: 3,
+    };
+    let mut progress = Vec::new();
+    let report = engine
+        .ingest(turns, &options, &mut |done| progress.push(done))
+        .unwrap();
+    assert_eq!(
+        (report.added, report.users, report.sessions_closed),
+        (90, 3, 3)
+    );
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    assert_eq!(progress.last(), Some(&90));
+    for user in users {
+        let key = UserKey::new("t", user).unwrap();
+        let filter = MemoryFilter {
+            kinds: vec![KindTag::Turn],
+            ..MemoryFilter::default()
+        };
+        let texts: Vec<String> = engine
+            .reader()
+            .all(&key, &filter)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.text)
+            .collect();
+        let expected: Vec<String> = (0..30).map(|i| format!("{user} says line {i}")).collect();
+        assert_eq!(texts, expected, "{user}'s turns in input order");
+    }
+    let none = IngestOptions {
+        workers: 0,
+        ..options
+    };
+    assert!(engine.ingest(Vec::new(), &none, &mut |_| {}).is_err());
 }
 
 #[test]

@@ -333,10 +333,11 @@ impl StoreRead for PostgresStore {
     }
 
     /// The database's commit count minus this handle's own commits: it moves exactly when
-    /// another handle (another server) has committed. Our commits in flight are waited for, so
-    /// none is ever counted as someone else's (which would drop every cache) and none of
-    /// theirs is ever missed (which would serve a stale cache).
-    fn data_version(&self) -> StoreResult<Option<u64>> {
+    /// another handle (another server) has committed, for any user (coarser than per user, as
+    /// the contract allows). Our commits in flight are waited for, so none is ever counted as
+    /// someone else's (which would rebuild caches for nothing) and none of theirs is ever
+    /// missed (which would serve a stale cache).
+    fn data_version(&self, _user: &UserKey) -> StoreResult<Option<u64>> {
         self.with_client(|client| {
             let _window = self.commit_window.write();
             let total: i64 = client

@@ -237,21 +237,21 @@ fn another_handles_commits_change_data_version_and_own_ones_do_not() {
         PostgresStore::connect(&url).unwrap(),
     );
     let user = UserKey::new("t", "u").unwrap();
-    let before_a = a.data_version().unwrap();
-    let before_b = b.data_version().unwrap();
+    let before_a = a.data_version(&user).unwrap();
+    let before_b = b.data_version(&user).unwrap();
     a.write(WriteBatch {
         turns: vec![turn(&scope(&user), 0, "first")],
         ..Default::default()
     })
     .unwrap();
     assert_eq!(
-        a.data_version().unwrap(),
+        a.data_version(&user).unwrap(),
         before_a,
         "own commits leave it alone"
     );
-    let seen = b.data_version().unwrap();
+    let seen = b.data_version(&user).unwrap();
     assert_ne!(seen, before_b, "b sees a's commit");
-    assert_eq!(b.data_version().unwrap(), seen, "and nothing else");
+    assert_eq!(b.data_version(&user).unwrap(), seen, "and nothing else");
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Two `mnemos serve` processes over one PostgreSQL database, as behind a load balancer:
 //! under concurrent mixed load no acknowledged add is lost, no job runs twice, idempotency keys
 //! hold across servers, and an add acknowledged by one server is found by the very next search
-//! on the other (the stated bound: the engine checks the store's commit counter before every
-//! read, so the next request after the acknowledgement sees it).
+//! on the other (the stated bound: the engine checks the user's data version in the store
+//! before every use of the user's cache, so the next request after the acknowledgement sees
+//! it).
 
 // Test code: a failed unwrap or assertion is a failed test.
 #![allow(

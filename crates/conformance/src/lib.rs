@@ -171,8 +171,8 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
         self.store.users()
     }
 
-    fn data_version(&self) -> StoreResult<Option<u64>> {
-        self.store.data_version()
+    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        self.store.data_version(user)
     }
 
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {

@@ -235,8 +235,8 @@ impl StoreRead for Mutant {
         Ok(users)
     }
 
-    fn data_version(&self) -> StoreResult<Option<u64>> {
-        self.inner.data_version()
+    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        self.inner.data_version(user)
     }
 
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {

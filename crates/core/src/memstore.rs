@@ -371,7 +371,7 @@ impl StoreRead for MemoryStore {
         Ok(rows.into_iter().map(|(_, row)| row).collect())
     }
 
-    fn data_version(&self) -> StoreResult<Option<u64>> {
+    fn data_version(&self, _user: &UserKey) -> StoreResult<Option<u64>> {
         Ok(None) // nothing else can write to this process's memory
     }
 

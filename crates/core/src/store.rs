@@ -449,10 +449,14 @@ pub trait StoreRead: Send + Sync {
     /// Every user with at least one turn or memory.
     fn users(&self) -> StoreResult<Vec<UserKey>>;
     /// A number that changes when another handle (another process, or another store opened on
-    /// the same database) has committed since the last call; commits through this handle leave
-    /// it alone. Callers with caches drop them when it changes. `Ok(None)`: the store cannot
-    /// tell right now (it is busy writing) or cannot be shared (in-memory stores).
-    fn data_version(&self) -> StoreResult<Option<u64>>;
+    /// the same database) has committed a write of `user` since the last call; commits through
+    /// this handle leave it alone. Callers with caches of `user` rebuild them when it changes.
+    ///
+    /// A store may be coarser: the number may also change for other users' writes, or for
+    /// nothing, but it never stays the same across another handle's commit of `user`, a purge
+    /// included. `Ok(None)`: the store cannot tell right now (it is busy writing) or cannot be
+    /// shared (in-memory stores).
+    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>>;
     /// The highest round index of the user's turns, if any.
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>>;
 

@@ -8,10 +8,13 @@
 //!   `LastRound` precondition and turn keys are checked under it), while different users write
 //!   in parallel. Serialization failures and deadlocks are retried. Reads that need one
 //!   snapshot (a page and its total) run in a read-only `REPEATABLE READ` transaction.
-//! - **Other servers' commits** show in [`StoreRead::data_version`]: every write transaction
-//!   increments a commit counter (one of 64 slots, chosen by user) inside the transaction, so
-//!   the count changes exactly when the commit becomes visible, and writers of different users
-//!   rarely wait on the same counter row.
+//! - **Other servers' commits** show per user in [`StoreRead::data_version`]: every write
+//!   transaction of a user stores a new number from one global sequence as the user's version,
+//!   inside the transaction (so it changes exactly when the commit becomes visible), and a
+//!   purge removes it, leaving its number as the latest purge's. A handle reports its own
+//!   commits as no change. The numbers never repeat, so a purged and rewritten user never
+//!   shows an earlier version again; `versions` argues why no other server's commit is ever
+//!   missed. Writers of different users touch different rows; only purges share one.
 //! - **Purge** deletes every row of the user (turns, memories, history, vectors, jobs, lease).
 //!   PostgreSQL keeps the dead tuples until `VACUUM` reclaims them and old WAL segments until
 //!   they are recycled: erasing the bytes on disk is the operator's `VACUUM` (see
@@ -24,10 +27,10 @@ mod export;
 mod read;
 mod schema;
 mod vectors;
+mod versions;
 mod write;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use mnemos_core::{BackendKind, StoreError, StoreInfo, StoreResult, UserKey};
 use parking_lot::{Mutex, RwLock};
@@ -47,12 +50,11 @@ pub struct PostgresStore {
     /// The URL without its password, for messages.
     shown: String,
     idle: Mutex<Vec<Client>>,
-    /// Commits made through this handle, subtracted from the database's count in
-    /// `data_version` so only other handles' commits change it.
-    own_commits: AtomicU64,
-    /// Held shared by every commit of this handle until it is counted in `own_commits`, and
-    /// exclusively by `data_version` while it reads: so the count it reads never includes one
-    /// of our commits that `own_commits` does not (which would look like another server's).
+    /// This handle's commits per user, so `data_version` reports only other handles' commits.
+    own_commits: versions::OwnCommits,
+    /// Held shared by every commit of this handle from before it is recorded in `own_commits`
+    /// until it has committed, and exclusively by `data_version` while it reads: so it never
+    /// sees one of our commits unrecorded (which would look like another server's).
     commit_window: RwLock<()>,
     /// The in-database vector search: its description, or why it is off.
     vector_index: Result<String, String>,
@@ -65,6 +67,8 @@ pub struct PostgresStore {
 pub(crate) enum WriteScope<'a> {
     /// One user's rows.
     User(&'a UserKey),
+    /// Every row of one user, deleted.
+    Purge(&'a UserKey),
     /// API keys (no user).
     Keys,
 }
@@ -74,7 +78,9 @@ impl WriteScope<'_> {
     /// hold no control characters).
     fn key(self) -> String {
         match self {
-            WriteScope::User(user) => format!("{}\u{1f}{}", user.tenant, user.user),
+            WriteScope::User(user) | WriteScope::Purge(user) => {
+                format!("{}\u{1f}{}", user.tenant, user.user)
+            }
             WriteScope::Keys => "\u{1f}api-keys".to_string(),
         }
     }
@@ -98,7 +104,7 @@ impl PostgresStore {
             config,
             shown: redact(url),
             idle: Mutex::new(Vec::new()),
-            own_commits: AtomicU64::new(0),
+            own_commits: versions::OwnCommits::default(),
             commit_window: RwLock::new(()),
             vector_index: Err("not checked yet".to_string()),
             vector_dims: Mutex::new(HashMap::new()),
@@ -127,11 +133,6 @@ impl PostgresStore {
             location: self.shown.clone(),
             vector_search: self.vector_index.clone(),
         }
-    }
-
-    /// Commits made through this handle so far.
-    pub(crate) fn own_commits(&self) -> u64 {
-        self.own_commits.load(Ordering::SeqCst)
     }
 
     /// The database's URL without its password.
@@ -189,8 +190,9 @@ impl PostgresStore {
         })
     }
 
-    /// Run `f` in one write transaction under `scope`'s advisory lock, count the commit, and
-    /// commit only if `f` succeeds. Serialization failures and deadlocks are tried again.
+    /// Run `f` in one write transaction under `scope`'s advisory lock, give its user a new data
+    /// version, and commit only if `f` succeeds. Serialization failures and deadlocks are tried
+    /// again.
     pub(crate) fn write_tx<T: Send>(
         &self,
         op: &'static str,
@@ -202,18 +204,24 @@ impl PostgresStore {
         loop {
             let result = self.with_client(|client| {
                 let mut tx = client.transaction().map_err(pg_err(op))?;
-                tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&key])
-                    .map_err(pg_err(op))?;
-                let value = f(&mut tx)?;
                 tx.execute(
-                    "UPDATE mnemos_commits SET n = n + 1 WHERE slot = ((hashtext($1) % $2) + $2) % $2",
-                    &[&key, &schema::COMMIT_SLOTS],
+                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                    &[&key],
                 )
                 .map_err(pg_err(op))?;
-                // From before the commit can become visible until it is counted as ours.
+                let value = f(&mut tx)?;
+                let change = match scope {
+                    WriteScope::User(user) => Some((user, versions::bump(&mut tx, user, false)?)),
+                    WriteScope::Purge(user) => Some((user, versions::bump(&mut tx, user, true)?)),
+                    WriteScope::Keys => None,
+                };
+                // Recorded under the user's lock (so in commit order), and from before the
+                // commit can become visible.
                 let _window = self.commit_window.read();
+                if let Some((user, change)) = change {
+                    self.own_commits.record(user, change);
+                }
                 tx.commit().map_err(pg_err(op))?;
-                self.own_commits.fetch_add(1, Ordering::SeqCst);
                 Ok(value)
             });
             match result {
@@ -274,11 +282,5 @@ mod tests {
         assert_eq!(redact("postgres://a:b@h:5/d"), "postgres://a:***@h:5/d");
         assert_eq!(redact("postgres://a@h/d"), "postgres://a@h/d");
         assert_eq!(redact("host=h user=a"), "host=h user=a");
-    }
-
-    #[test]
-    fn the_commit_slots_match_the_migration() {
-        assert!(schema::MIGRATIONS[0].contains("generate_series(0, 63)"));
-        assert_eq!(schema::COMMIT_SLOTS, 64);
     }
 }

@@ -12,7 +12,7 @@ use crate::codec::{
     decode_vector, get, pg_err, read_history, read_job, read_memory, read_turn, round_from_sql,
     JOB_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS,
 };
-use crate::PostgresStore;
+use crate::{versions, PostgresStore};
 
 pub(crate) fn load_memory(
     client: &mut impl GenericClient,
@@ -332,21 +332,15 @@ impl StoreRead for PostgresStore {
         })
     }
 
-    /// The database's commit count minus this handle's own commits: it moves exactly when
-    /// another handle (another server) has committed. Our commits in flight are waited for, so
-    /// none is ever counted as someone else's (which would drop every cache) and none of
-    /// theirs is ever missed (which would serve a stale cache).
-    fn data_version(&self) -> StoreResult<Option<u64>> {
+    /// Exact per user: the user's version in the database, or, while it is still the one our
+    /// latest commit of the user left, what it was before our commits (see `versions`). Our
+    /// commits in flight are waited for, so none is ever taken for someone else's (which would
+    /// rebuild the user's caches for nothing).
+    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>> {
         self.with_client(|client| {
             let _window = self.commit_window.write();
-            let total: i64 = client
-                .query_one(
-                    "SELECT COALESCE(SUM(n), 0)::bigint FROM mnemos_commits",
-                    &[],
-                )
-                .map_err(pg_err("read data_version"))?
-                .get(0);
-            Ok(Some((total as u64).wrapping_sub(self.own_commits())))
+            let in_db = versions::read(client, user)?;
+            Ok(Some(self.own_commits.shown(user, in_db)))
         })
     }
 

@@ -14,10 +14,6 @@ use crate::codec::pg_err;
 /// The advisory lock every migration holds ("mnms").
 pub(crate) const MIGRATION_LOCK: i64 = 0x6d6e_6d73;
 
-/// Commit-counter slots: writers of different users rarely touch the same row, so the counter
-/// does not serialize them (see `PostgresStore::data_version`).
-pub(crate) const COMMIT_SLOTS: i32 = 64;
-
 /// The tables of SQLite's schema V1–V5 in PostgreSQL types: ids are `uuid` (ordered like the
 /// Rust `Uuid`), rounds and times `bigint`, structured fields exact JSON `text`, a memory's
 /// metadata `jsonb` (so metadata filters run as `@>` on an index), vectors little-endian `f32`
@@ -137,8 +133,33 @@ CREATE TABLE mnemos_commits (
 INSERT INTO mnemos_commits (slot, n) SELECT s, 0 FROM generate_series(0, 63) AS s;
 ";
 
+/// Per-user data versions (see `versions`) instead of V1's whole-database commit counter:
+/// users that already have data get their first version here.
+/// Servers built for V1 write the dropped counter and must be stopped before this runs.
+const V2: &str = "
+CREATE SEQUENCE mnemos_versions;
+
+CREATE TABLE user_versions (
+    tenant  text NOT NULL,
+    user_id text NOT NULL,
+    v       bigint NOT NULL,
+    PRIMARY KEY (tenant, user_id)
+);
+INSERT INTO user_versions (tenant, user_id, v)
+    SELECT tenant, user_id, nextval('mnemos_versions') FROM users;
+
+-- The latest purge's version: the version of every user without a row.
+CREATE TABLE mnemos_purges (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    v   bigint NOT NULL
+);
+INSERT INTO mnemos_purges (v) VALUES (0);
+
+DROP TABLE mnemos_commits;
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -668,7 +668,7 @@ impl Store for PostgresStore {
     }
 
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
-        self.write_tx("purge user", WriteScope::User(user), |tx| {
+        self.write_tx("purge user", WriteScope::Purge(user), |tx| {
             purge_in_tx(tx, user)
         })
     }

@@ -229,29 +229,212 @@ fn an_unreachable_server_is_unavailable_naming_it_without_the_password() {
     );
 }
 
-#[test]
-fn another_handles_commits_change_data_version_and_own_ones_do_not() {
+/// Two handles on one fresh database, as two servers would hold them.
+fn two_handles() -> (String, PostgresStore, PostgresStore) {
     let url = system().create_database().unwrap();
     let (a, b) = (
         PostgresStore::connect(&url).unwrap(),
         PostgresStore::connect(&url).unwrap(),
     );
-    let user = UserKey::new("t", "u").unwrap();
-    let before_a = a.data_version().unwrap();
-    let before_b = b.data_version().unwrap();
-    a.write(WriteBatch {
-        turns: vec![turn(&scope(&user), 0, "first")],
-        ..Default::default()
-    })
-    .unwrap();
-    assert_eq!(
-        a.data_version().unwrap(),
-        before_a,
-        "own commits leave it alone"
+    (url, a, b)
+}
+
+/// One turn of `user` at `round`, written through `store`.
+fn write_turn(store: &PostgresStore, user: &UserKey, round: u64) {
+    let mut turn = turn(&scope(user), round, &format!("turn {round}"));
+    turn.key = None;
+    store
+        .write(WriteBatch {
+            turns: vec![turn],
+            ..Default::default()
+        })
+        .unwrap();
+}
+
+fn version(store: &PostgresStore, user: &UserKey) -> u64 {
+    store
+        .data_version(user)
+        .unwrap()
+        .expect("a PostgreSQL store can tell")
+}
+
+#[test]
+fn another_handles_commits_change_data_version_and_own_ones_do_not() {
+    let (_url, a, b) = two_handles();
+    let ann = UserKey::new("t", "ann").unwrap();
+    let bob = UserKey::new("t", "bob").unwrap();
+    let never = UserKey::new("t", "never-written").unwrap();
+    write_turn(&b, &bob, 0);
+    let (a_ann, b_ann, b_bob, b_never) = (
+        version(&a, &ann),
+        version(&b, &ann),
+        version(&b, &bob),
+        version(&b, &never),
     );
-    let seen = b.data_version().unwrap();
-    assert_ne!(seen, before_b, "b sees a's commit");
-    assert_eq!(b.data_version().unwrap(), seen, "and nothing else");
+    write_turn(&a, &ann, 0);
+    write_turn(&a, &ann, 1);
+    assert_eq!(version(&a, &ann), a_ann, "own commits leave it alone");
+    let seen = version(&b, &ann);
+    assert_ne!(seen, b_ann, "b sees a's commits of ann");
+    assert_eq!(version(&b, &ann), seen, "and nothing else");
+    assert_eq!(
+        version(&b, &bob),
+        b_bob,
+        "another user's commits leave bob alone"
+    );
+    assert_eq!(version(&b, &never), b_never, "and a user with no data");
+    assert_eq!(version(&a, &bob), version(&a, &bob), "stable");
+    // API keys belong to no user.
+    let key = mnemos_core::ApiKey {
+        id: mnemos_core::ApiKeyId::new(),
+        tenant: "t".into(),
+        name: "ci".into(),
+        hash: "ab".repeat(32),
+        prefix: "mk_1234".into(),
+        created_at: Timestamp(1),
+        revoked_at: None,
+    };
+    a.put_api_key(&key).unwrap();
+    assert_eq!(version(&b, &ann), seen, "an API key is nobody's write");
+}
+
+#[test]
+fn a_purge_elsewhere_changes_the_version_even_when_the_user_is_rewritten() {
+    let (_url, a, b) = two_handles();
+    let ann = UserKey::new("t", "ann").unwrap();
+    let bob = UserKey::new("t", "bob").unwrap();
+    write_turn(&a, &ann, 0);
+    write_turn(&a, &bob, 0);
+    let mut seen = vec![version(&b, &ann)];
+    let bob_before = version(&b, &bob);
+    a.purge_user(&ann).unwrap();
+    let after_purge = version(&b, &ann);
+    assert!(!seen.contains(&after_purge), "a purge is a change");
+    seen.push(after_purge);
+    assert_eq!(
+        version(&b, &bob),
+        bob_before,
+        "a user with data ignores others' purges"
+    );
+    // Rewritten as often as before the purge: still not a number seen before.
+    write_turn(&a, &ann, 0);
+    let rewritten = version(&b, &ann);
+    assert!(!seen.contains(&rewritten), "{rewritten} in {seen:?}");
+    seen.push(rewritten);
+    a.purge_user(&ann).unwrap();
+    write_turn(&a, &ann, 0);
+    let again = version(&b, &ann);
+    assert!(!seen.contains(&again), "{again} in {seen:?}");
+}
+
+#[test]
+fn a_purge_elsewhere_after_own_writes_is_seen() {
+    let (_url, a, b) = two_handles();
+    let ann = UserKey::new("t", "ann").unwrap();
+    // b saw ann empty, wrote her (its caches would hold that write), then a purged her: the
+    // data is empty again, but b's caches are not.
+    let empty = version(&b, &ann);
+    write_turn(&b, &ann, 0);
+    assert_eq!(version(&b, &ann), empty, "own commit");
+    a.purge_user(&ann).unwrap();
+    assert_ne!(version(&b, &ann), empty, "a purged what b had written");
+}
+
+#[test]
+fn own_purges_leave_the_version_alone() {
+    let (_url, a, b) = two_handles();
+    let ann = UserKey::new("t", "ann").unwrap();
+    write_turn(&a, &ann, 0);
+    let before = version(&b, &ann);
+    b.purge_user(&ann).unwrap();
+    assert_eq!(version(&b, &ann), before, "own purge");
+    write_turn(&b, &ann, 0);
+    assert_eq!(version(&b, &ann), before, "own write after own purge");
+    let seen_by_a = version(&a, &ann);
+    write_turn(&b, &ann, 1);
+    assert_ne!(version(&a, &ann), seen_by_a, "a sees b's writes");
+}
+
+#[test]
+fn a_foreign_commit_between_two_own_commits_is_seen() {
+    let (_url, a, b) = two_handles();
+    let ann = UserKey::new("t", "ann").unwrap();
+    // Read first, then own, foreign, own.
+    let start = version(&b, &ann);
+    write_turn(&b, &ann, 0);
+    write_turn(&a, &ann, 1);
+    write_turn(&b, &ann, 2);
+    let after = version(&b, &ann);
+    assert_ne!(after, start, "read before all three");
+    // Read between: own (read), foreign, own.
+    write_turn(&b, &ann, 3);
+    let between = version(&b, &ann);
+    assert_eq!(between, after, "own commit");
+    write_turn(&a, &ann, 4);
+    write_turn(&b, &ann, 5);
+    assert_ne!(version(&b, &ann), between, "read between own commits");
+}
+
+#[test]
+fn concurrent_own_commits_never_look_foreign_and_foreign_ones_are_seen() {
+    let (_url, a, b) = two_handles();
+    let users: Vec<UserKey> = (0..4)
+        .map(|i| UserKey::new("t", format!("u{i}")).unwrap())
+        .collect();
+    let before: Vec<u64> = users.iter().map(|u| version(&b, u)).collect();
+    std::thread::scope(|s| {
+        for user in &users {
+            let b = &b;
+            s.spawn(move || {
+                for round in 0..10 {
+                    write_turn(b, user, round);
+                    b.record_access(user, &[]).unwrap();
+                }
+            });
+        }
+        // Reads race the writes and must never see them.
+        for _ in 0..20 {
+            for (user, start) in users.iter().zip(&before) {
+                assert_eq!(version(&b, user), *start);
+            }
+        }
+    });
+    let after: Vec<u64> = users.iter().map(|u| version(&b, u)).collect();
+    assert_eq!(after, before, "own commits from many threads");
+    write_turn(&a, &users[2], 10);
+    for (i, user) in users.iter().enumerate() {
+        assert_eq!(version(&b, user) != before[i], i == 2, "user {i}");
+    }
+}
+
+#[test]
+fn migrating_from_the_commit_counter_gives_existing_users_versions() {
+    let (url, a, _) = two_handles();
+    let ann = UserKey::new("t", "ann").unwrap();
+    write_turn(&a, &ann, 0);
+    drop(a);
+    // Back to schema 1: the global commit counter, no per-user versions.
+    raw(&url)
+        .batch_execute(
+            "DROP TABLE user_versions; DROP TABLE mnemos_purges; DROP SEQUENCE mnemos_versions; \
+             CREATE TABLE mnemos_commits (slot integer PRIMARY KEY, n bigint NOT NULL); \
+             UPDATE mnemos_schema SET version = 1;",
+        )
+        .unwrap();
+    let (a, b) = (
+        PostgresStore::connect(&url).unwrap(),
+        PostgresStore::connect(&url).unwrap(),
+    );
+    assert_eq!(a.schema_version().unwrap(), SCHEMA_VERSION);
+    let counter: bool = raw(&url)
+        .query_one("SELECT to_regclass('mnemos_commits') IS NULL", &[])
+        .unwrap()
+        .get(0);
+    assert!(counter, "the commit counter is dropped");
+    let before = version(&b, &ann);
+    assert_ne!(before, 0, "ann has data, so a version");
+    write_turn(&a, &ann, 1);
+    assert_ne!(version(&b, &ann), before);
 }
 
 #[test]

@@ -1010,7 +1010,9 @@ impl StoreRead for SqliteStore {
         })
     }
 
-    fn data_version(&self) -> StoreResult<Option<u64>> {
+    /// Coarser than the contract asks: one number for the whole file, so it moves when another
+    /// handle commits a write of any user, not only of `user`.
+    fn data_version(&self, _user: &UserKey) -> StoreResult<Option<u64>> {
         // SQLite's data_version changes, per connection, when *other* connections commit. The
         // writer is the only connection this store commits through, so asking it tells exactly
         // whether someone else wrote. While our own write holds it, say "can't tell" rather

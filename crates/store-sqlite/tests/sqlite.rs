@@ -811,23 +811,41 @@ fn data_version_moves_only_for_other_handles_commits() {
     let here = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
     let there = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
     let user = UserKey::new("t", "u").unwrap();
-    let write = |store: &SqliteStore, round: u64| {
+    let other = UserKey::new("t", "other").unwrap();
+    let write = |store: &SqliteStore, user: &UserKey, round: u64| {
         store
             .write(WriteBatch {
-                turns: vec![turn(&scope(&user, "s"), round, format!("turn {round}"))],
+                turns: vec![turn(&scope(user, "s"), round, format!("turn {round}"))],
                 ..Default::default()
             })
             .unwrap();
     };
-    let start = here.data_version().unwrap().expect("a file store can tell");
-    write(&here, 1);
-    assert_eq!(here.data_version().unwrap(), Some(start), "own commits");
-    write(&there, 2);
-    let after = here.data_version().unwrap().unwrap();
-    assert_ne!(after, start, "another handle committed");
+    let start = here
+        .data_version(&user)
+        .unwrap()
+        .expect("a file store can tell");
+    write(&here, &user, 1);
     assert_eq!(
-        here.data_version().unwrap(),
+        here.data_version(&user).unwrap(),
+        Some(start),
+        "own commits"
+    );
+    write(&there, &user, 2);
+    let after = here.data_version(&user).unwrap().unwrap();
+    assert_ne!(after, start, "another handle committed the user");
+    assert_eq!(
+        here.data_version(&user).unwrap(),
         Some(after),
         "stable until the next one"
+    );
+    // One number for the whole file: coarser than per user, as the contract allows.
+    write(&there, &other, 1);
+    assert_ne!(here.data_version(&user).unwrap(), Some(after));
+    let purged = here.data_version(&user).unwrap();
+    there.purge_user(&user).unwrap();
+    assert_ne!(
+        here.data_version(&user).unwrap(),
+        purged,
+        "a purge elsewhere"
     );
 }

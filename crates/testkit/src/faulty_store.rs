@@ -352,8 +352,8 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
         self.read_call("users", |s| s.users())
     }
 
-    fn data_version(&self) -> StoreResult<Option<u64>> {
-        self.read_call("data_version", |s| s.data_version())
+    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        self.read_call("data_version", |s| s.data_version(user))
     }
 
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {

@@ -91,7 +91,7 @@ impl Memories {
     pub(super) fn embed_for(&self, slot: &ScopeSlot, texts: &[String]) -> Result<Vec<Embedded>> {
         let plan = {
             let guard = slot.read();
-            self.plan(texts, guard.as_ref())
+            self.plan(texts, guard.index.as_ref())
         };
         self.embed_planned(plan)
     }

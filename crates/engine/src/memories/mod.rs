@@ -4,6 +4,7 @@
 //! crash can lose an index (rebuilt on next use) but never an acknowledged turn.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -130,9 +131,27 @@ pub struct IndexStats {
     pub vocabulary: usize,
     /// Vectors computed while (re)building because the store had none for this embedder.
     pub embedded_on_build: usize,
+    /// Index builds (of any user) this engine has finished so far.
+    pub builds: u64,
 }
 
-type ScopeSlot = Arc<RwLock<Option<ScopeIndex>>>;
+/// One user's cache: the index, once built, and the store's data version of the user read
+/// before the build read anything (`None`: the store could not tell yet).
+#[derive(Default)]
+struct Cached {
+    index: Option<ScopeIndex>,
+    version: Option<u64>,
+}
+
+impl Cached {
+    /// Built, and as far as the store can tell (`version`, read now) not written by another
+    /// handle since.
+    fn is_current(&self, version: Option<u64>) -> bool {
+        self.index.is_some() && (version.is_none() || version == self.version)
+    }
+}
+
+type ScopeSlot = Arc<RwLock<Cached>>;
 
 /// The memory base: store + embedder + per-user retrieval caches.
 pub struct Memories {
@@ -146,8 +165,8 @@ pub struct Memories {
     model: Option<Arc<dyn MemoryModel>>,
     indexes: Mutex<HashMap<UserKey, ScopeSlot>>,
     last_build: Mutex<IndexStats>,
-    /// The store's data version when the caches were last checked against it.
-    seen_version: Mutex<Option<u64>>,
+    /// Index builds finished so far.
+    builds: AtomicU64,
     /// What the write path's embedding did and saved.
     embedding: EmbeddingCounters,
     /// Where dense search runs (chosen once, at construction).
@@ -173,7 +192,7 @@ impl Memories {
             model: None,
             indexes: Mutex::new(HashMap::new()),
             last_build: Mutex::new(IndexStats::default()),
-            seen_version: Mutex::new(None),
+            builds: AtomicU64::new(0),
             embedding: EmbeddingCounters::default(),
             dense,
         })
@@ -223,41 +242,32 @@ impl Memories {
         self.indexes.lock().entry(user.clone()).or_default().clone()
     }
 
-    /// The user's cache slot with its index built (checked against the store's data version
-    /// first).
+    /// The user's cache slot with its index built, and rebuilt when another process (or store
+    /// handle) has written the user since, so what it wrote is searchable here. Other users'
+    /// caches are left alone.
     fn built_slot(&self, user: &UserKey) -> Result<ScopeSlot> {
-        self.drop_caches_if_written_elsewhere()?;
+        // Read before any data the build reads: a commit after this is never taken as built in.
+        let version = self.store.data_version(user)?;
         let slot = self.slot(user);
-        self.ensure_built(user, &slot)?;
+        if slot.read().is_current(version) {
+            return Ok(slot);
+        }
+        {
+            let mut guard = slot.write();
+            if !guard.is_current(version) {
+                self.rebuild(user, &mut guard, version)?;
+            }
+        }
         Ok(slot)
     }
 
-    /// Drop every cache when another process (or store handle) has written since the last
-    /// check, so what it wrote is searchable here; they are rebuilt from the store on use.
-    fn drop_caches_if_written_elsewhere(&self) -> Result<()> {
-        let Some(version) = self.store.data_version()? else {
-            return Ok(());
-        };
-        let mut seen = self.seen_version.lock();
-        if seen.is_some_and(|s| s != version) {
-            self.indexes.lock().clear();
-        }
-        *seen = Some(version);
-        Ok(())
-    }
-
-    /// Build `user`'s index from the store if this process has not yet done so (or another
-    /// process wrote since).
-    fn ensure_built(&self, user: &UserKey, slot: &ScopeSlot) -> Result<()> {
-        if slot.read().is_some() {
-            return Ok(());
-        }
-        let mut guard = slot.write();
-        if guard.is_some() {
-            return Ok(());
-        }
-        let index = self.build_index(user)?;
-        *guard = Some(index);
+    /// Build `user`'s index from the store into `cached`; `version` is the store's data
+    /// version, read before this was called.
+    fn rebuild(&self, user: &UserKey, cached: &mut Cached, version: Option<u64>) -> Result<()> {
+        cached.index = None;
+        cached.index = Some(self.build_index(user)?);
+        // "Cannot tell" keeps the version read before the previous build: older still, so safe.
+        cached.version = version.or(cached.version);
         Ok(())
     }
 
@@ -347,6 +357,7 @@ impl Memories {
             vectors: index.vector_count(),
             vocabulary: index.vocabulary(),
             embedded_on_build: missing.len(),
+            builds: self.builds.fetch_add(1, Ordering::Relaxed) + 1,
         };
         Ok(index)
     }
@@ -371,12 +382,14 @@ impl Memories {
         let slot = self.built_slot(user)?;
         let guard = slot.read();
         Ok(guard
+            .index
             .as_ref()
             .map(|i| IndexStats {
                 memories: i.len(),
                 vectors: i.vector_count(),
                 vocabulary: i.vocabulary(),
                 embedded_on_build: 0,
+                builds: self.builds.load(Ordering::Relaxed),
             })
             .unwrap_or_default())
     }
@@ -517,7 +530,7 @@ impl Memories {
         let mut last_conflict = None;
         for _ in 0..WRITE_ATTEMPTS {
             let mut guard = slot.write();
-            let Some(index) = guard.as_mut() else {
+            let Some(index) = guard.index.as_mut() else {
                 return Err(Error::invalid(format!(
                     "index for {user} was dropped during the write; retry"
                 )));
@@ -540,14 +553,15 @@ impl Memories {
                         terms = keep_positions(terms, &kept);
                     } else {
                         // Another writer added turns for this user: take in what it wrote.
-                        *guard = Some(self.build_index(user)?);
+                        let version = self.store.data_version(user)?;
+                        self.rebuild(user, &mut guard, version)?;
                     }
                     last_conflict = Some(conflict);
                 }
                 Err(other) => {
                     // The write may have committed (a lost acknowledgement): rebuild from the
                     // store on next use rather than trust the index.
-                    *guard = None;
+                    guard.index = None;
                     return Err(other.into());
                 }
             }
@@ -669,7 +683,7 @@ impl Memories {
     fn last_round(&self, user: &UserKey) -> u64 {
         let slot = self.slot(user);
         let guard = slot.read();
-        guard.as_ref().and_then(|i| i.last_round).unwrap_or(0)
+        guard.index.as_ref().and_then(|i| i.last_round).unwrap_or(0)
     }
 
     fn now(&self, user: &UserKey) -> Moment {
@@ -686,7 +700,7 @@ impl Memories {
 
     /// The user's current moment: their latest round and the clock's time.
     pub fn moment(&self, user: &UserKey) -> Result<Moment> {
-        let cached = self.slot(user).read().as_ref().map(|i| i.last_round);
+        let cached = self.slot(user).read().index.as_ref().map(|i| i.last_round);
         let round = match cached {
             Some(round) => round,
             // No index in this process yet: ask the store rather than build one.
@@ -775,12 +789,12 @@ impl Memories {
         let forgotten: Vec<MemoryId> = batch.forgets.iter().map(|f| f.id).collect();
         if let Err(e) = self.store.write(batch) {
             // The write may have committed (a lost acknowledgement): rebuild on next use.
-            *slot.write() = None;
+            slot.write().index = None;
             return Err(e.into());
         }
 
         let mut guard = slot.write();
-        if let Some(index) = guard.as_mut() {
+        if let Some(index) = guard.index.as_mut() {
             for id in &forgotten {
                 index.remove(*id);
             }
@@ -801,7 +815,7 @@ impl Memories {
                     }
                 }
                 // The write is committed; only the index could not follow: rebuild it later.
-                Err(_) => *guard = None,
+                Err(_) => guard.index = None,
             }
         }
         Ok(written)

@@ -330,7 +330,7 @@ impl Memories {
         for (i, (text, vector)) in texts.iter().zip(vectors).enumerate() {
             let terms = self.analyzer.terms(text);
             let hop = request.second_hop.as_ref();
-            match (guard.as_ref(), nearest.get(i)) {
+            match (guard.index.as_ref(), nearest.get(i)) {
                 (Some(index), Some(found)) => lists.push(index.candidates_scored(
                     config,
                     request.retriever,

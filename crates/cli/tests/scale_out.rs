@@ -23,7 +23,10 @@ use serde_json::{json, Value};
 
 /// `mnemos serve` on `store` with a free loopback port: the child, its `/v1` URL and what it
 /// printed before it listened.
-fn spawn_serve(store: &str, config: &std::path::Path) -> (Child, String, Vec<String>) {
+/// What a server printed after its address, kept for failure messages.
+type Log = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+fn spawn_serve(store: &str, config: &std::path::Path) -> (Child, String, Vec<String>, Log) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mnemos"))
         .arg("--config")
         .arg(config)
@@ -47,8 +50,14 @@ fn spawn_serve(store: &str, config: &std::path::Path) -> (Child, String, Vec<Str
             break line[at..].split_whitespace().next().unwrap().to_string();
         }
     };
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, url, seen)
+    let log = Log::default();
+    let kept = std::sync::Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            kept.lock().unwrap().push(line);
+        }
+    });
+    (child, url, seen, log)
 }
 
 /// Both servers report the store and where vector search runs, at start-up and in `/readyz`.
@@ -215,8 +224,8 @@ fn two_servers_over(pg: &mnemos_testkit::postgres::TestPostgres, vectors: &str) 
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("mnemos.toml");
     std::fs::write(&config, "[engine]\npreset = \"memorybank\"\n").unwrap();
-    let (a, url_a, printed_a) = spawn_serve(&store, &config);
-    let (b, url_b, printed_b) = spawn_serve(&store, &config);
+    let (a, url_a, printed_a, log_a) = spawn_serve(&store, &config);
+    let (b, url_b, printed_b, log_b) = spawn_serve(&store, &config);
     let _servers = (Server(a), Server(b));
     check_reports(&printed_a, &url_a, vectors);
     check_reports(&printed_b, &url_b, vectors);
@@ -263,7 +272,13 @@ fn two_servers_over(pg: &mnemos_testkit::postgres::TestPostgres, vectors: &str) 
         metric(&client, &url_b, "mnemos_jobs_ran_total")
     );
     assert!(ran > 0.0, "no job ran");
-    assert_eq!(failed, 0.0, "a job failed (or ran twice)");
+    assert_eq!(
+        failed,
+        0.0,
+        "a job failed (or ran twice); server a said {:#?}, server b said {:#?}",
+        log_a.lock().unwrap(),
+        log_b.lock().unwrap()
+    );
 
     // Every acknowledged add is stored exactly once, seen from either server.
     for (user, (acked, _)) in users.iter().zip(&results) {

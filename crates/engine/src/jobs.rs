@@ -208,6 +208,13 @@ impl Engine {
                 Ok(false) => break Ok(()),
                 Err(e) => break Err(e),
             }
+            // Read the list again under the lease: the engine that held it before may have
+            // finished some of these jobs between the first read and the lease.
+            let runnable = match self.runnable_jobs(user, &mut tried, &mut report) {
+                Ok(runnable) if runnable.is_empty() => break Ok(()),
+                Ok(runnable) => runnable,
+                Err(e) => break Err(e),
+            };
             if let Err(e) = self.run_batch(user, runnable, &mut tried, &mut report) {
                 break Err(e);
             }

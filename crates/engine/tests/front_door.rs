@@ -19,6 +19,7 @@ use mnemos_engine::{
 };
 use mnemos_offline::OfflineModel;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
+use mnemos_testkit::FaultyStore;
 
 fn engine(store: Arc<dyn Store>, preset: &str, inline: bool) -> Engine {
     let embedder = Arc::new(HashEmbedder::default());
@@ -304,6 +305,29 @@ fn two_engines_never_run_one_users_jobs_at_once() {
             std::time::Duration::from_secs(1)
         )
         .unwrap());
+}
+
+#[test]
+fn jobs_finished_elsewhere_before_the_lease_was_taken_do_not_run_again() {
+    let inner: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let watched = Arc::new(FaultyStore::over(Arc::clone(&inner)));
+    let a = Arc::new(engine(Arc::clone(&inner), "memorybank", false));
+    let b = engine(Arc::clone(&watched) as Arc<dyn Store>, "memorybank", false);
+    a.ingest(keyed_turns(), &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    assert!(!a.pending_jobs(None).unwrap().is_empty());
+    // b lists ann's pending jobs; just before it takes the lease, a runs them all and lets go.
+    let first = Arc::clone(&a);
+    watched.before_next("lease_jobs", move || {
+        assert!(first.run_all_pending().unwrap().ran > 0);
+    });
+    let report = b.run_all_pending().unwrap();
+    assert_eq!(
+        (report.ran, report.failed),
+        (0, 0),
+        "b ran jobs a had finished: {report:?}"
+    );
+    assert!(a.pending_jobs(None).unwrap().is_empty());
 }
 
 /// Ann and Bob talk in one session, Ann alone keeps notes in another.

@@ -120,11 +120,16 @@ impl CallCounts {
     }
 }
 
+/// Something a test runs just before one call reaches the inner store (see
+/// [`FaultyStore::before_next`]).
+type Interlude = Box<dyn FnOnce() + Send>;
+
 #[derive(Default)]
 struct State {
     counts: CallCounts,
     armed: Vec<Fault>,
     log: Vec<Call>,
+    interludes: Vec<(&'static str, Interlude)>,
 }
 
 /// A [`Store`] that delegates every call to an inner store and fails the calls it was told to.
@@ -175,6 +180,14 @@ impl<S: Store + ?Sized> FaultyStore<S> {
     /// Arm `fault`.
     pub fn arm(&self, fault: Fault) {
         self.state.lock().armed.push(fault);
+    }
+
+    /// Run `interlude` once, when the next call of the store method `op` arrives, before that
+    /// call reaches the inner store: a test places another client's work exactly between two
+    /// calls of the code under test (a race made deterministic). The interlude may call this
+    /// store; its calls are counted like any others.
+    pub fn before_next(&self, op: &'static str, interlude: impl FnOnce() + Send + 'static) {
+        self.state.lock().interludes.push((op, Box::new(interlude)));
     }
 
     /// Fail the `n`-th call of any kind (1-based) before it reaches the inner store.
@@ -274,6 +287,14 @@ impl<S: Store + ?Sized> FaultyStore<S> {
         op: &'static str,
         run: impl FnOnce(&S) -> StoreResult<T>,
     ) -> StoreResult<T> {
+        let interlude = {
+            let mut state = self.state.lock();
+            let at = state.interludes.iter().position(|(o, _)| *o == op);
+            at.map(|i| state.interludes.remove(i).1)
+        };
+        if let Some(interlude) = interlude {
+            interlude();
+        }
         let call = self.enter(kind, op);
         match call.fault {
             None => run(&self.inner),

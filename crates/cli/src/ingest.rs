@@ -88,17 +88,16 @@ pub fn ingest(
 /// say how long that took: it is not part of the turns/s above.
 fn catch_up_index(engine: &Engine) -> Result<()> {
     let started = Instant::now();
-    let mut indexed = 0;
     let mut bar = None;
-    while let Some(step) = engine.catch_up_vectors(1_024)? {
-        indexed += step.indexed;
-        if step.remaining == 0 {
-            break;
+    let mut done = 0;
+    let indexed = engine.index_backlog(&mut |step| {
+        done += step.indexed;
+        if step.remaining > 0 {
+            let bar =
+                bar.get_or_insert_with(|| progress::bar(done + step.remaining, "vector index"));
+            bar.set_position(done);
         }
-        let bar =
-            bar.get_or_insert_with(|| progress::bar(step.indexed + step.remaining, "vector index"));
-        bar.set_position(indexed);
-    }
+    })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -3853,8 +3853,8 @@ fn catch_up_fully(search: &dyn VectorSearch) {
     for _ in 0..1_000 {
         let step = unwrap_ok(search.catch_up(ANN_MODEL, 2), "catch up the vector index");
         assert!(
-            step.indexed <= 2,
-            "catch_up moved more than allowed: {step:?}"
+            step.indexed <= 2 || step.remaining == 0,
+            "catch_up moved more than allowed without catching up: {step:?}"
         );
         if step.remaining == 0 {
             return;

@@ -56,9 +56,11 @@ pub struct StoreInfo {
 ///   `model`, its length in floats, so callers can tell which memories need (re-)embedding
 ///   without reading the vectors.
 /// - A store may defer the work of its approximate index: a write then only stores its
-///   windows, and [`catch_up`](Self::catch_up) moves them into the index later, a bounded
-///   amount per call. Windows not yet indexed are still found, exactly, by `nearest`: deferring
-///   changes speed, never what is found. Stores that index as they write report nothing to do.
+///   windows, and [`catch_up`](Self::catch_up) moves them into the index later: at most
+///   `max_windows` one by one, or every waiting window at once when the store rebuilds its
+///   index instead (faster for a big backlog). Windows not yet indexed are still found,
+///   exactly, by `nearest`: deferring changes speed, never what is found. Stores that index as
+///   they write report nothing to do.
 pub trait VectorSearch: Send + Sync {
     /// Make `model`'s vectors, `dim` floats per window, searchable (idempotent). Registering a
     /// model again with another dimension is an `InvalidWrite`.
@@ -73,8 +75,10 @@ pub trait VectorSearch: Send + Sync {
     ) -> StoreResult<Vec<(MemoryId, f32)>>;
     /// Vector lengths (in floats) of `user`'s active memories in `model`'s space.
     fn coverage(&self, user: &UserKey, model: &str) -> StoreResult<Vec<(MemoryId, usize)>>;
-    /// Move up to `max_windows` of `model`'s windows written since into the approximate index
-    /// (see the contract), and say how many were moved and how many are left.
+    /// Move up to `max_windows` of `model`'s windows written since into the approximate index,
+    /// or all of them by a rebuild (see the contract), and say how many were moved and how
+    /// many are left. A call that moved nothing while some are left means another client is
+    /// doing the work: call again later.
     fn catch_up(&self, model: &str, max_windows: usize) -> StoreResult<CatchUp>;
 }
 

@@ -305,6 +305,9 @@ pub struct Engine {
     pub(crate) holder: String,
 }
 
+/// Vectors moved into the store's index per step of [`Engine::index_backlog`].
+const CATCH_UP_STEP: usize = 1_024;
+
 impl Engine {
     /// Start building an engine over `store`, `embedder` and `model`.
     pub fn builder(
@@ -356,6 +359,24 @@ impl Engine {
     /// search runs in process. Servers call this between requests, `mnemos ingest` at its end.
     pub fn catch_up_vectors(&self, max_windows: usize) -> EngineResult<Option<CatchUp>> {
         Ok(self.memories.catch_up_vectors(max_windows)?)
+    }
+
+    /// Catch the store's vector index up completely ([`Engine::catch_up_vectors`] until nothing
+    /// is left), reporting each step to `progress`; the number of windows moved here. Waits a
+    /// moment between steps that moved nothing (another server is rebuilding the index).
+    pub fn index_backlog(&self, progress: &mut dyn FnMut(CatchUp)) -> EngineResult<u64> {
+        let mut moved = 0;
+        while let Some(step) = self.catch_up_vectors(CATCH_UP_STEP)? {
+            moved += step.indexed;
+            progress(step);
+            if step.remaining == 0 {
+                break;
+            }
+            if step.indexed == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        }
+        Ok(moved)
     }
 
     pub fn info(&self) -> EngineInfo {

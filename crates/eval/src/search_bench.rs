@@ -127,11 +127,7 @@ fn preload(
         serial += batch;
     }
     // Search a caught-up index (a store may defer indexing what was just written).
-    while let Some(step) = engine.catch_up_vectors(1_024)? {
-        if step.remaining == 0 {
-            break;
-        }
-    }
+    engine.index_backlog(&mut |_| {})?;
     Ok(())
 }
 

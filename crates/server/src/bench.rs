@@ -139,11 +139,7 @@ pub fn preload(engine: &Engine, settings: &BenchSettings) -> Result<f64, ServerE
     }
     // Start from a caught-up vector index, as after `mnemos ingest`; the servers' workers
     // index what the load adds.
-    while let Some(step) = engine.catch_up_vectors(1_024).map_err(bench_err)? {
-        if step.remaining == 0 {
-            break;
-        }
-    }
+    engine.index_backlog(&mut |_| {}).map_err(bench_err)?;
     Ok(started.elapsed().as_secs_f64())
 }
 

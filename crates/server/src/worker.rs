@@ -99,7 +99,8 @@ fn catch_up_vectors(engine: &Engine) -> bool {
     loop {
         match engine.catch_up_vectors(CATCH_UP_BATCH) {
             Ok(Some(step)) if step.remaining > 0 => {
-                if started.elapsed() >= CATCH_UP_BUDGET {
+                // Nothing moved: another server is rebuilding the index; look again later.
+                if step.indexed == 0 || started.elapsed() >= CATCH_UP_BUDGET {
                     return true;
                 }
             }

@@ -22,6 +22,7 @@
 //! - **Limits.** Rounds above `i64::MAX` and non-finite metrics are rejected, as in SQLite; so
 //!   is U+0000 anywhere in a text, which PostgreSQL's `text` and `jsonb` cannot hold.
 
+mod ann_index;
 mod codec;
 mod export;
 mod read;

@@ -8,14 +8,14 @@
 //! - **Index.** One HNSW index (cosine) per registered model, on the expression
 //!   `embedding::vector(dim)` and restricted to the model's windows marked `indexed` (pgvector
 //!   indexes need one dimension; models differ). Created by [`VectorSearch::prepare`] under the
-//!   migration lock, over the windows stored so far (a build is several times faster than as
-//!   many inserts).
+//!   migration lock, over the windows stored so far; kept up by `ann_index`.
 //! - **Deferred indexing.** A write stores its windows with `indexed = false`: they pay no HNSW
-//!   insert, which costs about a millisecond each and would make ingest many times slower.
-//!   [`VectorSearch::catch_up`] marks a bounded number of them indexed (each becomes an HNSW
-//!   insert then); the server does it between requests and `mnemos ingest` at its end. A search
-//!   reads the waiting windows of the user exactly, through a partial index that holds only
-//!   them, beside the HNSW answer: nothing written is ever missed.
+//!   insert, which costs a millisecond or more each and would make ingest many times slower.
+//!   [`VectorSearch::catch_up`] moves them into the index later, a few inserts at a time or, for
+//!   a big backlog, by rebuilding the index without blocking anyone (`ann_index`); the server
+//!   does it between requests and `mnemos ingest` at its end. A search reads the waiting windows
+//!   of the user exactly, through a partial index that holds only them, beside the HNSW answer:
+//!   nothing written is ever missed.
 //! - **One user among many.** pgvector 0.6 filters an HNSW scan after the fact: the index
 //!   returns the `ef_search` nearest windows of everybody, and only the user's survive. So a
 //!   user with fewer than `EXACT_BELOW` windows is answered exactly over their own rows (found
@@ -32,6 +32,7 @@ use mnemos_core::{CatchUp, MemoryId, StoreError, StoreResult, UserKey, VectorRow
 use pgvector::Vector;
 use postgres::{Client, GenericClient, Transaction};
 
+use crate::ann_index;
 use crate::codec::pg_err;
 use crate::schema::MIGRATION_LOCK;
 use crate::PostgresStore;
@@ -107,7 +108,7 @@ pub(crate) fn enable(client: &mut Client) -> StoreResult<Result<String, String>>
 
 /// `model` as an SQL string literal (the index predicate and the queries must name it as a
 /// constant for the planner to pick the model's partial index).
-fn literal(model: &str) -> StoreResult<String> {
+pub(crate) fn literal(model: &str) -> StoreResult<String> {
     if model.contains('\0') {
         return Err(StoreError::InvalidWrite(
             "model name contains U+0000".to_string(),
@@ -121,7 +122,10 @@ fn to_i32(n: usize, what: &str) -> StoreResult<i32> {
 }
 
 /// The registered window dimension of `model`, if any.
-fn registered_dim(client: &mut impl GenericClient, model: &str) -> StoreResult<Option<usize>> {
+pub(crate) fn registered_dim(
+    client: &mut impl GenericClient,
+    model: &str,
+) -> StoreResult<Option<usize>> {
     let row = client
         .query_opt("SELECT dim FROM vector_models WHERE model = $1", &[&model])
         .map_err(pg_err("read vector models"))?;
@@ -247,7 +251,7 @@ impl PostgresStore {
             .map_err(pg_err(OP))?;
         match registered_dim(&mut tx, model)? {
             Some(found) if found == dim => {
-                ensure_index(&mut tx, model, dim)?;
+                ann_index::ensure(&mut tx, model, dim)?;
                 return tx.commit().map_err(pg_err(OP));
             }
             Some(found) => {
@@ -265,7 +269,7 @@ impl PostgresStore {
         )
         .map_err(pg_err(OP))?;
         backfill(&mut tx, model, dim)?;
-        ensure_index(&mut tx, model, dim)?;
+        ann_index::ensure(&mut tx, model, dim)?;
         tx.commit().map_err(pg_err(OP))
     }
 
@@ -355,32 +359,6 @@ impl PostgresStore {
     }
 }
 
-/// Create `model`'s HNSW index over its indexed windows unless it exists, and drop the index
-/// of an earlier layout that covered every window (written before indexing was deferred).
-fn ensure_index(tx: &mut Transaction<'_>, model: &str, dim: usize) -> StoreResult<()> {
-    const OP: &str = "prepare vector index";
-    let row = tx
-        .query_one(
-            "SELECT 'vector_windows_ann_' || substr(md5($1), 1, 16), \
-             to_regclass('vector_windows_ann_' || substr(md5($1), 1, 16)) IS NOT NULL, \
-             'vector_windows_hnsw_' || substr(md5($1), 1, 16)",
-            &[&model],
-        )
-        .map_err(pg_err(OP))?;
-    let (name, exists, earlier): (String, bool, String) = (row.get(0), row.get(1), row.get(2));
-    if exists {
-        return Ok(());
-    }
-    let model_sql = literal(model)?;
-    tx.batch_execute(&format!(
-        "DROP INDEX IF EXISTS {earlier}; \
-         CREATE INDEX {name} ON vector_windows \
-         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) \
-         WHERE model = {model_sql} AND indexed"
-    ))
-    .map_err(pg_err(OP))
-}
-
 /// Whether `user` has fewer than [`EXACT_BELOW`] windows of `model` (counted no further).
 fn few_windows(tx: &mut Transaction<'_>, user: &UserKey, model: &str) -> StoreResult<bool> {
     let bound = EXACT_BELOW;
@@ -457,49 +435,6 @@ fn best_per_memory(
     ranked
 }
 
-impl PostgresStore {
-    /// Mark up to `max_windows` waiting windows of `model` indexed (each an HNSW insert), taking
-    /// rows no other server is marking, then count what is left.
-    fn catch_up_here(
-        &self,
-        client: &mut Client,
-        model: &str,
-        max_windows: usize,
-    ) -> StoreResult<CatchUp> {
-        const OP: &str = "catch up the vector index";
-        let model_sql = literal(model)?;
-        let limit = i64::try_from(max_windows).unwrap_or(i64::MAX);
-        let mut tx = client.transaction().map_err(pg_err(OP))?;
-        let indexed = if limit == 0 {
-            0
-        } else {
-            tx.execute(
-                &format!(
-                    "UPDATE vector_windows SET indexed = true WHERE ctid = ANY (ARRAY( \
-                     SELECT ctid FROM vector_windows WHERE model = {model_sql} AND NOT indexed \
-                     LIMIT $1 FOR UPDATE SKIP LOCKED))"
-                ),
-                &[&limit],
-            )
-            .map_err(pg_err(OP))?
-        };
-        let remaining: i64 = tx
-            .query_one(
-                &format!(
-                    "SELECT count(*) FROM vector_windows WHERE model = {model_sql} AND NOT indexed"
-                ),
-                &[],
-            )
-            .map_err(pg_err(OP))?
-            .get(0);
-        tx.commit().map_err(pg_err(OP))?;
-        Ok(CatchUp {
-            indexed,
-            remaining: u64::try_from(remaining).unwrap_or(0),
-        })
-    }
-}
-
 impl VectorSearch for PostgresStore {
     fn prepare(&self, model: &str, dim: usize) -> StoreResult<()> {
         self.with_client(|client| self.prepare_here(client, model, dim))
@@ -535,7 +470,7 @@ impl VectorSearch for PostgresStore {
     }
 
     fn catch_up(&self, model: &str, max_windows: usize) -> StoreResult<CatchUp> {
-        self.with_client(|client| self.catch_up_here(client, model, max_windows))
+        self.with_client(|client| ann_index::catch_up(client, model, max_windows))
     }
 }
 

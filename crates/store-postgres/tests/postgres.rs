@@ -576,6 +576,33 @@ fn unit_vectors(seed: u64, n: usize, dim: usize) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// Write one memory of `user` with a vector of `dim` ones; its id and vector.
+fn store_write_one(
+    store: &PostgresStore,
+    user: &UserKey,
+    model: &str,
+    dim: usize,
+) -> (MemoryId, Vec<f32>) {
+    let turn = turn(&scope(user), 50_000, "one more");
+    let memory = Memory::from_turn(&turn);
+    let vector = vec![1.0 / (dim as f32).sqrt(); dim];
+    let row = VectorRow {
+        memory_id: memory.id,
+        model: model.into(),
+        vector: vector.clone(),
+    };
+    let id = memory.id;
+    store
+        .write(WriteBatch {
+            turns: vec![turn],
+            memories: vec![memory],
+            vectors: vec![row],
+            ..Default::default()
+        })
+        .unwrap();
+    (id, vector)
+}
+
 #[test]
 fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
     use mnemos_core::VectorSearch;
@@ -592,12 +619,14 @@ fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
         let vectors = unit_vectors(seed, count, DIM);
         for (chunk_at, chunk) in vectors.chunks(2_000).enumerate() {
             if user == &big && chunk_at == 5 {
-                // The first 10,000 windows go through the index; the last 2,000 wait.
-                let mut steps = 0;
-                while search.catch_up(MODEL, 4_000).unwrap().remaining > 0 {
-                    steps += 1;
-                    assert!(steps < 10, "the index never catches up");
-                }
+                // The first 10,000 windows are a backlog big enough to rebuild the index over
+                // in one step; the last 2,000 wait.
+                let step = search.catch_up(MODEL, 4_000).unwrap();
+                assert_eq!(
+                    (step.indexed, step.remaining),
+                    (10_000, 0),
+                    "rebuilt at once"
+                );
             }
             let turns: Vec<Turn> = (0..chunk.len())
                 .map(|i| turn(&scope(user), (chunk_at * 2_000 + i) as u64 + 1, "v"))
@@ -661,8 +690,46 @@ fn a_big_user_is_searched_through_the_hnsw_index_with_high_recall() {
         let top = search.nearest(&big, MODEL, vector, 1).unwrap();
         assert_eq!(top[0].0, *id, "a memory is its own nearest");
     }
-    let caught_up = search.catch_up(MODEL, 5_000).unwrap();
-    assert_eq!((caught_up.indexed, caught_up.remaining), (2_300, 0));
+    // A small backlog goes in one insert at a time, as many as asked for.
+    let step = search.catch_up(MODEL, 2_000).unwrap();
+    assert_eq!((step.indexed, step.remaining), (2_000, 300));
+    let step = search.catch_up(MODEL, 2_000).unwrap();
+    assert_eq!((step.indexed, step.remaining), (300, 0));
+
+    // An index lost halfway through a rebuild (dropped, or left invalid) is built again by the
+    // next catch-up, and searches stay right meanwhile.
+    let mut sql = raw(&url);
+    let name: String = sql
+        .query_one(
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vector_windows_ann_%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    sql.batch_execute(&format!("DROP INDEX {name}")).unwrap();
+    let (id, vector) = &all[7];
+    assert_eq!(search.nearest(&big, MODEL, vector, 1).unwrap()[0].0, *id);
+    let step = search.catch_up(MODEL, 10).unwrap();
+    assert_eq!(
+        (step.indexed, step.remaining),
+        (0, 0),
+        "nothing was waiting"
+    );
+    let valid: bool = sql
+        .query_one(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)",
+            &[&name],
+        )
+        .unwrap()
+        .get(0);
+    assert!(valid, "the index is back, though nothing was waiting");
+    let fresh = store_write_one(&store, &big, MODEL, DIM);
+    let step = search.catch_up(MODEL, 10).unwrap();
+    assert_eq!((step.indexed, step.remaining), (1, 0));
+    assert_eq!(
+        search.nearest(&big, MODEL, &fresh.1, 1).unwrap()[0].0,
+        fresh.0
+    );
     // The small user beside the big one is answered exactly, in full.
     assert_eq!(
         search

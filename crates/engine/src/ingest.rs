@@ -1,7 +1,7 @@
 //! Bulk ingest: many turns in batches, each session closed after its last turn, different
 //! users' turns on several threads.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
@@ -63,13 +63,14 @@ impl IngestReport {
 
 /// Split `turns` into at most `workers` groups of whole users, keeping each user's turns in
 /// input order, with the users' turn counts spread evenly (largest user first to the lightest
-/// group).
-fn split_by_user(turns: Vec<NewTurn>, workers: usize) -> Vec<Vec<NewTurn>> {
+/// group); and the number of users.
+fn split_by_user(turns: Vec<NewTurn>, workers: usize) -> (Vec<Vec<NewTurn>>, usize) {
     let mut by_user: BTreeMap<(String, String), Vec<NewTurn>> = BTreeMap::new();
     for turn in turns {
         let user = (turn.scope.tenant.clone(), turn.scope.user.clone());
         by_user.entry(user).or_default().push(turn);
     }
+    let user_count = by_user.len();
     let mut users: Vec<Vec<NewTurn>> = by_user.into_values().collect();
     users.sort_by_key(|t| std::cmp::Reverse(t.len()));
     let mut groups: Vec<Vec<NewTurn>> = (0..workers.clamp(1, users.len().max(1)))
@@ -81,7 +82,7 @@ fn split_by_user(turns: Vec<NewTurn>, workers: usize) -> Vec<Vec<NewTurn>> {
         }
     }
     groups.retain(|g| !g.is_empty());
-    groups
+    (groups, user_count)
 }
 
 impl Engine {
@@ -106,12 +107,7 @@ impl Engine {
         if options.workers == 0 {
             return Err(EngineError::config("ingest workers must be at least 1"));
         }
-        let users: BTreeSet<(&str, &str)> = turns
-            .iter()
-            .map(|t| (t.scope.tenant.as_str(), t.scope.user.as_str()))
-            .collect();
-        let user_count = users.len();
-        let groups = split_by_user(turns, options.workers);
+        let (groups, user_count) = split_by_user(turns, options.workers);
         let stop = AtomicBool::new(false);
         let (done_tx, done_rx) = mpsc::channel::<usize>();
         let results: Vec<EngineResult<IngestReport>> = std::thread::scope(|threads| {
@@ -243,7 +239,8 @@ mod tests {
             turn("ann", "a3"),
             turn("bob", "b2"),
         ];
-        let groups = split_by_user(turns, 2);
+        let (groups, users) = split_by_user(turns, 2);
+        assert_eq!(users, 3);
         assert_eq!(groups.len(), 2);
         let all: Vec<Vec<(String, String)>> = groups.iter().map(|g| texts(g)).collect();
         let ann: Vec<(String, String)> = ["a1", "a2", "a3"]
@@ -263,8 +260,8 @@ mod tests {
 
     #[test]
     fn more_workers_than_users_leaves_no_empty_group() {
-        let groups = split_by_user(vec![turn("ann", "a1")], 8);
-        assert_eq!(groups.len(), 1);
-        assert!(split_by_user(Vec::new(), 4).is_empty());
+        let (groups, users) = split_by_user(vec![turn("ann", "a1")], 8);
+        assert_eq!((groups.len(), users), (1, 1));
+        assert_eq!(split_by_user(Vec::new(), 4), (Vec::new(), 0));
     }
 }

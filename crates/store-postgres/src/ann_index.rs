@@ -16,10 +16,10 @@ use mnemos_core::{CatchUp, StoreResult};
 use postgres::{Client, Transaction};
 
 use crate::codec::pg_err;
-use crate::vectors::{literal, registered_dim};
+use crate::vectors::literal;
 
 /// A backlog from which a catch-up rebuilds the index instead of inserting into it.
-pub(crate) const REBUILD_BACKLOG: u64 = 10_000;
+const REBUILD_BACKLOG: u64 = 10_000;
 /// Held (session level) by the one connection rebuilding an index; `ensure` tries it too.
 const REBUILD_LOCK: i64 = 0x6d6e_6d73_7269;
 
@@ -100,10 +100,12 @@ pub(crate) fn ensure(tx: &mut Transaction<'_>, model: &str, dim: usize) -> Store
 
 /// Move waiting windows of `model` into its index (see the module docs): up to `max_windows`
 /// inserts, or a rebuild for a big backlog or a missing or invalid index (even with nothing
-/// waiting). Says what is left.
+/// waiting). `dim`: the model's registered window dimension (`None`: not registered, so there
+/// is no index). Says what is left.
 pub(crate) fn catch_up(
     client: &mut Client,
     model: &str,
+    dim: Option<usize>,
     max_windows: usize,
 ) -> StoreResult<CatchUp> {
     let model_sql = literal(model)?;
@@ -115,7 +117,7 @@ pub(crate) fn catch_up(
     if max_windows == 0 {
         return Ok(nothing);
     }
-    let Some(dim) = registered_dim(client, model)? else {
+    let Some(dim) = dim else {
         return Ok(nothing);
     };
     let state = index_state(client, model)?;

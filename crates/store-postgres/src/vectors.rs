@@ -122,10 +122,7 @@ fn to_i32(n: usize, what: &str) -> StoreResult<i32> {
 }
 
 /// The registered window dimension of `model`, if any.
-pub(crate) fn registered_dim(
-    client: &mut impl GenericClient,
-    model: &str,
-) -> StoreResult<Option<usize>> {
+fn registered_dim(client: &mut impl GenericClient, model: &str) -> StoreResult<Option<usize>> {
     let row = client
         .query_opt("SELECT dim FROM vector_models WHERE model = $1", &[&model])
         .map_err(pg_err("read vector models"))?;
@@ -470,7 +467,11 @@ impl VectorSearch for PostgresStore {
     }
 
     fn catch_up(&self, model: &str, max_windows: usize) -> StoreResult<CatchUp> {
-        self.with_client(|client| ann_index::catch_up(client, model, max_windows))
+        self.with_client(|client| {
+            // The registration, remembered once read: idle catch-ups then cost two queries.
+            let dim = self.model_dim(client, model)?;
+            ann_index::catch_up(client, model, dim, max_windows)
+        })
     }
 }
 

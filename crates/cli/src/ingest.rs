@@ -77,7 +77,7 @@ pub fn ingest(
     let options = IngestOptions {
         batch: batch.max(1),
         close_sessions: true,
-        workers: workers.unwrap_or(cores).max(1),
+        workers: workers.unwrap_or(cores),
     };
     let report = engine.ingest(turns, &options, &mut |done| bar.set_position(done as u64));
     bar.finish_and_clear();

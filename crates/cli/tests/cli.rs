@@ -1444,3 +1444,19 @@ fn ingest_into_pgvector_indexes_what_it_wrote_unless_told_to_defer() {
         assert_eq!(hit_texts(Path::new(&deferred), user, query), expected);
     }
 }
+
+#[test]
+fn ingest_refuses_zero_workers_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let file = write(dir.path(), "t.jsonl", GOOD);
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap(), "--workers", "0"]);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("workers must be at least 1"),
+        "{}",
+        stderr(&out)
+    );
+    let users = mnemos(&db, &["users"]);
+    assert!(!stdout(&users).contains("lena"), "{}", stdout(&users));
+}

@@ -1,6 +1,7 @@
 //! mnemos over HTTP. [`router`] serves every engine operation as JSON under `/v1` (see
 //! `docs/server.md`), plus `/healthz`, `/readyz`, `/metrics` and `/openapi.json`; [`serve`] runs
-//! it until a shutdown signal, finishing the requests in flight.
+//! it until a shutdown signal, finishing the requests in flight. The web inspector's pages are
+//! served under `/ui` ([`ui`]).
 //!
 //! The wire types are this crate's own ([`dto`]); errors have one JSON shape and an exhaustive
 //! map to HTTP statuses ([`error`]). [`openapi`] describes the API as an OpenAPI 3.1 document
@@ -16,6 +17,7 @@ pub mod metrics;
 pub mod openapi;
 mod params;
 mod routes;
+mod ui;
 mod worker;
 
 use std::future::Future;
@@ -149,6 +151,7 @@ pub fn router(
     Router::new()
         .merge(v1)
         .merge(routes::routes(false))
+        .merge(ui::routes())
         .merge(mcp::routes(Arc::clone(&state), config, mcp_stop))
         .route_layer(axum::middleware::from_fn_with_state(
             metrics,

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod bench;
 pub mod dto;
+pub mod dto_inspect;
 pub mod error;
 mod extract;
 pub mod mcp;
@@ -16,6 +17,7 @@ pub mod metrics;
 pub mod openapi;
 mod params;
 mod routes;
+mod routes_inspect;
 mod worker;
 
 use std::future::Future;

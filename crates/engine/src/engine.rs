@@ -6,16 +6,16 @@
 //! completion. A crash at any point leaves either a pending job (replayed by the next
 //! `run_pending`) or a finished one (never applied again).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig};
 use mnemos_core::{
-    BatchForget, CatchUp, Clock, Embedder, HistoryEntry, Job, KindTag, Memory, MemoryFilter,
-    MemoryId, MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, Store, StoreInfo,
-    StoreRead, SystemClock, Turn, TurnId, UserKey, WriteBatch,
+    BatchForget, CatchUp, Clock, Embedder, HistoryEntry, Job, Memory, MemoryFilter, MemoryId,
+    MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, StateFilter, Store,
+    StoreInfo, StoreRead, SystemClock, Turn, TurnId, UserKey, WriteBatch,
 };
 
 use crate::error::{EngineError, EngineResult};
@@ -640,7 +640,7 @@ impl Engine {
         for memory in &derived {
             batch.forgets.push(BatchForget {
                 id: memory.id,
-                reason: format!("derived from forgotten memory {id}: {reason}"),
+                reason: crate::inspect::derived_reason(id, reason),
                 at,
             });
         }
@@ -657,19 +657,7 @@ impl Engine {
     /// Active derived memories whose provenance holds the turn behind `memory` (raw-turn
     /// memories only: a summary's provenance is shared with its siblings, not owned).
     fn derived_from(&self, user: &UserKey, memory: &Memory) -> EngineResult<Vec<Memory>> {
-        if memory.kind.tag() != KindTag::Turn {
-            return Ok(Vec::new());
-        }
-        let turns: HashSet<TurnId> = memory.provenance.iter().copied().collect();
-        let active = self.store().list_all(user, &MemoryFilter::active())?;
-        Ok(active
-            .into_iter()
-            .filter(|m| {
-                m.id != memory.id
-                    && m.kind.tag() != KindTag::Turn
-                    && m.provenance.iter().any(|t| turns.contains(t))
-            })
-            .collect())
+        crate::inspect::derived_of(self.store(), user, memory, StateFilter::Active)
     }
 
     /// Every version of a memory, oldest first.

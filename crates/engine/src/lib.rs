@@ -3,7 +3,7 @@
 //! turns, derived work (as durable, idempotent jobs), edits, forgets and purges all go
 //! through it. Mechanisms read through read-only contexts and return their writes.
 //!
-//! - [`Engine`] (`engine`, `jobs`, `ingest`, `views`, `keys`): every operation a client needs,
+//! - [`Engine`] (`engine`, `jobs`, `ingest`, `inspect`, `views`, `keys`): every operation a client needs,
 //!   and the API keys a server checks.
 //! - [`setup`]: the typed `mnemos.toml` and [`Engine::open`] from it.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
@@ -16,6 +16,7 @@
 mod engine;
 mod error;
 mod ingest;
+mod inspect;
 mod jobs;
 mod keys;
 mod location;
@@ -33,6 +34,10 @@ pub use engine::{
 };
 pub use error::{EngineError, EngineResult};
 pub use ingest::{IngestOptions, IngestReport};
+pub use inspect::{
+    Browse, ForgetCause, JobCounts, MemorySort, Retention, RetentionPoint, StateCounts,
+    TurnContext, TurnEntry, UserOverview,
+};
 pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
 pub use keys::{hash_api_key, NewApiKey, API_KEY_PREFIX};
 pub use location::StoreLocation;
@@ -49,4 +54,7 @@ pub use migrate::{
 };
 pub use presets::{PresetInfo, PresetSpec};
 pub use setup::{Config, EmbedderChoice, OpenOptions};
-pub use views::{PersonaKeyView, PersonaValueView, TimelineNode, View, ViewKind};
+pub use views::{
+    CalibrationView, ChainNodeView, ChainView, ChainsView, PersonaKeyView, PersonaValueView,
+    TimelineNode, View, ViewKind,
+};

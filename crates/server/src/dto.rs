@@ -20,6 +20,8 @@ use mnemos_engine::{
     PresetInfo, SearchResults, TurnStatus,
 };
 
+pub use crate::dto_inspect::ForgottenOut;
+use crate::dto_inspect::{last_access, BreakdownOut, ScoresOut, ViewData};
 use crate::error::ApiError;
 
 /// `2023-05-08T13:56:00.000Z`.
@@ -161,6 +163,16 @@ pub enum WireRole {
     Other,
 }
 
+impl From<Role> for WireRole {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::User => WireRole::User,
+            Role::Assistant => WireRole::Assistant,
+            Role::Other => WireRole::Other,
+        }
+    }
+}
+
 impl From<WireRole> for Role {
     fn from(role: WireRole) -> Self {
         match role {
@@ -229,6 +241,24 @@ pub struct ListQuery {
     pub limit: Option<usize>,
     /// Where the page starts: the `next_cursor` of the page before.
     pub cursor: Option<String>,
+    /// `key=value`: only memories whose metadata holds exactly this; repeat it for several
+    /// pairs (all must match).
+    #[serde(default)]
+    pub meta: Vec<String>,
+    /// Only memories whose text holds this, ignoring case (not blank).
+    pub q: Option<String>,
+    /// `oldest` (default), `newest` or `importance` (highest first, memories without one
+    /// last, ties newest first).
+    #[param(schema_with = sort_schema)]
+    pub sort: Option<String>,
+}
+
+fn sort_schema() -> Object {
+    one_of(
+        "The order: `oldest` (default), `newest` or `importance` (highest first, memories \
+         without one last, ties newest first).",
+        mnemos_engine::MemorySort::NAMES,
+    )
 }
 
 /// What to change in a memory (`PATCH /v1/users/{user}/memories/{id}`); at least one field.
@@ -299,25 +329,30 @@ pub struct MemoryOut {
     /// The turns it came from.
     pub provenance: Vec<String>,
     pub metadata: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ForgottenOut {
-    pub reason: String,
-    pub at: MomentOut,
+    /// When it became true.
+    #[schema(format = DateTime)]
+    pub valid_from: String,
+    /// When it stopped being true (absent while it holds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, nullable = false)]
+    pub valid_to: Option<String>,
+    /// Numbers presets attach to it (importance, strength…).
+    pub scores: ScoresOut,
+    /// How often a search or recall retrieved it.
+    pub access_count: usize,
+    /// Its latest retrieval (absent when never retrieved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub last_access: Option<MomentOut>,
 }
 
 impl From<&Memory> for MemoryOut {
     fn from(m: &Memory) -> Self {
         let (state, forgotten) = match &m.state {
             MemoryState::Active => ("active", None),
-            MemoryState::Forgotten { reason, at } => (
-                "forgotten",
-                Some(ForgottenOut {
-                    reason: reason.clone(),
-                    at: (*at).into(),
-                }),
-            ),
+            MemoryState::Forgotten { reason, at } => {
+                ("forgotten", Some(ForgottenOut::new(reason, *at)))
+            }
         };
         MemoryOut {
             id: m.id.to_string(),
@@ -331,6 +366,11 @@ impl From<&Memory> for MemoryOut {
             version: m.version,
             provenance: m.provenance.iter().map(ToString::to_string).collect(),
             metadata: m.metadata.clone(),
+            valid_from: iso(m.valid_from),
+            valid_to: m.valid_to.map(iso),
+            scores: (&m.metrics).into(),
+            access_count: m.access.len(),
+            last_access: last_access(m),
         }
     }
 }
@@ -446,6 +486,9 @@ pub struct HitOut {
     /// Why it ranked here, one line per signal (the generators, fusion, re-rankers).
     pub explanation: Vec<String>,
     pub matched_terms: Vec<String>,
+    /// The score as numbers: each signal, the fused score, the re-rankers' changes, and
+    /// `final` (= `score`).
+    pub breakdown: BreakdownOut,
 }
 
 impl From<&Hit> for HitOut {
@@ -456,6 +499,7 @@ impl From<&Hit> for HitOut {
             tokens: hit.tokens,
             explanation: mnemos_engine::render::explain(hit),
             matched_terms: hit.breakdown.matched_terms.clone(),
+            breakdown: BreakdownOut::new(&hit.breakdown, hit.score),
         }
     }
 }
@@ -720,6 +764,9 @@ pub struct ViewResponse {
     pub view: &'static str,
     /// The view as text (what `mnemos show persona|timeline|chains` prints).
     pub text: String,
+    /// The view as data: persona keys, timeline nodes or chains, by `view`.
+    #[schema(schema_with = crate::dto_inspect::view_data_schema)]
+    pub data: ViewData,
 }
 
 /// The answer of the health checks.

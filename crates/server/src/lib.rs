@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod bench;
 pub mod dto;
+pub mod dto_inspect;
 pub mod error;
 mod extract;
 pub mod mcp;
@@ -17,6 +18,7 @@ pub mod metrics;
 pub mod openapi;
 mod params;
 mod routes;
+mod routes_inspect;
 mod ui;
 mod worker;
 

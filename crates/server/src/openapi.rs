@@ -49,6 +49,11 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::routes::update,
         crate::routes::forget,
         crate::routes::history,
+        crate::routes_inspect::access,
+        crate::routes_inspect::derived,
+        crate::routes_inspect::turn,
+        crate::routes_inspect::overview,
+        crate::routes_inspect::retention,
         crate::routes::purge,
         crate::routes::stats,
         crate::routes::jobs,
@@ -61,6 +66,12 @@ pub fn document() -> utoipa::openapi::OpenApi {
     components(
         // The error schema is named by the shared error answers alone, which do not register it.
         schemas(ErrorBody<'static>),
+        // A view's `data` names these by reference only (`dto_inspect::view_data_schema`).
+        schemas(
+            crate::dto_inspect::PersonaKeyOut,
+            crate::dto_inspect::TimelineNodeOut,
+            crate::dto_inspect::ChainsOut,
+        ),
         responses(
         BadRequest,
         Unauthorized,

@@ -1,8 +1,10 @@
 //! Request pieces the HTTP routes and the MCP tools read the same way: optional names, kind
 //! lists, memory ids, cursors, known users, and the hop to the blocking pool.
 
-use mnemos_core::{KindTag, MemoryId, Page, UserKey};
-use mnemos_engine::Engine;
+use mnemos_core::{KindTag, MemoryId, Metadata, Page, UserKey};
+use mnemos_engine::{Engine, MemorySort};
+
+use crate::dto::ListQuery;
 
 use crate::error::{ApiError, ErrorCode};
 
@@ -80,6 +82,84 @@ pub(crate) fn cursor(offset: usize) -> String {
     format!("o{offset}")
 }
 
+/// A query parameter's value against the rules (answered 400 `invalid_request`, like a query
+/// that does not parse).
+pub(crate) fn bad_param(message: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::InvalidRequest, message)
+}
+
+/// The memory listing's query: `meta` may repeat, which axum's `Query` cannot take, so the
+/// pairs are read here and the rest deserialized as usual (unknown names refused).
+pub(crate) fn list_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
+    let failed = |e: serde_urlencoded::de::Error| {
+        bad_param(format!("Failed to deserialize query string: {e}"))
+    };
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_str(raw.unwrap_or("")).map_err(failed)?;
+    let (meta, rest): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k == "meta");
+    let rest = serde_urlencoded::to_string(&rest)
+        .map_err(|e| bad_param(format!("Failed to read the query string: {e}")))?;
+    let mut query: ListQuery = serde_urlencoded::from_str(&rest).map_err(failed)?;
+    query.meta = meta.into_iter().map(|(_, v)| v).collect();
+    Ok(query)
+}
+
+/// `key=value` pairs (`meta`), each of which a memory's metadata must hold exactly.
+pub(crate) fn metadata_pairs(pairs: &[String]) -> Result<Metadata, ApiError> {
+    let mut out = Metadata::new();
+    for pair in pairs {
+        let (key, value) = pair
+            .split_once('=')
+            .filter(|(k, _)| !k.trim().is_empty())
+            .ok_or_else(|| bad_param(format!("meta: '{pair}' is not key=value")))?;
+        if out.get(key).is_some_and(|v| v != value) {
+            return Err(bad_param(format!("meta: '{key}' is given two values")));
+        }
+        out.insert(key.to_string(), value.to_string());
+    }
+    Ok(out)
+}
+
+/// The listing's text filter (`q`); a blank one is a mistake, not "everything".
+pub(crate) fn text_filter(q: Option<&str>) -> Result<Option<String>, ApiError> {
+    match q {
+        Some(q) if q.trim().is_empty() => Err(bad_param("q must not be empty")),
+        other => Ok(other.map(str::to_string)),
+    }
+}
+
+/// The listing's order (`sort`).
+pub(crate) fn sort(name: Option<&str>) -> Result<MemorySort, ApiError> {
+    match name {
+        None => Ok(MemorySort::Oldest),
+        Some(name) => MemorySort::parse(name).ok_or_else(|| {
+            bad_param(format!(
+                "sort: '{name}' is not one of {}",
+                MemorySort::NAMES.join(", ")
+            ))
+        }),
+    }
+}
+
+/// A number from a query parameter within `range`.
+pub(crate) fn within(
+    field: &str,
+    value: Option<usize>,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, ApiError> {
+    let value = value.unwrap_or(default);
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(bad_param(format!(
+            "{field}: must be {} to {}, got {value}",
+            range.start(),
+            range.end()
+        )))
+    }
+}
+
 /// The user, or 404 when nothing of theirs is stored (reads never create users).
 pub(crate) fn known_user(engine: &Engine, user: UserKey) -> Result<UserKey, ApiError> {
     if engine.has_user(&user)? {
@@ -100,6 +180,26 @@ mod tests {
         assert!(page(Some("150"), None).is_err());
         assert!(page(None, Some(0)).is_err());
         assert!(page(None, Some(Page::MAX_LIMIT + 1)).is_err());
+    }
+
+    #[test]
+    fn list_queries_take_repeated_meta_and_refuse_bad_values() {
+        let query = list_query(Some("meta=a%3D1&meta=b=2&q=%E5%92%96%E5%95%A1&limit=5"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(query.meta, ["a=1", "b=2"]);
+        assert_eq!(query.q.as_deref(), Some("咖啡"));
+        assert_eq!(query.limit, Some(5));
+        let pairs = metadata_pairs(&query.meta).unwrap_or_default();
+        assert_eq!(pairs.get("a").map(String::as_str), Some("1"));
+        assert!(metadata_pairs(&["novalue".into()]).is_err());
+        assert!(metadata_pairs(&["=x".into()]).is_err());
+        assert!(list_query(Some("colour=red")).is_err());
+        assert!(list_query(None).is_ok());
+        assert!(text_filter(Some("  ")).is_err());
+        assert!(sort(Some("random")).is_err());
+        assert_eq!(sort(Some("importance")).ok(), Some(MemorySort::Importance));
+        assert!(within("points", Some(1), 200, 2..=2000).is_err());
+        assert_eq!(within("points", None, 200, 2..=2000).ok(), Some(200));
     }
 
     #[test]

@@ -3,23 +3,26 @@
 //! and converts the result into wire types. Every request acts inside its caller's tenant
 //! ([`Tenant`], from the API key; see `auth`).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::{Json, Router};
 
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Scope, StateFilter, UserKey};
-use mnemos_engine::{Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
+use mnemos_engine::{Browse, Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
 
 use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams};
 use crate::metrics::Metrics;
-use crate::params::{blocking, cursor, kind_list, kinds, known_user, memory_id, named, page};
+use crate::params::{
+    blocking, cursor, kind_list, kinds, known_user, list_query, memory_id, metadata_pairs, named,
+    page, sort, text_filter,
+};
+use crate::routes_inspect as inspect;
 
 /// What every handler shares.
 pub struct AppState {
@@ -29,10 +32,10 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
 }
 
-type Shared = State<Arc<AppState>>;
-type ApiResult<T> = Result<Json<T>, ApiError>;
+pub(crate) type Shared = State<Arc<AppState>>;
+pub(crate) type ApiResult<T> = Result<Json<T>, ApiError>;
 
-const DEFAULT_AGENT: &str = "default";
+pub(crate) const DEFAULT_AGENT: &str = "default";
 const DEFAULT_SESSION: &str = "default";
 const DEFAULT_BUDGET: usize = 1024;
 /// Turns one request may add (bigger imports go through several requests).
@@ -59,6 +62,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("PATCH", "/v1/users/{user}/memories/{id}"),
     ("DELETE", "/v1/users/{user}/memories/{id}"),
     ("GET", "/v1/users/{user}/memories/{id}/history"),
+    ("GET", "/v1/users/{user}/memories/{id}/access"),
+    ("GET", "/v1/users/{user}/memories/{id}/derived"),
+    ("GET", "/v1/users/{user}/turns/{id}"),
+    ("GET", "/v1/users/{user}/overview"),
+    ("GET", "/v1/users/{user}/retention"),
     ("GET", "/v1/users/{user}/stats"),
     ("GET", "/v1/users/{user}/jobs"),
     ("POST", "/v1/users/{user}/jobs/{id}/retry"),
@@ -102,6 +110,11 @@ fn handler(method: &str, path: &str) -> Option<MethodRouter<Arc<AppState>>> {
         ("PATCH", "/v1/users/{user}/memories/{id}") => patch(update),
         ("DELETE", "/v1/users/{user}/memories/{id}") => delete(forget),
         ("GET", "/v1/users/{user}/memories/{id}/history") => get(history),
+        ("GET", "/v1/users/{user}/memories/{id}/access") => get(inspect::access),
+        ("GET", "/v1/users/{user}/memories/{id}/derived") => get(inspect::derived),
+        ("GET", "/v1/users/{user}/turns/{id}") => get(inspect::turn),
+        ("GET", "/v1/users/{user}/overview") => get(inspect::overview),
+        ("GET", "/v1/users/{user}/retention") => get(inspect::retention),
         ("GET", "/v1/users/{user}/stats") => get(stats),
         ("GET", "/v1/users/{user}/jobs") => get(jobs),
         ("POST", "/v1/users/{user}/jobs/{id}/retry") => post(retry_job),
@@ -116,7 +129,7 @@ fn handler(method: &str, path: &str) -> Option<MethodRouter<Arc<AppState>>> {
 
 impl AppState {
     /// The caller's user, or 404 when nothing of theirs is stored (reads never create users).
-    fn known_user(&self, tenant: &Tenant, user: &str) -> Result<UserKey, ApiError> {
+    pub(crate) fn known_user(&self, tenant: &Tenant, user: &str) -> Result<UserKey, ApiError> {
         known_user(&self.engine, tenant.user(user)?)
     }
 }
@@ -503,7 +516,7 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
         agent: named("agent", query.agent.clone())?,
         session: named("session", query.session.clone())?,
         state,
-        metadata: BTreeMap::new(),
+        metadata: metadata_pairs(&query.meta)?,
         created_since: query
             .since
             .as_deref()
@@ -519,8 +532,9 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
 
 /// List memories.
 ///
-/// A page of the user's memories, oldest first, filtered by kind, state, agent, session and
-/// creation time. Pass `next_cursor` as `cursor` for the next page.
+/// A page of the user's memories, oldest first (or `sort`ed), filtered by kind, state, agent,
+/// session, creation time, metadata (`meta`, repeatable) and text (`q`). `total` counts every
+/// match. Pass `next_cursor` as `cursor` for the next page.
 #[utoipa::path(
     get,
     path = "/v1/users/{user}/memories",
@@ -547,14 +561,19 @@ async fn list(
     State(app): Shared,
     tenant: Tenant,
     Params(user): Params<String>,
-    QueryParams(query): QueryParams<ListQuery>,
+    RawQuery(raw): RawQuery,
 ) -> ApiResult<MemoryPage> {
+    let query = list_query(raw.as_deref())?;
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let filter = list_filter(&query)?;
-        let paged = app
-            .engine
-            .list(&key, &filter, page(query.cursor.as_deref(), query.limit)?)?;
+        let browse = Browse {
+            filter: list_filter(&query)?,
+            text: text_filter(query.q.as_deref())?,
+            sort: sort(query.sort.as_deref())?,
+        };
+        let paged =
+            app.engine
+                .browse(&key, &browse, page(query.cursor.as_deref(), query.limit)?)?;
         Ok(Json(MemoryPage {
             memories: paged.items.iter().map(MemoryOut::from).collect(),
             total: paged.total,
@@ -895,8 +914,8 @@ async fn retry_job(
 
 /// A view of a user.
 ///
-/// What the agent's preset knows about the user, as text: `persona` (who they are),
-/// `timeline` (what happened when) or `chains` (memory chains per category, with what
+/// What the agent's preset knows about the user, as text and as data: `persona` (who they
+/// are), `timeline` (what happened when) or `chains` (memory chains per category, with what
 /// calibration superseded). Other names are 404.
 #[utoipa::path(
     get,
@@ -942,7 +961,11 @@ async fn view(
         let agent = named("agent", query.agent)?;
         let shown: View = app.engine.view(&key, agent.as_deref(), kind)?;
         let text = mnemos_engine::render::view(&key, agent.as_deref(), &shown);
-        Ok(Json(ViewResponse { view: name, text }))
+        Ok(Json(ViewResponse {
+            view: name,
+            text,
+            data: (&shown).into(),
+        }))
     })
     .await
 }

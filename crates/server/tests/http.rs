@@ -578,3 +578,350 @@ fn the_load_benchmark_counts_every_request_and_finds_every_acknowledged_add() {
     let text = mnemos_server::bench::render(&report);
     assert!(text.contains("requests/s"), "{text}");
 }
+
+fn get(server: &Server, path: &str) -> Value {
+    let (status, body) = server.send("GET", path, None);
+    assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    body
+}
+
+fn bad_request(server: &Server, path: &str) {
+    let (status, body) = server.send("GET", path, None);
+    assert_eq!(
+        (status, error_code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "{path}: {body}"
+    );
+    assert!(body["error"]["message"].as_str().is_some(), "{body}");
+}
+
+fn texts(memories: &Value) -> Vec<String> {
+    memories
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn inspector_routes_over_http() {
+    let server = Server::start_with(Server::default_config(), "memorybank", true);
+    let said = [
+        ("I drink coffee every morning before work.", "drink", "en"),
+        ("我每天早上喝咖啡。", "drink", "zh"),
+        ("My sister Mia lives in Berlin.", "family", "en"),
+        ("周末我们去咖啡馆看书。", "drink", "zh"),
+        ("I started learning the cello.", "hobby", "en"),
+    ];
+    let body = json!({
+        "agent": "bot",
+        "session": "s1",
+        "turns": said.iter().map(|(text, topic, lang)| json!({
+            "role": "user", "text": text, "metadata": {"topic": topic, "lang": lang},
+        })).collect::<Vec<_>>(),
+    });
+    let (status, added) = server.send("POST", "/v1/users/ann/turns", Some(body));
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    let turn_ids: Vec<String> = added["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turn_id"].as_str().unwrap().to_string())
+        .collect();
+    let memory_ids: Vec<String> = added["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["memory_id"].as_str().unwrap().to_string())
+        .collect();
+    let (status, ended) = server.send("POST", "/v1/users/ann/sessions/s1/end?agent=bot", None);
+    assert_eq!(status, StatusCode::OK, "{ended}");
+
+    // 1. Overview.
+    let overview = get(&server, "/v1/users/ann/overview");
+    assert_eq!(overview["user"], "ann");
+    assert_eq!(
+        (overview["turns"].as_u64(), overview["sessions"].as_u64()),
+        (Some(5), Some(1))
+    );
+    assert_eq!(overview["agents"], json!(["bot"]));
+    assert_eq!(
+        overview["memories"]["turn"],
+        json!({"active": 5, "forgotten": 0})
+    );
+    assert!(
+        overview["memories"]["summary"]["active"].as_u64().unwrap() >= 1,
+        "{overview}"
+    );
+    assert_eq!(
+        overview["jobs"],
+        json!({"pending": 0, "failed": 0, "stuck": 0})
+    );
+    assert!(
+        overview["last_activity"]["round"].as_u64().unwrap() >= 4,
+        "{overview}"
+    );
+
+    // 2. Filters, sort, paging.
+    let coffee = get(
+        &server,
+        "/v1/users/ann/memories?kind=turn&q=%E5%92%96%E5%95%A1",
+    );
+    assert_eq!(coffee["total"], 2, "{coffee}");
+    assert!(texts(&coffee["memories"])
+        .iter()
+        .all(|t| t.contains("咖啡")));
+    let upper = get(&server, "/v1/users/ann/memories?kind=turn&q=COFFEE");
+    assert_eq!(texts(&upper["memories"]), [said[0].0]);
+    let zh_drink = get(
+        &server,
+        "/v1/users/ann/memories?meta=topic=drink&meta=lang%3Dzh",
+    );
+    assert_eq!(texts(&zh_drink["memories"]), [said[1].0, said[3].0]);
+    let all_turns = get(&server, "/v1/users/ann/memories?kind=turn&sort=newest");
+    let newest: Vec<String> = said.iter().rev().map(|s| s.0.to_string()).collect();
+    assert_eq!(texts(&all_turns["memories"]), newest);
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut path =
+            "/v1/users/ann/memories?kind=turn&q=%E5%92%96&sort=newest&limit=1".to_string();
+        if let Some(c) = &cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        let page = get(&server, &path);
+        assert_eq!(page["total"], 2, "{page}");
+        seen.extend(texts(&page["memories"]));
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(
+        seen,
+        [said[3].0, said[1].0],
+        "every match once, newest first"
+    );
+    let by_importance = get(&server, "/v1/users/ann/memories?sort=importance&state=all");
+    assert_eq!(
+        by_importance["total"],
+        get(&server, "/v1/users/ann/memories?state=all")["total"]
+    );
+    bad_request(&server, "/v1/users/ann/memories?sort=random");
+    bad_request(&server, "/v1/users/ann/memories?meta=novalue");
+    bad_request(&server, "/v1/users/ann/memories?q=%20%20");
+
+    // 3. Memory additions.
+    let first = get(
+        &server,
+        &format!("/v1/users/ann/memories/{}", memory_ids[0]),
+    );
+    assert!(
+        first["valid_from"].as_str().unwrap().ends_with('Z'),
+        "{first}"
+    );
+    assert!(first.get("valid_to").is_none());
+    assert!(first["scores"]["extra"].is_object(), "{first}");
+
+    // 7. Breakdown on hits; 4. the search lands in the access log.
+    let (status, found) = server.send(
+        "POST",
+        "/v1/users/ann/search",
+        Some(json!({"query": "咖啡 coffee", "kinds": ["turn"]})),
+    );
+    assert_eq!(status, StatusCode::OK, "{found}");
+    let hits = found["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    for hit in hits {
+        let b = &hit["breakdown"];
+        let score = hit["score"].as_f64().unwrap();
+        assert_eq!(b["final"].as_f64().unwrap(), score, "{hit}");
+        let deltas: f64 = b["adjustments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["delta"].as_f64().unwrap())
+            .sum();
+        let fused = b["fused"].as_f64().unwrap();
+        assert!((fused + deltas - score).abs() < 1e-4, "{hit}");
+        assert!(
+            b.get("lexical").is_some() || b.get("dense").is_some(),
+            "{hit}"
+        );
+    }
+    // Searches over HTTP leave no access record; a search that keeps one (the CLI's demo does)
+    // runs here in a second process on the same database.
+    let other = engine_on(&server.dir.path().join("m.db"), "memorybank", true);
+    let mut request = mnemos_engine::SearchRequest::new(
+        mnemos_core::UserKey::new("acme", "ann").unwrap(),
+        "coffee",
+    );
+    request.record_access = true;
+    for _ in 0..2 {
+        assert!(!other.search(&request).unwrap().hits.is_empty());
+    }
+    drop(other);
+    let listed = get(&server, "/v1/users/ann/memories?limit=100");
+    let retrieved = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["access_count"].as_u64().unwrap() > 0)
+        .unwrap_or_else(|| panic!("a recall records its accesses: {listed}"));
+    let top = retrieved["id"].as_str().unwrap();
+    let log = get(&server, &format!("/v1/users/ann/memories/{top}/access"));
+    assert_eq!(log["total"], retrieved["access_count"], "{log}");
+    assert_eq!(
+        log["accesses"].as_array().unwrap().len() as u64,
+        log["total"].as_u64().unwrap()
+    );
+    assert!(log["accesses"][0]["rank"].as_u64().unwrap() >= 1, "{log}");
+    assert_eq!(retrieved["last_access"], log["accesses"][0]["at"]);
+
+    // 6. A turn among its neighbours.
+    let context = get(
+        &server,
+        &format!("/v1/users/ann/turns/{}?around=1", turn_ids[2]),
+    );
+    assert_eq!(context["turn"]["text"], said[2].0);
+    assert_eq!(context["turn"]["memory_id"], memory_ids[2].as_str());
+    assert_eq!(context["turn"]["role"], "user");
+    assert_eq!(context["turn"]["metadata"]["topic"], "family");
+    assert_eq!(context["before"][0]["text"], said[1].0);
+    assert_eq!(context["after"][0]["text"], said[3].0);
+    assert_eq!(
+        (
+            context["before"].as_array().unwrap().len(),
+            context["after"].as_array().unwrap().len()
+        ),
+        (1, 1)
+    );
+    let edge = get(&server, &format!("/v1/users/ann/turns/{}", turn_ids[0]));
+    assert_eq!(
+        (
+            edge["before"].as_array().unwrap().len(),
+            edge["after"].as_array().unwrap().len()
+        ),
+        (0, 3)
+    );
+    bad_request(
+        &server,
+        &format!("/v1/users/ann/turns/{}?around=51", turn_ids[0]),
+    );
+    bad_request(
+        &server,
+        &format!("/v1/users/ann/turns/{}?around=-1", turn_ids[0]),
+    );
+    let (status, _) = server.send("GET", "/v1/users/ann/turns/not-a-turn", None);
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = server.send(
+        "GET",
+        &format!("/v1/users/ann/turns/{}", memory_ids[0]),
+        None,
+    );
+    assert_eq!(status, StatusCode::NOT_FOUND, "a memory id is no turn id");
+
+    // 5. Derived memories, then a forget by request cascading to them.
+    let derived = get(
+        &server,
+        &format!("/v1/users/ann/memories/{}/derived", memory_ids[1]),
+    );
+    let derived = derived["memories"].as_array().unwrap().clone();
+    assert!(
+        !derived.is_empty(),
+        "the session summary came from every turn"
+    );
+    assert!(derived.iter().all(|m| m["kind"] != "turn"));
+    let summary_id = derived[0]["id"].as_str().unwrap().to_string();
+    let none = get(
+        &server,
+        &format!("/v1/users/ann/memories/{summary_id}/derived"),
+    );
+    assert_eq!(none["memories"], json!([]));
+    for route in ["derived", "access"] {
+        let (status, body) =
+            server.send("GET", &format!("/v1/users/ann/memories/nope/{route}"), None);
+        assert_eq!(
+            (status, error_code(&body)),
+            (StatusCode::NOT_FOUND, "not_found")
+        );
+    }
+    let (status, forgotten) = server.send(
+        "DELETE",
+        &format!(
+            "/v1/users/ann/memories/{}?reason=no%20more%20coffee",
+            memory_ids[1]
+        ),
+        None,
+    );
+    assert_eq!(status, StatusCode::OK, "{forgotten}");
+    let cause = &forgotten["memory"]["forgotten"];
+    assert_eq!(cause["by"], "request", "{cause}");
+    assert!(
+        cause.get("source").is_none() && cause.get("preset").is_none(),
+        "{cause}"
+    );
+    let summary = get(&server, &format!("/v1/users/ann/memories/{summary_id}"));
+    assert_eq!(summary["state"], "forgotten");
+    assert_eq!(summary["forgotten"]["by"], "derived", "{summary}");
+    assert_eq!(summary["forgotten"]["source"], memory_ids[1].as_str());
+    let still = get(
+        &server,
+        &format!("/v1/users/ann/memories/{}/derived", memory_ids[1]),
+    );
+    assert_eq!(
+        still["memories"].as_array().unwrap().len(),
+        derived.len(),
+        "forgotten ones too"
+    );
+
+    // 8. Retention.
+    let retention = get(&server, "/v1/users/ann/retention?agent=bot&points=200");
+    let series = retention["series"].as_array().unwrap();
+    assert!(!series.is_empty());
+    let mut before = (0, 0, 0);
+    for point in series {
+        let (round, created, gone) = (
+            point["round"].as_u64().unwrap(),
+            point["created"].as_u64().unwrap(),
+            point["forgotten"].as_u64().unwrap(),
+        );
+        assert_eq!(point["active"].as_u64().unwrap(), created - gone, "{point}");
+        assert!(
+            round >= before.0 && created >= before.1 && gone >= before.2,
+            "{retention}"
+        );
+        before = (round, created, gone);
+    }
+    assert_eq!(retention["forgotten_by"]["request"], 1, "{retention}");
+    assert!(
+        retention["forgotten_by"]["derived"].as_u64().unwrap() >= 1,
+        "{retention}"
+    );
+    assert!(retention["last_round"].as_u64().unwrap() >= before.0);
+    let thin = get(&server, "/v1/users/ann/retention?points=2");
+    assert!(thin["series"].as_array().unwrap().len() <= 2);
+    assert_eq!(thin["series"].as_array().unwrap().last(), series.last());
+    bad_request(&server, "/v1/users/ann/retention?points=1");
+    bad_request(&server, "/v1/users/ann/retention?points=2001");
+    let (status, _) = server.send("GET", "/v1/users/nobody/retention", None);
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = server.send("GET", "/v1/users/nobody/overview", None);
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let after = get(&server, "/v1/users/ann/overview");
+    assert_eq!(
+        after["memories"]["turn"],
+        json!({"active": 4, "forgotten": 1})
+    );
+
+    // 9. Views as data.
+    let persona = get(&server, "/v1/users/ann/views/persona");
+    assert!(persona["data"].is_array(), "{persona}");
+    let timeline = get(&server, "/v1/users/ann/views/timeline");
+    assert!(timeline["data"].is_array(), "{timeline}");
+    let chains = get(&server, "/v1/users/ann/views/chains");
+    assert!(chains["data"]["chains"].is_array(), "{chains}");
+    assert!(chains["data"]["calibrations"].is_array(), "{chains}");
+    server.stop().unwrap();
+}

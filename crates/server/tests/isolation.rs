@@ -62,6 +62,7 @@ fn no_response_holds_another_users_memory() {
     let (server, keys) = Server::start_keyed(config, "retrieval", true, &TENANTS);
     let mut rng = Lcg(7);
     let mut ids: Vec<Vec<String>> = vec![Vec::new(); OWNERS];
+    let mut turn_ids: Vec<Vec<String>> = vec![Vec::new(); OWNERS];
     for step in 0..400 {
         let me = rng.next(OWNERS);
         let (tenant, name) = owner(me);
@@ -100,12 +101,22 @@ fn no_response_holds_another_users_memory() {
                 assert_eq!(status, StatusCode::NOT_FOUND, "{marker} read {other}'s {id}: {body}");
                 let (status, _) = server.send_as(key, "DELETE", &format!("{users}/memories/{id}"), None);
                 assert_eq!(status, StatusCode::NOT_FOUND, "{marker} forgot {other}'s {id}");
+                for route in ["access", "derived"] {
+                    let (status, body) =
+                        server.send_as(key, "GET", &format!("{users}/memories/{id}/{route}"), None);
+                    assert_eq!(status, StatusCode::NOT_FOUND, "{marker} read {other}'s {id}/{route}: {body}");
+                }
+                let turn = &turn_ids[other][rng.next(turn_ids[other].len())];
+                let (status, body) =
+                    server.send_as(key, "GET", &format!("{users}/turns/{turn}"), None);
+                assert_eq!(status, StatusCode::NOT_FOUND, "{marker} read {other}'s turn {turn}: {body}");
                 (status, body)
             }
         };
         if status == StatusCode::CREATED {
             for turn in body["turns"].as_array().unwrap() {
                 ids[me].extend(turn["memory_id"].as_str().map(str::to_string));
+                turn_ids[me].extend(turn["turn_id"].as_str().map(str::to_string));
             }
         }
         let mut seen = Vec::new();
@@ -131,6 +142,35 @@ fn no_response_holds_another_users_memory() {
             "{}/{name} lost or gained memories",
             TENANTS[tenant]
         );
+    }
+    // The user-level inspector routes read only the caller's tenant.
+    for (i, owned) in ids.iter().enumerate() {
+        let (tenant, name) = owner(i);
+        let key = Some(keys[tenant].as_str());
+        let (status, overview) =
+            server.send_as(key, "GET", &format!("/v1/users/{name}/overview"), None);
+        if owned.is_empty() {
+            assert_eq!(status, StatusCode::NOT_FOUND);
+            continue;
+        }
+        assert_eq!(status, StatusCode::OK, "{overview}");
+        assert_eq!(
+            overview["turns"].as_u64().unwrap() as usize,
+            turn_ids[i].len()
+        );
+        let (status, retention) =
+            server.send_as(key, "GET", &format!("/v1/users/{name}/retention"), None);
+        assert_eq!(status, StatusCode::OK, "{retention}");
+        let last = retention["series"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["created"].as_u64().unwrap() as usize, owned.len());
+        let mut seen = Vec::new();
+        markers(&overview, &mut seen);
+        assert!(seen.is_empty(), "an overview holds no text");
     }
     // Purging a user in one tenant leaves the same name in the other alone.
     let (status, _) = server.send_as(Some(&keys[0]), "DELETE", "/v1/users/u0", None);

@@ -583,6 +583,73 @@ fn real_answers_conform_to_the_document() {
         &format!("{one}/history"),
         None,
     );
+    for route in ["access", "derived"] {
+        let template = format!("/v1/users/{{user}}/memories/{{id}}/{route}");
+        s.record(
+            &server,
+            key,
+            ("GET", &template),
+            &format!("{one}/{route}"),
+            None,
+        );
+        s.record(
+            &server,
+            key,
+            ("GET", &template),
+            &format!("/v1/users/lena/memories/nope/{route}"),
+            None,
+        );
+    }
+    let list_page = ("GET", "/v1/users/{user}/memories");
+    s.record(
+        &server,
+        key,
+        list_page,
+        "/v1/users/lena/memories?q=Mia&sort=newest&meta=source=chat&state=all",
+        None,
+    );
+    s.record(
+        &server,
+        key,
+        list_page,
+        "/v1/users/lena/memories?sort=sideways",
+        None,
+    );
+    let turn = ("GET", "/v1/users/{user}/turns/{id}");
+    let turn_id = added["turns"][1]["turn_id"].as_str().unwrap();
+    s.record(
+        &server,
+        key,
+        turn,
+        &format!("/v1/users/lena/turns/{turn_id}?around=2"),
+        None,
+    );
+    s.record(
+        &server,
+        key,
+        turn,
+        &format!("/v1/users/lena/turns/{turn_id}?around=99"),
+        None,
+    );
+    s.record(&server, key, turn, "/v1/users/lena/turns/nope", None);
+    let overview = ("GET", "/v1/users/{user}/overview");
+    s.record(&server, key, overview, "/v1/users/lena/overview", None);
+    s.record(&server, key, overview, "/v1/users/nobody/overview", None);
+    let retention = ("GET", "/v1/users/{user}/retention");
+    s.record(
+        &server,
+        key,
+        retention,
+        "/v1/users/lena/retention?agent=companion&points=10",
+        None,
+    );
+    s.record(
+        &server,
+        key,
+        retention,
+        "/v1/users/lena/retention?points=0",
+        None,
+    );
     s.record(
         &server,
         key,
@@ -614,6 +681,7 @@ fn real_answers_conform_to_the_document() {
         None,
     );
     s.record(&server, key, view, "/v1/users/lena/views/mood", None);
+    s.record(&server, key, view, "/v1/users/lena/views/chains", None);
     s.record(
         &server,
         key,

@@ -36,7 +36,7 @@ pub(crate) mod moom;
 pub(crate) mod perltqa;
 pub(crate) mod scmemory;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 pub mod variants;
 
 /// Parameters of one preset: defaults, validation and one line of documentation per key.

@@ -161,14 +161,16 @@
     }
     const user = segs[1];
     const section = segs[2] === 'memory' ? 'memories' : (segs[2] || '');
-    nav.replaceChildren(
+    nav.replaceChildren();
+    append(nav, [
       h('a', { href: '#/users', text: 'Users' }),
       h('span', { class: 'who', text: user }),
       SECTIONS.map(([id, label]) => h('a', {
         href: href(id ? ['u', user, id] : ['u', user]),
         'aria-current': section === id ? 'page' : null,
         text: label,
-      })));
+      })),
+    ]);
   }
 
   const PAGES = {
@@ -204,12 +206,15 @@
       content = failure(error);
     }
     if (current !== generation) return;
-    main.replaceChildren(...[content].flat());
+    main.replaceChildren();
+    append(main, [content]);
     main.removeAttribute('aria-busy');
     main.dataset.page = segs[0] === 'u' ? (segs[2] || 'overview') : (segs[0] || 'users');
     if (path !== lastPath) {
       document.title = `${(main.querySelector('h1') || {}).textContent || 'mnemos'} · mnemos inspector`;
-      main.focus({ preventScroll: false });
+      // Screen readers and keyboards start at the new page's content.
+      main.focus({ preventScroll: true });
+      window.scrollTo(0, 0);
       lastPath = path;
     }
   }

@@ -20,6 +20,15 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# The inspector's browser tests drive headless Chromium through chromedriver, both from Debian.
+if [ ! -x /usr/bin/chromedriver ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+  else
+    echo "the tests need headless Chromium: install Debian's chromium and chromium-driver packages (as root)" >&2
+    exit 1
+  fi
+fi
 cargo run --release -q --bin mnemos -- models fetch --embedder bilingual --embed-runtime onnx
 # The OpenAPI test validates the server's document with a real validator.
 python3 -m pip install -q openapi-spec-validator 2>/dev/null \

@@ -1,8 +1,11 @@
 //! The test server: an engine on a scratch SQLite file (hash embedder, offline model) served
-//! on a loopback port, and a blocking HTTP client.
+//! on a loopback port, and a blocking HTTP client; and (`browser`) a headless Chromium.
 
 // Each test file uses part of the harness.
 #![allow(dead_code)]
+
+/// Headless Chromium for the inspector's tests.
+pub mod browser;
 
 use std::net::SocketAddr;
 use std::sync::{mpsc, Arc};

@@ -20,12 +20,13 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     exit 1
   fi
 fi
-# The inspector's browser tests drive headless Chromium through chromedriver, both from Debian.
-if [ ! -x /usr/bin/chromedriver ]; then
+# The inspector's browser tests drive headless Chromium through chromedriver, both from Debian,
+# and screenshot pages with Chinese text (Chromium brings no fonts; WenQuanYi Micro Hei is 1.6 MB).
+if [ ! -x /usr/bin/chromedriver ] || ! fc-list :lang=zh 2>/dev/null | grep -q .; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-wqy-microhei
   else
-    echo "the tests need headless Chromium: install Debian's chromium and chromium-driver packages (as root)" >&2
+    echo "the tests need headless Chromium and a Chinese font: install Debian's chromium, chromium-driver and fonts-wqy-microhei packages (as root)" >&2
     exit 1
   fi
 fi

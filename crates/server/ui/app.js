@@ -190,6 +190,8 @@
   };
 
   let generation = 0;
+  // Finished renders, on `main` as data-rendered: a page is whole once this number moves.
+  let rendered = 0;
   let lastPath = null;
 
   async function render() {
@@ -210,6 +212,8 @@
     append(main, [content]);
     main.removeAttribute('aria-busy');
     main.dataset.page = segs[0] === 'u' ? (segs[2] || 'overview') : (segs[0] || 'users');
+    rendered += 1;
+    main.dataset.rendered = String(rendered);
     if (path !== lastPath) {
       document.title = `${(main.querySelector('h1') || {}).textContent || 'mnemos'} · mnemos inspector`;
       // Screen readers and keyboards start at the new page's content.

@@ -73,6 +73,11 @@ impl Server {
             .iter()
             .map(|t| engine.create_api_key(t, "test").unwrap().secret)
             .collect();
+        (Self::serve_engine(engine, dir, config), secrets)
+    }
+
+    /// Serve `engine` (whose database lives in `dir`) on a loopback port.
+    pub fn serve_engine(engine: Engine, dir: tempfile::TempDir, config: ServerConfig) -> Server {
         let (bound_tx, bound_rx) = mpsc::channel::<SocketAddr>();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -95,7 +100,7 @@ impl Server {
             Ok(addr) => addr,
             Err(_) => panic!("the server did not start: {:?}", thread.join().unwrap()),
         };
-        let server = Server {
+        Server {
             base: format!("http://{addr}"),
             client: Client::builder()
                 .timeout(Duration::from_secs(30))
@@ -104,8 +109,7 @@ impl Server {
             stop: Some(stop_tx),
             thread: Some(thread),
             dir,
-        };
-        (server, secrets)
+        }
     }
 
     pub fn default_config() -> ServerConfig {

@@ -64,6 +64,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     let db = config.db.to_string();
     mnemos_server::run_until_signal(Arc::new(engine), tenant.clone(), &server, |addr| {
         eprintln!("mnemos serving {db} (tenant {tenant}) on http://{addr}/v1 — Ctrl-C stops");
+        eprintln!("web inspector: http://{addr}/ui/");
     })?;
     eprintln!("mnemos server stopped");
     Ok(())

@@ -35,7 +35,10 @@ const ENGLISH: &[(&str, &str)] = &[
     ("Bot", "Congratulations! How do you like Berlin so far?"),
     ("Ann", "I love the coffee here, especially the flat whites."),
     ("Bot", "Do you have a favourite café yet?"),
-    ("Ann", "My sister Mia is allergic to peanuts, so we avoid some places."),
+    (
+        "Ann",
+        "My sister Mia is allergic to peanuts, so we avoid some places.",
+    ),
     ("Bot", "Good to know, I will keep that in mind."),
     ("Ann", "I started learning the cello last week."),
     ("Bot", "That sounds fun. Do you have a teacher?"),
@@ -93,14 +96,22 @@ fn turns(user: &str, agent: &str, session: &str, lines: &[(&str, &str)], day: u3
         .iter()
         .enumerate()
         .map(|(i, (speaker, text))| {
-            let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-            let time = format!("2024-05-{day:02}T10:{i:02}:00Z");
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            // 2024-05-{day} 10:{i} UTC.
+            let time = 1_714_521_600_000
+                + i64::from(day - 1) * 86_400_000
+                + 36_000_000
+                + i as i64 * 60_000;
             let mut metadata = Metadata::new();
             metadata.insert("topic".into(), format!("{session}-topic"));
             NewTurn {
                 role,
                 speaker: Some((*speaker).to_string()),
-                time: Some(Timestamp::parse(&time).unwrap()),
+                time: Some(Timestamp::from_millis(time)),
                 metadata,
                 key: Some(format!("{session}-{i}")),
                 ..NewTurn::user(scope.clone(), *text)
@@ -116,13 +127,21 @@ fn seeded() -> (Server, String) {
     let db = dir.path().join("m.db");
     {
         let seeding = engine(&db, true);
-        seeding.add(turns("ann", "default", "s1", ENGLISH, 1)).unwrap();
-        seeding.add(turns("ann", "default", "s2", CHINESE, 8)).unwrap();
-        let m4 = turns("ann", "m4", "m1", &ENGLISH[..6], 2);
-        let scope = m4[0].scope.clone();
-        seeding.add(m4).unwrap();
-        seeding.end_session(&scope).unwrap();
-        seeding.end_session(&Scope::new(TENANT, "ann", "default", "s2").unwrap()).unwrap();
+        seeding
+            .add(turns("ann", "default", "s1", ENGLISH, 1))
+            .unwrap();
+        seeding
+            .add(turns("ann", "default", "s2", CHINESE, 8))
+            .unwrap();
+        for (session, lines, day) in [("m1", &ENGLISH[..6], 2), ("m2", &ENGLISH[6..], 4)] {
+            let m4 = turns("ann", "m4", session, lines, day);
+            let scope = m4[0].scope.clone();
+            seeding.add(m4).unwrap();
+            seeding.end_session(&scope).unwrap();
+        }
+        seeding
+            .end_session(&Scope::new(TENANT, "ann", "default", "s2").unwrap())
+            .unwrap();
     }
     let serving = engine(&db, false);
     serving
@@ -353,7 +372,10 @@ fn memories_with_filters(inspector: &Inspector) {
     // Paging: two memories a page, every page of the filter once.
     let total = api["total"].as_u64().unwrap() as usize;
     inspector.visit(
-        &format!("/u/ann/memories?q={}&sort=newest&limit=2", urlencode("咖啡")),
+        &format!(
+            "/u/ann/memories?q={}&sort=newest&limit=2",
+            urlencode("咖啡")
+        ),
         "memories-paged",
     );
     let mut seen = inspector.texts("#memories-table tbody tr td.text");
@@ -419,7 +441,10 @@ fn search_bars_carry_the_api_breakdown(inspector: &Inspector) {
             match value {
                 Some(value) => {
                     let drawn = drawn.unwrap_or_else(|| panic!("no {bar} bar: {shown}"));
-                    assert!((drawn - value).abs() <= 1e-6 * value.abs().max(1.0), "{bar}: {drawn} vs {value}");
+                    assert!(
+                        (drawn - value).abs() <= 1e-6 * value.abs().max(1.0),
+                        "{bar}: {drawn} vs {value}"
+                    );
                 }
                 None => assert!(drawn.is_none(), "{bar} drawn without a value: {shown}"),
             }
@@ -442,7 +467,10 @@ fn recall_shows_the_agents_context(inspector: &Inspector) {
         "/v1/users/ann/recall",
         Some(json!({"query": "她喜欢什么咖啡？", "agent": "plain", "budget": 200})),
     );
-    assert_eq!(b.text("#recall-text").unwrap(), api["text"].as_str().unwrap().trim());
+    assert_eq!(
+        b.text("#recall-text").unwrap(),
+        api["text"].as_str().unwrap().trim()
+    );
     assert_eq!(b.text("#recall-tokens").unwrap(), api["tokens"].to_string());
     assert_eq!(
         inspector.count("#recall-items tbody tr"),
@@ -454,7 +482,10 @@ fn mechanism_views_are_drawn(inspector: &Inspector) {
     inspector.visit("/u/ann/persona", "persona");
     let persona = inspector.api("GET", "/v1/users/ann/views/persona", None);
     let keys = persona["data"].as_array().unwrap();
-    assert!(!keys.is_empty(), "the seeded dialogue has a persona: {persona}");
+    assert!(
+        !keys.is_empty(),
+        "the seeded dialogue has a persona: {persona}"
+    );
     let shown = inspector.browser.text("#persona").unwrap();
     for key in keys {
         assert!(shown.contains(key["key"].as_str().unwrap()), "{key}");
@@ -485,7 +516,10 @@ fn mechanism_views_are_drawn(inspector: &Inspector) {
         .iter()
         .map(|c| c["nodes"].as_array().unwrap().len())
         .sum();
-    assert!(drawn > 0, "the M⁴ agent's session made chain nodes: {chains}");
+    assert!(
+        drawn > 0,
+        "the M⁴ agent's session made chain nodes: {chains}"
+    );
     assert_eq!(inspector.count("#chains-chart circle[data-node]"), drawn);
 }
 
@@ -501,7 +535,10 @@ fn edit_and_forget_land_in_the_history(inspector: &Inspector) {
     b.wait_for("#confirm[open]").unwrap();
     b.type_into("#confirm-input", "\u{E00C}").unwrap();
     assert!(!b.exists("#confirm[open]").unwrap());
-    assert_eq!(inspector.api("GET", &format!("/v1/users/ann/memories/{id}"), None)["state"], "active");
+    assert_eq!(
+        inspector.api("GET", &format!("/v1/users/ann/memories/{id}"), None)["state"],
+        "active"
+    );
 
     let edited = "我每天早上都喝一杯绿茶。";
     b.click("#edit-memory").unwrap();
@@ -533,7 +570,10 @@ fn edit_and_forget_land_in_the_history(inspector: &Inspector) {
 fn forgetting_and_jobs(inspector: &Inspector) {
     inspector.visit("/u/ann/forgetting", "forgetting");
     let retention = inspector.api("GET", "/v1/users/ann/retention?points=300", None);
-    assert!(inspector.browser.exists("#retention-chart polyline[data-series='active']").unwrap());
+    assert!(inspector
+        .browser
+        .exists("#retention-chart polyline[data-series='active']")
+        .unwrap());
     let forgotten = inspector.api(
         "GET",
         "/v1/users/ann/memories?state=forgotten&sort=newest&limit=100",
@@ -551,7 +591,10 @@ fn forgetting_and_jobs(inspector: &Inspector) {
 
     inspector.visit("/u/bob/jobs", "jobs");
     let jobs = inspector.api("GET", "/v1/users/bob/jobs", None);
-    assert!(!jobs.as_array().unwrap().is_empty(), "bob's jobs wait: {jobs}");
+    assert!(
+        !jobs.as_array().unwrap().is_empty(),
+        "bob's jobs wait: {jobs}"
+    );
     assert_eq!(
         inspector.count("#jobs-table tbody tr"),
         jobs.as_array().unwrap().len()
@@ -560,7 +603,10 @@ fn forgetting_and_jobs(inspector: &Inspector) {
 
 fn pages_fit_a_phone(inspector: &Inspector) {
     inspector.browser.set_size(PHONE).unwrap();
-    let id = memory_id_of(inspector, "I love the coffee here, especially the flat whites.");
+    let id = memory_id_of(
+        inspector,
+        "I love the coffee here, especially the flat whites.",
+    );
     for (route, shot) in [
         ("/users".to_string(), "phone-users"),
         ("/u/ann/memories".to_string(), "phone-memories"),
@@ -573,7 +619,10 @@ fn pages_fit_a_phone(inspector: &Inspector) {
             .browser
             .eval("return document.documentElement.scrollWidth - window.innerWidth;")
             .unwrap();
-        assert!(overflow.as_i64().unwrap() <= 0, "{route} is wider than a phone by {overflow} px");
+        assert!(
+            overflow.as_i64().unwrap() <= 0,
+            "{route} is wider than a phone by {overflow} px"
+        );
     }
     inspector.browser.set_size(DESKTOP).unwrap();
 }
@@ -583,11 +632,18 @@ fn purge_removes_the_user(inspector: &Inspector) {
     inspector.visit("/u/bob", "overview-bob");
     b.click("#purge").unwrap();
     b.wait_for("#confirm[open]").unwrap();
-    assert!(b.eval("return document.getElementById('confirm-ok').disabled;").unwrap() == json!(true));
+    assert!(
+        b.eval("return document.getElementById('confirm-ok').disabled;")
+            .unwrap()
+            == json!(true)
+    );
     inspector.confirm(Some("bob"));
     b.wait_for("#users-table").unwrap();
     assert!(b.text("#flash").unwrap().contains("Purged bob"));
     assert!(!b.exists("tr[data-user='bob']").unwrap());
-    assert_eq!(inspector.api("GET", "/v1/users", None)["users"], json!(["ann"]));
+    assert_eq!(
+        inspector.api("GET", "/v1/users", None)["users"],
+        json!(["ann"])
+    );
     b.assert_no_console_errors().unwrap();
 }

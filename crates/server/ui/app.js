@@ -80,10 +80,11 @@
     return h('div', { class: `msg ${kind}`, role: kind === 'error' ? 'alert' : null, id }, text);
   }
 
-  // A message that outlives the next navigation when `keep` (e.g. "purged" on the users page).
+  // A message shown until the next navigation; `navigating`: it is about the page the action
+  // navigates to (e.g. "purged" on the users page), so that navigation keeps it.
   let keepFlash = false;
-  function flash(kind, text, keep) {
-    keepFlash = Boolean(keep);
+  function flash(kind, text, navigating) {
+    keepFlash = Boolean(navigating);
     statusBox.replaceChildren(message(kind, text, 'flash'));
   }
 
@@ -608,7 +609,7 @@
       if (text === null || text === m.text) return;
       try {
         await api('PATCH', path, { text });
-        flash('ok', 'Saved as a new version.', true);
+        flash('ok', 'Saved as a new version.');
         render();
       } catch (error) {
         flash('error', `Not saved: ${error.message}`);
@@ -622,7 +623,7 @@
       if (reason === null) return;
       try {
         const r = await api('DELETE', `${path}?reason=${enc(reason)}`);
-        flash('ok', `Forgotten${r.derived_forgotten ? `, with ${r.derived_forgotten} derived memories` : ''}.`, true);
+        flash('ok', `Forgotten${r.derived_forgotten ? `, with ${r.derived_forgotten} derived memories` : ''}.`);
         render();
       } catch (error) {
         flash('error', `Not forgotten: ${error.message}`);
@@ -910,6 +911,12 @@
     return [h('div', { class: 'card' }, svg), h('div', { class: 'tree', id: 'timeline-tree' }, tree(nodes))];
   }
 
+  function swatch(color) {
+    const el = h('i', { 'aria-hidden': 'true' });
+    el.style.background = color;
+    return el;
+  }
+
   function axis(x, from, to, y) {
     const ticks = 6;
     const step = Math.max(1, Math.ceil((to - from) / ticks));
@@ -933,7 +940,7 @@
       if (!rowsOf.has(n.id)) rowsOf.set(n.id, []);
       rowsOf.get(n.id).push(i);
     }));
-    const svg = s('svg', { viewBox: `0 0 ${width} ${data.chains.length * row + 20}`, role: 'img', id: 'chains-chart',
+    const svg = s('svg', { viewBox: `0 0 ${width} ${data.chains.length * row + 20}`, width, role: 'img', id: 'chains-chart',
       'aria-label': `${data.chains.length} chains, ${order.length} nodes` },
     data.chains.map((c, i) => [
       s('text', { x: 4, y: y(i) + 5, 'font-size': 13, fill: '#1d2430', text: clip(c.category, 18) }),
@@ -945,7 +952,8 @@
         s('title', { text: `${n.categories.join(', ')} · ${isoShort(n.time)}: ${clip(n.text, 160)}` }))))));
     return [
       h('div', { class: 'card' }, svg, h('div', { class: 'chart-legend' },
-        h('span', {}, h('i', { class: 'bar dense' }), 'node'), h('span', {}, 'orange, joined by dashes: a node shared by several chains'))),
+        h('span', {}, swatch('#8e5bd0'), 'a node (its chain\'s summary of a session)'),
+        h('span', {}, swatch('#c77700'), 'a node shared by several chains, joined by dashes'))),
       data.chains.map((c) => h('section', { class: 'card' }, h('h2', { text: c.category }),
         h('ol', { class: 'turns' }, c.nodes.map((n) => h('li', {},
           h('a', { href: href(['u', user, 'memory', n.id]), text: n.text }),
@@ -953,7 +961,8 @@
       data.calibrations.length ? [h('h2', { text: 'Calibrations' }), table(['Superseded', 'By', 'Categories'],
         data.calibrations.map((cal) => h('tr', {},
           h('td', { class: 'text' }, h('a', { href: href(['u', user, 'memory', cal.stale]), text: clip(cal.stale_text, 160) })),
-          h('td', { class: 'text', text: cal.superseded_by || '—' }), h('td', { text: cal.categories.join(', ') }))))] : null,
+          h('td', { class: 'text' }, cal.superseded_by ? h('a', { href: href(['u', user, 'memory', cal.superseded_by]), text: 'the newer node' }) : '—'),
+          h('td', { text: cal.categories.join(', ') }))))] : null,
     ];
   }
 
@@ -994,7 +1003,7 @@
     if (!series.length) return h('p', { class: 'muted', text: 'No memories yet.' });
     const width = 900;
     const height = 260;
-    const pad = { left: 50, right: 12, top: 10, bottom: 34 };
+    const pad = { left: 50, right: 36, top: 10, bottom: 34 };
     const first = series[0].round;
     const last = Math.max(first + 1, retention.last_round || 0, series[series.length - 1].round);
     const top = Math.max(1, ...series.map((p) => p.created));
@@ -1020,11 +1029,8 @@
         s('text', { x: pad.left - 6, y: y(top * f) + 4, 'font-size': 12, 'text-anchor': 'end', fill: '#5b6472', text: Math.round(top * f) })]),
       lines.map(([name, color]) => s('polyline', { points: steps((p) => p[name]), fill: 'none', stroke: color, 'stroke-width': 2, 'data-series': name })),
       axis(x, first, last, height - pad.bottom + 8)),
-      h('div', { class: 'chart-legend' }, lines.map(([name, color]) => {
-        const swatch = h('i', {});
-        swatch.style.background = color;
-        return h('span', {}, swatch, `${name} (${end[name]} at round ${end.round})`);
-      })),
+      h('div', { class: 'chart-legend' }, lines.map(([name, color]) =>
+        h('span', {}, swatch(color), `${name} (${end[name]} at round ${end.round})`))),
     ];
   }
 
@@ -1039,7 +1045,7 @@
       try {
         const r = await api('POST', `${userPath(user)}/jobs/${enc(job.id)}/retry`);
         const errors = r.errors.map((e) => e.message).join('; ');
-        flash(r.failed ? 'error' : 'ok', r.failed ? `The job failed again: ${errors}` : `Done: ${r.memories_created} created, ${r.memories_updated} updated, ${r.memories_forgotten} forgotten.`, true);
+        flash(r.failed ? 'error' : 'ok', r.failed ? `The job failed again: ${errors}` : `Done: ${r.memories_created} created, ${r.memories_updated} updated, ${r.memories_forgotten} forgotten.`);
         render();
       } catch (error) {
         flash('error', `Retry failed: ${error.message}`);

@@ -21,7 +21,9 @@ use serde_json::{json, Value};
 
 use common::browser::{Browser, DESKTOP, PHONE};
 use common::Server;
-use mnemos_core::{Metadata, Role, Scope, Store, Timestamp};
+use mnemos_core::{
+    MemoryModel, Metadata, ModelError, Role, Scope, Store, Task, TaskOutput, Timestamp, UserKey,
+};
 use mnemos_embed::HashEmbedder;
 use mnemos_engine::{Engine, EngineConfig, JobSettings, NewTurn, PresetSpec};
 use mnemos_offline::OfflineModel;
@@ -59,10 +61,34 @@ const CHINESE: &[(&str, &str)] = &[
 ];
 const CHINESE_COFFEE: &str = "我每天早上都喝一杯咖啡。";
 
+/// A model whose endpoint is down: every derived job that needs it fails.
+struct DownModel;
+
+impl MemoryModel for DownModel {
+    fn id(&self) -> &str {
+        "down"
+    }
+
+    fn run(&self, _task: &Task) -> Result<TaskOutput, ModelError> {
+        Err(ModelError::Unavailable(
+            "the endpoint refused the connection".into(),
+        ))
+    }
+}
+
 fn engine(db: &std::path::Path, inline: bool) -> Engine {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db, SqliteOptions::default()).unwrap());
     let embedder = Arc::new(HashEmbedder::default());
     let model = Arc::new(OfflineModel::new(embedder.clone()));
+    engine_with(db, inline, embedder, model)
+}
+
+fn engine_with(
+    db: &std::path::Path,
+    inline: bool,
+    embedder: Arc<HashEmbedder>,
+    model: Arc<dyn MemoryModel>,
+) -> Engine {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db, SqliteOptions::default()).unwrap());
     // Small MOOM units and a small capacity, so a short dialogue already has a plot tree, a
     // persona sketch and forgotten memories.
     let moom = PresetSpec {
@@ -121,7 +147,8 @@ fn turns(user: &str, agent: &str, session: &str, lines: &[(&str, &str)], day: u3
 }
 
 /// A server over seeded data, and a key of its tenant. `ann`'s derived work has run; `bob`'s
-/// is left pending (the server runs no worker), so the jobs page has something to show.
+/// failed until it gave up (a model that was down then), so the jobs page has stuck jobs to
+/// retry; the server runs no worker, so nothing retries them behind the test's back.
 fn seeded() -> (Server, String) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
@@ -143,10 +170,22 @@ fn seeded() -> (Server, String) {
             .end_session(&Scope::new(TENANT, "ann", "default", "s2").unwrap())
             .unwrap();
     }
+    {
+        let failing = engine_with(
+            &db,
+            false,
+            Arc::new(HashEmbedder::default()),
+            Arc::new(DownModel),
+        );
+        failing
+            .add(turns("bob", "default", "b1", ENGLISH, 3))
+            .unwrap();
+        let bob = UserKey::new(TENANT, "bob").unwrap();
+        for _ in 0..JobSettings::default().max_attempts {
+            failing.run_pending(&bob).unwrap();
+        }
+    }
     let serving = engine(&db, false);
-    serving
-        .add(turns("bob", "default", "b1", &ENGLISH[..4], 3))
-        .unwrap();
     let key = serving.create_api_key(TENANT, "inspector").unwrap().secret;
     let server = Server::serve_engine(serving, dir, Server::default_config());
     (server, key)
@@ -591,14 +630,38 @@ fn forgetting_and_jobs(inspector: &Inspector) {
 
     inspector.visit("/u/bob/jobs", "jobs");
     let jobs = inspector.api("GET", "/v1/users/bob/jobs", None);
+    let jobs = jobs.as_array().unwrap();
     assert!(
-        !jobs.as_array().unwrap().is_empty(),
-        "bob's jobs wait: {jobs}"
+        jobs.iter().any(|j| j["state"] == "stuck"),
+        "bob's jobs gave up: {jobs:?}"
+    );
+    assert_eq!(inspector.count("#jobs-table tbody tr"), jobs.len());
+    let shown = inspector.browser.text("#jobs-table").unwrap();
+    assert!(
+        shown.contains("the endpoint refused the connection"),
+        "{shown}"
+    );
+
+    // Retry one: the model is back, so it runs and leaves the list.
+    let stuck = jobs.iter().find(|j| j["state"] == "stuck").unwrap();
+    let id = stuck["id"].as_str().unwrap();
+    inspector
+        .browser
+        .click(&format!("tr[data-job='{id}'] button"))
+        .unwrap();
+    inspector.confirm(None);
+    let flash = inspector.browser.text("#flash").unwrap();
+    assert!(flash.starts_with("Done"), "{flash}");
+    let after = inspector.api("GET", "/v1/users/bob/jobs", None);
+    assert!(
+        after.as_array().unwrap().iter().all(|j| j["id"] != id),
+        "{after}"
     );
     assert_eq!(
         inspector.count("#jobs-table tbody tr"),
-        jobs.as_array().unwrap().len()
+        after.as_array().unwrap().len()
     );
+    inspector.check_page("jobs-retried");
 }
 
 fn pages_fit_a_phone(inspector: &Inspector) {

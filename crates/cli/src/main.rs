@@ -126,8 +126,8 @@ enum Command {
     Forget(memory::ForgetArgs),
     /// Erase every turn, memory, history entry, vector and job of a user.
     Purge(memory::PurgeArgs),
-    /// List the users that have data.
-    Users,
+    /// List the users that have data (--detail: with their memories, activity and jobs).
+    Users(memory::UsersArgs),
     /// Derived work (summaries, profiles…) waiting or failed: list it, run it, retry it.
     Jobs(jobs::JobsArgs),
     /// Run one memory task (summarize, persona_snapshot, conflicts, …) on your own text.
@@ -183,7 +183,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::List(args) => memory::list(&global.config()?, args),
         Command::Forget(args) => memory::forget(&global.config()?, args),
         Command::Purge(args) => memory::purge(&global.config()?, args),
-        Command::Users => memory::users(&global.config()?),
+        Command::Users(args) => memory::users(&global.config()?, args),
         Command::Jobs(args) => jobs::run(&global.config()?, args),
         Command::Model { command } => models::run_model(&global.config()?, command),
         Command::Models { command } => models::run_models(&global.config()?, command),

@@ -1,14 +1,16 @@
 //! Commands over one user's memories: search, show, list, forget, purge, and the user list.
 
 use anyhow::{Context as _, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use mnemos_engine::render;
 
 use mnemos_core::{
     KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, SecondHop,
     StateFilter, Timestamp, TurnId, UserKey,
 };
-use mnemos_engine::{Config, Engine, OpenOptions, RecallRequest, SearchRequest, ViewKind};
+use mnemos_engine::{
+    Browse, Config, Engine, MemorySort, OpenOptions, RecallRequest, SearchRequest, ViewKind,
+};
 
 use crate::usage::usage;
 use crate::UserArg;
@@ -174,7 +176,8 @@ fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
 
 #[derive(Args)]
 pub struct ShowArgs {
-    /// A memory id or a turn id.
+    /// A memory id or a turn id; or `persona`, `timeline`, `chains` (a preset's view), or
+    /// `retention` (memories kept over rounds, and who forgot the rest).
     id: Option<String>,
     /// Instead of one memory: a preset's view of the user's memories.
     #[arg(
@@ -193,6 +196,18 @@ pub struct ShowArgs {
     json: bool,
 }
 
+/// Memories kept over the rounds (thinned to 40 points) and who forgot the others.
+fn show_retention(engine: &Engine, user: &UserKey, args: &ShowArgs) -> Result<()> {
+    const POINTS: usize = 40;
+    let retention = engine.retention(user, args.agent.as_deref(), POINTS)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&retention)?);
+    } else {
+        print!("{}", render::retention(&retention));
+    }
+    Ok(())
+}
+
 pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
     // `show persona` / `show timeline` / `show chains` read as views.
     match args.id.as_deref() {
@@ -203,6 +218,9 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
     }
     let engine = existing_engine(config, false, None)?;
     let user = known_user(&engine, &args.user, config)?;
+    if args.id.as_deref() == Some("retention") {
+        return show_retention(&engine, &user, &args);
+    }
     if let Some(kind) = args.view {
         let view = engine.view(&user, args.agent.as_deref(), kind)?;
         if args.json {
@@ -214,7 +232,9 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
     }
     let text = args.id.unwrap_or_default();
     let Ok(id) = text.parse::<MemoryId>() else {
-        usage!("'{text}' is neither a memory or turn id, nor persona or timeline");
+        usage!(
+            "'{text}' is neither a memory or turn id, nor persona, timeline, chains or retention"
+        );
     };
     match engine.get(&user, id) {
         Ok(memory) => {
@@ -266,8 +286,32 @@ pub struct ListArgs {
     /// Only memories created before this time.
     #[arg(long, value_parser = parse_time)]
     until: Option<Timestamp>,
+    /// Only memories whose text holds this, ignoring case (Chinese too).
+    #[arg(long)]
+    text: Option<String>,
+    /// The order: oldest first, newest first, or most important first.
+    #[arg(long, value_enum, default_value_t = SortArg::Oldest)]
+    sort: SortArg,
     #[arg(long)]
     json: bool,
+}
+
+/// `--sort` of `mnemos list`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SortArg {
+    Oldest,
+    Newest,
+    Importance,
+}
+
+impl From<SortArg> for MemorySort {
+    fn from(sort: SortArg) -> Self {
+        match sort {
+            SortArg::Oldest => MemorySort::Oldest,
+            SortArg::Newest => MemorySort::Newest,
+            SortArg::Importance => MemorySort::Importance,
+        }
+    }
 }
 
 /// An RFC 3339 time, or a date (midnight UTC).
@@ -290,6 +334,9 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
         };
         metadata.insert(k.to_string(), v.to_string());
     }
+    if args.text.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        usage!("--text must not be blank");
+    }
     let engine = existing_engine(config, false, None)?;
     let user = known_user(&engine, &args.user, config)?;
     let filter = MemoryFilter {
@@ -305,7 +352,12 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
         offset: args.offset,
         limit: args.limit,
     };
-    let page = engine.list(&user, &filter, page)?;
+    let browse = Browse {
+        filter,
+        text: args.text,
+        sort: args.sort.into(),
+    };
+    let page = engine.browse(&user, &browse, page)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&page)?);
     } else {
@@ -374,10 +426,36 @@ pub fn purge(config: &Config, args: PurgeArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn users(config: &Config) -> Result<()> {
+#[derive(Args)]
+pub struct UsersArgs {
+    /// Each user's turns, memories by kind and state, last activity and jobs.
+    #[arg(long)]
+    detail: bool,
+    /// With --detail: as JSON.
+    #[arg(long, requires = "detail")]
+    json: bool,
+}
+
+pub fn users(config: &Config, args: UsersArgs) -> Result<()> {
     let engine = existing_engine(config, false, None)?;
-    for user in engine.users().context("listing users")? {
-        println!("{user}");
+    let users = engine.users().context("listing users")?;
+    if !args.detail {
+        for user in users {
+            println!("{user}");
+        }
+        return Ok(());
+    }
+    let mut all = Vec::new();
+    for user in &users {
+        let overview = engine.overview(user)?;
+        if args.json {
+            all.push(serde_json::json!({ "user": user.user, "overview": overview }));
+        } else {
+            print!("{}", render::user_overview(user, &overview));
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
     }
     Ok(())
 }

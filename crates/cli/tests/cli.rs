@@ -187,6 +187,78 @@ fn times_are_iso_dates_and_list_filters_by_time() {
 }
 
 #[test]
+fn list_filters_by_text_and_sorts_users_show_details_and_retention_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let file = write(
+        dir.path(),
+        "coffee.jsonl",
+        "{\"text\": \"I drink coffee every morning.\", \"user\": \"lena\", \"time\": \"2024-05-01T10:00:00Z\"}\n\
+         {\"text\": \"我每天早上都喝一杯咖啡。\", \"user\": \"lena\", \"time\": \"2024-05-02T10:00:00Z\"}\n\
+         {\"text\": \"I also like COFFEE cake.\", \"user\": \"lena\", \"time\": \"2024-05-03T10:00:00Z\"}\n\
+         {\"text\": \"The weather is nice.\", \"user\": \"wei\"}\n",
+    );
+    assert!(mnemos(&db, &["ingest", file.to_str().unwrap()])
+        .status
+        .success());
+    let listed = |args: &[&str]| -> Vec<String> {
+        let out = mnemos(&db, &[&["list", "--user", "lena", "--json"], args].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let page: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        listed(&["--text", "coffee", "--sort", "newest"]),
+        ["I also like COFFEE cake.", "I drink coffee every morning."]
+    );
+    assert_eq!(listed(&["--text", "咖啡"]), ["我每天早上都喝一杯咖啡。"]);
+    let out = mnemos(&db, &["list", "--user", "lena", "--text", " "]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = mnemos(&db, &["list", "--user", "lena", "--sort", "sideways"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+
+    let out = mnemos(&db, &["users", "--detail"]);
+    let text = stdout(&out);
+    assert!(text.contains("lena  3 turns in 1 sessions"), "{text}");
+    assert!(text.contains("wei  1 turns"), "{text}");
+    let out = mnemos(&db, &["users", "--detail", "--json"]);
+    let users: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(users[0]["overview"]["turns"], 3);
+
+    let id = stdout(&mnemos(
+        &db,
+        &["list", "--user", "lena", "--json", "--limit", "1"],
+    ));
+    let id: serde_json::Value = serde_json::from_str(&id).unwrap();
+    let id = id["items"][0]["id"].as_str().unwrap().to_string();
+    assert!(
+        mnemos(&db, &["forget", &id, "--user", "lena", "--reason", "wrong"])
+            .status
+            .success()
+    );
+    let out = mnemos(&db, &["show", "retention", "--user", "lena"]);
+    let text = stdout(&out);
+    assert!(text.contains("forgotten by: request 1"), "{text}");
+    let out = mnemos(&db, &["show", "retention", "--user", "lena", "--json"]);
+    let retention: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let last = retention["series"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (last["created"].clone(), last["forgotten"].clone()),
+        (3.into(), 1.into())
+    );
+}
+
+#[test]
 fn running_an_ingest_again_adds_only_what_is_new() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");

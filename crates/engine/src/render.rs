@@ -637,3 +637,55 @@ mod tests {
         );
     }
 }
+
+/// One user at a glance: turns, memories by kind and state, last activity, jobs.
+pub fn user_overview(user: &UserKey, overview: &crate::UserOverview) -> String {
+    let kinds: Vec<String> = overview
+        .memories
+        .iter()
+        .map(|(kind, n)| format!("{} {}/{}", kind.as_str(), n.active, n.forgotten))
+        .collect();
+    let last = overview
+        .last_activity
+        .map_or_else(|| "never".to_string(), when);
+    let jobs = overview.jobs;
+    format!(
+        "{}  {} turns in {} sessions; memories active/forgotten: {}; last activity {last}; jobs {} pending, {} failed, {} stuck\n",
+        user.user,
+        overview.turns,
+        overview.sessions,
+        if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") },
+        jobs.pending,
+        jobs.failed,
+        jobs.stuck,
+    )
+}
+
+/// Memories kept over the rounds (one line per point of the series) and who forgot the rest.
+pub fn retention(retention: &crate::Retention) -> String {
+    let mut out = Lines::default();
+    out.push(format!(
+        "{:>7} {:>8} {:>8} {:>9}",
+        "round", "active", "created", "forgotten"
+    ));
+    for point in &retention.series {
+        out.push(format!(
+            "{:>7} {:>8} {:>8} {:>9}",
+            point.round, point.active, point.created, point.forgotten
+        ));
+    }
+    let causes: Vec<String> = retention
+        .forgotten_by
+        .iter()
+        .map(|(cause, n)| format!("{cause} {n}"))
+        .collect();
+    out.push(format!(
+        "forgotten by: {}",
+        if causes.is_empty() {
+            "nothing forgotten".to_string()
+        } else {
+            causes.join(", ")
+        }
+    ));
+    out.finish()
+}

@@ -602,42 +602,6 @@ pub fn migration_totals(report: &crate::MigrationReport) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn iso_dates_are_utc_seconds() {
-        assert_eq!(
-            iso(Timestamp::from_millis(1_683_554_160_000)),
-            "2023-05-08T13:56:00Z"
-        );
-    }
-
-    #[test]
-    fn one_line_flattens_and_cuts_by_characters() {
-        assert_eq!(one_line("a\n  b\tc", 10), "a b c");
-        assert_eq!(one_line("我喜欢在周末去爬山", 4), "我喜欢在…");
-    }
-
-    #[test]
-    fn lines_end_in_newlines() {
-        let mut out = Lines::default();
-        out.push("one");
-        out.push(String::from("二"));
-        assert_eq!(out.finish(), "one\n二\n");
-        assert_eq!(Lines::default().finish(), "");
-    }
-
-    #[test]
-    fn empty_job_report_prints_nothing() {
-        assert_eq!(
-            job_report(&JobReport::default()),
-            (String::new(), String::new())
-        );
-    }
-}
-
 /// One user at a glance: turns, memories by kind and state, last activity, jobs.
 pub fn user_overview(user: &UserKey, overview: &crate::UserOverview) -> String {
     let kinds: Vec<String> = overview
@@ -688,4 +652,40 @@ pub fn retention(retention: &crate::Retention) -> String {
         }
     ));
     out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates_are_utc_seconds() {
+        assert_eq!(
+            iso(Timestamp::from_millis(1_683_554_160_000)),
+            "2023-05-08T13:56:00Z"
+        );
+    }
+
+    #[test]
+    fn one_line_flattens_and_cuts_by_characters() {
+        assert_eq!(one_line("a\n  b\tc", 10), "a b c");
+        assert_eq!(one_line("我喜欢在周末去爬山", 4), "我喜欢在…");
+    }
+
+    #[test]
+    fn lines_end_in_newlines() {
+        let mut out = Lines::default();
+        out.push("one");
+        out.push(String::from("二"));
+        assert_eq!(out.finish(), "one\n二\n");
+        assert_eq!(Lines::default().finish(), "");
+    }
+
+    #[test]
+    fn empty_job_report_prints_nothing() {
+        assert_eq!(
+            job_report(&JobReport::default()),
+            (String::new(), String::new())
+        );
+    }
 }

@@ -16,6 +16,7 @@ from typing import (
     Generic,
     Iterable,
     List,
+    Literal,
     Mapping,
     Optional,
     Sequence,
@@ -27,6 +28,7 @@ from urllib.parse import quote
 from ._version import __version__
 from .errors import ConnectionError, MnemosError, UnexpectedResponse, error_from_response
 from .models import (
+    AccessLog,
     AddResult,
     ApiKey,
     CreatedKey,
@@ -37,13 +39,16 @@ from .models import (
     JobReport,
     Memory,
     MemoryPage,
+    Overview,
     Preset,
     PurgeResult,
     RecallResult,
+    Retention,
     SearchResult,
     Stats,
     TimeLike,
     Turn,
+    TurnContext,
     View,
     format_time,
     list_of,
@@ -52,6 +57,11 @@ from .models import (
 T = TypeVar("T")
 TurnLike = Union[Turn, Mapping[str, Any]]
 Kinds = Union[str, Sequence[str]]
+MemorySort = Literal["oldest", "newest", "importance"]
+"""The orders :meth:`Client.list_memories` offers: ``oldest`` first (the server's default),
+``newest`` first, or ``importance`` (highest first, memories without one last, ties newest
+first)."""
+Params = Dict[str, Union[str, List[str]]]
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 URL_ENV = "MNEMOS_URL"
@@ -65,7 +75,7 @@ class Call(Generic[T]):
     method: str
     path: str
     parse: Callable[[Any], T]
-    params: Dict[str, str] = field(default_factory=dict)
+    params: Params = field(default_factory=dict)
     body: Optional[bytes] = None
     headers: Dict[str, str] = field(default_factory=dict)
 
@@ -120,9 +130,14 @@ def json_body(fields: Mapping[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def query(**params: Any) -> Dict[str, str]:
-    """Query parameters without the unset ones, as strings."""
-    return {k: str(v) for k, v in params.items() if v is not None}
+def query(**params: Any) -> Params:
+    """Query parameters without the unset ones, as strings; a list value becomes the
+    parameter repeated once per item (``meta=a=1&meta=b=2``)."""
+    return {
+        k: [str(item) for item in v] if isinstance(v, list) else str(v)
+        for k, v in params.items()
+        if v is not None and v != []
+    }
 
 
 def json_headers(extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
@@ -160,6 +175,24 @@ def kinds_list(kinds: Optional[Kinds]) -> Optional[List[str]]:
     if isinstance(kinds, str):
         return [k.strip() for k in kinds.split(",") if k.strip()]
     return list(kinds)
+
+
+def meta_pairs(meta: Optional[Mapping[str, str]]) -> Optional[List[str]]:
+    """A metadata filter as the server's repeated ``key=value`` strings. The server splits
+    each at its first ``=``, so a key holding ``=`` could not be sent as meant and is
+    refused here, as is an empty key (values may hold ``=`` and may be empty)."""
+    if meta is None:
+        return None
+    if not isinstance(meta, Mapping):
+        raise TypeError(f"meta must be a mapping of key to value, got {type(meta).__name__}")
+    pairs = []
+    for key, value in meta.items():
+        if not isinstance(key, str) or not key or "=" in key:
+            raise ValueError(f"a meta key must be a non-empty string without '=', got {key!r}")
+        if not isinstance(value, str):
+            raise TypeError(f"meta value for {key!r} must be a string, got {type(value).__name__}")
+        pairs.append(f"{key}={value}")
+    return pairs
 
 
 def _time(value: Optional[TimeLike]) -> Optional[str]:
@@ -230,7 +263,12 @@ def list_memories(
     until: Optional[TimeLike],
     limit: Optional[int],
     cursor: Optional[str],
+    meta: Optional[Mapping[str, str]] = None,
+    q: Optional[str] = None,
+    sort: Optional[MemorySort] = None,
 ) -> Call[MemoryPage]:
+    """``sort`` is sent as given: the server owns the list of orders and answers
+    BadRequest for one it does not have."""
     kinds = kinds_list(kind)
     params = query(
         kind=",".join(kinds) if kinds else None,
@@ -241,6 +279,9 @@ def list_memories(
         until=_time(until),
         limit=limit,
         cursor=cursor,
+        meta=meta_pairs(meta),
+        q=q,
+        sort=sort,
     )
     return Call("GET", user_path(user, "memories"), MemoryPage.from_json, params=params)
 
@@ -271,6 +312,30 @@ def history(user: str, memory_id: str) -> Call[List[HistoryEntry]]:
     return Call("GET", path, list_of(HistoryEntry.from_json, "history"))
 
 
+def access_log(user: str, memory_id: str) -> Call[AccessLog]:
+    path = user_path(user, "memories", segment(memory_id, "memory id"), "access")
+    return Call("GET", path, AccessLog.from_json)
+
+
+def derived(user: str, memory_id: str) -> Call[List[Memory]]:
+    path = user_path(user, "memories", segment(memory_id, "memory id"), "derived")
+    return Call("GET", path, _derived_memories)
+
+
+def get_turn(user: str, turn_id: str, around: Optional[int]) -> Call[TurnContext]:
+    path = user_path(user, "turns", segment(turn_id, "turn id"))
+    return Call("GET", path, TurnContext.from_json, params=query(around=around))
+
+
+def overview(user: str) -> Call[Overview]:
+    return Call("GET", user_path(user, "overview"), Overview.from_json)
+
+
+def retention(user: str, agent: Optional[str], points: Optional[int]) -> Call[Retention]:
+    params = query(agent=agent, points=points)
+    return Call("GET", user_path(user, "retention"), Retention.from_json, params=params)
+
+
 def purge_user(user: str) -> Call[PurgeResult]:
     return Call("DELETE", user_path(user), PurgeResult.from_json)
 
@@ -293,7 +358,7 @@ def retry_job(user: str, job_id: str) -> Call[JobReport]:
 
 
 def view(user: str, name: str, agent: Optional[str]) -> Call[View]:
-    """A view by name. Names other than persona/timeline are sent anyway: the server owns
+    """A view by name. Names other than persona/timeline/chains are sent anyway: the server owns
     the list and answers 404 for one it does not have."""
     path = user_path(user, "views", segment(name, "view name"))
     return Call("GET", path, View.from_json, params=query(agent=agent))
@@ -335,6 +400,14 @@ def _user_names(data: Any) -> List[str]:
     if not all(isinstance(n, str) for n in names):
         raise UnexpectedResponse(0, "unexpected_response", "users: expected a list of strings")
     return list(names)
+
+
+def _derived_memories(data: Any) -> List[Memory]:
+    if not isinstance(data, dict) or not isinstance(data.get("memories"), list):
+        raise UnexpectedResponse(
+            0, "unexpected_response", "derived: expected {\"memories\": [...]}"
+        )
+    return [Memory.from_json(item) for item in data["memories"]]
 
 
 # ---- answers -------------------------------------------------------------------------------

@@ -10,8 +10,9 @@ from typing import AsyncIterator, Iterable, List, Mapping, Optional, Type, TypeV
 import httpx
 
 from . import _calls as calls
-from ._calls import Call, Kinds, TurnLike
+from ._calls import Call, Kinds, MemorySort, TurnLike
 from .models import (
+    AccessLog,
     AddResult,
     ApiKey,
     CreatedKey,
@@ -22,12 +23,15 @@ from .models import (
     JobReport,
     Memory,
     MemoryPage,
+    Overview,
     Preset,
     PurgeResult,
     RecallResult,
+    Retention,
     SearchResult,
     Stats,
     TimeLike,
+    TurnContext,
     View,
 )
 
@@ -153,10 +157,15 @@ class AsyncClient:
         until: Optional[TimeLike] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
+        *,
+        meta: Optional[Mapping[str, str]] = None,
+        q: Optional[str] = None,
+        sort: Optional[MemorySort] = None,
     ) -> MemoryPage:
         """See :meth:`Client.list_memories`."""
         return await self._send(
-            calls.list_memories(user, kind, state, agent, session, since, until, limit, cursor)
+            calls.list_memories(user, kind, state, agent, session, since, until, limit, cursor,
+                                meta, q, sort)
         )
 
     async def iter_memories(
@@ -169,12 +178,17 @@ class AsyncClient:
         since: Optional[TimeLike] = None,
         until: Optional[TimeLike] = None,
         limit: Optional[int] = None,
+        *,
+        meta: Optional[Mapping[str, str]] = None,
+        q: Optional[str] = None,
+        sort: Optional[MemorySort] = None,
     ) -> AsyncIterator[Memory]:
         """Every matching memory (``async for``), fetching pages as the iteration goes."""
         cursor: Optional[str] = None
         while True:
             page = await self.list_memories(
-                user, kind, state, agent, session, since, until, limit, cursor
+                user, kind, state, agent, session, since, until, limit, cursor,
+                meta=meta, q=q, sort=sort,
             )
             for memory in page.memories:
                 yield memory
@@ -204,6 +218,20 @@ class AsyncClient:
         """See :meth:`Client.history`."""
         return await self._send(calls.history(user, id))
 
+    async def access_log(self, user: str, id: str) -> AccessLog:
+        """See :meth:`Client.access_log`."""
+        return await self._send(calls.access_log(user, id))
+
+    async def derived(self, user: str, id: str) -> List[Memory]:
+        """See :meth:`Client.derived`."""
+        return await self._send(calls.derived(user, id))
+
+    # ---- turns -----------------------------------------------------------------------------
+
+    async def get_turn(self, user: str, id: str, around: Optional[int] = None) -> TurnContext:
+        """See :meth:`Client.get_turn`."""
+        return await self._send(calls.get_turn(user, id, around))
+
     # ---- users -----------------------------------------------------------------------------
 
     async def purge_user(self, user: str) -> PurgeResult:
@@ -217,6 +245,16 @@ class AsyncClient:
     async def stats(self, user: str, agent: Optional[str] = None) -> Stats:
         """See :meth:`Client.stats`."""
         return await self._send(calls.stats(user, agent))
+
+    async def overview(self, user: str) -> Overview:
+        """See :meth:`Client.overview`."""
+        return await self._send(calls.overview(user))
+
+    async def retention(
+        self, user: str, agent: Optional[str] = None, points: Optional[int] = None
+    ) -> Retention:
+        """See :meth:`Client.retention`."""
+        return await self._send(calls.retention(user, agent, points))
 
     async def view(self, user: str, name: str, agent: Optional[str] = None) -> View:
         """See :meth:`Client.view`."""

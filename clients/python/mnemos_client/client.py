@@ -8,8 +8,9 @@ from typing import Iterable, Iterator, List, Mapping, Optional, Type, TypeVar, U
 import httpx
 
 from . import _calls as calls
-from ._calls import Call, Kinds, TurnLike
+from ._calls import Call, Kinds, MemorySort, TurnLike
 from .models import (
+    AccessLog,
     AddResult,
     ApiKey,
     CreatedKey,
@@ -20,12 +21,15 @@ from .models import (
     JobReport,
     Memory,
     MemoryPage,
+    Overview,
     Preset,
     PurgeResult,
     RecallResult,
+    Retention,
     SearchResult,
     Stats,
     TimeLike,
+    TurnContext,
     View,
 )
 
@@ -160,11 +164,23 @@ class Client:
         until: Optional[TimeLike] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
+        *,
+        meta: Optional[Mapping[str, str]] = None,
+        q: Optional[str] = None,
+        sort: Optional[MemorySort] = None,
     ) -> MemoryPage:
         """One page of memories, oldest first. Pass ``page.next_cursor`` as ``cursor`` for
-        the next page, or use :meth:`iter_memories`. Raises NotFound for an unknown user."""
+        the next page, or use :meth:`iter_memories`. Raises NotFound for an unknown user.
+
+        ``meta`` keeps memories whose metadata holds every given key with its value (sent
+        as repeated ``meta=key=value``); ``q`` those whose text contains it, ignoring case
+        (``q="咖啡"`` works); ``sort`` orders them ``"oldest"`` (default), ``"newest"`` or
+        ``"importance"`` (highest first, memories without one last). A blank ``q`` or an
+        unknown ``sort`` raises BadRequest; a meta key that is empty or holds ``=`` raises
+        ValueError before anything is sent."""
         return self._send(
-            calls.list_memories(user, kind, state, agent, session, since, until, limit, cursor)
+            calls.list_memories(user, kind, state, agent, session, since, until, limit, cursor,
+                                meta, q, sort)
         )
 
     def iter_memories(
@@ -177,12 +193,17 @@ class Client:
         since: Optional[TimeLike] = None,
         until: Optional[TimeLike] = None,
         limit: Optional[int] = None,
+        *,
+        meta: Optional[Mapping[str, str]] = None,
+        q: Optional[str] = None,
+        sort: Optional[MemorySort] = None,
     ) -> Iterator[Memory]:
         """Every matching memory, fetching pages of ``limit`` as the iteration goes."""
         cursor: Optional[str] = None
         while True:
             page = self.list_memories(
-                user, kind, state, agent, session, since, until, limit, cursor
+                user, kind, state, agent, session, since, until, limit, cursor,
+                meta=meta, q=q, sort=sort,
             )
             yield from page.memories
             if page.next_cursor is None:
@@ -212,6 +233,26 @@ class Client:
         """Every version of a memory, oldest first."""
         return self._send(calls.history(user, id))
 
+    def access_log(self, user: str, id: str) -> AccessLog:
+        """Every recorded retrieval of a memory, newest first, with its rank each time.
+        Searches over HTTP record none; recalls by presets that track access, and
+        searches made with access recording (as ``mnemos demo`` does), do."""
+        return self._send(calls.access_log(user, id))
+
+    def derived(self, user: str, id: str) -> List[Memory]:
+        """For a turn's memory, the memories of other kinds built from that turn
+        (summaries, profiles…), active and forgotten, oldest first: what forgetting the
+        turn takes along. Empty for other kinds."""
+        return self._send(calls.derived(user, id))
+
+    # ---- turns -----------------------------------------------------------------------------
+
+    def get_turn(self, user: str, id: str, around: Optional[int] = None) -> TurnContext:
+        """A stored turn (by turn id, e.g. from ``memory.provenance``) with up to
+        ``around`` turns of its agent and session on each side (0 to 50; server default
+        3; out of range raises BadRequest)."""
+        return self._send(calls.get_turn(user, id, around))
+
     # ---- users -----------------------------------------------------------------------------
 
     def purge_user(self, user: str) -> PurgeResult:
@@ -226,8 +267,22 @@ class Client:
         """The agent's preset and the user's active memories by kind."""
         return self._send(calls.stats(user, agent))
 
+    def overview(self, user: str) -> Overview:
+        """The user at a glance: turns, sessions, agents, memories by kind and state, the
+        last activity and unfinished jobs by state."""
+        return self._send(calls.overview(user))
+
+    def retention(
+        self, user: str, agent: Optional[str] = None, points: Optional[int] = None
+    ) -> Retention:
+        """Memories created, forgotten and active over the rounds (at most ``points``
+        points, 2 to 2000, server default 200) and forgotten memories by cause; ``agent``
+        names whose preset's forgetting to count."""
+        return self._send(calls.retention(user, agent, points))
+
     def view(self, user: str, name: str, agent: Optional[str] = None) -> View:
-        """A preset's view as text: ``persona`` or ``timeline``."""
+        """A preset's view, ``persona``, ``timeline`` or ``chains``, as ``text`` and as
+        typed ``data``."""
         return self._send(calls.view(user, name, agent))
 
     # ---- derived jobs ----------------------------------------------------------------------

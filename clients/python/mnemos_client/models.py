@@ -17,6 +17,7 @@ from typing import (
     Dict,
     Iterator,
     List,
+    Literal,
     Mapping,
     Optional,
     Tuple,
@@ -29,12 +30,20 @@ from .errors import UnexpectedResponse
 __all__ = [
     "Turn",
     "Moment",
+    "ForgetCause",
     "Forgotten",
+    "Scores",
     "Memory",
     "AddedTurn",
     "JobError",
     "JobReport",
     "AddResult",
+    "Signal",
+    "Hop",
+    "RankerFeature",
+    "Ranker",
+    "Adjustment",
+    "Breakdown",
     "SearchHit",
     "SearchResult",
     "RecallItem",
@@ -42,11 +51,28 @@ __all__ = [
     "MemoryPage",
     "ForgetResult",
     "HistoryEntry",
+    "Access",
+    "AccessLog",
+    "StoredTurn",
+    "TurnContext",
+    "StateCounts",
+    "JobCounts",
+    "Overview",
+    "RetentionPoint",
+    "Retention",
     "PurgeResult",
     "Stats",
     "PresetParam",
     "Preset",
     "Job",
+    "PersonaValue",
+    "PersonaKey",
+    "TimelineNode",
+    "ChainNode",
+    "Chain",
+    "Calibration",
+    "Chains",
+    "ViewData",
     "View",
     "Health",
     "ApiKey",
@@ -57,6 +83,9 @@ __all__ = [
 T = TypeVar("T")
 Json = Dict[str, Any]
 TimeLike = Union[str, _dt.datetime]
+ForgetCause = Literal["request", "preset", "derived"]
+"""Who forgot a memory: a caller's ``request``, the ``preset``'s policy, or ``derived``
+(forgotten along with the memory it was derived from)."""
 
 
 def format_time(value: TimeLike) -> str:
@@ -122,6 +151,11 @@ class _Reader:
             raise self._wrong(key, value, "a number")
         return float(value)
 
+    def opt_number(self, key: str) -> Optional[float]:
+        if self.data.get(key) is None:
+            return None
+        return self.number(key)
+
     def boolean(self, key: str) -> bool:
         value = self._value(key)
         if not isinstance(value, bool):
@@ -141,6 +175,15 @@ class _Reader:
         if not isinstance(value, list):
             raise self._wrong(key, value, "a list")
         return tuple(parse(item) for item in value)
+
+    def numbers(self, key: str) -> Tuple[float, ...]:
+        return self.sequence(key, lambda item: _item(self, key, item, float, "numbers"))
+
+    def obj_map(self, key: str, parse: Callable[[Any], T]) -> Dict[str, T]:
+        value = self._value(key)
+        if not isinstance(value, dict):
+            raise self._wrong(key, value, "an object")
+        return {k: parse(v) for k, v in value.items()}
 
     def strings(self, key: str) -> Tuple[str, ...]:
         return self.sequence(key, lambda item: _item(self, key, item, str, "strings"))
@@ -238,20 +281,60 @@ class Moment:
 
 @dataclass(frozen=True)
 class Forgotten:
-    """Why and when a memory was forgotten."""
+    """Why, when and by whom a memory was forgotten. ``by`` is ``request`` (a caller),
+    ``preset`` (the policy of the preset named in ``preset``) or ``derived`` (taken along
+    when ``source``, the memory it was derived from, was forgotten); None only from a
+    server that predates the field."""
 
     reason: str
     at: Moment
+    by: Optional[ForgetCause] = None
+    preset: Optional[str] = None
+    source: Optional[str] = None
 
     @classmethod
     def from_json(cls, data: Any) -> "Forgotten":
         r = _Reader(data, cls.__name__)
-        return cls(reason=r.string("reason"), at=r.obj("at", Moment.from_json))
+        by: Optional[Any] = r.opt_string("by")
+        return cls(
+            reason=r.string("reason"),
+            at=r.obj("at", Moment.from_json),
+            by=by,
+            preset=r.opt_string("preset"),
+            source=r.opt_string("source"),
+        )
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Numbers presets attach to a memory; each is None when the preset sets none.
+    ``extra`` holds a preset's own numbers by name."""
+
+    importance: Optional[float] = None
+    strength: Optional[float] = None
+    inhibition: Optional[float] = None
+    extra: Dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Scores":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            importance=r.opt_number("importance"),
+            strength=r.opt_number("strength"),
+            inhibition=r.opt_number("inhibition"),
+            extra=r.num_map("extra", float) if r.data.get("extra") is not None else {},
+        )
 
 
 @dataclass(frozen=True)
 class Memory:
-    """One memory: a stored turn or something derived (summary, persona…)."""
+    """One memory: a stored turn or something derived (summary, persona…).
+
+    ``valid_from`` / ``valid_to`` say when it held (``valid_to`` is None while it does);
+    ``access_count`` and ``last_access`` count its retrievals that kept an access record
+    (see :meth:`Client.access_log`). These fields are read when the server sends them and
+    keep their defaults otherwise, so the client still reads an older server's memories.
+    """
 
     id: str
     kind: str
@@ -264,11 +347,26 @@ class Memory:
     provenance: Tuple[str, ...]
     metadata: Dict[str, str]
     forgotten: Optional[Forgotten] = None
+    valid_from: Optional[str] = None
+    valid_to: Optional[str] = None
+    scores: Scores = field(default_factory=Scores)
+    access_count: int = 0
+    last_access: Optional[Moment] = None
     raw: Json = _raw()
 
     @property
     def is_active(self) -> bool:
         return self.state == "active"
+
+    @property
+    def valid_from_at(self) -> Optional[_dt.datetime]:
+        """``valid_from`` as an aware ``datetime``."""
+        return None if self.valid_from is None else parse_time(self.valid_from)
+
+    @property
+    def valid_to_at(self) -> Optional[_dt.datetime]:
+        """``valid_to`` as an aware ``datetime``, or None while the memory holds."""
+        return None if self.valid_to is None else parse_time(self.valid_to)
 
     @classmethod
     def from_json(cls, data: Any) -> "Memory":
@@ -285,6 +383,11 @@ class Memory:
             provenance=r.strings("provenance"),
             metadata=r.str_map("metadata"),
             forgotten=r.opt_obj("forgotten", Forgotten.from_json),
+            valid_from=r.opt_string("valid_from"),
+            valid_to=r.opt_string("valid_to"),
+            scores=r.opt_obj("scores", Scores.from_json) or Scores(),
+            access_count=r.integer("access_count") if "access_count" in r.data else 0,
+            last_access=r.opt_obj("last_access", Moment.from_json),
             raw=r.data,
         )
 
@@ -387,14 +490,123 @@ class AddResult:
 
 
 @dataclass(frozen=True)
+class Signal:
+    """One generator's view of a hit: its score (BM25, or cosine) and its rank (1 = first)."""
+
+    score: float
+    rank: int
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Signal":
+        r = _Reader(data, cls.__name__)
+        return cls(score=r.number("score"), rank=r.integer("rank"))
+
+
+@dataclass(frozen=True)
+class Hop:
+    """What another memory (``via``, the one that lent most) added to a hit's score."""
+
+    via: str
+    added: float
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Hop":
+        r = _Reader(data, cls.__name__)
+        return cls(via=r.string("via"), added=r.number("added"))
+
+
+@dataclass(frozen=True)
+class RankerFeature:
+    """A feature that moved the learned ranker's estimate: ``contribution`` = weight × value."""
+
+    name: str
+    contribution: float
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RankerFeature":
+        r = _Reader(data, cls.__name__)
+        return cls(name=r.string("name"), contribution=r.number("contribution"))
+
+
+@dataclass(frozen=True)
+class Ranker:
+    """What the learned ranker saw (``features``, in its feature order) and concluded
+    (``probability``, the score after this stage); ``strongest`` first."""
+
+    probability: float
+    features: Tuple[float, ...]
+    strongest: Tuple[RankerFeature, ...]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Ranker":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            probability=r.number("probability"),
+            features=r.numbers("features"),
+            strongest=r.sequence("strongest", RankerFeature.from_json),
+        )
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """A re-ranker's change: the ``value`` it used (e.g. importance 0.8) and the ``delta``."""
+
+    name: str
+    value: float
+    delta: float
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Adjustment":
+        r = _Reader(data, cls.__name__)
+        return cls(name=r.string("name"), value=r.number("value"), delta=r.number("delta"))
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A hit's score as numbers. ``lexical`` / ``dense`` are None when that generator did
+    not find it; ``second_hop``, ``context``, ``speaker`` and ``date`` (None when they
+    added nothing) are included in ``fused``; ``final`` = ``fused`` + every adjustment's
+    ``delta`` = the hit's score."""
+
+    fused: float
+    adjustments: Tuple[Adjustment, ...]
+    final: float
+    lexical: Optional[Signal] = None
+    dense: Optional[Signal] = None
+    second_hop: Optional[Hop] = None
+    context: Optional[Hop] = None
+    speaker: Optional[float] = None
+    date: Optional[float] = None
+    ranker: Optional[Ranker] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Breakdown":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            fused=r.number("fused"),
+            adjustments=r.sequence("adjustments", Adjustment.from_json),
+            final=r.number("final"),
+            lexical=r.opt_obj("lexical", Signal.from_json),
+            dense=r.opt_obj("dense", Signal.from_json),
+            second_hop=r.opt_obj("second_hop", Hop.from_json),
+            context=r.opt_obj("context", Hop.from_json),
+            speaker=r.opt_number("speaker"),
+            date=r.opt_number("date"),
+            ranker=r.opt_obj("ranker", Ranker.from_json),
+        )
+
+
+@dataclass(frozen=True)
 class SearchHit:
-    """One ranked memory with its score, size and why it ranked there."""
+    """One ranked memory with its score, size and why it ranked there: as lines in
+    ``explanation`` and as numbers in ``breakdown`` (None from a server without it)."""
 
     memory: Memory
     score: float
     tokens: int
     explanation: Tuple[str, ...]
     matched_terms: Tuple[str, ...]
+    breakdown: Optional[Breakdown] = None
 
     @classmethod
     def from_json(cls, data: Any) -> "SearchHit":
@@ -405,6 +617,7 @@ class SearchHit:
             tokens=r.integer("tokens"),
             explanation=r.strings("explanation"),
             matched_terms=r.strings("matched_terms"),
+            breakdown=r.opt_obj("breakdown", Breakdown.from_json),
         )
 
 
@@ -558,6 +771,205 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True)
+class Access:
+    """One retrieval of a memory: when, and its ``rank`` in those results (1 = first)."""
+
+    at: Moment
+    rank: int
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Access":
+        r = _Reader(data, cls.__name__)
+        return cls(at=r.obj("at", Moment.from_json), rank=r.integer("rank"))
+
+
+@dataclass(frozen=True)
+class AccessLog:
+    """The answer to :meth:`Client.access_log`: every recorded retrieval of a memory,
+    newest first; iterating it yields the :class:`Access` entries."""
+
+    accesses: Tuple[Access, ...]
+    total: int
+    raw: Json = _raw()
+
+    def __iter__(self) -> Iterator[Access]:
+        return iter(self.accesses)
+
+    def __len__(self) -> int:
+        return len(self.accesses)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "AccessLog":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            accesses=r.sequence("accesses", Access.from_json),
+            total=r.integer("total"),
+            raw=r.data,
+        )
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """A turn as the server stored it (:class:`Turn` is what you send). ``memory_id`` is
+    the turn's own memory, when it has one; ``speaker`` is None when none was given."""
+
+    id: str
+    agent: str
+    session: str
+    role: str
+    text: str
+    at: Moment
+    metadata: Dict[str, str]
+    speaker: Optional[str] = None
+    memory_id: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "StoredTurn":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            id=r.string("id"),
+            agent=r.string("agent"),
+            session=r.string("session"),
+            role=r.string("role"),
+            text=r.string("text"),
+            at=r.obj("at", Moment.from_json),
+            metadata=r.str_map("metadata"),
+            speaker=r.opt_string("speaker"),
+            memory_id=r.opt_string("memory_id"),
+        )
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """The answer to :meth:`Client.get_turn`: the turn and the turns of its agent and
+    session said just before and after it (both oldest first)."""
+
+    turn: StoredTurn
+    before: Tuple[StoredTurn, ...]
+    after: Tuple[StoredTurn, ...]
+    raw: Json = _raw()
+
+    @property
+    def turns(self) -> Tuple[StoredTurn, ...]:
+        """``before``, the turn and ``after`` in the order they were said."""
+        return (*self.before, self.turn, *self.after)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "TurnContext":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            turn=r.obj("turn", StoredTurn.from_json),
+            before=r.sequence("before", StoredTurn.from_json),
+            after=r.sequence("after", StoredTurn.from_json),
+            raw=r.data,
+        )
+
+
+@dataclass(frozen=True)
+class StateCounts:
+    """How many memories of a kind are active and forgotten."""
+
+    active: int
+    forgotten: int
+
+    @property
+    def total(self) -> int:
+        return self.active + self.forgotten
+
+    @classmethod
+    def from_json(cls, data: Any) -> "StateCounts":
+        r = _Reader(data, cls.__name__)
+        return cls(active=r.integer("active"), forgotten=r.integer("forgotten"))
+
+
+@dataclass(frozen=True)
+class JobCounts:
+    """A user's unfinished derived jobs by state."""
+
+    pending: int
+    failed: int
+    stuck: int
+
+    @classmethod
+    def from_json(cls, data: Any) -> "JobCounts":
+        r = _Reader(data, cls.__name__)
+        return cls(pending=r.integer("pending"), failed=r.integer("failed"),
+                   stuck=r.integer("stuck"))
+
+
+@dataclass(frozen=True)
+class Overview:
+    """One user at a glance: ``sessions`` counts distinct (agent, session) pairs;
+    ``memories`` maps every kind with a memory to its counts by state;
+    ``last_activity`` is None when nothing happened yet."""
+
+    user: str
+    turns: int
+    sessions: int
+    agents: Tuple[str, ...]
+    memories: Dict[str, StateCounts]
+    jobs: JobCounts
+    last_activity: Optional[Moment] = None
+    raw: Json = _raw()
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Overview":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            user=r.string("user"),
+            turns=r.integer("turns"),
+            sessions=r.integer("sessions"),
+            agents=r.strings("agents"),
+            memories=r.obj_map("memories", StateCounts.from_json),
+            jobs=r.obj("jobs", JobCounts.from_json),
+            last_activity=r.opt_obj("last_activity", Moment.from_json),
+            raw=r.data,
+        )
+
+
+@dataclass(frozen=True)
+class RetentionPoint:
+    """Memories up to one round, cumulative: ``active`` = ``created`` - ``forgotten``."""
+
+    round: int
+    active: int
+    created: int
+    forgotten: int
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RetentionPoint":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            round=r.integer("round"),
+            active=r.integer("active"),
+            created=r.integer("created"),
+            forgotten=r.integer("forgotten"),
+        )
+
+
+@dataclass(frozen=True)
+class Retention:
+    """The answer to :meth:`Client.retention`: ``series`` has a point per round where
+    something changed (thinned to ``points``, first and last kept); ``forgotten_by``
+    counts forgotten memories by cause: ``request``, ``derived`` or a preset's name."""
+
+    last_round: int
+    series: Tuple[RetentionPoint, ...]
+    forgotten_by: Dict[str, int]
+    raw: Json = _raw()
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Retention":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            last_round=r.integer("last_round"),
+            series=r.sequence("series", RetentionPoint.from_json),
+            forgotten_by=r.num_map("forgotten_by", int),
+            raw=r.data,
+        )
+
+
+@dataclass(frozen=True)
 class PurgeResult:
     """How much of a user was erased."""
 
@@ -653,16 +1065,212 @@ class Job:
 
 
 @dataclass(frozen=True)
+class PersonaValue:
+    """One value a persona key holds or held; ``reason`` says why it left the sketch."""
+
+    id: str
+    value: str
+    said_round: int
+    active: bool
+    turns: int
+    reason: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "PersonaValue":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            id=r.string("id"),
+            value=r.string("value"),
+            said_round=r.integer("said_round"),
+            active=r.boolean("active"),
+            turns=r.integer("turns"),
+            reason=r.opt_string("reason"),
+        )
+
+
+@dataclass(frozen=True)
+class PersonaKey:
+    """One key of one subject's persona sketch: its ``current`` values and earlier ones."""
+
+    key: str
+    current: Tuple[PersonaValue, ...]
+    history: Tuple[PersonaValue, ...]
+    subject: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "PersonaKey":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            key=r.string("key"),
+            current=r.sequence("current", PersonaValue.from_json),
+            history=r.sequence("history", PersonaValue.from_json),
+            subject=r.opt_string("subject"),
+        )
+
+
+@dataclass(frozen=True)
+class TimelineNode:
+    """A node of the plot timeline (``level`` 1 = raw rounds, 2 and 3 = summaries) with
+    the nodes it summarizes as ``children``."""
+
+    id: str
+    level: int
+    from_round: int
+    to_round: int
+    active: bool
+    turns: int
+    text: str
+    children: Tuple["TimelineNode", ...]
+    from_time: Optional[str] = None
+    to_time: Optional[str] = None
+    reason: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "TimelineNode":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            id=r.string("id"),
+            level=r.integer("level"),
+            from_round=r.integer("from_round"),
+            to_round=r.integer("to_round"),
+            active=r.boolean("active"),
+            turns=r.integer("turns"),
+            text=r.string("text"),
+            children=r.sequence("children", TimelineNode.from_json),
+            from_time=r.opt_string("from_time"),
+            to_time=r.opt_string("to_time"),
+            reason=r.opt_string("reason"),
+        )
+
+
+@dataclass(frozen=True)
+class ChainNode:
+    """One current node of a memory chain (M⁴); ``time`` is when its dialogue ended."""
+
+    id: str
+    time: str
+    text: str
+    categories: Tuple[str, ...]
+    tokens: int
+    compressions: int
+    compression_final: bool
+    calibrated_from: Tuple[str, ...]
+    turns: int
+    session: Optional[str] = None
+    original_tokens: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ChainNode":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            id=r.string("id"),
+            time=r.string("time"),
+            text=r.string("text"),
+            categories=r.strings("categories"),
+            tokens=r.integer("tokens"),
+            compressions=r.integer("compressions"),
+            compression_final=r.boolean("compression_final"),
+            calibrated_from=r.strings("calibrated_from"),
+            turns=r.integer("turns"),
+            session=r.opt_string("session"),
+            original_tokens=r.integer("original_tokens") if r.data.get("original_tokens")
+            is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class Chain:
+    """One category's chain of nodes."""
+
+    category: str
+    nodes: Tuple[ChainNode, ...]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Chain":
+        r = _Reader(data, cls.__name__)
+        return cls(category=r.string("category"), nodes=r.sequence("nodes", ChainNode.from_json))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A node (``stale``) superseded by a newer one of its chain."""
+
+    stale: str
+    stale_text: str
+    categories: Tuple[str, ...]
+    valid_to: Optional[str] = None
+    superseded_by: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Calibration":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            stale=r.string("stale"),
+            stale_text=r.string("stale_text"),
+            categories=r.strings("categories"),
+            valid_to=r.opt_string("valid_to"),
+            superseded_by=r.opt_string("superseded_by"),
+        )
+
+
+@dataclass(frozen=True)
+class Chains:
+    """The ``chains`` view's data: a user's memory chains and the calibrations made."""
+
+    chains: Tuple[Chain, ...]
+    calibrations: Tuple[Calibration, ...]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Chains":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            chains=r.sequence("chains", Chain.from_json),
+            calibrations=r.sequence("calibrations", Calibration.from_json),
+        )
+
+
+ViewData = Union[Tuple[PersonaKey, ...], Tuple[TimelineNode, ...], Chains, Any]
+"""A view's ``data``: persona keys, timeline nodes, or :class:`Chains`; the JSON as sent
+for a view this client does not know, None from a server without it."""
+
+
+def _view_data(view: str, data: Any) -> ViewData:
+    if data is None:
+        return None
+    if view == "persona":
+        return tuple(PersonaKey.from_json(item) for item in _json_list(data, "View.data"))
+    if view == "timeline":
+        return tuple(TimelineNode.from_json(item) for item in _json_list(data, "View.data"))
+    if view == "chains":
+        return Chains.from_json(data)
+    return data
+
+
+def _json_list(data: Any, owner: str) -> List[Any]:
+    if not isinstance(data, list):
+        raise UnexpectedResponse(
+            0, "unexpected_response", f"{owner}: expected a list, got {_kind(data)}"
+        )
+    return data
+
+
+@dataclass(frozen=True)
 class View:
-    """A preset's view of a user's memories (``persona`` or ``timeline``) as text."""
+    """A preset's view of a user's memories (``persona``, ``timeline`` or ``chains``) as
+    ``text`` and as ``data``: a tuple of :class:`PersonaKey` for ``persona``, of
+    :class:`TimelineNode` for ``timeline``, :class:`Chains` for ``chains``."""
 
     view: str
     text: str
+    data: ViewData = None
+    raw: Json = _raw()
 
     @classmethod
     def from_json(cls, data: Any) -> "View":
         r = _Reader(data, cls.__name__)
-        return cls(view=r.string("view"), text=r.string("text"))
+        view = r.string("view")
+        return cls(view=view, text=r.string("text"), data=_view_data(view, r.data.get("data")),
+                   raw=r.data)
 
 
 @dataclass(frozen=True)

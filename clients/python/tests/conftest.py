@@ -6,6 +6,11 @@ model download):
 - ``admin_server``: one with ``MNEMOS_ADMIN_KEY`` set, so every ``/v1`` request needs a key
   and keys can be made over HTTP. It is a server of its own because an admin key (or the
   first stored key) switches a server to "keys required" for good.
+- ``preset_server``: one whose ``mnemos.toml`` gives agents presets that derive and forget
+  memories without a language model (``PRESET_AGENTS``), for derived memories, forget causes,
+  importance scores and the persona, timeline and chains views.
+- ``demo_server``: one over the database ``mnemos demo`` leaves, whose searches recorded
+  accesses (searches over HTTP record none), for the access log.
 
 Servers run with their working directory in their temporary directory and without the
 caller's ``MNEMOS_*`` variables, so neither a ``mnemos.toml`` nor the caller's settings leak in.
@@ -24,7 +29,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, Mapping, Optional
+from typing import Callable, Dict, Iterator, Mapping, Optional
 
 import httpx
 import pytest
@@ -35,6 +40,8 @@ REPO = Path(__file__).resolve().parents[3]
 DEFAULT_BIN = REPO / "target" / "release" / "mnemos"
 STARTUP_SECONDS = 30.0
 STOP_SECONDS = 10.0
+# Agents of ``preset_server`` and their presets.
+PRESET_AGENTS = {"bank": "memorybank", "lufy": "lufy", "moom": "moom", "chains": "m4"}
 
 
 def free_port() -> int:
@@ -99,14 +106,23 @@ class Server:
 
 
 @contextmanager
-def running_server(extra_env: Optional[Mapping[str, str]] = None) -> Iterator[Server]:
+def running_server(
+    extra_env: Optional[Mapping[str, str]] = None,
+    config: Optional[str] = None,
+    prepare: Optional[Callable[[Path, Path], None]] = None,
+) -> Iterator[Server]:
     """Start ``mnemos serve`` with ``extra_env`` added to the cleaned environment, wait until
-    it answers, and stop it (and remove its directory) on exit."""
+    it answers, and stop it (and remove its directory) on exit. ``config`` becomes the
+    ``mnemos.toml`` of its working directory; ``prepare(binary, db)`` runs first."""
     binary = mnemos_binary()
     with tempfile.TemporaryDirectory(prefix="mnemos-client-test-") as tmp:
         port = free_port()
         db = Path(tmp) / "m.db"
         log = Path(tmp) / "server.log"
+        if config is not None:
+            (Path(tmp) / "mnemos.toml").write_text(config, encoding="utf-8")
+        if prepare is not None:
+            prepare(binary, db)
         command = [
             str(binary), "serve",
             "--listen", f"127.0.0.1:{port}",
@@ -140,6 +156,25 @@ def admin_key() -> str:
 @pytest.fixture(scope="session")
 def admin_server(admin_key: str) -> Iterator[Server]:
     with running_server({"MNEMOS_ADMIN_KEY": admin_key}) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def preset_server() -> Iterator[Server]:
+    agents = ", ".join(f'{agent} = "{preset}"' for agent, preset in PRESET_AGENTS.items())
+    with running_server(config=f"[engine]\nagents = {{ {agents} }}\n") as server:
+        yield server
+
+
+def run_demo(binary: Path, db: Path) -> None:
+    """``mnemos demo`` into ``db``: users lena and wei, and the accesses its searches keep."""
+    subprocess.run([str(binary), "demo", "--keep-db", str(db), "--embedder", "hash"],
+                   cwd=db.parent, env=server_env(), check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def demo_server() -> Iterator[Server]:
+    with running_server(prepare=run_demo) as server:
         yield server
 
 

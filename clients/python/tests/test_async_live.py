@@ -93,3 +93,55 @@ def test_async_key_management(admin_server: Server, admin_key: str, user: str) -
                     await bot.users()
 
     asyncio.run(run())
+
+
+async def inspector_flow(url: str, preset_url: str, user: str) -> None:
+    async with AsyncClient(url, timeout=10.0) as client:
+        added = await client.add_turns(user, [
+            Turn("user", FACT, metadata={"topic": "family"}),
+            Turn("user", "我每天下午喝一杯咖啡。", metadata={"topic": "drinks"}),
+            Turn("user", "I like tea.", metadata={"topic": "drinks"}),
+        ])
+        ids = list(added.memory_ids)
+        assert [m.id for m in await client.list_memories(user, meta={"topic": "drinks"})] \
+            == ids[1:]
+        assert [m.id for m in await client.list_memories(user, q="咖啡")] == [ids[1]]
+        assert [m.id for m in await client.list_memories(user, sort="newest")] == ids[::-1]
+        paged = [m.id async for m in client.iter_memories(user, limit=1, sort="newest",
+                                                          meta={"topic": "drinks"})]
+        assert paged == [ids[2], ids[1]]
+        with pytest.raises(mc.BadRequest):
+            await client.list_memories(user, sort="random")  # type: ignore[arg-type]
+
+        hit = (await client.search(user, "peanuts")).hits[0]
+        assert hit.breakdown is not None
+        assert hit.breakdown.final == pytest.approx(hit.score, abs=1e-4)
+
+        context = await client.get_turn(user, added.turns[1].turn_id, around=1)
+        assert [t.id for t in context.turns] == [t.turn_id for t in added.turns]
+        assert (await client.access_log(user, ids[0])).total == 0
+        assert await client.derived(user, ids[0]) == []
+
+        forgotten = (await client.forget(user, ids[0], reason="asked")).memory.forgotten
+        assert forgotten is not None and forgotten.by == "request"
+        overview = await client.overview(user)
+        assert overview.turns == 3 and overview.memories["turn"] == mc.StateCounts(2, 1)
+        assert (await client.retention(user, points=2)).forgotten_by == {"request": 1}
+
+    async with AsyncClient(preset_url, timeout=10.0) as presets:
+        said = await presets.add_turns(user, [Turn("user", FACT, speaker="Ann"),
+                                              Turn("user", "I work as a nurse in Porto.")],
+                                       agent="moom", session="s1")
+        await presets.end_session(user, "s1", agent="moom")
+        for _ in range(300):
+            if (await presets.overview(user)).jobs.pending == 0:
+                break
+            await asyncio.sleep(0.1)
+        persona = await presets.view(user, "persona", agent="moom")
+        assert persona.data and all(isinstance(k, mc.PersonaKey) for k in persona.data)
+        derived = await presets.derived(user, said.memory_ids[0])
+        assert derived and all(said.turns[0].turn_id in m.provenance for m in derived)
+
+
+def test_async_inspector_reads(server_url: str, preset_server: Server, user: str) -> None:
+    asyncio.run(inspector_flow(server_url, preset_server.url, user))

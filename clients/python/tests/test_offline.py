@@ -222,6 +222,53 @@ def test_forget_and_view_use_query_parameters() -> None:
     assert rec.last.url.params["reason"] == "user asked"
 
 
+def test_list_filters_go_on_the_wire_with_meta_repeated() -> None:
+    rec = Recorder(json_reply(200, {"memories": [], "total": 0}))
+    with client_for(rec) as client:
+        client.list_memories("u", meta={"topic": "tea", "lang": "zh"}, q="咖啡", sort="newest")
+        client.list_memories("u", meta={})
+    params = rec.requests[0].url.params
+    assert params.get_list("meta") == ["topic=tea", "lang=zh"]
+    assert (params["q"], params["sort"]) == ("咖啡", "newest")
+    assert dict(rec.requests[1].url.params) == {}
+
+
+@pytest.mark.parametrize("meta, error", [({"a=b": "c"}, ValueError), ({"": "c"}, ValueError),
+                                         ({"a": 1}, TypeError), (["a=b"], TypeError)])
+def test_bad_meta_is_refused_before_sending(meta: Any, error: Type[Exception]) -> None:
+    rec = Recorder(json_reply(200, {"memories": [], "total": 0}))
+    with client_for(rec) as client:
+        with pytest.raises(error):
+            client.list_memories("u", meta=meta)
+    assert rec.requests == []
+
+
+def test_new_reads_use_their_routes() -> None:
+    replies = {
+        "/v1/users/u/overview": {"user": "u", "turns": 0, "sessions": 0, "agents": [],
+                                 "memories": {}, "jobs": {"pending": 0, "failed": 0, "stuck": 0}},
+        "/v1/users/u/retention": {"last_round": 0, "series": [], "forgotten_by": {}},
+        "/v1/users/u/memories/m%2F1/access": {"accesses": [], "total": 0},
+        "/v1/users/u/memories/m1/derived": {"memories": [MEMORY]},
+        "/v1/users/u/turns/t1": {"turn": {"id": "t1", "agent": "a", "session": "s",
+                                          "role": "user", "text": "hi", "metadata": {},
+                                          "at": MEMORY["created"]},
+                                 "before": [], "after": []},
+    }
+    rec = Recorder(lambda request: httpx.Response(200, json=replies[request.url.raw_path
+                                                                      .decode().split("?")[0]]))
+    with client_for(rec) as client:
+        assert client.overview("u").last_activity is None
+        assert client.retention("u", agent="coach", points=50).series == ()
+        assert client.access_log("u", "m/1").total == 0
+        assert [m.id for m in client.derived("u", "m1")] == ["m1"]
+        turn = client.get_turn("u", "t1", around=2).turn
+        assert (turn.speaker, turn.memory_id) == (None, None)
+    assert dict(rec.requests[1].url.params) == {"agent": "coach", "points": "50"}
+    assert dict(rec.requests[4].url.params) == {"around": "2"}
+    assert all(r.method == "GET" for r in rec.requests)
+
+
 # ---- answers ---------------------------------------------------------------------------------
 
 
@@ -232,6 +279,41 @@ def test_unknown_fields_are_ignored_and_raw_is_kept() -> None:
     assert memory.text == "hello"
     assert memory.raw["importance"] == 0.7
     assert memory.created.datetime.year == 2024
+
+
+def test_a_memory_without_the_newer_fields_still_reads() -> None:
+    memory = mc.Memory.from_json(MEMORY)
+    assert (memory.valid_from, memory.scores, memory.access_count) == (None, mc.Scores(), 0)
+    forgotten = mc.Forgotten.from_json({"reason": "x", "at": MEMORY["created"]})
+    assert forgotten.by is None
+    hit = mc.SearchHit.from_json({"memory": MEMORY, "score": 1.0, "tokens": 1,
+                                  "explanation": [], "matched_terms": []})
+    assert hit.breakdown is None
+    assert mc.View.from_json({"view": "persona", "text": "t"}).data is None
+
+
+def test_breakdown_and_view_data_are_typed() -> None:
+    breakdown = mc.Breakdown.from_json({
+        "lexical": {"score": 1.5, "rank": 1}, "second_hop": {"via": "m2", "added": 0.1},
+        "speaker": 0.2, "fused": 1.0, "final": 0.9,
+        "ranker": {"probability": 0.7, "features": [1, 0.5],
+                   "strongest": [{"name": "bm25", "contribution": 0.4}]},
+        "adjustments": [{"name": "importance", "value": 0.8, "delta": -0.1}],
+    })
+    assert breakdown.lexical == mc.Signal(1.5, 1) and breakdown.dense is None
+    assert breakdown.second_hop == mc.Hop("m2", 0.1) and breakdown.date is None
+    assert breakdown.ranker is not None and breakdown.ranker.features == (1.0, 0.5)
+    assert breakdown.adjustments == (mc.Adjustment("importance", 0.8, -0.1),)
+    node = {"id": "n", "level": 2, "from_round": 0, "to_round": 3, "active": True, "turns": 4,
+            "text": "t", "children": [{"id": "c", "level": 1, "from_round": 0, "to_round": 3,
+                                       "active": False, "reason": "r", "turns": 4,
+                                       "text": "c", "children": []}]}
+    timeline = mc.View.from_json({"view": "timeline", "text": "", "data": [node]})
+    assert isinstance(timeline.data, tuple) and timeline.data[0].children[0].reason == "r"
+    future = mc.View.from_json({"view": "mood", "text": "", "data": {"x": 1}})
+    assert future.data == {"x": 1}  # a view this client does not know keeps its JSON
+    with pytest.raises(mc.UnexpectedResponse, match="View.data"):
+        mc.View.from_json({"view": "persona", "text": "", "data": {}})
 
 
 def test_a_missing_required_field_fails_clearly() -> None:

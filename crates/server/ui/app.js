@@ -260,7 +260,8 @@
       sessionStorage.setItem(KEY_STORAGE, key);
       input.value = '';
       showState();
-      flash('ok', 'Key set for this browser session.');
+      // No message here: the page drawn with the key says whether the server took it.
+      statusBox.replaceChildren();
       render();
     });
     document.getElementById('forget-key').addEventListener('click', () => {
@@ -723,7 +724,8 @@
     const user = segs[1];
     const q = query.get('q') || '';
     const mode = query.get('mode') === 'recall' ? 'recall' : 'search';
-    const form = searchForm(user, query, mode);
+    const { agents } = await api('GET', `${userPath(user)}/overview`);
+    const form = searchForm(user, query, mode, agents || []);
     if (!q.trim()) return [h('h1', { text: 'Search and recall' }), form];
     const agent = query.get('agent') || undefined;
     const number = (name) => (query.get(name) ? Number(query.get(name)) : undefined);
@@ -738,7 +740,7 @@
     return [h('h1', { text: 'Search and recall' }), form, result];
   }
 
-  function searchForm(user, query, mode) {
+  function searchForm(user, query, mode, agents) {
     const input = (name, label, attrs) => h('div', { class: 'field' }, h('label', { for: `s-${name}`, text: label }),
       h('input', { id: `s-${name}`, name, value: query.get(name) || '', ...attrs }));
     const modeSelect = h('select', { id: 's-mode', name: 'mode' },
@@ -753,7 +755,8 @@
     } },
     input('q', 'Query', { type: 'search', required: true, placeholder: 'what does the agent need?' }),
     h('div', { class: 'field' }, h('label', { for: 's-mode', text: 'Mode' }), modeSelect),
-    input('agent', 'Agent (preset for recall)', { type: 'text', placeholder: 'default' }),
+    input('agent', 'Agent (preset for recall)', { type: 'text', placeholder: 'default', list: 's-agents' }),
+    h('datalist', { id: 's-agents' }, agents.map((a) => h('option', { value: a }))),
     input('top_k', 'Hits (search)', { type: 'number', min: 1, max: 100 }),
     input('budget', 'Token budget', { type: 'number', min: 1 }),
     h('div', {}, h('button', { type: 'submit', id: 'run-search', text: 'Run' })));

@@ -3,6 +3,7 @@
 //! why a memory was forgotten ([`ForgetCause`]). Nothing here writes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde::Serialize;
 
@@ -58,7 +59,9 @@ impl ForgetCause {
 
     /// The cause of a forget recorded with `reason`, against every known preset.
     pub fn of_reason(reason: &str) -> Self {
-        Self::of(reason, &presets::names())
+        // Every forgotten memory of a listing asks; the registry never changes.
+        static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+        Self::of(reason, NAMES.get_or_init(presets::names))
     }
 
     /// `request`, `derived`, or the preset's name: how retention counts it.
@@ -443,14 +446,13 @@ impl Engine {
             ..MemoryFilter::default()
         };
         let memories = self.store().list_all(user, &filter)?;
-        let names = presets::names();
         let mut forgotten_by: BTreeMap<String, usize> = BTreeMap::new();
         let events: Vec<(u64, Option<u64>)> = memories
             .iter()
             .map(|m| match &m.state {
                 MemoryState::Active => (m.created.round, None),
                 MemoryState::Forgotten { reason, at } => {
-                    let cause = ForgetCause::of(reason, &names);
+                    let cause = ForgetCause::of_reason(reason);
                     *forgotten_by.entry(cause.key().to_string()).or_default() += 1;
                     (m.created.round, Some(at.round))
                 }

@@ -3,7 +3,6 @@
 //! memory's scores and access, a forget's cause, a hit's score breakdown).
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{AnyOfBuilder, ArrayBuilder, ObjectBuilder, Schema, Type};
@@ -19,12 +18,6 @@ use mnemos_engine::{
 };
 
 use crate::dto::{iso, MemoryOut, MomentOut};
-
-/// Every preset's name, read once (a forget's cause names the preset that wrote it).
-pub(crate) fn preset_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(mnemos_engine::presets::names)
-}
 
 fn forget_by_schema() -> Object {
     ObjectBuilder::new()
@@ -58,7 +51,7 @@ pub struct ForgottenOut {
 
 impl ForgottenOut {
     pub(crate) fn new(reason: &str, at: mnemos_core::Moment) -> Self {
-        let (by, preset, source) = match ForgetCause::of(reason, preset_names()) {
+        let (by, preset, source) = match ForgetCause::of_reason(reason) {
             ForgetCause::Request => ("request", None, None),
             ForgetCause::Preset { preset } => ("preset", Some(preset), None),
             ForgetCause::Derived { source } => ("derived", None, Some(source.to_string())),

@@ -1,7 +1,7 @@
 //! Request pieces the HTTP routes and the MCP tools read the same way: optional names, kind
 //! lists, memory ids, cursors, known users, and the hop to the blocking pool.
 
-use mnemos_core::{KindTag, MemoryId, Metadata, Page, UserKey};
+use mnemos_core::{KindTag, MemoryId, Metadata, Page, TurnId, UserKey};
 use mnemos_engine::{Engine, MemorySort};
 
 use crate::dto::ListQuery;
@@ -52,6 +52,13 @@ pub(crate) fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
     text.trim()
         .parse()
         .map_err(|_| ApiError::not_found(format!("no memory '{text}'")))
+}
+
+/// A turn id from a path; one that does not parse is unknown (404), like a memory id.
+pub(crate) fn turn_id(text: &str) -> Result<TurnId, ApiError> {
+    text.trim()
+        .parse()
+        .map_err(|_| ApiError::not_found(format!("no turn '{text}'")))
 }
 
 /// A page from a cursor (opaque to callers; today it holds the next offset) and a limit.

@@ -3,17 +3,14 @@
 
 use axum::Json;
 
-use mnemos_core::TurnId;
-
 use crate::auth::Tenant;
 use crate::dto::MemoryOut;
 use crate::dto_inspect::{
     AccessLogResponse, DerivedResponse, OverviewResponse, RetentionQuery, RetentionResponse,
     TurnContextResponse, TurnQuery,
 };
-use crate::error::ApiError;
 use crate::extract::{Params, QueryParams};
-use crate::params::{blocking, memory_id, named, within};
+use crate::params::{blocking, memory_id, named, turn_id, within};
 use crate::routes::{ApiResult, Shared};
 
 /// Turns shown on each side of a turn when the request names no `around`.
@@ -174,13 +171,9 @@ pub(crate) async fn turn(
 ) -> ApiResult<TurnContextResponse> {
     let around = within("around", query.around, DEFAULT_AROUND, 0..=50)?;
     blocking(move || {
-        let turn: TurnId = id
-            .trim()
-            .parse()
-            .map_err(|_| ApiError::not_found(format!("no turn '{id}'")))?;
         let context = app
             .engine
-            .turn_in_context(&tenant.user(&user)?, turn, around)?;
+            .turn_in_context(&tenant.user(&user)?, turn_id(&id)?, around)?;
         Ok(Json((&context).into()))
     })
     .await

@@ -126,6 +126,22 @@
   const enc = encodeURIComponent;
   const userPath = (user) => `/v1/users/${enc(user)}`;
 
+  // Each user's latest overview, whose kinds and agents fill the filter and agent fields.
+  // Overviews read all of a user's memories, so other pages reuse the last one until
+  // something is written or the key changes (only writes change kinds and agents).
+  const overviews = new Map();
+  function overviewOf(user, fresh) {
+    if (fresh || !overviews.has(user)) {
+      const read = api('GET', `${userPath(user)}/overview`);
+      overviews.set(user, read);
+      read.catch(() => {
+        if (overviews.get(user) === read) overviews.delete(user);
+      });
+    }
+    return overviews.get(user);
+  }
+  const wrote = () => overviews.clear();
+
   // ---- routing ----------------------------------------------------------------------------
 
   function route() {
@@ -258,6 +274,7 @@
       const key = input.value.trim();
       if (!key) return;
       sessionStorage.setItem(KEY_STORAGE, key);
+      wrote();
       input.value = '';
       showState();
       // No message here: the page drawn with the key says whether the server took it.
@@ -266,6 +283,7 @@
     });
     document.getElementById('forget-key').addEventListener('click', () => {
       sessionStorage.removeItem(KEY_STORAGE);
+      wrote();
       showState();
       flash('ok', 'Key cleared.');
       render();
@@ -323,8 +341,7 @@
     const pages = Math.max(1, Math.ceil(matching.length / USERS_PER_PAGE));
     const pageNo = Math.min(pages, Math.max(1, Number(query.get('page')) || 1));
     const shown = matching.slice((pageNo - 1) * USERS_PER_PAGE, pageNo * USERS_PER_PAGE);
-    const overviews = await Promise.all(shown.map((u) => api('GET', `${userPath(u)}/overview`)));
-    const rows = overviews.map(userRow);
+    const rows = (await Promise.all(shown.map((u) => overviewOf(u, true)))).map(userRow);
     const findForm = h('form', { class: 'filters', role: 'search', onsubmit: (e) => {
       e.preventDefault();
       location.hash = href(['users'], { find: e.target.elements.find.value });
@@ -387,7 +404,7 @@
 
   async function overviewPage(segs) {
     const user = segs[1];
-    const o = await api('GET', `${userPath(user)}/overview`);
+    const o = await overviewOf(user, true);
     const t = totals(o.memories);
     const kinds = Object.entries(o.memories || {}).map(([kind, c]) => h('tr', {},
       h('td', {}, h('a', { href: href(['u', user, 'memories'], { kind, state: 'all' }), text: kind })),
@@ -423,6 +440,7 @@
     if (typed === null) return;
     try {
       const r = await api('DELETE', userPath(user));
+      wrote();
       flash('ok', `Purged ${user}: ${r.turns} turns, ${r.memories} memories, ${r.history_entries} history entries, ${r.vectors} vectors.`, true);
       location.hash = '#/users';
     } catch (error) {
@@ -468,7 +486,7 @@
     if (query.get('cursor')) params.set('cursor', query.get('cursor'));
     const [page, overview] = await Promise.all([
       api('GET', `${userPath(user)}/memories?${params}`),
-      api('GET', `${userPath(user)}/overview`),
+      overviewOf(user),
     ]);
     // Pages seen with these filters, by their cursors ('' = the first page); a reloaded page
     // deep in the list knows only the way back to the start.
@@ -610,6 +628,7 @@
       if (text === null || text === m.text) return;
       try {
         await api('PATCH', path, { text });
+        wrote();
         flash('ok', 'Saved as a new version.');
         render();
       } catch (error) {
@@ -624,6 +643,7 @@
       if (reason === null) return;
       try {
         const r = await api('DELETE', `${path}?reason=${enc(reason)}`);
+        wrote();
         flash('ok', `Forgotten${r.derived_forgotten ? `, with ${r.derived_forgotten} derived memories` : ''}.`);
         render();
       } catch (error) {
@@ -724,7 +744,7 @@
     const user = segs[1];
     const q = query.get('q') || '';
     const mode = query.get('mode') === 'recall' ? 'recall' : 'search';
-    const { agents } = await api('GET', `${userPath(user)}/overview`);
+    const { agents } = await overviewOf(user);
     const form = searchForm(user, query, mode, agents || []);
     if (!q.trim()) return [h('h1', { text: 'Search and recall' }), form];
     const agent = query.get('agent') || undefined;
@@ -1047,6 +1067,7 @@
       if (!ok) return;
       try {
         const r = await api('POST', `${userPath(user)}/jobs/${enc(job.id)}/retry`);
+        wrote();
         const errors = r.errors.map((e) => e.message).join('; ');
         flash(r.failed ? 'error' : 'ok', r.failed ? `The job failed again: ${errors}` : `Done: ${r.memories_created} created, ${r.memories_updated} updated, ${r.memories_forgotten} forgotten.`);
         render();

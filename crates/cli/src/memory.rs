@@ -138,6 +138,7 @@ pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
         kinds: args.kinds,
         agent: args.agent,
         session: args.session,
+        ..SearchFilter::default()
     };
     args.shape.apply(&mut request);
     let results = engine.search(&request)?;
@@ -347,6 +348,7 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
         metadata,
         created_since: args.since,
         created_before: args.until,
+        validity: mnemos_core::Validity::Any,
     };
     let page = Page {
         offset: args.offset,

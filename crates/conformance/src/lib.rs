@@ -36,7 +36,7 @@ use mnemos_core::{
     KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata,
     Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store,
     StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
-    VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
+    Validity, VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
@@ -107,6 +107,8 @@ define_suite!($
     api_key_revocation,
     job_leases_exclusive_until_expiry,
     users_listed_by_memories_alone,
+    supersession_and_validity,
+    erasure_leaves_no_words,
     vector_search_when_offered,
     export_import_round_trip,
 );
@@ -360,6 +362,7 @@ fn memory(
         created,
         valid_from: created.time,
         valid_to: None,
+        superseded_by: None,
         state: MemoryState::Active,
         metrics: Metrics::default(),
         access: Vec::new(),
@@ -588,6 +591,8 @@ impl Dataset {
                 ]
                 .into_iter()
                 .collect(),
+                times_said: (i % 2 == 1).then_some(i as u32 + 2),
+                last_said: (i % 2 == 1).then_some(Timestamp(T0 + 77 * i as i64)),
             };
             m.metadata = meta(&[("topic", "travel"), ("index", &i.to_string())]);
             m.access = vec![Access {
@@ -596,6 +601,7 @@ impl Dataset {
             }];
             if i == 1 {
                 m.valid_to = Some(Timestamp(m.valid_from.0 + 86_400_000));
+                m.superseded_by = memories.first().map(|first: &Memory| first.id);
             }
             memories.push(m);
         }
@@ -1209,6 +1215,7 @@ pub fn list_filters<S: Store>(make: &dyn Fn() -> S) {
                 metadata: meta(&[("topic", "travel")]),
                 created_since: Some(moment(1).time),
                 created_before: None,
+                validity: Validity::Any,
             },
             3,
         ),
@@ -1247,6 +1254,8 @@ pub fn update_versions_and_history<S: Store>(make: &dyn Fn() -> S) {
             ..Metrics::default()
         }),
         valid_to: Some(Some(Timestamp(original.valid_from.0 + 5))),
+        superseded_by: Some(Some(data.memories[6].id)),
+        provenance: Some(vec![TurnId::new(), TurnId::new()]),
     };
     let mut expected = original.clone();
     if let Err(e) = patch.apply(&mut expected) {
@@ -3663,6 +3672,242 @@ pub fn job_leases_exclusive_until_expiry<S: Store>(make: &dyn Fn() -> S) {
     assert!(
         !lease(&bob, "server-b", long),
         "the lease after a purge is an ordinary lease"
+    );
+}
+
+/// Supersession fields round-trip (`superseded_by`, `times_said`, `last_said`, a patched
+/// provenance), and listings filter by valid time exactly as [`Validity::matches`] does:
+/// current memories only, or the memories valid at a moment.
+pub fn supersession_and_validity<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let scope = scope_of(&user, "a1", "s1");
+    let turns: Vec<Turn> = (0..3)
+        .map(|r| turn(&scope, r * 2, &format!("turn {r}")))
+        .collect();
+    let at = |round: u64| moment(round).time;
+    // Tallinn (rounds 0–2), then Porto (2–4), then Lisbon (4–).
+    let mut tallinn = memory(
+        &scope,
+        MemoryKind::Fact,
+        moment(0),
+        "lives in Tallinn",
+        vec![turns[0].id],
+    );
+    let mut porto = memory(
+        &scope,
+        MemoryKind::Fact,
+        moment(2),
+        "lives in Porto",
+        vec![turns[1].id],
+    );
+    let lisbon = memory(
+        &scope,
+        MemoryKind::Fact,
+        moment(4),
+        "lives in Lisbon",
+        vec![turns[2].id],
+    );
+    tallinn.valid_to = Some(at(2));
+    tallinn.superseded_by = Some(porto.id);
+    porto.metrics.times_said = Some(3);
+    porto.metrics.last_said = Some(at(3));
+    let batch = WriteBatch {
+        turns: turns.clone(),
+        memories: vec![tallinn.clone(), porto.clone(), lisbon.clone()],
+        ..Default::default()
+    };
+    unwrap_ok(store.write(batch), "write");
+    let read = |id| unwrap_ok(store.memory(&user, id), "read").expect("stored");
+    assert_eq!(
+        read(tallinn.id),
+        tallinn,
+        "superseded_by and valid_to round-trip"
+    );
+    assert_eq!(read(porto.id), porto, "times_said and last_said round-trip");
+
+    // Supersede Porto by Lisbon in a batch edit, adding a turn to its provenance.
+    let patch = MemoryPatch {
+        valid_to: Some(Some(at(4))),
+        superseded_by: Some(Some(lisbon.id)),
+        provenance: Some(vec![turns[1].id, turns[2].id]),
+        ..Default::default()
+    };
+    let mut expected = porto.clone();
+    patch.apply(&mut expected).expect("valid patch");
+    let batch = WriteBatch {
+        user: Some(user.clone()),
+        updates: vec![BatchUpdate {
+            id: porto.id,
+            patch,
+            at: moment(4),
+        }],
+        ..Default::default()
+    };
+    unwrap_ok(store.write(batch), "supersede");
+    assert_eq!(
+        read(porto.id),
+        expected,
+        "a patch sets superseded_by, valid_to, provenance"
+    );
+    let history = unwrap_ok(store.history(&user, porto.id), "history");
+    assert_eq!(
+        history.last().map(|h| &h.snapshot),
+        Some(&expected),
+        "versioned"
+    );
+
+    let all = [read(tallinn.id), read(porto.id), read(lisbon.id)];
+    let cases = [
+        ("any", Validity::Any, 3),
+        ("current", Validity::Current, 1),
+        ("at round 1", Validity::At(at(1)), 1),
+        (
+            "at round 2 (Tallinn ended, Porto began)",
+            Validity::At(at(2)),
+            1,
+        ),
+        ("at round 5", Validity::At(at(5)), 1),
+        ("before anything", Validity::At(Timestamp(at(0).0 - 1)), 0),
+    ];
+    for (what, validity, count) in cases {
+        let filter = MemoryFilter {
+            validity,
+            ..Default::default()
+        };
+        let expected = sorted_memories(all.iter().filter(|m| filter.matches(m)).cloned().collect());
+        assert_eq!(expected.len(), count, "fixture: {what}");
+        let got = list_all(&store, &user, &filter);
+        assert_eq!(got.total, count, "validity {what}: total");
+        assert_eq!(got.items, expected, "validity {what}: items");
+    }
+}
+
+/// Erasing a memory leaves none of its words anywhere a read can reach: the row (placeholder
+/// text, kept metadata only, forgotten), every version of its history, its vectors; an erased
+/// turn keeps only its placeholder. Other memories and turns are untouched, and an erasure
+/// naming an unknown memory or turn rejects the whole batch.
+pub fn erasure_leaves_no_words<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let user = key("tenant-1", "alice");
+    let data = Dataset::new(&user, 5);
+    unwrap_ok(store.write(data.batch()), "write");
+    let target = data.memories[0].clone();
+    let kept = data.memories[1].clone();
+    let secret = "X4417902";
+    // An edit puts the secret into a second version, so history holds it twice.
+    let edit = MemoryPatch {
+        text: Some(format!("my passport number is {secret}")),
+        metadata: Some(meta(&[("note", secret), ("speaker", "Ann")])),
+        ..Default::default()
+    };
+    unwrap_ok(store.update(&user, target.id, &edit, moment(20)), "edit");
+    let erase = mnemos_core::BatchErase {
+        id: target.id,
+        reason: "the user asked to forget: passport number".into(),
+        placeholder: "[forgotten at the user's request]".into(),
+        metadata: meta(&[("speaker", "Ann")]),
+        at: moment(21),
+    };
+    let turn_id = target.provenance[0];
+    let turn_erase = mnemos_core::TurnErase {
+        id: turn_id,
+        placeholder: "[forgotten at the user's request]".into(),
+    };
+    // Unknown ids reject the batch, writing nothing.
+    for (what, batch) in [
+        (
+            "unknown memory",
+            WriteBatch {
+                user: Some(user.clone()),
+                erasures: vec![
+                    erase.clone(),
+                    mnemos_core::BatchErase {
+                        id: MemoryId::new(),
+                        ..erase.clone()
+                    },
+                ],
+                ..Default::default()
+            },
+        ),
+        (
+            "unknown turn",
+            WriteBatch {
+                user: Some(user.clone()),
+                erasures: vec![erase.clone()],
+                turn_erasures: vec![mnemos_core::TurnErase {
+                    id: TurnId::new(),
+                    ..turn_erase.clone()
+                }],
+                ..Default::default()
+            },
+        ),
+    ] {
+        assert_invalid_write(store.write(batch), what);
+        let still = unwrap_ok(store.memory(&user, target.id), "read").expect("stored");
+        assert!(still.text.contains(secret), "{what}: nothing erased");
+    }
+    let batch = WriteBatch {
+        user: Some(user.clone()),
+        erasures: vec![erase.clone()],
+        turn_erasures: vec![turn_erase.clone()],
+        ..Default::default()
+    };
+    unwrap_ok(store.write(batch), "erase");
+    let erased = unwrap_ok(store.memory(&user, target.id), "read").expect("stored");
+    assert_eq!(erased.text, erase.placeholder);
+    assert_eq!(erased.metadata, erase.metadata);
+    assert!(!erased.is_active(), "an erased memory is forgotten");
+    let history = unwrap_ok(store.history(&user, target.id), "history");
+    assert!(
+        matches!(
+            history.last().map(|h| &h.change),
+            Some(Change::Erased { .. })
+        ),
+        "{history:?}"
+    );
+    assert_eq!(history.last().map(|h| h.version), Some(erased.version));
+    for entry in &history {
+        assert_eq!(
+            entry.snapshot.text, erase.placeholder,
+            "v{} keeps words",
+            entry.version
+        );
+        assert!(
+            !format!("{:?}", entry.snapshot).contains(secret),
+            "v{} keeps the secret",
+            entry.version
+        );
+    }
+    for model in [MODEL_A, MODEL_B] {
+        let rows = unwrap_ok(store.vectors(&user, model), "vectors");
+        assert!(
+            rows.iter().all(|r| r.memory_id != target.id),
+            "vectors of an erased memory"
+        );
+    }
+    let export = unwrap_ok(store.export_user(&user), "export");
+    assert!(
+        !format!("{export:?}").contains(secret),
+        "the export holds the secret"
+    );
+    assert!(export.vectors.iter().all(|r| r.memory_id != target.id));
+    let turn = unwrap_ok(store.turn(&user, turn_id), "turn").expect("stored");
+    assert_eq!(turn.text, turn_erase.placeholder);
+    assert!(turn.metadata.is_empty());
+    // Everything else is as it was.
+    assert_eq!(
+        unwrap_ok(store.memory(&user, kept.id), "read"),
+        Some(kept.clone())
+    );
+    let other_turn = data
+        .turns
+        .iter()
+        .find(|t| t.id != turn_id)
+        .expect("fixture");
+    assert_eq!(
+        unwrap_ok(store.turn(&user, other_turn.id), "turn"),
+        Some(other_turn.clone())
     );
 }
 

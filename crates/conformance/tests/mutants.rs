@@ -65,6 +65,11 @@ enum Bug {
     ImportDropsFinishedJobs,
     ImportOverwrites,
     ExportOnlyActive,
+    IgnoresValidityFilter,
+    DropsSupersededBy,
+    /// Erases a memory's row but keeps the words in its earlier versions.
+    ErasureKeepsHistory,
+    ErasureKeepsTurnText,
 }
 
 impl Bug {
@@ -88,6 +93,8 @@ struct Mutant {
     keys_in_insert_order: Mutex<Vec<ApiKey>>,
     /// Who last took each user's job lease (user, holder).
     lease_holders: Mutex<Vec<(UserKey, String)>>,
+    /// History entries as they were before an erasure, for a buggy history that keeps them.
+    erased_history: Mutex<Vec<HistoryEntry>>,
     /// Whether it offers a (brute-force) vector search, and the models prepared for it.
     search: bool,
     search_dims: Mutex<Vec<(String, usize)>>,
@@ -103,6 +110,7 @@ impl Mutant {
             vectors: Mutex::new(Vec::new()),
             keys_in_insert_order: Mutex::new(Vec::new()),
             lease_holders: Mutex::new(Vec::new()),
+            erased_history: Mutex::new(Vec::new()),
             search: bug.offers_search(),
             search_dims: Mutex::new(Vec::new()),
         }
@@ -174,7 +182,13 @@ impl StoreRead for Mutant {
     }
 
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
-        self.leak(user, |u| self.inner.memory(u, id))
+        let found = self.leak(user, |u| self.inner.memory(u, id))?;
+        Ok(found.map(|mut m| {
+            if self.bug == Bug::DropsSupersededBy {
+                m.superseded_by = None;
+            }
+            m
+        }))
     }
 
     fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
@@ -198,6 +212,9 @@ impl StoreRead for Mutant {
         if self.bug == Bug::IgnoresTimeFilter {
             filter.created_since = None;
         }
+        if self.bug == Bug::IgnoresValidityFilter {
+            filter.validity = mnemos_core::Validity::Any;
+        }
         let mut paged = self.inner.list(user, &filter, page)?;
         if self.bug == Bug::ListReversed {
             paged.items.reverse();
@@ -207,6 +224,17 @@ impl StoreRead for Mutant {
 
     fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
         let mut entries = self.inner.history(user, id)?;
+        if self.bug == Bug::ErasureKeepsHistory {
+            let kept = self.erased_history.lock();
+            for entry in entries.iter_mut() {
+                if let Some(old) = kept
+                    .iter()
+                    .find(|o| o.memory_id == id && o.version == entry.version)
+                {
+                    *entry = old.clone();
+                }
+            }
+        }
         if self.bug == Bug::HidesUpdateHistory {
             entries.retain(|h| h.change != mnemos_core::Change::Updated);
         }
@@ -334,6 +362,15 @@ impl Store for Mutant {
                 }
             }
             Bug::ForgetKeepsVectors => self.vectors.lock().extend(batch.vectors.iter().cloned()),
+            Bug::ErasureKeepsTurnText => batch.turn_erasures.clear(),
+            Bug::ErasureKeepsHistory => {
+                if let Ok(Some(user)) = batch.user() {
+                    for erase in &batch.erasures {
+                        let old = self.inner.history(&user, erase.id)?;
+                        self.erased_history.lock().extend(old);
+                    }
+                }
+            }
             Bug::FinishingTwiceIsIgnored => {
                 if let Ok(Some(user)) = batch.user() {
                     batch.finished_jobs.retain(|(id, _)| {
@@ -694,6 +731,14 @@ const CATCHES: &[(&str, &[Bug])] = &[
         ],
     ),
     ("users_listed_by_memories_alone", &[Bug::UsersOnlyFromTurns]),
+    (
+        "supersession_and_validity",
+        &[Bug::IgnoresValidityFilter, Bug::DropsSupersededBy],
+    ),
+    (
+        "erasure_leaves_no_words",
+        &[Bug::ErasureKeepsHistory, Bug::ErasureKeepsTurnText],
+    ),
     (
         "vector_search_when_offered",
         &[

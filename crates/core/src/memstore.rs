@@ -92,6 +92,13 @@ impl UserData {
         if let Some(job) = batch.jobs.iter().find(|j| self.jobs.contains_key(&j.id)) {
             return Err(invalid(format!("job {} already exists", job.id)));
         }
+        if let Some(erase) = batch
+            .turn_erasures
+            .iter()
+            .find(|e| !self.turns.contains_key(&e.id) && !batch.turns.iter().any(|t| t.id == e.id))
+        {
+            return Err(invalid(format!("erasure of unknown turn {}", erase.id)));
+        }
         for (id, _) in &batch.finished_jobs {
             match self.jobs.get(id) {
                 None => return Err(invalid(format!("unknown job {id}"))),
@@ -163,6 +170,18 @@ impl UserData {
                 change,
             );
         }
+        for erase in &batch.erasures {
+            let Some(memory) = current(&erase.id, &staged) else {
+                return Err(StoreError::InvalidWrite(format!(
+                    "erasure of unknown memory {}",
+                    erase.id
+                )));
+            };
+            let change = Change::Erased {
+                reason: erase.reason.clone(),
+            };
+            record(&mut staged, erase.apply(&memory), erase.at, change);
+        }
         Ok(staged)
     }
 
@@ -196,6 +215,16 @@ impl UserData {
             }
             self.history.entry(id).or_default().extend(entries);
             self.memories.insert(id, memory);
+        }
+        for erase in &batch.erasures {
+            for entry in self.history.entry(erase.id).or_default() {
+                entry.snapshot = erase.scrub(&entry.snapshot);
+            }
+        }
+        for erase in &batch.turn_erasures {
+            if let Some(turn) = self.turns.get_mut(&erase.id) {
+                *turn = erase.apply(turn);
+            }
         }
         for job in batch.jobs {
             self.jobs.insert(job.id, job);

@@ -597,6 +597,13 @@ pub struct Metrics {
     pub inhibition: Option<f64>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, f64>,
+    /// How many times the memory's fact was stated (absent: once). A repeated statement
+    /// reinforces the memory that holds it instead of adding an equal one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times_said: Option<u32>,
+    /// When the fact was last stated (absent: when the memory became valid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_said: Option<Timestamp>,
 }
 
 /// A unit of memory: a raw turn or something derived from turns.
@@ -612,6 +619,11 @@ pub struct Memory {
     /// When the memory became true; superseded memories get `valid_to` instead of being overwritten.
     pub valid_from: Timestamp,
     pub valid_to: Option<Timestamp>,
+    /// The memory that replaced this one: a later statement of a new value for the same fact
+    /// (set with `valid_to`). A superseded memory stays, with its history; it is no longer
+    /// current, but it still answers questions about the time it was valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<MemoryId>,
     pub state: MemoryState,
     pub metrics: Metrics,
     pub access: Vec<Access>,
@@ -657,6 +669,7 @@ impl Memory {
             created: turn.at,
             valid_from: turn.at.time,
             valid_to: None,
+            superseded_by: None,
             state: MemoryState::Active,
             metrics: Metrics::default(),
             access: Vec::new(),
@@ -686,11 +699,27 @@ impl Memory {
                 return Err(Error::invalid("memory valid_to is before valid_from"));
             }
         }
+        if self.superseded_by == Some(self.id) {
+            return Err(Error::invalid("a memory cannot supersede itself"));
+        }
+        if self.metrics.times_said == Some(0) {
+            return Err(Error::invalid("times_said must be at least 1"));
+        }
         Ok(())
     }
 
     pub fn is_active(&self) -> bool {
         self.state.is_active()
+    }
+
+    /// Still true now: no end of validity has been recorded (superseded memories have one).
+    pub fn is_current(&self) -> bool {
+        self.valid_to.is_none()
+    }
+
+    /// Was it true at `at` (valid time: from `valid_from`, up to but excluding `valid_to`)?
+    pub fn valid_at(&self, at: Timestamp) -> bool {
+        self.valid_from <= at && self.valid_to.is_none_or(|end| at < end)
     }
 }
 
@@ -700,8 +729,15 @@ impl Memory {
 pub enum Change {
     Created,
     Updated,
-    Forgotten { reason: String },
+    Forgotten {
+        reason: String,
+    },
     Restored,
+    /// The content was erased for good (a user's forget request): this version and every
+    /// earlier one keep only a placeholder text.
+    Erased {
+        reason: String,
+    },
 }
 
 /// One entry of a memory's version history: the change and the memory as it was after it.
@@ -721,6 +757,10 @@ pub struct MemoryPatch {
     pub metadata: Option<Metadata>,
     pub metrics: Option<Metrics>,
     pub valid_to: Option<Option<Timestamp>>,
+    /// Set (or clear) the memory that replaced this one.
+    pub superseded_by: Option<Option<MemoryId>>,
+    /// Replace the turns the memory came from (a repeated statement adds its turn).
+    pub provenance: Option<Vec<TurnId>>,
 }
 
 impl MemoryPatch {
@@ -729,6 +769,8 @@ impl MemoryPatch {
             && self.metadata.is_none()
             && self.metrics.is_none()
             && self.valid_to.is_none()
+            && self.superseded_by.is_none()
+            && self.provenance.is_none()
     }
 
     /// Apply to `memory`, bumping its version. Validates the result.
@@ -744,6 +786,12 @@ impl MemoryPatch {
         }
         if let Some(valid_to) = self.valid_to {
             memory.valid_to = valid_to;
+        }
+        if let Some(superseded_by) = self.superseded_by {
+            memory.superseded_by = superseded_by;
+        }
+        if let Some(provenance) = &self.provenance {
+            memory.provenance = provenance.clone();
         }
         memory.version = memory
             .version

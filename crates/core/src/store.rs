@@ -45,6 +45,63 @@ pub struct BatchForget {
     pub at: Moment,
 }
 
+/// Erasing a memory's content for good inside a [`WriteBatch`] (a user asked to forget it): the
+/// memory becomes forgotten with `reason`; its text becomes `placeholder` and its metadata
+/// `metadata`, in its row and in every version of its history; its vectors are deleted; an
+/// `Erased` version records it. Nothing is deleted that a purge would keep, and nothing of the
+/// old words stays in the store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchErase {
+    pub id: MemoryId,
+    pub reason: String,
+    pub placeholder: String,
+    /// What metadata the memory keeps (e.g. its speaker); everything else goes.
+    pub metadata: Metadata,
+    pub at: Moment,
+}
+
+impl BatchErase {
+    /// `memory` after this erasure: forgotten (its first forget's reason and moment stand),
+    /// placeholder text, kept metadata, one version more.
+    pub fn apply(&self, memory: &Memory) -> Memory {
+        let mut erased = self.scrub(memory);
+        if erased.is_active() {
+            erased.state = crate::model::MemoryState::Forgotten {
+                reason: self.reason.clone(),
+                at: self.at,
+            };
+        }
+        erased.version = erased.version.saturating_add(1);
+        erased
+    }
+
+    /// A version of the memory (current or from its history) with the words erased.
+    pub fn scrub(&self, snapshot: &Memory) -> Memory {
+        let mut scrubbed = snapshot.clone();
+        scrubbed.text = self.placeholder.clone();
+        scrubbed.metadata = self.metadata.clone();
+        scrubbed
+    }
+}
+
+/// Erasing a raw turn's words inside a [`WriteBatch`]: its text becomes `placeholder` and its
+/// metadata is cleared; id, scope, role, speaker, time and key stay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnErase {
+    pub id: TurnId,
+    pub placeholder: String,
+}
+
+impl TurnErase {
+    /// `turn` with its words erased.
+    pub fn apply(&self, turn: &Turn) -> Turn {
+        let mut erased = turn.clone();
+        erased.text = self.placeholder.clone();
+        erased.metadata = Metadata::new();
+        erased
+    }
+}
+
 /// A condition a [`WriteBatch`] holds the store to, checked inside the write's transaction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Precondition {
@@ -95,6 +152,10 @@ pub struct WriteBatch {
     pub updates: Vec<BatchUpdate>,
     /// Memories forgotten by a policy (state change with a reason; vectors dropped).
     pub forgets: Vec<BatchForget>,
+    /// Memories whose content is erased (after updates and forgets).
+    pub erasures: Vec<BatchErase>,
+    /// Raw turns whose words are erased.
+    pub turn_erasures: Vec<TurnErase>,
     /// New pending jobs.
     pub jobs: Vec<Job>,
     /// Pending jobs this batch completes, with the moment they finished.
@@ -112,13 +173,25 @@ impl WriteBatch {
             && self.vectors.is_empty()
             && self.updates.is_empty()
             && self.forgets.is_empty()
+            && self.erasures.is_empty()
+            && self.turn_erasures.is_empty()
             && self.jobs.is_empty()
             && self.finished_jobs.is_empty()
     }
 
-    /// Does the batch name existing rows by id (updates, forgets, finished jobs)?
+    /// Does the batch name existing rows by id (updates, forgets, erasures, finished jobs)?
     pub fn touches_existing(&self) -> bool {
-        !(self.updates.is_empty() && self.forgets.is_empty() && self.finished_jobs.is_empty())
+        !(self.updates.is_empty()
+            && self.forgets.is_empty()
+            && self.erasures.is_empty()
+            && self.turn_erasures.is_empty()
+            && self.finished_jobs.is_empty())
+    }
+
+    /// Does the batch erase words (so a store that keeps old pages around, like SQLite's
+    /// write-ahead log, should let go of them after the commit)?
+    pub fn erases(&self) -> bool {
+        !(self.erasures.is_empty() && self.turn_erasures.is_empty())
     }
 
     /// The single user every item belongs to, or an error if items are mixed (or if the batch
@@ -179,6 +252,7 @@ impl WriteBatch {
             .iter()
             .map(|u| u.at)
             .chain(self.forgets.iter().map(|f| f.at))
+            .chain(self.erasures.iter().map(|e| e.at))
             .chain(self.finished_jobs.iter().map(|(_, at)| *at));
         for at in moments {
             if at.round > MAX_ROUND {
@@ -191,7 +265,34 @@ impl WriteBatch {
         if let Some(forget) = self.forgets.iter().find(|f| f.reason.trim().is_empty()) {
             return Err(invalid(format!("forgetting {} needs a reason", forget.id)));
         }
+        self.check_erasures()?;
         Ok(user)
+    }
+
+    /// Every erasure has a reason, a valid placeholder and valid metadata; no memory or turn is
+    /// erased twice in one batch.
+    fn check_erasures(&self) -> StoreResult<()> {
+        let invalid_item = |e: crate::error::Error| invalid(e.to_string());
+        let mut seen = HashSet::new();
+        for erase in &self.erasures {
+            if erase.reason.trim().is_empty() {
+                return Err(invalid(format!("erasing {} needs a reason", erase.id)));
+            }
+            crate::model::validate_text("erasure placeholder", &erase.placeholder)
+                .map_err(invalid_item)?;
+            crate::model::validate_metadata(&erase.metadata).map_err(invalid_item)?;
+            if !seen.insert(erase.id.0) {
+                return Err(invalid(format!("memory {} is erased twice", erase.id)));
+            }
+        }
+        for erase in &self.turn_erasures {
+            crate::model::validate_text("erasure placeholder", &erase.placeholder)
+                .map_err(invalid_item)?;
+            if !seen.insert(erase.id.0) {
+                return Err(invalid(format!("turn {} is erased twice", erase.id)));
+            }
+        }
+        Ok(())
     }
 
     /// No id (turn, memory, job) twice in the batch, no turn key twice, no job finished twice.
@@ -240,6 +341,33 @@ pub struct MemoryFilter {
     pub created_since: Option<Timestamp>,
     /// Only memories created before this time.
     pub created_before: Option<Timestamp>,
+    /// Which memories by valid time: all, current ones only, or those valid at a moment.
+    #[serde(default)]
+    pub validity: Validity,
+}
+
+/// Which memories a read takes by their valid time (`valid_from`, `valid_to`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "validity", content = "at")]
+pub enum Validity {
+    /// Whatever their validity.
+    #[default]
+    Any,
+    /// Only memories still true now: no `valid_to` recorded (superseded memories have one).
+    Current,
+    /// Only memories true at this moment: `valid_from <= at < valid_to`.
+    At(Timestamp),
+}
+
+impl Validity {
+    /// Does a memory valid from `from` until `to` (exclusive; `None`: still) pass?
+    pub fn matches(self, from: Timestamp, to: Option<Timestamp>) -> bool {
+        match self {
+            Validity::Any => true,
+            Validity::Current => to.is_none(),
+            Validity::At(at) => from <= at && to.is_none_or(|end| at < end),
+        }
+    }
 }
 
 impl MemoryFilter {
@@ -274,6 +402,7 @@ impl MemoryFilter {
             && self
                 .created_before
                 .is_none_or(|before| memory.created.time < before)
+            && self.validity.matches(memory.valid_from, memory.valid_to)
     }
 }
 

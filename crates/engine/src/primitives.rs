@@ -172,6 +172,7 @@ pub fn derived_memory(
         created,
         valid_from: created.time,
         valid_to: None,
+        superseded_by: None,
         state: MemoryState::Active,
         metrics: Metrics::default(),
         access: Vec::new(),

@@ -216,6 +216,7 @@ pub fn memory_card(memory: &Memory, history: &[HistoryEntry]) -> String {
             Change::Updated => "updated".to_string(),
             Change::Forgotten { reason } => format!("forgotten ({reason})"),
             Change::Restored => "restored".to_string(),
+            Change::Erased { reason } => format!("erased ({reason})"),
         };
         out.push(format!(
             "  v{} {} {change}: {}",

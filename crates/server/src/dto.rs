@@ -81,7 +81,7 @@ fn turn_status_schema() -> Object {
 fn change_schema() -> Object {
     one_of(
         "What this version did.",
-        ["created", "updated", "forgotten", "restored"],
+        ["created", "updated", "forgotten", "restored", "erased"],
     )
 }
 
@@ -632,6 +632,7 @@ impl From<&HistoryEntry> for HistoryEntryOut {
             Change::Updated => ("updated", None),
             Change::Forgotten { reason } => ("forgotten", Some(reason.clone())),
             Change::Restored => ("restored", None),
+            Change::Erased { reason } => ("erased", Some(reason.clone())),
         };
         HistoryEntryOut {
             version: e.version,

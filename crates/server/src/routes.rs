@@ -527,6 +527,7 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
             .as_deref()
             .map(|t| parse_time("until", t))
             .transpose()?,
+        validity: mnemos_core::Validity::Any,
     })
 }
 

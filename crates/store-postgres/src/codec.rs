@@ -118,7 +118,7 @@ pub(crate) fn get<'a, T: postgres::types::FromSql<'a>>(
 /// Column list of every memory read; queries alias the table as `m`.
 pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.tenant, m.user_id, m.agent, m.session, m.kind_json, m.text, \
      m.provenance, m.created_round, m.created_time, m.valid_from, m.valid_to, m.state, m.metrics, m.access, \
-     m.metadata, m.version";
+     m.metadata, m.version, m.superseded_by";
 
 pub(crate) const TURN_COLUMNS: &str =
     "id, tenant, user_id, agent, session, role, speaker, text, round, time_ms, metadata, key";
@@ -181,6 +181,7 @@ pub(crate) fn read_memory(row: &Row) -> StoreResult<Memory> {
         },
         valid_from: Timestamp(get(row, 10, OP)?),
         valid_to: get::<Option<i64>>(row, 11, OP)?.map(Timestamp),
+        superseded_by: get::<Option<uuid::Uuid>>(row, 17, OP)?.map(MemoryId),
         state: from_json::<MemoryState>(&get::<String>(row, 12, OP)?, &what)?,
         metrics: from_json::<Metrics>(&get::<String>(row, 13, OP)?, &what)?,
         access: from_json(&get::<String>(row, 14, OP)?, &what)?,

@@ -3,7 +3,7 @@
 use mnemos_core::{
     ApiKey, ApiKeyId, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, Page, Paged,
     StateFilter, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey,
-    VectorRow, VectorSearch,
+    Validity, VectorRow, VectorSearch,
 };
 use postgres::types::ToSql;
 use postgres::GenericClient;
@@ -130,6 +130,18 @@ fn filter_sql(user: &UserKey, filter: &MemoryFilter) -> (String, Params) {
     }
     if let Some(before) = filter.created_before {
         add(&mut sql, " AND m.created_time < ?", Box::new(before.0));
+    }
+    match filter.validity {
+        Validity::Any => {}
+        Validity::Current => sql.push_str(" AND m.valid_to IS NULL"),
+        Validity::At(at) => {
+            add(&mut sql, " AND m.valid_from <= ?", Box::new(at.0));
+            add(
+                &mut sql,
+                " AND (m.valid_to IS NULL OR m.valid_to > ?)",
+                Box::new(at.0),
+            );
+        }
     }
     if !filter.metadata.is_empty() {
         let pairs = serde_json::to_value(&filter.metadata).unwrap_or_default();

@@ -158,8 +158,14 @@ INSERT INTO mnemos_purges (v) VALUES (0);
 DROP TABLE mnemos_commits;
 ";
 
+/// Supersession: the memory that replaced a memory no longer current (a later statement of a
+/// new value for the same fact), beside its `valid_to`.
+const V3: &str = "
+ALTER TABLE memories ADD COLUMN IF NOT EXISTS superseded_by uuid;
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

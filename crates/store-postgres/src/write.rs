@@ -4,9 +4,10 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use mnemos_core::{
-    check_finite_metrics, check_new_api_key, vector_to_le_bytes, Access, ApiKey, ApiKeyId, Change,
-    Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment, PurgeReport, Store,
-    StoreError, StoreResult, Timestamp, Turn, UserExport, UserKey, VectorRow, WriteBatch,
+    check_finite_metrics, check_new_api_key, vector_to_le_bytes, Access, ApiKey, ApiKeyId,
+    BatchErase, Change, Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment,
+    PurgeReport, Store, StoreError, StoreResult, Timestamp, Turn, TurnErase, UserExport, UserKey,
+    VectorRow, WriteBatch,
 };
 use postgres::Transaction;
 
@@ -214,16 +215,21 @@ pub(crate) fn insert_memory_rows(
     let valid_to: Vec<Option<i64>> = memories.iter().map(|m| m.valid_to.map(|t| t.0)).collect();
     let active: Vec<bool> = memories.iter().map(|m| m.is_active()).collect();
     let versions: Vec<i64> = memories.iter().map(|m| i64::from(m.version)).collect();
+    let superseded_by: Vec<Option<uuid::Uuid>> = memories
+        .iter()
+        .map(|m| m.superseded_by.map(|id| id.0))
+        .collect();
     tx.execute(
         "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
          created_round, created_time, valid_from, valid_to, active, state, metrics, access, metadata, \
-         version) SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], \
-         $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], \
-         $13::bigint[], $14::boolean[], $15::text[], $16::text[], $17::text[], $18::jsonb[], $19::bigint[])",
+         version, superseded_by) SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], \
+         $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], \
+         $12::bigint[], $13::bigint[], $14::boolean[], $15::text[], $16::text[], $17::text[], \
+         $18::jsonb[], $19::bigint[], $20::uuid[])",
         &[
             &ids, &tenants, &users, &agents, &sessions, &kinds, &kind_json, &texts, &provenance,
             &rounds, &times, &valid_from, &valid_to, &active, &states, &metrics, &access, &metadata,
-            &versions,
+            &versions, &superseded_by,
         ],
     )
     .map_err(duplicate_in("write memory", "a memory already exists"))?;
@@ -348,7 +354,7 @@ fn rewrite_memory(tx: &mut Transaction<'_>, memory: &Memory) -> StoreResult<()> 
     check_finite_metrics(&memory.metrics)?;
     tx.execute(
         "UPDATE memories SET text = $2, valid_to = $3, active = $4, state = $5, metrics = $6, \
-         metadata = $7, version = $8 WHERE id = $1",
+         metadata = $7, version = $8, superseded_by = $9, provenance = $10 WHERE id = $1",
         &[
             &memory.id.0,
             &memory.text,
@@ -358,6 +364,8 @@ fn rewrite_memory(tx: &mut Transaction<'_>, memory: &Memory) -> StoreResult<()> 
             &to_json(&memory.metrics, "metrics")?,
             &metadata_json(&memory.metadata, "memory")?,
             &i64::from(memory.version),
+            &memory.superseded_by.map(|id| id.0),
+            &to_json(&memory.provenance, "provenance")?,
         ],
     )
     .map_err(pg_err("update memory"))?;
@@ -427,6 +435,75 @@ fn apply_edits(tx: &mut Transaction<'_>, user: &UserKey, batch: &WriteBatch) -> 
                 forget.id
             )));
         }
+    }
+    for erase in &batch.erasures {
+        erase_in_tx(tx, user, erase)?;
+    }
+    for erase in &batch.turn_erasures {
+        erase_turn_in_tx(tx, user, erase)?;
+    }
+    Ok(())
+}
+
+/// Erase one memory's words (see [`BatchErase`]): the row, every history snapshot and the
+/// vectors (their windows cascade), plus an `Erased` version. The dead tuples are `VACUUM`'s,
+/// as after a purge.
+fn erase_in_tx(tx: &mut Transaction<'_>, user: &UserKey, erase: &BatchErase) -> StoreResult<()> {
+    let Some(memory) = load_memory(tx, user, erase.id)? else {
+        return Err(StoreError::InvalidWrite(format!(
+            "erasure of unknown memory {}",
+            erase.id
+        )));
+    };
+    let erased = erase.apply(&memory);
+    rewrite_memory(tx, &erased)?;
+    let rows = tx
+        .query(
+            "SELECT version, snapshot FROM memory_history WHERE memory_id = $1",
+            &[&erase.id.0],
+        )
+        .map_err(pg_err("erase history"))?;
+    for row in rows {
+        let version: i64 = row.try_get(0).map_err(pg_err("erase history"))?;
+        let snapshot: String = row.try_get(1).map_err(pg_err("erase history"))?;
+        let snapshot: Memory = from_json(&snapshot, "memory snapshot")?;
+        tx.execute(
+            "UPDATE memory_history SET snapshot = $3 WHERE memory_id = $1 AND version = $2",
+            &[
+                &erase.id.0,
+                &version,
+                &to_json(&erase.scrub(&snapshot), "memory snapshot")?,
+            ],
+        )
+        .map_err(pg_err("erase history"))?;
+    }
+    let change = Change::Erased {
+        reason: erase.reason.clone(),
+    };
+    insert_history(tx, erase.at, &change, &erased)?;
+    tx.execute("DELETE FROM vectors WHERE memory_id = $1", &[&erase.id.0])
+        .map_err(pg_err("erase memory"))?;
+    Ok(())
+}
+
+/// Erase one raw turn's words (see [`TurnErase`]).
+fn erase_turn_in_tx(
+    tx: &mut Transaction<'_>,
+    user: &UserKey,
+    erase: &TurnErase,
+) -> StoreResult<()> {
+    let changed = tx
+        .execute(
+            "UPDATE turns SET text = $4, metadata = '{}' \
+             WHERE id = $1 AND tenant = $2 AND user_id = $3",
+            &[&erase.id.0, &user.tenant, &user.user, &erase.placeholder],
+        )
+        .map_err(pg_err("erase turn"))?;
+    if changed == 0 {
+        return Err(StoreError::InvalidWrite(format!(
+            "erasure of unknown turn {}",
+            erase.id
+        )));
     }
     Ok(())
 }

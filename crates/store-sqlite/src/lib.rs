@@ -31,10 +31,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mnemos_core::{
-    check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, BackendKind, Change,
-    Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch, MemoryState,
-    Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreInfo, StoreRead,
-    StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
+    check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, BackendKind, BatchErase,
+    Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch,
+    MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreInfo,
+    StoreRead, StoreResult, Timestamp, Turn, TurnErase, TurnId, UserExport, UserKey, Validity,
+    VectorRow, VectorSearch, WriteBatch,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -343,7 +344,7 @@ fn rewrite_memory(conn: &Connection, memory: &Memory) -> StoreResult<()> {
     let mut stmt = conn
         .prepare_cached(
             "UPDATE memories SET text = ?2, valid_to = ?3, active = ?4, state = ?5, metrics = ?6, metadata = ?7, \
-             version = ?8 WHERE id = ?1",
+             version = ?8, superseded_by = ?9, provenance = ?10 WHERE id = ?1",
         )
         .map_err(sql_err("update memory"))?;
     stmt.execute(params![
@@ -355,6 +356,8 @@ fn rewrite_memory(conn: &Connection, memory: &Memory) -> StoreResult<()> {
         to_json(&memory.metrics, "metrics")?,
         to_json(&memory.metadata, "metadata")?,
         i64::from(memory.version),
+        memory.superseded_by.map(|id| id.0.as_bytes().to_vec()),
+        to_json(&memory.provenance, "provenance")?,
     ])
     .map_err(sql_err("update memory"))?;
     Ok(())
@@ -525,6 +528,15 @@ fn filter_sql(user: &UserKey, filter: &MemoryFilter) -> (String, Vec<Value>) {
         sql.push_str(" AND m.created_time < ?");
         params.push(Value::Integer(before.0));
     }
+    match filter.validity {
+        Validity::Any => {}
+        Validity::Current => sql.push_str(" AND m.valid_to IS NULL"),
+        Validity::At(at) => {
+            sql.push_str(" AND m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)");
+            params.push(Value::Integer(at.0));
+            params.push(Value::Integer(at.0));
+        }
+    }
     for (key, value) in &filter.metadata {
         sql.push_str(
             " AND EXISTS (SELECT 1 FROM json_each(m.metadata) j WHERE j.key = ? AND j.type = 'text' AND j.value = ?)",
@@ -689,8 +701,8 @@ fn insert_memory_rows<'r, 'm: 'r>(
         .prepare_cached(
             "INSERT INTO memories (id, tenant, user_id, agent, session, kind, kind_json, text, provenance, \
              created_round, created_time, valid_from, valid_to, active, state, metrics, access, metadata, \
-             version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-             ?18, ?19)",
+             version, superseded_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
+             ?15, ?16, ?17, ?18, ?19, ?20)",
         )
         .map_err(sql_err("write memory"))?;
     for row in rows {
@@ -716,6 +728,7 @@ fn insert_memory_rows<'r, 'm: 'r>(
             row.access,
             row.metadata,
             i64::from(m.version),
+            m.superseded_by.map(|id| id.0.as_bytes().to_vec()),
         ])
         .map_err(duplicate_or("write memory", format!("memory {}", m.id)))?;
     }
@@ -778,6 +791,98 @@ fn apply_edits(tx: &Connection, user: &UserKey, batch: &WriteBatch) -> StoreResu
                 forget.id
             )));
         }
+    }
+    for erase in &batch.erasures {
+        erase_in_tx(tx, user, erase)?;
+    }
+    for erase in &batch.turn_erasures {
+        erase_turn_in_tx(tx, user, erase)?;
+    }
+    Ok(())
+}
+
+/// Erase one memory's words (see [`BatchErase`]): the row, every history snapshot and the
+/// vectors, plus an `Erased` version. With `secure_delete` on, the old bytes are zeroed where
+/// they were; the write's caller checkpoints the WAL afterwards.
+fn erase_in_tx(tx: &Connection, user: &UserKey, erase: &BatchErase) -> StoreResult<()> {
+    let Some(memory) = load_memory(tx, user, erase.id)? else {
+        return Err(StoreError::InvalidWrite(format!(
+            "erasure of unknown memory {}",
+            erase.id
+        )));
+    };
+    let erased = erase.apply(&memory);
+    rewrite_memory(tx, &erased)?;
+    let history = read_history_rows(tx, erase.id)?;
+    let mut rewrite = tx
+        .prepare_cached(
+            "UPDATE memory_history SET snapshot = ?3 WHERE memory_id = ?1 AND version = ?2",
+        )
+        .map_err(sql_err("erase history"))?;
+    for entry in history {
+        let snapshot = to_json(&erase.scrub(&entry.snapshot), "memory snapshot")?;
+        rewrite
+            .execute(params![
+                id_bytes(&erase.id.0),
+                i64::from(entry.version),
+                snapshot
+            ])
+            .map_err(sql_err("erase history"))?;
+    }
+    let change = Change::Erased {
+        reason: erase.reason.clone(),
+    };
+    insert_history(
+        tx,
+        erase.at,
+        &change,
+        &to_json(&erased, "memory snapshot")?,
+        &erased,
+    )?;
+    tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
+        .and_then(|mut s| s.execute(params![id_bytes(&erase.id.0)]))
+        .map_err(sql_err("erase memory"))?;
+    Ok(())
+}
+
+/// Every history entry of one memory (whose user the caller has checked), oldest first.
+fn read_history_rows(conn: &Connection, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT version, at_round, at_time, change, snapshot FROM memory_history \
+             WHERE memory_id = ?1 ORDER BY version",
+        )
+        .map_err(sql_err("read history"))?;
+    let mut rows = stmt
+        .query(params![id_bytes(&id.0)])
+        .map_err(sql_err("read history"))?;
+    let mut entries = Vec::new();
+    while let Some(row) = rows.next().map_err(sql_err("read history"))? {
+        entries.push(read_history(row, id, 0)?);
+    }
+    Ok(entries)
+}
+
+/// Erase one raw turn's words (see [`TurnErase`]).
+fn erase_turn_in_tx(tx: &Connection, user: &UserKey, erase: &TurnErase) -> StoreResult<()> {
+    let changed = tx
+        .prepare_cached(
+            "UPDATE turns SET text = ?4, metadata = '{}' WHERE id = ?1 AND tenant = ?2 AND user_id = ?3",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                id_bytes(&erase.id.0),
+                user.tenant,
+                user.user,
+                erase.placeholder
+            ])
+        })
+        .map_err(sql_err("erase turn"))?;
+    if changed == 0 {
+        return Err(StoreError::InvalidWrite(format!(
+            "erasure of unknown turn {}",
+            erase.id
+        )));
     }
     Ok(())
 }
@@ -1118,7 +1223,13 @@ impl Store for SqliteStore {
             apply_edits(tx, &user, &batch)?;
             finish_jobs(tx, &user, &batch.finished_jobs)?;
             insert_jobs(tx, &encoded.jobs)
-        })
+        })?;
+        if batch.erases() {
+            // The erased words may still sit in WAL frames: copy the WAL into the main file
+            // (where secure_delete zeroed them) and truncate it, as purge does.
+            self.checkpoint_truncate()?;
+        }
+        Ok(())
     }
 
     fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {

@@ -142,8 +142,14 @@ CREATE TABLE job_leases (
 ) STRICT, WITHOUT ROWID;
 ";
 
+/// Supersession: the memory that replaced a memory no longer current (a later statement of a
+/// new value for the same fact), beside its `valid_to`.
+const V6: &str = "
+ALTER TABLE memories ADD COLUMN superseded_by BLOB;
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

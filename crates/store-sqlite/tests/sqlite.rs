@@ -211,6 +211,105 @@ mod purge {
         ids
     }
 
+    /// Erasure (a user's forget request) leaves no trace of the erased words in the file or
+    /// its WAL, while the same user's other memories stay, as purge does for a whole user.
+    #[test]
+    fn erasure_leaves_no_trace_in_database_or_wal() {
+        let (_dir, path) = temp_path();
+        let store = SqliteStore::open(&path, SqliteOptions::default()).expect("open");
+        let user = UserKey {
+            tenant: "tenant".into(),
+            user: "alice".into(),
+        };
+        let sc = scope(&user, "s1");
+        let mut erased = Vec::new();
+        for round in 0..40u64 {
+            let marker = if round % 4 == 0 { GONE } else { KEPT };
+            let filler = if round % 8 == 0 {
+                "long text ".repeat(2_000)
+            } else {
+                String::new()
+            };
+            let mut t = turn(
+                &sc,
+                round,
+                format!("round {round}: my passport is {marker} {filler}"),
+            );
+            t.metadata
+                .insert("note".into(), format!("metadata {marker}"));
+            let mut m = Memory::from_turn(&t);
+            m.metadata.insert("speaker".into(), "Ann".into());
+            let v = unit_vector(m.id, 384, round as usize);
+            if marker == GONE {
+                erased.push((m.id, t.id));
+            }
+            store
+                .write(WriteBatch {
+                    turns: vec![t],
+                    memories: vec![m],
+                    vectors: vec![v],
+                    ..Default::default()
+                })
+                .expect("write");
+        }
+        // A second version carrying the marker again.
+        for (id, _) in &erased {
+            let patch = MemoryPatch {
+                text: Some(format!("edited: {GONE}")),
+                ..Default::default()
+            };
+            store
+                .update(
+                    &user,
+                    *id,
+                    &patch,
+                    Moment {
+                        round: 50,
+                        time: Timestamp(0),
+                    },
+                )
+                .expect("update");
+        }
+        assert!(
+            files(&path).iter().any(|(_, b)| contains(b, GONE)),
+            "fixture: the marker must be on disk before the erasure"
+        );
+        let at = Moment {
+            round: 60,
+            time: Timestamp(0),
+        };
+        let batch = WriteBatch {
+            user: Some(user.clone()),
+            erasures: erased
+                .iter()
+                .map(|(id, _)| mnemos_core::BatchErase {
+                    id: *id,
+                    reason: "the user asked to forget: passport".into(),
+                    placeholder: "[forgotten at the user's request]".into(),
+                    metadata: [("speaker".to_string(), "Ann".to_string())]
+                        .into_iter()
+                        .collect(),
+                    at,
+                })
+                .collect(),
+            turn_erasures: erased
+                .iter()
+                .map(|(_, turn)| mnemos_core::TurnErase {
+                    id: *turn,
+                    placeholder: "[forgotten at the user's request]".into(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        store.write(batch).expect("erase");
+        assert_no_marker(&path, "right after the erasure (store open)");
+        assert_kept_marker_on_disk(&path, "right after the erasure");
+        assert_eq!(all_turns(&store, &user).len(), 40, "no turn is deleted");
+        assert!(store.integrity_check().expect("integrity").is_empty());
+        drop(store);
+        assert_no_marker(&path, "after close");
+    }
+
     #[test]
     fn purge_leaves_no_trace_in_database_or_wal() {
         let (_dir, path) = temp_path();

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::{KindTag, Memory, MemoryId, Timestamp};
+use crate::store::Validity;
 pub use bm25::{Bm25Index, Bm25Params};
 pub use dense::{DenseIndex, Quantization};
 use dialogue::{DialogueOrder, TurnPlace};
@@ -570,6 +571,9 @@ pub struct SearchFilter {
     pub kinds: Vec<KindTag>,
     pub agent: Option<String>,
     pub session: Option<String>,
+    /// Which memories by valid time (all, current only, or valid at a moment).
+    #[serde(default)]
+    pub validity: Validity,
 }
 
 #[derive(Clone)]
@@ -580,6 +584,8 @@ struct Slot {
     session: String,
     /// When the memory became true (a turn: when it was said).
     time: Timestamp,
+    /// When it stopped being true (superseded), if it has.
+    valid_to: Option<Timestamp>,
     live: bool,
 }
 
@@ -761,6 +767,7 @@ impl ScopeIndex {
                     agent: memory.scope.agent.clone(),
                     session: memory.scope.session.clone(),
                     time: memory.valid_from,
+                    valid_to: memory.valid_to,
                     live: true,
                 });
                 self.by_id.insert(memory.id, s);
@@ -770,6 +777,7 @@ impl ScopeIndex {
         let entry = &mut self.slots[slot as usize];
         entry.kind = memory.kind.tag();
         entry.time = memory.valid_from;
+        entry.valid_to = memory.valid_to;
         entry.live = true;
         if entry.kind == KindTag::Turn {
             let scope = &memory.scope;
@@ -865,6 +873,23 @@ impl ScopeIndex {
             && (filter.kinds.is_empty() || filter.kinds.contains(&s.kind))
             && filter.agent.as_ref().is_none_or(|a| *a == s.agent)
             && filter.session.as_ref().is_none_or(|x| *x == s.session)
+            && filter.validity.matches(s.time, s.valid_to)
+    }
+
+    /// Record that the memory `id` stopped being true at `valid_to` (or is true again, for
+    /// `None`): a supersession changes no text, so nothing else of the index moves.
+    pub fn set_valid_to(&mut self, id: MemoryId, valid_to: Option<Timestamp>) {
+        if let Some(&slot) = self.by_id.get(&id) {
+            if let Some(entry) = self.slots.get_mut(slot as usize) {
+                entry.valid_to = valid_to;
+            }
+        }
+    }
+
+    /// When the memory `id` stopped being true, as indexed (`None`: unknown or still true).
+    pub fn valid_to(&self, id: MemoryId) -> Option<Timestamp> {
+        let slot = *self.by_id.get(&id)?;
+        self.slots.get(slot as usize)?.valid_to
     }
 
     /// Candidate generation and fusion, with an optional second hop; best first.

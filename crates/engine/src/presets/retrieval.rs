@@ -215,6 +215,7 @@ pub(crate) fn search_shaped(
         kinds: kinds.to_vec(),
         agent: Some(ctx.agent.to_string()),
         session: session.map(str::to_string),
+        ..SearchFilter::default()
     };
     Ok(ctx.search(&request)?.hits)
 }

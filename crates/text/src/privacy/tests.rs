@@ -1,0 +1,291 @@
+use super::*;
+use proptest::prelude::*;
+
+use CredentialKind::{ApiKey, CardNumber, NationalId, Password};
+
+/// Lines holding credentials, with every secret expected in text order.
+#[rustfmt::skip]
+const CREDENTIALS: &[(&str, &[(CredentialKind, &str)])] = &[
+    // Passwords, PINs and passcodes, English.
+    ("my password is hunter2", &[(Password, "hunter2")]),
+    ("My password is hunter2.", &[(Password, "hunter2")]),
+    ("the wifi password is Tr0ub4dor&3", &[(Password, "Tr0ub4dor&3")]),
+    ("The WiFi password is Tr0ub4dor&3, the network is HomeNet.", &[(Password, "Tr0ub4dor&3")]),
+    ("pw: x9!kq", &[(Password, "x9!kq")]),
+    ("PIN is 4412", &[(Password, "4412")]),
+    ("my PIN is 4412, don't tell anyone", &[(Password, "4412")]),
+    ("password: correcthorsebatterystaple", &[(Password, "correcthorsebatterystaple")]),
+    ("The password for my bank account is S3cure#Pass!", &[(Password, "S3cure#Pass")]),
+    ("my email password was changed to Blue-Moon-77", &[(Password, "Blue-Moon-77")]),
+    ("password=letmein42", &[(Password, "letmein42")]),
+    ("my password's sunshine99", &[(Password, "sunshine99")]),
+    ("the door code is 7391", &[(Password, "7391")]),
+    ("the alarm code: 0451", &[(Password, "0451")]),
+    ("my passcode is 090807", &[(Password, "090807")]),
+    ("The password is \"pa55word\" with quotes", &[(Password, "pa55word")]),
+    ("router key: Gr33nT3a!", &[(Password, "Gr33nT3a")]),
+    ("pin code 8812", &[(Password, "8812")]),
+    ("my password is now Autumn2024", &[(Password, "Autumn2024")]),
+    ("Password: qwerty", &[(Password, "qwerty")]),
+    ("my laptop password is marmalade", &[(Password, "marmalade")]),
+    ("the CVV is 737", &[(Password, "737")]),
+    ("the CVV is 7373", &[(Password, "7373")]),
+    // Passwords, Chinese.
+    ("密码是abc123", &[(Password, "abc123")]),
+    ("我的支付密码是 884211", &[(Password, "884211")]),
+    ("开机密码：qwerty", &[(Password, "qwerty")]),
+    ("WiFi密码是Home2024，记一下", &[(Password, "Home2024")]),
+    ("银行卡密码为 661203。", &[(Password, "661203")]),
+    ("我邮箱的密码改成了 Mail#2023 了", &[(Password, "Mail#2023")]),
+    ("锁屏密码 0000 太简单了", &[(Password, "0000")]),
+    ("PIN码是 5521", &[(Password, "5521")]),
+    ("家里门锁密码:135790", &[(Password, "135790")]),
+    ("密码是 4111111111111111", &[(Password, "4111111111111111")]),
+    // API keys and tokens.
+    ("my key is sk-proj-abc123def456ghi789jkl012", &[(ApiKey, "sk-proj-abc123def456ghi789jkl012")]),
+    ("use sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2 for claude", &[(ApiKey, "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2")]),
+    ("token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", &[(ApiKey, "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5")]),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz is mine", &[(ApiKey, "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz")]),
+    ("AWS access key AKIAIOSFODNN7EXAMPLE", &[(ApiKey, "AKIAIOSFODNN7EXAMPLE")]),
+    ("slack: xoxb-1234567890-abcdefghij", &[(ApiKey, "xoxb-1234567890-abcdefghij")]),
+    ("maps key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", &[(ApiKey, "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q")]),
+    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N", &[(ApiKey, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N")]),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", &[(ApiKey, "sk_live_4eC39HqLyjWDarjtT1zdp7dc")]),
+    ("my api key is 9f8a7b6c5d4e3f2a1b0c9d8e7f6a", &[(ApiKey, "9f8a7b6c5d4e3f2a1b0c9d8e7f6a")]),
+    ("API_KEY=Q2xhdWRlSXNHcmVhdDEyMzQ1Njc4", &[(ApiKey, "Q2xhdWRlSXNHcmVhdDEyMzQ1Njc4")]),
+    ("the token for staging is 7Hx2Kp9Qw4Lm8Nz3Rt6Vy1Bc", &[(ApiKey, "7Hx2Kp9Qw4Lm8Nz3Rt6Vy1Bc")]),
+    ("client secret: d41d8cd98f00b204e9800998ecf8427e", &[(ApiKey, "d41d8cd98f00b204e9800998ecf8427e")]),
+    ("我的密钥是 a1B2c3D4e5F6g7H8i9J0k1L2", &[(ApiKey, "a1B2c3D4e5F6g7H8i9J0k1L2")]),
+    ("令牌：Zq8Xw7Vc6Bn5Ml4Kj3Hg2Fd1", &[(ApiKey, "Zq8Xw7Vc6Bn5Ml4Kj3Hg2Fd1")]),
+    ("hf token hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", &[(ApiKey, "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")]),
+    // Card numbers.
+    ("my card is 4111 1111 1111 1111", &[(CardNumber, "4111 1111 1111 1111")]),
+    ("card 4111-1111-1111-1111 exp 12/25", &[(CardNumber, "4111-1111-1111-1111")]),
+    ("charge 5555555555554444 please", &[(CardNumber, "5555555555554444")]),
+    ("Amex 3782 822463 10005", &[(CardNumber, "3782 822463 10005")]),
+    ("my visa 4012888888881881.", &[(CardNumber, "4012888888881881")]),
+    ("discover: 6011000990139424", &[(CardNumber, "6011000990139424")]),
+    ("我的银行卡号是6222021234567890128", &[(CardNumber, "6222021234567890128")]),
+    ("卡号 6225 8801 3798 4325，别告诉别人", &[(CardNumber, "6225 8801 3798 4325")]),
+    ("diners 38520000023237", &[(CardNumber, "38520000023237")]),
+    ("the card 4111 1111 1111 1111 123 is expired", &[(CardNumber, "4111 1111 1111 1111")]),
+    ("Mastercard 2223 0031 2200 3222", &[(CardNumber, "2223 0031 2200 3222")]),
+    ("UnionPay 6205500000000000004", &[(CardNumber, "6205500000000000004")]),
+    // National ids.
+    ("my SSN is 123-45-6789", &[(NationalId, "123-45-6789")]),
+    ("SSN 536221234", &[(NationalId, "536221234")]),
+    ("social security number: 536 22 1234", &[(NationalId, "536 22 1234")]),
+    ("it's 219-09-9999 on the form", &[(NationalId, "219-09-9999")]),
+    ("身份证号11010519491231002X", &[(NationalId, "11010519491231002X")]),
+    ("我的身份证是 330106199003071236。", &[(NationalId, "330106199003071236")]),
+    ("id 42010219850615772x ok", &[(NationalId, "42010219850615772x")]),
+    ("610103197811203451", &[(NationalId, "610103197811203451")]),
+    ("My national insurance number is AB 12 34 56 C", &[(NationalId, "AB 12 34 56 C")]),
+    ("NI number: JG103759A", &[(NationalId, "JG103759A")]),
+    // Several in one line.
+    ("password: hunter22 and card 4111111111111111", &[(Password, "hunter22"), (CardNumber, "4111111111111111")]),
+    ("SSN 123-45-6789, PIN 4412", &[(NationalId, "123-45-6789"), (Password, "4412")]),
+    ("身份证 370202199512310044，密码 abc12345", &[(NationalId, "370202199512310044"), (Password, "abc12345")]),
+];
+
+/// Lines with ordinary numbers and words that must not be taken for credentials.
+#[rustfmt::skip]
+const NOT_CREDENTIALS: &[&str] = &[
+    "I paid $1,234.56 for the flight",
+    "call me at 138 1234 5678",
+    "my phone is 13812345678",
+    "+1 (555) 123-4567 is the office",
+    "+86 138 1234 5678",
+    "order number 4111111111111111",
+    "tracking 1Z999AA10123456784",
+    "ISBN 978-0-306-40615-7",
+    "the date is 2023-05-08",
+    "we met on 08/05/2023 at 10:30",
+    "version 1.2.3 shipped",
+    "It happened in 2024",
+    "I'm 34 years old",
+    "room 1204, floor 12",
+    "flight CA1234 leaves at 9",
+    "zip code 94110",
+    "the total was 4111111111111112",
+    "1234567812345670 is just a number",
+    "timestamp 20230508123045",
+    "000-12-3456",
+    "666-12-3456",
+    "912-12-3456",
+    "the ratio is 123-45-67890",
+    "110105194912310021",
+    "身份证号码是18位的",
+    "I forgot my password",
+    "The password is wrong",
+    "the password is the same as before",
+    "What's my password?",
+    "my password is too weak",
+    "password reset link sent",
+    "The PIN is 4 digits",
+    "the pin is broken",
+    "the password is required",
+    "I changed my password yesterday",
+    "password is on the fridge",
+    "change your password every 90 days",
+    "the password is case sensitive",
+    "密码错误",
+    "密码是多少？",
+    "密码是8位数",
+    "我忘记密码了",
+    "密码不对",
+    "请输入密码",
+    "the token limit is 4096",
+    "the key is in the drawer",
+    "API key is required",
+    "the key to success is consistency",
+    "commit 3f9a2b1c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a",
+    "sk-learn is a library",
+    "ghp_short",
+    "akiaiosfodnn7example",
+    "my temperature is 36.5",
+    "我的电话是13812345678",
+    "订单号 6222021234567890128",
+    "快递单号 4111111111111111",
+    "我今年28岁，住在上海",
+    "我家在3号楼1204室",
+    "价格是1999元",
+    "2023年5月8日",
+    "between 10:30 and 11:45",
+    "pi is 3.14159265358979323846",
+    "the population is 1,411,750,000",
+    "account balance 12345.67",
+    "he scored 98 out of 100",
+    "keep the keys by the door",
+    "the passport number is E12345678",
+    "护照号码是E12345678",
+    "my passport is G12345678",
+    "the password is in my notes",
+    "",
+];
+
+fn found(text: &str) -> Vec<(CredentialKind, &str)> {
+    credentials(text)
+        .into_iter()
+        .map(|c| (c.kind, &text[c.span]))
+        .collect()
+}
+
+#[test]
+fn patterns_compile() {
+    assert!(credentials::compiled());
+}
+
+#[test]
+fn credential_table() {
+    assert!(CREDENTIALS.len() >= 60, "{}", CREDENTIALS.len());
+    let mut failures = Vec::new();
+    for (text, expected) in CREDENTIALS {
+        let got = found(text);
+        if got != *expected {
+            failures.push(format!("{text:?}: got {got:?}, want {expected:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn not_credential_table() {
+    assert!(NOT_CREDENTIALS.len() >= 60, "{}", NOT_CREDENTIALS.len());
+    let mut failures = Vec::new();
+    for text in NOT_CREDENTIALS {
+        let got = found(text);
+        if !got.is_empty() {
+            failures.push(format!("{text:?}: got {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn redaction_uses_the_text_language() {
+    let r = redact_credentials("my password is hunter2 and my card is 4111 1111 1111 1111.");
+    assert_eq!(
+        r.text,
+        "my password is [redacted password] and my card is [redacted card number]."
+    );
+    assert_eq!(r.kinds, [Password, CardNumber]);
+    let r = redact_credentials("我的支付密码是 884211，卡号6222021234567890128。");
+    assert_eq!(r.text, "我的支付密码是 [已隐去密码]，卡号[已隐去卡号]。");
+    assert_eq!(r.kinds, [Password, CardNumber]);
+    let r =
+        redact_credentials("SSN 123-45-6789 and 219-09-9999, key sk-proj-abc123def456ghi789jkl012");
+    assert_eq!(
+        r.text,
+        "SSN [redacted ID number] and [redacted ID number], key [redacted API key]"
+    );
+    assert_eq!(r.kinds, [NationalId, ApiKey]);
+    let plain = "nothing secret here, 2023-05-08";
+    let r = redact_credentials(plain);
+    assert_eq!(r.text, plain);
+    assert!(r.kinds.is_empty());
+}
+
+#[test]
+fn kind_names() {
+    let names: Vec<&str> = [Password, ApiKey, CardNumber, NationalId]
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(names, ["password", "api_key", "card_number", "national_id"]);
+}
+
+/// Every range is a char-boundary range inside `text`.
+fn check_ranges(text: &str) -> Result<(), TestCaseError> {
+    let mut last = 0;
+    for c in credentials(text) {
+        prop_assert!(c.span.start >= last && c.span.start < c.span.end && c.span.end <= text.len());
+        prop_assert!(text.is_char_boundary(c.span.start) && text.is_char_boundary(c.span.end));
+        last = c.span.end;
+    }
+    let r = redact_credentials(text);
+    prop_assert_eq!(r.kinds.is_empty(), r.text == text);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_arbitrary_text(text in any::<String>()) {
+        check_ranges(&text)?;
+    }
+
+    #[test]
+    fn never_panics_on_mixed_scripts_and_digits(
+        text in "[0-9０-９ a-zA-Z\\-_.:：，。!？?'’\"@+#&=/请忘掉删除把我的密码是身份证卡号别记住关于一切吧了forgetdlpswkinyou]{0,80}"
+    ) {
+        check_ranges(&text)?;
+    }
+
+    #[test]
+    fn never_panics_on_request_shaped_text(
+        prefix in "(please |can you |I want you to |请|把|你可以)?",
+        verb in "(forget|delete|don't remember|stop remembering|忘掉|删掉|别记|忘了)",
+        rest in "[ a-z0-9我的住址电话号码关于一切吧了,.，。]{0,30}",
+    ) {
+        check_ranges(&format!("{prefix}{verb} {rest}"))?;
+        check_ranges(&format!("{prefix}{verb}{rest}"))?;
+    }
+}
+
+#[test]
+fn long_lines_do_not_panic_and_stay_fast() {
+    let unit = "Forget my phone 4111 1111 1111 1111 密码是abc123 请忘掉我的住址 sk-proj-abc123def456ghi789jkl012 ";
+    let mut line = String::new();
+    while line.len() < 64 * 1024 {
+        line.push_str(unit);
+    }
+    let start = std::time::Instant::now();
+    let _ = redact_credentials(&line);
+    let digits = "1 ".repeat(32 * 1024);
+    let _ = credentials(&digits);
+    let cjk = "忘".repeat(20 * 1024);
+    let _ = credentials(&cjk);
+    assert!(start.elapsed().as_secs() < 20);
+}

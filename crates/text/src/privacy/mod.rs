@@ -13,12 +13,16 @@
 
 mod checksum;
 mod credentials;
+mod forget;
+mod forget_zh;
+mod topic;
 
 use std::ops::Range;
 
 use crate::script::{detect_language, Language};
 
 pub use credentials::credentials;
+pub use forget::forget_request;
 
 /// What kind of secret a [`Credential`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -105,6 +109,33 @@ pub fn redact_credentials(text: &str) -> Redacted {
     }
     out.push_str(text.get(last..).unwrap_or(""));
     Redacted { text: out, kinds }
+}
+
+/// A request to forget something.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForgetRequest {
+    /// What to forget, in the user's words, cut to the noun phrase: "my passport number",
+    /// "Alex", "my address", "我的住址", "我前男友". For "anything/everything about X" this is X.
+    /// A request that names no subject ("forget everything", "把一切都忘了") has the words it
+    /// used ("everything", "一切"), empty `terms` and `everything` set: all the user told.
+    pub topic: String,
+    /// The topic's content words for matching memories (lower-case; English stemmed as
+    /// [`crate::Analyzer::terms`] does; Chinese words from jieba with their dictionary sub-words;
+    /// stopwords and possessives like my/我的 dropped).
+    pub terms: Vec<String>,
+    /// Common words the user may have used when stating the fact, in the same form as `terms`
+    /// and never repeating one of them: "address" also gives "live", "street", "home"; "phone
+    /// number" gives "mobile", "cell"; "住址" gives "地址", "住在", "家"; "电话" gives "手机".
+    pub synonyms: Vec<String>,
+    /// "everything about X", "anything about X", "all you know about X", "关于X的一切": every
+    /// memory that mentions X, rather than the one fact.
+    pub everything: bool,
+    /// Values the request itself states and that must not be kept either: "forget that my PIN
+    /// is 4412" → the range of "4412"; "忘掉我的电话13812345678" → the number. Byte ranges in
+    /// the input, in order, non-overlapping.
+    pub stated_values: Vec<Range<usize>>,
+    /// Byte range of the request clause in the input.
+    pub span: Range<usize>,
 }
 
 #[cfg(test)]

@@ -235,6 +235,229 @@ fn kind_names() {
     assert_eq!(names, ["password", "api_key", "card_number", "national_id"]);
 }
 
+/// Forget requests with the topic expected and whether they ask for everything about it.
+#[rustfmt::skip]
+const FORGET: &[(&str, &str, bool)] = &[
+    ("Forget my passport number.", "my passport number", false),
+    ("forget my passport number, please", "my passport number", false),
+    ("Please forget what I told you about my ex.", "my ex", true),
+    ("Can you delete my home address?", "my home address", false),
+    ("I want you to forget everything about Alex.", "Alex", true),
+    ("Don't remember my phone number", "my phone number", false),
+    ("Stop remembering my birthday, please", "my birthday", false),
+    ("Erase any record of my salary", "my salary", true),
+    ("please don't remember anything about Alex", "Alex", true),
+    ("forget that my PIN is 4412", "my PIN", false),
+    ("Could you please forget my email address?", "my email address", false),
+    ("OK, please just forget my old address.", "my old address", false),
+    ("Forget about my ex.", "my ex", false),
+    ("You can forget my old phone number now.", "my old phone number", false),
+    ("I'd like you to forget my diagnosis.", "my diagnosis", false),
+    ("Please delete my address from your memory.", "my address", false),
+    ("Remove my phone number from your notes", "my phone number", false),
+    ("Wipe everything you know about my sister", "my sister", true),
+    ("I need you to forget all the details about my divorce", "my divorce", true),
+    ("Unlearn my middle name", "my middle name", false),
+    ("Please stop storing my location", "my location", false),
+    ("Don't keep my credit card info", "my credit card info", false),
+    ("you don't need to remember my salary anymore", "my salary", false),
+    ("I don't want you to remember where I work", "where I work", false),
+    ("Forget everything I told you about Jordan yesterday", "Jordan", true),
+    ("Thanks. Now forget my address, please.", "my address", false),
+    ("I moved last week, so please forget my old address", "my old address", false),
+    ("Forget the address I gave you", "the address", false),
+    ("Could you forget my kids' names?", "my kids' names", false),
+    ("Forget about me.", "me", true),
+    ("Forget everything you know about me", "me", true),
+    ("Please forget everything.", "everything", true),
+    ("Would you please forget my weight", "my weight", false),
+    ("Forget my phone number 555-867-5309", "my phone number", false),
+    ("I'd like to delete my address from your memory", "my address", false),
+    ("Go ahead and forget my therapist's name.", "my therapist's name", false),
+    ("no longer remember my birthday", "my birthday", false),
+    ("Delete my email", "my email", false),
+    // Chinese.
+    ("请忘掉我的住址", "我的住址", false),
+    ("请忘掉我的住址好吗", "我的住址", false),
+    ("把我的电话号码删掉", "我的电话号码", false),
+    ("忘记我跟你说过的关于小王的事", "小王", true),
+    ("别记我的生日了", "我的生日", false),
+    ("关于我前男友的一切都忘了吧", "我前男友", true),
+    ("忘掉我的电话13812345678", "我的电话", false),
+    ("你可以忘掉我的工资吗？", "我的工资", false),
+    ("麻烦把我的身份证号码删除", "我的身份证号码", false),
+    ("不要记住我的邮箱", "我的邮箱", false),
+    ("别再记得我的病情了", "我的病情", false),
+    ("你不用记我的年龄", "我的年龄", false),
+    ("请把关于小李的事都忘了吧", "小李", true),
+    ("好的，忘了我的住址吧", "我的住址", false),
+    ("我希望你忘掉我前女友的名字", "我前女友的名字", false),
+    ("从现在起别存我的手机号", "我的手机号", false),
+    ("把我的地址从你的记忆里删掉", "我的地址", false),
+    ("我的住址你就忘了吧", "我的住址", false),
+    ("请删除所有关于我工作的信息", "我工作", true),
+    ("请忘记一切", "一切", true),
+    ("帮我把我的护照号码清除掉", "我的护照号码", false),
+    ("忘掉我的密码是abc123这件事", "我的密码", false),
+];
+
+/// Lines that use forgetting words without asking the assistant to forget anything.
+#[rustfmt::skip]
+const NOT_FORGET: &[&str] = &[
+    "I forgot my keys",
+    "I'll never forget that trip",
+    "Don't forget to buy milk",
+    "Did you forget my birthday?",
+    "I want to forget that day",
+    "forget it, never mind",
+    "Forget it.",
+    "Never mind, forget that.",
+    "Remember to delete the old files",
+    "Delete the email from my boss",
+    "I don't remember my phone number",
+    "Please don't forget my birthday",
+    "Let's forget about it",
+    "How do I delete my account?",
+    "I need to delete my Facebook account",
+    "Remove the onions from the recipe",
+    "Can you remove the background from this photo?",
+    "Please clear the table",
+    "Wipe the counter after cooking",
+    "Wipe my phone before selling it",
+    "Forget-me-nots are blooming",
+    "The right to be forgotten matters",
+    "I keep forgetting my password",
+    "Why would I forget my own birthday?",
+    "Have you forgotten my name?",
+    "Don't you ever forget me",
+    "She told me to forget him",
+    "If you forget my birthday I'll be sad",
+    "I never delete anything",
+    "Drop me a line sometime",
+    "Don't keep me waiting",
+    "You forgot to mention the price",
+    "Forget what I said.",
+    "I tend to forget names",
+    "never forget where you came from",
+    "Clear my schedule for Friday",
+    "Please delete the duplicate rows in the spreadsheet",
+    "I'd like to forget my ex",
+    "Did I tell you I forgot my wallet?",
+    "We should drop the subject",
+    // Chinese.
+    "我忘了带钥匙",
+    "别忘了明天开会",
+    "我永远忘不了那天",
+    "你忘了我的生日吗？",
+    "算了，忘了吧",
+    "忘了跟你说，我下周出差",
+    "我把钥匙忘在家里了",
+    "他把我的生日忘了",
+    "删掉这张照片",
+    "我想忘掉那天",
+    "千万别忘记带伞",
+    "我忘记密码了",
+    "那些事我都忘了",
+    "不要忘了吃药",
+    "我不记得我的密码了",
+    "你忘记我的生日了",
+    "把这个文件删除",
+    "忘了吧",
+    "我删了那个应用",
+];
+
+#[test]
+fn forget_table() {
+    assert!(FORGET.len() >= 50, "{}", FORGET.len());
+    let mut failures = Vec::new();
+    for (text, topic, everything) in FORGET {
+        match forget_request(text) {
+            Some(r) if r.topic == *topic && r.everything == *everything => {}
+            other => failures.push(format!(
+                "{text:?}: got {:?}, want {topic:?} everything={everything}",
+                other.map(|r| (r.topic, r.everything))
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn not_forget_table() {
+    assert!(NOT_FORGET.len() >= 50, "{}", NOT_FORGET.len());
+    let mut failures = Vec::new();
+    for text in NOT_FORGET {
+        if let Some(r) = forget_request(text) {
+            failures.push(format!("{text:?}: got {:?}", r.topic));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn values(text: &str) -> Vec<&str> {
+    let r = forget_request(text).expect(text);
+    r.stated_values.iter().map(|v| &text[v.clone()]).collect()
+}
+
+#[test]
+fn stated_values() {
+    assert_eq!(values("forget that my PIN is 4412"), ["4412"]);
+    assert_eq!(values("忘掉我的电话13812345678"), ["13812345678"]);
+    assert_eq!(
+        values("Forget my phone number 555-867-5309"),
+        ["555-867-5309"]
+    );
+    assert_eq!(
+        values("forget my email jo.doe@example.com please"),
+        ["jo.doe@example.com"]
+    );
+    assert_eq!(
+        values("Forget that my ex is called Jordan Lee."),
+        ["Jordan Lee"]
+    );
+    assert_eq!(values("请忘掉我的手机号 138 1234 5678"), ["138 1234 5678"]);
+    assert_eq!(values("忘掉我的密码是abc123这件事"), ["abc123"]);
+    assert_eq!(values("forget my password hunter2"), ["hunter2"]);
+    assert!(values("Forget my passport number.").is_empty());
+}
+
+#[test]
+fn terms_drop_possessives_and_add_synonyms() {
+    let r = forget_request("Forget my home address.").unwrap();
+    assert_eq!(r.terms, ["home", "address"]);
+    for s in ["live", "street"] {
+        assert!(r.synonyms.iter().any(|x| x == s), "{:?}", r.synonyms);
+    }
+    let r = forget_request("Please forget my phone number").unwrap();
+    assert_eq!(r.terms, ["phone", "number"]);
+    for s in ["mobil", "cell"] {
+        assert!(r.synonyms.iter().any(|x| x == s), "{:?}", r.synonyms);
+    }
+    let r = forget_request("请忘掉我的住址").unwrap();
+    assert_eq!(r.terms, ["住址"]);
+    for s in ["地址", "住在", "家"] {
+        assert!(r.synonyms.iter().any(|x| x == s), "{:?}", r.synonyms);
+    }
+    let r = forget_request("把我的电话删掉").unwrap();
+    for s in ["手机", "号码"] {
+        assert!(r.synonyms.iter().any(|x| x == s), "{:?}", r.synonyms);
+    }
+    let r = forget_request("Please forget everything.").unwrap();
+    assert!(r.terms.is_empty() && r.everything);
+    let r = forget_request("Forget everything about me").unwrap();
+    assert!(r.terms.is_empty() && r.everything);
+}
+
+#[test]
+fn span_is_the_request_clause() {
+    let text = "I had a great day. OK, please forget my address.";
+    let r = forget_request(text).unwrap();
+    assert_eq!(&text[r.span], "OK, please forget my address.");
+    let text = "谢谢你。请忘掉我的住址";
+    let r = forget_request(text).unwrap();
+    assert_eq!(&text[r.span], "请忘掉我的住址");
+}
+
 /// Every range is a char-boundary range inside `text`.
 fn check_ranges(text: &str) -> Result<(), TestCaseError> {
     let mut last = 0;
@@ -245,6 +468,12 @@ fn check_ranges(text: &str) -> Result<(), TestCaseError> {
     }
     let r = redact_credentials(text);
     prop_assert_eq!(r.kinds.is_empty(), r.text == text);
+    if let Some(f) = forget_request(text) {
+        for v in f.stated_values.iter().chain([&f.span]) {
+            prop_assert!(v.start <= v.end && v.end <= text.len());
+            prop_assert!(text.is_char_boundary(v.start) && text.is_char_boundary(v.end));
+        }
+    }
     Ok(())
 }
 
@@ -283,9 +512,12 @@ fn long_lines_do_not_panic_and_stay_fast() {
     }
     let start = std::time::Instant::now();
     let _ = redact_credentials(&line);
+    let _ = forget_request(&line);
     let digits = "1 ".repeat(32 * 1024);
     let _ = credentials(&digits);
+    let _ = forget_request(&digits);
     let cjk = "忘".repeat(20 * 1024);
+    let _ = forget_request(&cjk);
     let _ = credentials(&cjk);
     assert!(start.elapsed().as_secs() < 20);
 }

@@ -39,7 +39,7 @@ const NOT_IN_SECRET: &str = r#"\s"“”«»`\p{Han}，。！？；、：（）�
 impl Patterns {
     fn compile() -> Option<Patterns> {
         let password_en = format!(
-            r#"(?i)(?-u:\b)(?P<label>pass(?:word|wd|code|phrase)s?|pwd|pw|pin(?:[\s-]?(?:code|number|no\.?))?|(?:wi-?fi|network|wireless|router)\s+key|(?:unlock|door|alarm|gate|access|lock|security|verification)\s+code|cvv2?|cvc)(?-u:\b)(?:(?P<qual>\s+(?:for|to|of|on|at)\s+[^\s.,;:!?]+(?:\s+[^\s.,;:!?]+){{0,3}}?){EXPLICIT}|{EXPLICIT}|(?P<bare>\s+))["'“‘«`]?(?P<v>[^{NOT_IN_SECRET}]+)"#,
+            r#"(?i)(?-u:\b)(?P<label>pass(?:word|wd|code|phrase)s?|pwd|pw|pin(?:[\s-]?(?:code|number|no\.?))?|(?:wi-?fi|network|wireless|router)\s+key|(?:unlock|door|alarm|gate|access|lock|security|verification)\s+code|cvv2?|cvc)(?-u:\b)(?:(?P<qual>\s+(?:for|to|of|on|at)\s+[^\s.,;:!?]+(?:\s+[^\s.,;:!?]+){{0,3}}?){EXPLICIT}|{EXPLICIT}|(?P<bare>\s+))(?:["“](?P<q>[^"“”\n]{{4,64}}?)["”]|["'“‘«`(\[<]?(?P<v>[^{NOT_IN_SECRET}]+))"#,
             EXPLICIT = r#"(?:\s*[=:：]\s*|\s*['’]s\s+|\s+(?:(?:is|was)\s+|has\s+been\s+)?(?:changed|set|updated|reset)\s+to\s+|\s+(?:is|was)(?:\s+(?:now|still|currently|just|actually|simply))?\s+|\s+will\s+be\s+)"#,
         );
         let password_zh = r#"(?P<label>密码|口令|暗码|(?i:pin)码)\s*(?:是|为|：|:|=|就是|都是|改成了?|改为|设成了?|设为|设置为|设置成|换成了?)?\s*["'“‘「]?(?P<v>[\x21\x23-\x26\x28-\x7E]+)"#;
@@ -170,7 +170,8 @@ fn trim_secret(text: &str, span: Range<usize>) -> Range<usize> {
 /// "my password is hunter2", "PIN: 4412", "密码是abc123", "开机密码：qwerty".
 fn labelled_passwords(p: &Patterns, text: &str, out: &mut Vec<Candidate>) {
     for caps in p.password_en.captures_iter(text) {
-        let (Some(label), Some(v)) = (caps.name("label"), caps.name("v")) else {
+        // A quoted secret may hold spaces ("my secret phrase"); a bare one ends at the first.
+        let (Some(label), Some(v)) = (caps.name("label"), caps.name("q").or(caps.name("v"))) else {
             continue;
         };
         let label = label.as_str().to_ascii_lowercase();

@@ -148,6 +148,7 @@ struct English {
     copula: Regex,
     memory: Regex,
     personal: Regex,
+    mind: Regex,
 }
 
 fn english_patterns() -> Option<&'static English> {
@@ -156,12 +157,12 @@ fn english_patterns() -> Option<&'static English> {
 }
 
 /// Words that make a noun phrase a personal fact of the user's, for delete-like verbs.
-const PERSONAL_NOUNS: &str = r"address(?:es)?|number|e-?mail|birthday|birth\s*date|date\s+of\s+birth|age|salary|income|wages?|pay(?:check)?|password|passcode|pin|passport|ssn|social\s+security|id|name|ex|ex-\w+|boyfriend|girlfriend|husband|wife|partner|health|diagnos\w*|condition|illness|disease|medications?|medical|therapy|therapist|weight|religion|location|workplace|job|employer|bank|account|card|debt|divorce|pregnan\w*|family|kids?|children|child|son|daughter|mother|mom|father|dad|sister|brother|allerg\w*|sexuality|orientation|politics|details|info|information|data|secrets?|personal\s+\w+|private\s+\w+|phone\s+number|whereabouts|home";
+const PERSONAL_NOUNS: &str = r"address(?:es)?|number|e-?mail|birthday|birth\s*date|date\s+of\s+birth|age|salary|income|wages?|pay(?:check)?|password|passcode|pin|passport|ssn|social\s+security|id|name|ex|ex-\w+|boyfriend|girlfriend|husband|wife|partner|health|diagnos\w*|condition|illness|disease|medications?|medical|therapy|therapist|weight|religion|location|workplace|job|employer|bank|card|debt|divorce|pregnan\w*|family|kids?|children|child|son|daughter|mother|mom|father|dad|sister|brother|allerg\w*|sexuality|orientation|politics|details|info|information|data|secrets?|personal\s+\w+|private\s+\w+|phone\s+number|whereabouts|home";
 
 fn compile_english() -> Option<English> {
     let dont = r"(?:don['’]?t|do\s+not)";
     let trigger = format!(
-        r"(?i)(?-u:\b)(?:(?P<forget>forget(?:\s+about)?|unlearn|(?:stop|quit)\s+remembering|{dont}\s+(?:ever\s+)?remember|no\s+longer\s+remember|(?:you\s+)?(?:{dont}|no\s+longer)\s+(?:need|have)\s+to\s+(?:remember|know)|(?:i\s+)?{dont}\s+want\s+you\s+to\s+(?:remember|know|keep|store|save))|(?P<delete>delete|erase|remove|wipe(?:\s+out)?|purge|scrub|clear(?:\s+out)?|drop|discard|get\s+rid\s+of|(?:stop|quit)\s+(?:storing|keeping|saving|tracking|recording)|{dont}\s+(?:keep|store|save|record|retain)|no\s+longer\s+(?:keep|store|save)))(?-u:\b)"
+        r"(?i)(?-u:\b)(?:(?P<forget>forget(?:\s+about)?|unlearn|(?:stop|quit)\s+remembering|{dont}\s+(?:ever\s+)?remember|no\s+longer\s+remember|(?:you\s+)?(?:{dont}|no\s+longer)\s+(?:need|have)\s+to\s+(?:remember|know)|(?:i\s+)?{dont}\s+(?:want|need)\s+you\s+to\s+(?:remember|know|keep|store|save))|(?P<gforget>forgetting(?:\s+about)?|not\s+remembering)|(?P<gdelete>deleting|erasing|removing|wiping|not\s+(?:keeping|storing|saving))|(?P<delete>delete|erase|remove|wipe(?:\s+out)?|purge|scrub|clear(?:\s+out)?|drop|discard|get\s+rid\s+of|(?:stop|quit)\s+(?:storing|keeping|saving|tracking|recording)|{dont}\s+(?:keep|store|save|record|retain)|no\s+longer\s+(?:keep|store|save)))(?-u:\b)"
     );
     let interjection = r"please|pls|plz|kindly|ok|okay|k|also|and|so|now|then|hey|hi|hello|actually|oh|um|uh|well|but|alright|all\s+right|right|yes|yeah|yep|no|nope|btw|by\s+the\s+way|one\s+more\s+thing|one\s+last\s+thing|last\s+thing|assistant|hmm|look|listen|anyway|anyways|sorry|honestly|seriously|from\s+now\s+on|at\s+this\s+point|in\s+that\s+case|on\s+second\s+thought|thanks|thank\s+you|good|great|cool|fine|perfect|wait|never\s+mind|nevermind|instead|otherwise";
     let request = r"(?:can|could|would)\s+(?:you|u|ya)|(?:will|won['’]?t)\s+(?:you|u)\s+please|would\s+you\s+be\s+(?:so\s+kind|kind\s+enough)\s+(?:as\s+)?to|(?:i|we)(?:\s+really)?(?:\s+(?:want|need|would\s+like|wanna|wish)|['’]d\s+like)\s+(?:you|u)\s+to|(?:i|we)(?:\s+would|['’]d)\s+(?:prefer|rather|love)\s+(?:it\s+)?(?:if\s+)?(?:you|u)(?:\s+to|\s+would|\s+could)?|(?:i|we)(?:\s+would|['’]d)\s+appreciate\s+it\s+if\s+(?:you|u)(?:\s+would|\s+could)?|(?:i['’]m|i\s+am)\s+(?:asking|telling)\s+you\s+to|i\s+ask\s+you\s+to|(?:you|u)\s+(?:can|could|may|should|must|need\s+to|have\s+to|gotta|ought\s+to|might\s+want\s+to|might\s+as\s+well|are\s+(?:free|allowed|welcome)\s+to)|make\s+sure\s+(?:that\s+)?(?:you|u)|go\s+ahead\s+and|feel\s+free\s+to|be\s+sure\s+to|it['’]?s\s+(?:ok|okay|fine|time)\s+(?:for\s+you\s+)?to|time\s+to|is\s+it\s+possible\s+for\s+you\s+to|please\s+(?:can|could|would)\s+you";
@@ -170,7 +171,7 @@ fn compile_english() -> Option<English> {
     let frame = format!(
         r"(?i)^[\s,]*(?:(?:{interjection})[\s,.!]+)*(?:(?P<req>{request})[\s,]+|(?P<own>{own})[\s,]+)?(?:(?:{adverb})[\s,]+)*$"
     );
-    let lead = r"(?i)^(?:(?P<all>(?:every|any)thing|all(?:\s+(?:of\s+)?(?:the|that|this))?(?:\s+(?:stuff|things|info|information|details|data|memories|facts|notes))?|whatever|what|the\s+(?:stuff|things?|info|information|details|part|bit|memories|facts|notes))(?:\s+(?:that|which))?(?:\s+(?:i(?:\s+have|['’]ve)?|you(?:\s+have|['’]ve)?)(?:\s+(?:ever|just|already|previously|once))?\s+(?:told|said|shared|gave|mentioned|wrote|typed|know|knew|remember|learned|learnt|stored|saved|recorded|noted|got|have|heard)(?:\s+(?:to|with))?(?:\s+(?:you|me))?)?(?:\s+(?:earlier|before|yesterday|today|previously|last\s+time))?\s+(?:about|regarding|concerning|related\s+to|to\s+do\s+with|on|of|re:?|involving|around)\s+|(?P<records>(?:any|all|every)(?:\s+(?:the|your|of\s+the|of\s+your))?\s+(?:records?|mentions?|traces?|memor(?:y|ies)|notes?|info(?:rmation)?|data|details|references?|knowledge)(?:\s+(?:you\s+have|you['’]ve\s+got))?\s+(?:of|about|on|regarding|concerning)\s+)|(?P<about>about\s+)|(?P<that>(?:the\s+fact\s+)?that\s+))";
+    let lead = r"(?i)^(?:(?P<all>(?:every|any)thing|all(?:\s+(?:of\s+)?(?:the|that|this))?(?:\s+(?:stuff|things|info|information|details|data|memories|facts|notes))?|whatever|what|the\s+(?:stuff|things?|info|information|details|part|bit|memories|facts|notes))(?:\s+(?:that|which))?(?:\s+(?:i(?:\s+have|['’]ve)?|you(?:\s+have|['’]ve)?)(?:\s+(?:ever|just|already|previously|once))?\s+(?:told|said|shared|gave|mentioned|wrote|typed|know|knew|remember|learned|learnt|stored|saved|recorded|noted|got|have|heard)(?:\s+(?:to|with))?(?:\s+(?:you|me))?)?(?:\s+(?:earlier|before|yesterday|today|previously|last\s+time))?\s+(?:about|regarding|concerning|related\s+to|to\s+do\s+with|on|of|re:?|involving|around)\s+|(?P<told>i(?:\s+have|['’]ve)?(?:\s+(?:ever|just|already|once))?\s+(?:told|said\s+to|mentioned\s+to|shared\s+with)\s+you\s+(?:about|regarding|of)\s+)|(?P<records>(?:(?:any|all|every)(?:\s+(?:the|your|of\s+the|of\s+your))?|your)\s+(?:records?|mentions?|traces?|memor(?:y|ies)|notes?|info(?:rmation)?|data|details|references?|knowledge)(?:\s+(?:you\s+have|you['’]ve\s+got))?\s+(?:of|about|on|regarding|concerning)\s+)|(?P<about>about\s+)|(?P<that>(?:the\s+fact\s+)?that\s+))";
     let tail = r"(?i)\s+(?:please|pls|plz|thanks|thank\s+you|thx|ok|okay|right\s+now|now|from\s+now\s+on|anymore|any\s+more|forever|for\s+good|permanently|completely|entirely|altogether|as\s+well|too|again|immediately|asap|at\s+once|from\s+(?:your|the|my)\s+(?:memory|memories|notes|records|database|system|brain|head|mind|storage|files)|from\s+memory|(?:out\s+)?of\s+your\s+(?:memory|memories|notes|records)|if\s+(?:you\s+can|you\s+could|possible|you\s+don['’]?t\s+mind|that['’]s\s+ok(?:ay)?|it['’]s\s+ok(?:ay)?)|(?:that\s+|which\s+)?i(?:['’]ve|\s+have)?\s+(?:told|gave|shared|mentioned|said|typed|wrote)|(?:that\s+|which\s+)?you\s+(?:know|have|saved|stored|remember|learned|got|keep|kept)|earlier|before|yesterday|last\s+(?:week|time|month|night)|the\s+other\s+day|and\s+(?:never|don['’]?t|do\s+not|stop|please|then)|so\s+(?:that|you)|because|since|as\s+i|it['’]s\s+(?:private|personal|sensitive)|for\s+privacy|for\s+me)(?-u:\b)";
     let bare_all = r"(?i)^(?:every(?:thing|\s+thing)|all(?:\s+of\s+(?:it|that|this|them))?|all\s+(?:the\s+)?(?:stuff|things|info|information|details|data|memories))$";
     let no_topic = r"(?i)^(?:it|that|this|them|those|these|him|her|things|stuff|something|anything|all\s+(?:that|this)|the\s+whole\s+thing|the\s+rest|(?:what\s+)?i\s+(?:just\s+)?(?:said|asked|typed|wrote|mentioned)(?:\s+(?:it|that|anything))?|about\s+(?:it|that|this)|it\s+all|that\s+one|this\s+one|the\s+last\s+(?:one|thing|message|part)|what|whatever|me\s+saying\s+\w+)$";
@@ -190,6 +191,7 @@ fn compile_english() -> Option<English> {
         copula: Regex::new(copula).ok()?,
         memory: Regex::new(memory).ok()?,
         personal: Regex::new(&personal).ok()?,
+        mind: Regex::new(r"(?i)(?-u:\b)(?:would|do|could)\s+(?:you|u)\s+mind\s+$").ok()?,
     })
 }
 
@@ -204,7 +206,13 @@ fn english(s: &str) -> Option<Found> {
         if char_before(s, verb.start()) == Some('-') || char_at(s, verb.end()) == Some('-') {
             continue;
         }
-        let Some((start, frame)) = english_frame(p, s, verb.start()) else {
+        let gerund = caps.name("gforget").is_some() || caps.name("gdelete").is_some();
+        let framed = if gerund {
+            mind_frame(p, s, verb.start())
+        } else {
+            english_frame(p, s, verb.start())
+        };
+        let Some((start, frame)) = framed else {
             continue;
         };
         if let Some(found) = english_request(p, s, &caps, start, frame) {
@@ -242,6 +250,13 @@ fn english_frame(p: &English, s: &str, verb: usize) -> Option<(usize, Frame)> {
     None
 }
 
+/// "Would you mind forgetting…": a gerund is a request only after "would/do you mind".
+fn mind_frame(p: &English, s: &str, verb: usize) -> Option<(usize, Frame)> {
+    let m = p.mind.find(s.get(..verb)?)?;
+    let (start, _) = english_frame(p, s, m.start())?;
+    Some((start, Frame::Addressed))
+}
+
 /// The request made by the verb in `caps`, given its clause start and frame: topic, scope and
 /// values, or `None` when it has no topic or is an errand rather than a request.
 fn english_request(
@@ -265,7 +280,10 @@ fn english_request(
     let memory = p.memory.is_match(s);
     let accepted = match frame {
         Frame::Own => memory,
-        Frame::Addressed => caps.name("delete").is_none() || memory || p.personal.is_match(text),
+        Frame::Addressed => {
+            let deleting = caps.name("delete").is_some() || caps.name("gdelete").is_some();
+            !deleting || memory || p.personal.is_match(text)
+        }
     };
     accepted.then_some(Found {
         clause,
@@ -276,7 +294,7 @@ fn english_request(
 }
 
 /// The topic after the verb ending at `from`: its range, whether it asks for everything about
-/// it, and the value a "that my PIN is 4412" clause states.
+/// it, and the value a "that my PIN is 4412" clause or "my wife's name is Mary" states.
 fn english_topic(
     p: &English,
     s: &str,
@@ -284,7 +302,6 @@ fn english_topic(
 ) -> Option<(Range<usize>, bool, Option<Range<usize>>)> {
     let mut pos = trim_space(s, from..s.len()).start;
     let mut everything = false;
-    let mut that_clause = false;
     for _ in 0..3 {
         let Some(c) = p.lead.captures(s.get(pos..)?) else {
             break;
@@ -299,9 +316,10 @@ fn english_topic(
             if !subject {
                 break;
             }
-            that_clause = true;
         }
-        everything |= c.name("all").is_some() || c.name("records").is_some();
+        everything |= ["all", "records", "told"]
+            .iter()
+            .any(|g| c.name(g).is_some());
         pos += end;
     }
     let mut end = topic_end(s, pos);
@@ -313,13 +331,17 @@ fn english_topic(
     if !everything && p.bare_all.is_match(text) {
         everything = true;
     }
+    // "that my PIN is 4412", "my wife's name is Mary": the subject is the topic, the
+    // predicate a stated value.
     let mut copula = None;
     let mut topic = topic;
-    if that_clause {
-        if let Some(m) = p.copula.find(text) {
-            copula = Some(trim_space(s, topic.start + m.end()..topic.end));
-            topic = topic.start..topic.start + m.start();
-        }
+    if let Some(m) = p
+        .copula
+        .find(text)
+        .filter(|m| m.start() > 0 && m.end() < text.len())
+    {
+        copula = Some(trim_space(s, topic.start + m.end()..topic.end));
+        topic = topic.start..topic.start + m.start();
     }
     Some((topic, everything, copula))
 }

@@ -28,6 +28,10 @@ const CREDENTIALS: &[(&str, &[(CredentialKind, &str)])] = &[
     ("my password is now Autumn2024", &[(Password, "Autumn2024")]),
     ("Password: qwerty", &[(Password, "qwerty")]),
     ("my laptop password is marmalade", &[(Password, "marmalade")]),
+    ("Password: \"my secret phrase\"", &[(Password, "my secret phrase")]),
+    ("my password is (hunter2)", &[(Password, "hunter2")]),
+    ("the pw is Pa$$w0rd!", &[(Password, "Pa$$w0rd")]),
+    ("my pin number is 1234.", &[(Password, "1234")]),
     ("the CVV is 737", &[(Password, "737")]),
     ("the CVV is 7373", &[(Password, "7373")]),
     // Passwords, Chinese.
@@ -60,6 +64,7 @@ const CREDENTIALS: &[(&str, &[(CredentialKind, &str)])] = &[
     ("hf token hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", &[(ApiKey, "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")]),
     // Card numbers.
     ("my card is 4111 1111 1111 1111", &[(CardNumber, "4111 1111 1111 1111")]),
+    ("my card number is 4111 1111 1111 1111 and CVV 123", &[(CardNumber, "4111 1111 1111 1111"), (Password, "123")]),
     ("card 4111-1111-1111-1111 exp 12/25", &[(CardNumber, "4111-1111-1111-1111")]),
     ("charge 5555555555554444 please", &[(CardNumber, "5555555555554444")]),
     ("Amex 3782 822463 10005", &[(CardNumber, "3782 822463 10005")]),
@@ -161,6 +166,24 @@ const NOT_CREDENTIALS: &[&str] = &[
     "护照号码是E12345678",
     "my passport is G12345678",
     "the password is in my notes",
+    "the password is at least 12 characters",
+    "password must be 8-16 chars",
+    "the password to the wifi is on the router",
+    "The passwords are stored securely",
+    "pin it to the board",
+    "I'll pin: the top post",
+    "key: value",
+    "token: abcdefghijklmnopqrstuvwxyz",
+    "Tokens: 4096 tokens used",
+    "my secret is that I love cats",
+    "the api key is sk-xxxxxxxxxxxxxxxxxxxxxxxx",
+    "eyJhbGciOiJIUzI1NiJ9",
+    "IBAN GB82 WEST 1234 5698 7654 32",
+    "1234 5678 9012 3456",
+    "手机号13800138000",
+    "密码是我生日",
+    "PIN: 12",
+    "I have 4 pins",
     "",
 ];
 
@@ -276,6 +299,17 @@ const FORGET: &[(&str, &str, bool)] = &[
     ("Go ahead and forget my therapist's name.", "my therapist's name", false),
     ("no longer remember my birthday", "my birthday", false),
     ("Delete my email", "my email", false),
+    ("Would you mind forgetting my address?", "my address", false),
+    ("I don't need you to remember my address", "my address", false),
+    ("please forget my wife's name is Mary", "my wife's name", false),
+    ("Forget that I told you about my debt", "my debt", true),
+    ("clear your memories of me", "me", true),
+    ("Hey assistant, forget my address", "my address", false),
+    ("Alex, forget my address", "my address", false),
+    ("So, can you please forget about my health condition?", "my health condition", false),
+    ("You should delete what you know about my mother's illness", "my mother's illness", true),
+    ("erase all memories of my trip to Paris", "my trip to Paris", true),
+    ("Forget where I live.", "where I live", false),
     // Chinese.
     ("请忘掉我的住址", "我的住址", false),
     ("请忘掉我的住址好吗", "我的住址", false),
@@ -299,6 +333,16 @@ const FORGET: &[(&str, &str, bool)] = &[
     ("请忘记一切", "一切", true),
     ("帮我把我的护照号码清除掉", "我的护照号码", false),
     ("忘掉我的密码是abc123这件事", "我的密码", false),
+    ("删除我的所有信息", "我", true),
+    ("请把我的银行卡号删掉：6222021234567890128", "我的银行卡号", false),
+    ("我不想让你记住我的住址", "我的住址", false),
+    ("请清除你关于我的记忆", "我", true),
+    ("我希望你能忘掉我的病", "我的病", false),
+    ("你能不能别记我的电话了", "我的电话", false),
+    ("我的地址请删掉", "我的地址", false),
+    ("删了我的手机号吧", "我的手机号", false),
+    ("把关于我的一切都删掉", "我", true),
+    ("忘掉我的名字叫李雷", "我的名字", false),
 ];
 
 /// Lines that use forgetting words without asking the assistant to forget anything.
@@ -344,6 +388,14 @@ const NOT_FORGET: &[&str] = &[
     "I'd like to forget my ex",
     "Did I tell you I forgot my wallet?",
     "We should drop the subject",
+    "Can you forget things?",
+    "Forget I said anything",
+    "Don't save the file yet",
+    "Delete my account",
+    "delete my last message",
+    "I said forget it",
+    "Just forget it all",
+    "Do you mind deleting the old photos?",
     // Chinese.
     "我忘了带钥匙",
     "别忘了明天开会",
@@ -364,6 +416,20 @@ const NOT_FORGET: &[&str] = &[
     "把这个文件删除",
     "忘了吧",
     "我删了那个应用",
+    "我忘了你的生日，对不起",
+    "忘了你的生日",
+    "请你忘掉这件事",
+    "请忘记我说过的话",
+    "这件事你就忘了吧",
+    "别把我的生日忘了",
+    "你还记得我的生日吗",
+    "我总是忘记吃药",
+    "以后别再提我前男友了",
+    "请删掉我跟你说过的那些话",
+    "把我的照片删了",
+    "帮我删掉那个文件",
+    "清空聊天记录",
+    "你把我的生日忘了",
 ];
 
 #[test]
@@ -418,6 +484,13 @@ fn stated_values() {
     assert_eq!(values("请忘掉我的手机号 138 1234 5678"), ["138 1234 5678"]);
     assert_eq!(values("忘掉我的密码是abc123这件事"), ["abc123"]);
     assert_eq!(values("forget my password hunter2"), ["hunter2"]);
+    assert_eq!(values("please forget my wife's name is Mary"), ["Mary"]);
+    assert_eq!(values("忘掉我的名字叫李雷"), ["李雷"]);
+    assert_eq!(
+        values("请把我的银行卡号删掉：6222021234567890128"),
+        ["6222021234567890128"]
+    );
+    assert_eq!(values("Forget my SSN 123-45-6789"), ["123-45-6789"]);
     assert!(values("Forget my passport number.").is_empty());
 }
 

@@ -16,7 +16,7 @@ const GENERIC: &[&str] = &[
     "record", "memori", "mention", "trace", "part", "bit", "note",
     // Chinese.
     "事", "事情", "信息", "东西", "一切", "所有", "关于", "有关", "内容", "记录", "相关", "全部",
-    "部分", "情况", "细节", "记忆", "说", "说过", "件", "这件", "那件", "这事", "那事",
+    "部分", "情况", "细节", "记忆", "说", "说过", "件", "这件", "那件", "这事", "那事", "号",
 ];
 
 /// Common personal facts: when a topic mentions one of the keys, the synonyms are words the user
@@ -37,7 +37,7 @@ const SYNONYMS: &[(&[&str], &[&str])] = &[
     (&["passport"], &["passport", "travel", "document"]),
     (&["id", "identity", "ssn"], &["id", "identity", "ssn", "social", "security", "national"]),
     (&["ex", "boyfriend", "girlfriend"],
-        &["ex", "boyfriend", "girlfriend", "dated", "dating", "breakup", "broke", "relationship"]),
+        &["ex", "boyfriend", "girlfriend", "breakup", "relationship"]),
     (&["health", "diagnosis", "diagnosed", "condition", "illness", "disease", "sick", "medical"],
         &["health", "diagnosis", "diagnosed", "condition", "illness", "disease", "doctor", "medication", "treatment", "sick"]),
     (&["medication", "meds", "pills", "prescription"], &["medication", "meds", "pills", "prescription", "doctor"]),
@@ -104,8 +104,15 @@ fn entries() -> &'static [Entry] {
 /// The content terms of `topic` and the synonyms of the personal facts it mentions (none
 /// repeating a term).
 pub(super) fn terms_and_synonyms(topic: &str) -> (Vec<String>, Vec<String>) {
+    // "what I do for a living" is about a job, not a home.
+    let lower = topic.to_lowercase();
+    let source = if lower.contains("for a living") {
+        lower.replace("for a living", "job")
+    } else {
+        topic.to_string()
+    };
     let mut terms: Vec<String> = Vec::new();
-    for t in Analyzer::shared().search_terms(topic) {
+    for t in Analyzer::shared().search_terms(&source) {
         if !GENERIC.contains(&t.as_str()) && !terms.contains(&t) {
             terms.push(t);
         }

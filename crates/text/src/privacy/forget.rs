@@ -24,6 +24,17 @@ use super::{credentials, forget_zh, topic, ForgetRequest};
 use crate::script::{char_at, char_before};
 use crate::{has_cjk, sentences};
 
+/// How many forgetting verbs of one sentence are examined: a real request has one or two, and
+/// the bound keeps a pathological line ("forget, forget, forget…") linear.
+pub(super) const MAX_VERBS: usize = 16;
+
+/// How far before its verb a request's opening may start, in bytes ("I would appreciate it if
+/// you could please just" is well inside).
+pub(super) const FRAME_WINDOW: usize = 160;
+
+/// The longest topic taken, in bytes: a noun phrase, not a paragraph.
+pub(super) const MAX_TOPIC: usize = 300;
+
 /// A request found in one sentence, in the sentence's byte offsets.
 pub(super) struct Found {
     /// From where the request starts to the end of the sentence.
@@ -198,7 +209,7 @@ fn compile_english() -> Option<English> {
 /// The first English forget request in sentence `s`.
 fn english(s: &str) -> Option<Found> {
     let p = english_patterns()?;
-    for caps in p.trigger.captures_iter(s) {
+    for caps in p.trigger.captures_iter(s).take(MAX_VERBS) {
         let Some(verb) = caps.get(0) else {
             continue;
         };
@@ -225,19 +236,25 @@ fn english(s: &str) -> Option<Found> {
 /// Where the clause holding the verb at `verb` starts, and how its opening addresses the verb;
 /// `None` when the words before the verb are not a request frame ("I", "did you", "don't").
 fn english_frame(p: &English, s: &str, verb: usize) -> Option<(usize, Frame)> {
-    let before = s.get(..verb)?;
-    let mut starts = vec![0];
+    let window = floor_boundary(s, verb.saturating_sub(FRAME_WINDOW));
+    let before = s.get(window..verb)?;
+    let mut starts = Vec::new();
+    if window == 0 {
+        starts.push(0);
+    }
     for (i, c) in before.char_indices() {
         if matches!(c, ',' | ';' | ':' | '(' | '—' | '–' | '"' | '“') {
-            starts.push(i + c.len_utf8());
+            starts.push(window + i + c.len_utf8());
         }
     }
-    starts.extend(p.clause_word.find_iter(before).map(|m| m.start()));
+    starts.extend(p.clause_word.find_iter(before).map(|m| window + m.start()));
     starts.sort_unstable();
     starts.dedup();
     for start in starts {
-        let prefix = format!("{} ", before.get(start..).unwrap_or(""));
-        if let Some(c) = p.frame.captures(&prefix) {
+        let Some(prefix) = s.get(start..verb) else {
+            continue;
+        };
+        if let Some(c) = p.frame.captures(prefix) {
             let frame = if c.name("own").is_some() {
                 Frame::Own
             } else {
@@ -248,6 +265,15 @@ fn english_frame(p: &English, s: &str, verb: usize) -> Option<(usize, Frame)> {
         }
     }
     None
+}
+
+/// The nearest char boundary at or before `at`.
+pub(super) fn floor_boundary(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// "Would you mind forgetting…": a gerund is a request only after "would/do you mind".
@@ -268,6 +294,9 @@ fn english_request(
 ) -> Option<Found> {
     let verb = caps.get(0)?;
     let (topic, mut everything, copula) = english_topic(p, s, verb.end())?;
+    if topic.is_empty() || topic.len() > MAX_TOPIC {
+        return None;
+    }
     let clause = start..s.len();
     let (topic, values) = settle(s, &clause, topic, copula);
     let text = s.get(topic.clone())?;

@@ -18,7 +18,9 @@ use std::sync::OnceLock;
 
 use regex::{Captures, Regex};
 
-use super::forget::{settle, trim_space, Found, Frame};
+use super::forget::{
+    floor_boundary, settle, trim_space, Found, Frame, FRAME_WINDOW, MAX_TOPIC, MAX_VERBS,
+};
 use crate::Analyzer;
 
 /// Every Chinese pattern, compiled once.
@@ -114,7 +116,7 @@ struct Shape {
 /// The first Chinese forget request in sentence `s`.
 pub(super) fn chinese(s: &str) -> Option<Found> {
     let p = patterns()?;
-    for caps in p.trigger.captures_iter(s) {
+    for caps in p.trigger.captures_iter(s).take(MAX_VERBS) {
         let Some(verb) = caps.get(0) else {
             continue;
         };
@@ -136,7 +138,8 @@ pub(super) fn chinese(s: &str) -> Option<Found> {
 
 /// "别忘了", "忘不了", "没忘记", "忘在家里", "忘光了": reminders, negations and past forgetting.
 fn negated(p: &Chinese, s: &str, verb: &Range<usize>) -> bool {
-    let before = s.get(..verb.start).unwrap_or("");
+    let near = floor_boundary(s, verb.start.saturating_sub(16));
+    let before = s.get(near..verb.start).unwrap_or("");
     let after = s.get(verb.end..).unwrap_or("");
     p.negated.is_match(before) || after.starts_with(['不', '在', '得', '光', '完'])
 }
@@ -167,6 +170,9 @@ fn clause_end(s: &str, at: usize) -> usize {
 /// words around it do not make a request.
 fn shape(p: &Chinese, s: &str, verb: Range<usize>) -> Option<Shape> {
     let start = clause_start(s, verb.start);
+    if verb.start - start > FRAME_WINDOW {
+        return None;
+    }
     let end = clause_end(s, verb.end);
     let prefix = s.get(start..verb.start)?;
     let after = s.get(verb.end..end)?;
@@ -236,6 +242,9 @@ fn request(p: &Chinese, s: &str, caps: &Captures<'_>, shape: Shape) -> Option<Fo
         return None;
     }
     let (topic, everything, copula) = topic(p, s, shape.topic.clone())?;
+    if topic.is_empty() || topic.len() > MAX_TOPIC {
+        return None;
+    }
     let clause = trim_space(s, shape.start..s.len());
     let (topic, values) = settle(s, &clause, topic, copula);
     let text = s.get(topic.clone())?;

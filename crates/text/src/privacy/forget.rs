@@ -160,6 +160,7 @@ struct English {
     memory: Regex,
     personal: Regex,
     mind: Regex,
+    from_elsewhere: Regex,
 }
 
 fn english_patterns() -> Option<&'static English> {
@@ -173,7 +174,7 @@ const PERSONAL_NOUNS: &str = r"address(?:es)?|number|e-?mail|birthday|birth\s*da
 fn compile_english() -> Option<English> {
     let dont = r"(?:don['’]?t|do\s+not)";
     let trigger = format!(
-        r"(?i)(?-u:\b)(?:(?P<forget>forget(?:\s+about)?|unlearn|(?:stop|quit)\s+remembering|{dont}\s+(?:ever\s+)?remember|no\s+longer\s+remember|(?:you\s+)?(?:{dont}|no\s+longer)\s+(?:need|have)\s+to\s+(?:remember|know)|(?:i\s+)?{dont}\s+(?:want|need)\s+you\s+to\s+(?:remember|know|keep|store|save))|(?P<gforget>forgetting(?:\s+about)?|not\s+remembering)|(?P<gdelete>deleting|erasing|removing|wiping|not\s+(?:keeping|storing|saving))|(?P<delete>delete|erase|remove|wipe(?:\s+out)?|purge|scrub|clear(?:\s+out)?|drop|discard|get\s+rid\s+of|(?:stop|quit)\s+(?:storing|keeping|saving|tracking|recording)|{dont}\s+(?:keep|store|save|record|retain)|no\s+longer\s+(?:keep|store|save)))(?-u:\b)"
+        r"(?i)(?-u:\b)(?:(?P<forget>forget(?:\s+about)?|unlearn|(?:stop|quit)\s+remembering|{dont}\s+(?:ever\s+)?remember|no\s+longer\s+remember|(?:didn['’]?t|did\s+not|not)\s+remember|(?:you\s+)?(?:{dont}|no\s+longer)\s+(?:need|have)\s+to\s+(?:remember|know)|(?:i\s+)?{dont}\s+(?:want|need)\s+you\s+to\s+(?:remember|know|keep|store|save))|(?P<gforget>forgetting(?:\s+about)?|not\s+remembering)|(?P<gdelete>deleting|erasing|removing|wiping|not\s+(?:keeping|storing|saving))|(?P<delete>delete|erase|remove|wipe(?:\s+out)?|purge|scrub|clear(?:\s+out)?|drop|discard|get\s+rid\s+of|(?:stop|quit)\s+(?:storing|keeping|saving|tracking|recording)|{dont}\s+(?:keep|store|save|record|retain)|no\s+longer\s+(?:keep|store|save)))(?-u:\b)"
     );
     let interjection = r"please|pls|plz|kindly|ok|okay|k|also|and|so|now|then|hey|hi|hello|actually|oh|um|uh|well|but|alright|all\s+right|right|yes|yeah|yep|no|nope|btw|by\s+the\s+way|one\s+more\s+thing|one\s+last\s+thing|last\s+thing|assistant|hmm|look|listen|anyway|anyways|sorry|honestly|seriously|from\s+now\s+on|at\s+this\s+point|in\s+that\s+case|on\s+second\s+thought|thanks|thank\s+you|good|great|cool|fine|perfect|wait|never\s+mind|nevermind|instead|otherwise";
     let request = r"(?:can|could|would)\s+(?:you|u|ya)|(?:will|won['’]?t)\s+(?:you|u)\s+please|would\s+you\s+be\s+(?:so\s+kind|kind\s+enough)\s+(?:as\s+)?to|(?:i|we)(?:\s+really)?(?:\s+(?:want|need|would\s+like|wanna|wish)|['’]d\s+like)\s+(?:you|u)\s+to|(?:i|we)(?:\s+would|['’]d)\s+(?:prefer|rather|love)\s+(?:it\s+)?(?:if\s+)?(?:you|u)(?:\s+to|\s+would|\s+could)?|(?:i|we)(?:\s+would|['’]d)\s+appreciate\s+it\s+if\s+(?:you|u)(?:\s+would|\s+could)?|(?:i['’]m|i\s+am)\s+(?:asking|telling)\s+you\s+to|i\s+ask\s+you\s+to|(?:you|u)\s+(?:can|could|may|should|must|need\s+to|have\s+to|gotta|ought\s+to|might\s+want\s+to|might\s+as\s+well|are\s+(?:free|allowed|welcome)\s+to)|make\s+sure\s+(?:that\s+)?(?:you|u)|go\s+ahead\s+and|feel\s+free\s+to|be\s+sure\s+to|it['’]?s\s+(?:ok|okay|fine|time)\s+(?:for\s+you\s+)?to|time\s+to|is\s+it\s+possible\s+for\s+you\s+to|please\s+(?:can|could|would)\s+you";
@@ -202,6 +203,10 @@ fn compile_english() -> Option<English> {
         copula: Regex::new(copula).ok()?,
         memory: Regex::new(memory).ok()?,
         personal: Regex::new(&personal).ok()?,
+        from_elsewhere: Regex::new(
+            r"(?i)(?-u:\b)(?:from|in|on|off)\s+(?:the|my|this|that|our|his|her|a)\b",
+        )
+        .ok()?,
         mind: Regex::new(r"(?i)(?-u:\b)(?:would|do|could)\s+(?:you|u)\s+mind\s+$").ok()?,
     })
 }
@@ -311,7 +316,9 @@ fn english_request(
         Frame::Own => memory,
         Frame::Addressed => {
             let deleting = caps.name("delete").is_some() || caps.name("gdelete").is_some();
-            !deleting || memory || p.personal.is_match(text)
+            // "remove my name from the list" is an errand elsewhere; "from your memory" is not.
+            let elsewhere = p.from_elsewhere.is_match(text);
+            !deleting || memory || (p.personal.is_match(text) && !elsewhere)
         }
     };
     accepted.then_some(Found {

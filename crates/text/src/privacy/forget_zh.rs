@@ -51,20 +51,20 @@ fn patterns() -> Option<&'static Chinese> {
 }
 
 const INTERJECTION: &str = r"好吧|好的|好啦|好|嗯|那么|那|另外|还有|对了|然后|所以|现在|以后|从现在起|从现在开始|从今以后|今后|拜托了?|求你了?|求求你|唉|哎|诶|嘿|喂|小助手|助手|老实说|说真的|其实|总之|反正|行|(?i:ok)";
-const REQUEST: &str = r"请你?|麻烦你?|拜托你|您(?:可以|能)?|你(?:可以|能|能不能|能否|可不可以|就|帮我|给我|替我|最好|得|要|必须|应该|赶紧|直接|还是)?|可以|能不能|可不可以|能否|可否|是否可以|帮我|替我|给我|我(?:希望|想让|想请|要|需要|请|求|让|请求)你(?:能|可以|能够|就)?|希望你(?:能|可以|能够)?|想请你|让你";
+const REQUEST: &str = r"请你?|麻烦你?|拜托你|您(?:可以|能)?|你(?:可以|能|能不能|能否|可不可以|就|帮我|给我|替我|最好|得|要|必须|应该|赶紧|直接|还是)?|可以|能不能|可不可以|能否|可否|是否可以|能|帮我|替我|给我|我(?:希望|想让|想请|要|需要|请|求|让|请求)你(?:能|可以|能够|就)?|希望你(?:能|可以|能够)?|想请你|让你";
 const OWN: &str =
     r"我们?(?:真|也|好|很|就|还)?(?:想|要|想要|希望|打算|准备|得|需要|该)|(?:怎么|如何)(?:才能)?";
-const ADVERB: &str = r"都|全|全部|统统|通通|就|也|再|直接|赶紧|马上|立刻|立即|彻底|永久|永远|完全|一并|一起|干脆|还是|快|帮我|给我|请|都给我|从你的?(?:记忆|脑子|数据库|记录)(?:里|中|当中|里面)?";
+const ADVERB: &str = r"都|全|全部|统统|通通|就|也|再|直接|赶紧|马上|立刻|立即|彻底|永久|永远|完全|一并|一起|干脆|还是|快|帮我|给我|请|都给我|从(?:你的?)?(?:记忆|脑子|数据库|记录)(?:里|中|当中|里面)?";
 const PARTICLES: &str = r"掉|了|吧|啦|哦|噢|啊|呀|嘛|吗|么|好吗|好不好|行吗|行不行|可以吗|可以不|成吗|好么|谢谢你?|拜托了?|就好|就行了?|就可以了?|好了|罢了|哈|[~～…\s]|(?:从|在)你的?(?:记忆|脑子|数据库|记录|资料库)(?:里|中|当中|里面)?";
 
 fn compile() -> Option<Chinese> {
-    let trigger = r"(?P<forget>忘掉|忘记|忘了|忘却|(?:别|不要|不用|不必|不需要|无需|用不着|不许|请勿|勿)(?:再|继续|帮我|给我|替我)?(?:记住|记得|记着|记)|不再记(?:住|得|着)?|停止记(?:住|忆)?|我?(?:不想|不希望|不愿意)(?:让|要)?你再?(?:记住|记得|记着|记))|(?P<delete>删掉|删除|删了|删去|清除|清掉|清空|抹掉|抹去|抹除|擦掉|去掉|移除|销毁|(?:别|不要|不用|不必|无需|请勿|勿)(?:再|继续|帮我|给我)?(?:保存|保留|存储|存着|存|留着|记录)|停止(?:保存|存储|记录))";
+    let trigger = r"(?P<forget>忘掉|忘记|忘了|忘却|(?:别|不要|不用|不必|不需要|无需|用不着|不许|请勿|勿)(?:再|继续|帮我|给我|替我)?(?:记住|记得|记着|记录|记)|不再记(?:住|得|着)?|停止记(?:住|忆|录)?|我?(?:不想|不希望|不愿意)(?:让|要)?你再?(?:记住|记得|记着|记))|(?P<delete>删掉|删除|删了|删去|清除|清掉|清空|抹掉|抹去|抹除|擦掉|去掉|移除|销毁|(?:别|不要|不用|不必|无需|请勿|勿)(?:再|继续|帮我|给我)?(?:保存|保留|存储|存着|存|留着)|停止(?:保存|存储))";
     let opening = format!(
         r"^\s*(?:(?:{INTERJECTION})[\s，,！!]*)*(?:(?P<req>{REQUEST})\s*|(?P<own>{OWN})\s*)?(?:(?:{ADVERB})\s*)*"
     );
     let frame = format!("{opening}$");
     let ba = format!(
-        r"{opening}把(?P<topic>.+?)(?:\s*(?:都|全|全部|统统|通通|给我|给|也|就|一并|彻底|完全|永远|赶紧|直接|从你的?(?:记忆|脑子|数据库|记录)(?:里|中|当中|里面)?))*$"
+        r"{opening}把(?P<topic>.+?)(?:\s*(?:都|全|全部|统统|通通|给我|给|也|就|一并|彻底|完全|永远|赶紧|直接|从(?:你的?)?(?:记忆|脑子|数据库|记录)(?:里|中|当中|里面)?))*$"
     );
     let fronted = r"^(?P<topic>.+?)\s*(?:你|您)?(?:\s*(?:都|全|全部|统统|通通|就|也|给我|一并|彻底|完全|永远|赶紧|直接|请|可以|能|帮我))*$";
     let particles_only = format!(r"^(?:{PARTICLES}|[。！!？?，,])*$");
@@ -79,7 +79,7 @@ fn compile() -> Option<Chinese> {
     let request_ending = r"(?:吧|好吗|好不好|行吗|行不行|可以吗|好么|成吗)[\s。！!？?~～…]*$";
     let question = r"[吗么？?][\s。！!？?~～…]*$";
     let memory = r"记住|记得|记着|记忆|你知道的|告诉(?:过|了)?你|(?:跟|和|对|给|同|向)你(?:说|讲|提|聊)|你(?:存|保存|记)|的一切|所有(?:关于|有关)|(?:所有|全部)的?(?:信息|资料)|数据库";
-    let personal = r"地址|住址|住在|家在|电话|手机|号码|邮箱|生日|出生|年龄|岁|工资|薪水|收入|月薪|年薪|密码|护照|身份证|证件|银行卡|卡号|账号|名字|姓名|前男友|前女友|前任|前夫|前妻|男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|病|诊断|健康|体重|信仰|宗教|单位|家人|孩子|父母|隐私|个人信息|资料";
+    let personal = r"地址|住址|住在|家在|电话|手机|号码|邮箱|生日|出生|年龄|岁|工资|薪水|收入|月薪|年薪|密码|护照|身份证|证件|银行卡|信用卡|卡号|账号|位置|行踪|定位|名字|姓名|前男友|前女友|前任|前夫|前妻|男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|病|诊断|健康|体重|信仰|宗教|单位|家人|孩子|父母|隐私|个人信息|资料";
     Some(Chinese {
         trigger: Regex::new(trigger).ok()?,
         negated: Regex::new(r"(?:别|不要|不能|不会|不该|不应该|没|没有|难以|难|永远不|千万别|可别|不许|不可以|怎么能|怎么会|会不会|是不是|还没)\s*$").ok()?,
@@ -141,7 +141,9 @@ fn negated(p: &Chinese, s: &str, verb: &Range<usize>) -> bool {
     let near = floor_boundary(s, verb.start.saturating_sub(16));
     let before = s.get(near..verb.start).unwrap_or("");
     let after = s.get(verb.end..).unwrap_or("");
-    p.negated.is_match(before) || after.starts_with(['不', '在', '得', '光', '完'])
+    // "能不能忘掉…" asks; "不能忘" refuses.
+    let asks = before.trim_end().ends_with("能不能");
+    (p.negated.is_match(before) && !asks) || after.starts_with(['不', '在', '得', '光', '完'])
 }
 
 /// Where the clause starts: after the last clause punctuation before `at`.
@@ -212,7 +214,8 @@ fn shape(p: &Chinese, s: &str, verb: Range<usize>) -> Option<Shape> {
     let topic = t.as_str();
     let noun_phrase = ["的", "关于", "有关", "一切", "所有", "全部"]
         .iter()
-        .any(|w| topic.contains(w));
+        .any(|w| topic.contains(w))
+        && !topic.contains('把');
     let polite = p.polite.is_match(prefix);
     let asks = polite || p.request_ending.is_match(s);
     (noun_phrase && asks && !p.subject_end.is_match(topic)).then_some(Shape {
@@ -241,7 +244,7 @@ fn request(p: &Chinese, s: &str, caps: &Captures<'_>, shape: Shape) -> Option<Fo
     {
         return None;
     }
-    let (topic, everything, copula) = topic(p, s, shape.topic.clone())?;
+    let (topic, mut everything, copula) = topic(p, s, shape.topic.clone())?;
     if topic.is_empty() || topic.len() > MAX_TOPIC {
         return None;
     }
@@ -251,10 +254,17 @@ fn request(p: &Chinese, s: &str, caps: &Captures<'_>, shape: Shape) -> Option<Fo
     if text.is_empty() || p.no_topic.is_match(text) || starts_with_verb(text) {
         return None;
     }
+    if matches!(text, "我" | "我们") {
+        everything = true;
+    }
     let memory = p.memory.is_match(s);
     let accepted = match shape.frame {
         Frame::Own => memory,
-        Frame::Addressed => caps.name("delete").is_none() || memory || p.personal.is_match(text),
+        Frame::Addressed => {
+            // "把我的名字从名单里删掉" is an errand elsewhere.
+            let elsewhere = text.contains('从');
+            caps.name("delete").is_none() || memory || (p.personal.is_match(text) && !elsewhere)
+        }
     };
     accepted.then_some(Found {
         clause,

@@ -310,6 +310,15 @@ const FORGET: &[(&str, &str, bool)] = &[
     ("You should delete what you know about my mother's illness", "my mother's illness", true),
     ("erase all memories of my trip to Paris", "my trip to Paris", true),
     ("Forget where I live.", "where I live", false),
+    ("Forget I ever told you about my ex", "my ex", true),
+    ("Don't remember that I'm gay", "I'm gay", false),
+    ("I'd prefer you not remember my salary", "my salary", false),
+    ("Please purge my medical history", "my medical history", false),
+    ("scrub my phone number", "my phone number", false),
+    ("Forget Sarah.", "Sarah", false),
+    ("Erase my birthday from memory", "my birthday", false),
+    ("Forget about the surgery I mentioned", "the surgery", false),
+    ("remove my name from your memory", "my name", false),
     // Chinese.
     ("请忘掉我的住址", "我的住址", false),
     ("请忘掉我的住址好吗", "我的住址", false),
@@ -343,6 +352,12 @@ const FORGET: &[(&str, &str, bool)] = &[
     ("删了我的手机号吧", "我的手机号", false),
     ("把关于我的一切都删掉", "我", true),
     ("忘掉我的名字叫李雷", "我的名字", false),
+    ("请不要记录我的位置", "我的位置", false),
+    ("能把我的生日从记忆里删除吗", "我的生日", false),
+    ("能不能忘掉我的地址", "我的地址", false),
+    ("别保存我的信用卡信息", "我的信用卡信息", false),
+    ("不要再记得我住在哪里了", "我住在哪里", false),
+    ("忘了我吧", "我", true),
 ];
 
 /// Lines that use forgetting words without asking the assistant to forget anything.
@@ -396,6 +411,16 @@ const NOT_FORGET: &[&str] = &[
     "I said forget it",
     "Just forget it all",
     "Do you mind deleting the old photos?",
+    "I forgot to delete my old address",
+    "You never forget anything, do you?",
+    "Can you not forget my birthday this year?",
+    "I can't forget my ex",
+    "How can I forget my ex?",
+    "Sometimes I wish I could forget my childhood",
+    "Delete my last three messages",
+    "Please remove my name from the list",
+    "Did you not remember my birthday?",
+    "I didn't remember my keys",
     // Chinese.
     "我忘了带钥匙",
     "别忘了明天开会",
@@ -430,6 +455,10 @@ const NOT_FORGET: &[&str] = &[
     "帮我删掉那个文件",
     "清空聊天记录",
     "你把我的生日忘了",
+    "你能忘掉我刚才说的话吗",
+    "把我的名字从名单里删掉",
+    "我不能忘记她",
+    "会不会忘了我的生日",
 ];
 
 #[test]

@@ -91,7 +91,7 @@ fn request(sentence: &str, base: usize, found: Found) -> ForgetRequest {
 
 /// The values a request states in `s[clause]` (value tokens, credentials, and `copula`, the
 /// predicate of "that my PIN is 4412"), merged; and the topic cut before a value that ends it
-/// ("my phone number 13812345678" → "my phone number").
+/// ("my phone number 13812345678" → "my phone number", while "my 2019 trip" stays whole).
 pub(super) fn settle(
     s: &str,
     clause: &Range<usize>,
@@ -111,7 +111,7 @@ pub(super) fn settle(
     let mut cut = topic.clone();
     if let Some(v) = values
         .iter()
-        .find(|v| v.start > topic.start && v.start < topic.end)
+        .find(|v| v.start > topic.start && v.start < topic.end && v.end >= topic.end)
     {
         cut.end = v.start;
         cut = trim_connectors(s, cut);
@@ -204,7 +204,7 @@ fn compile_english() -> Option<English> {
         memory: Regex::new(memory).ok()?,
         personal: Regex::new(&personal).ok()?,
         from_elsewhere: Regex::new(
-            r"(?i)(?-u:\b)(?:from|in|on|off)\s+(?:the|my|this|that|our|his|her|a)\b",
+            r"(?i)(?-u:\b)(?:from|in|on|off)\s+(?:the|my|this|that|our|his|her|a)(?-u:\b)",
         )
         .ok()?,
         mind: Regex::new(r"(?i)(?-u:\b)(?:would|do|could)\s+(?:you|u)\s+mind\s+$").ok()?,

@@ -134,7 +134,9 @@ pub struct ForgetRequest {
     /// is 4412" → the range of "4412"; "忘掉我的电话13812345678" → the number. Byte ranges in
     /// the input, in order, non-overlapping.
     pub stated_values: Vec<Range<usize>>,
-    /// Byte range of the request clause in the input.
+    /// Byte range of the request clause in the input: from where the request starts (its
+    /// politeness and frame included: "OK, please forget…", "请忘掉…", "关于…都忘了吧") to the end
+    /// of its sentence.
     pub span: Range<usize>,
 }
 

@@ -521,6 +521,8 @@ fn stated_values() {
     );
     assert_eq!(values("Forget my SSN 123-45-6789"), ["123-45-6789"]);
     assert!(values("Forget my passport number.").is_empty());
+    let r = forget_request("Please forget my 2019 trip to Oslo").unwrap();
+    assert_eq!(r.topic, "my 2019 trip to Oslo");
 }
 
 #[test]

@@ -24,6 +24,7 @@ mod change;
 mod count;
 mod date;
 pub mod narrate;
+pub mod privacy;
 mod script;
 mod sentences;
 mod stopwords;
@@ -37,6 +38,10 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 pub use change::{announces_change, is_change_term};
 pub use narrate::{addressee_of, narrate, third_person, NarratedSentence};
+pub use privacy::{
+    credentials, forget_request, redact_credentials, Credential, CredentialKind, ForgetRequest,
+    Redacted,
+};
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;
 

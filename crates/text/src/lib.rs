@@ -26,6 +26,7 @@ mod date;
 pub mod narrate;
 mod script;
 mod sentences;
+pub mod statements;
 mod stopwords;
 
 use std::borrow::Cow;
@@ -39,6 +40,7 @@ pub use change::{announces_change, is_change_term};
 pub use narrate::{addressee_of, narrate, third_person, NarratedSentence};
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;
+pub use statements::{analyze, asked, Analysis, Asked, Correction, Slot, Statement, Subject};
 
 use script::{
     char_at, char_before, digit_value, is_apostrophe, is_boundary, is_digit, is_mark, is_word_char,

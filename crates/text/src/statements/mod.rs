@@ -156,6 +156,7 @@ const MAX_LINE_BYTES: usize = 64 * 1024;
 pub fn analyze(text: &str) -> Analysis {
     let text = scan::cut_at_char(text, MAX_LINE_BYTES);
     let mut analysis = Analysis::default();
+    let mut after_marker = false;
     for (offset, sentence) in scan::sentence_spans(text) {
         let masked = scan::mask_quoted_speech(sentence);
         let chinese = scan::is_chinese(&masked);
@@ -168,13 +169,16 @@ pub fn analyze(text: &str) -> Analysis {
         dedupe(&mut found);
         let span = offset..offset + sentence.len();
         if analysis.correction.is_none() {
-            let correction = if chinese {
+            let correction = if after_marker {
+                correction::after_marker(&masked)
+            } else if chinese {
                 correction::chinese(&masked, &found)
             } else {
                 correction::english(&masked, &found)
             };
             analysis.correction = correction.map(|c| c.placed(span.clone()));
         }
+        after_marker = correction::is_bare_marker(&masked);
         analysis
             .statements
             .extend(found.into_iter().map(|f| f.into_statement(span.clone())));
@@ -193,7 +197,9 @@ fn dedupe(found: &mut Vec<Found>) {
                 && k.qualifier == f.qualifier
                 && normalize::value_key(k.slot, &k.value) == normalize::value_key(f.slot, &f.value)
         };
-        if kept.iter().any(same) {
+        if let Some(k) = kept.iter_mut().find(|k| same(k)) {
+            // Two rules read the same value; one of them saw it end ("… passed away").
+            k.negated |= f.negated;
             continue;
         }
         kept.push(f);

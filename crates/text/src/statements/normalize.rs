@@ -19,7 +19,9 @@ pub(super) fn value_key(slot: Slot, value: &str) -> String {
 /// The general key: lower-case, leading articles gone, whitespace collapsed, English number
 /// words as digits and full weekday names canonical.
 pub(super) fn key(value: &str) -> String {
-    let lower = super::scan::trim_value(value).to_lowercase().replace('’', "'");
+    let lower = super::scan::trim_value(value)
+        .to_lowercase()
+        .replace('’', "'");
     let mut words: Vec<&str> = lower.split_whitespace().collect();
     while words
         .first()
@@ -97,8 +99,14 @@ fn relationship_key(value: &str) -> String {
     let general = key(value);
     let canonical = match general.as_str() {
         "hitched" | "married" | "newlywed" | "a newlywed" | "newlyweds" => "married",
-        "seeing someone" | "seeing someone new" | "dating" | "in a relationship"
-        | "in a committed relationship" | "taken" | "spoken for" | "off the market" => "dating",
+        "seeing someone"
+        | "seeing someone new"
+        | "dating"
+        | "in a relationship"
+        | "in a committed relationship"
+        | "taken"
+        | "spoken for"
+        | "off the market" => "dating",
         "widow" | "a widow" | "widower" | "a widower" | "widowed" => "widowed",
         "unattached" | "single" | "back on the market" => "single",
         "结婚" | "已婚" | "成家" => "已婚",
@@ -217,10 +225,18 @@ fn digits_value(text: &str, start: usize) -> Option<String> {
     let value: f64 = digits.parse().ok()?;
     let after = rest.get(end..).unwrap_or("").trim_start();
     let factor = match after.chars().next() {
-        Some('k') if after.get(1..).is_none_or(|r| !r.starts_with(|c: char| c.is_alphabetic())) => {
+        Some('k')
+            if after
+                .get(1..)
+                .is_none_or(|r| !r.starts_with(|c: char| c.is_alphabetic())) =>
+        {
             1e3
         }
-        Some('m') if after.get(1..).is_none_or(|r| !r.starts_with(|c: char| c.is_alphabetic())) => {
+        Some('m')
+            if after
+                .get(1..)
+                .is_none_or(|r| !r.starts_with(|c: char| c.is_alphabetic())) =>
+        {
             1e6
         }
         Some('万') => 1e4,
@@ -493,7 +509,10 @@ fn weekday_number(word: &str, abbreviations: bool) -> Option<u8> {
 /// Chinese weekday names (周三, 星期三, 礼拜三, 週三, 周日/星期天…) as "weekday-N", with 下/这
 /// in front as "next "/"this ".
 fn chinese_weekdays(text: &str) -> String {
-    if !text.chars().any(|c| matches!(c, '周' | '週' | '星' | '礼' | '禮')) {
+    if !text
+        .chars()
+        .any(|c| matches!(c, '周' | '週' | '星' | '礼' | '禮'))
+    {
         return text.to_string();
     }
     let mut out = text.to_string();
@@ -558,7 +577,15 @@ mod tests {
 
     #[test]
     fn weekday_keys_agree_across_languages_and_forms() {
-        for text in ["Wednesday", "wednesday", "Wed", "周三", "星期三", "礼拜三", "週三"] {
+        for text in [
+            "Wednesday",
+            "wednesday",
+            "Wed",
+            "周三",
+            "星期三",
+            "礼拜三",
+            "週三",
+        ] {
             assert_eq!(value_key(Slot::Date, text), "weekday-3", "{text}");
         }
         assert_eq!(value_key(Slot::Date, "下周四"), "next weekday-4");
@@ -582,6 +609,9 @@ mod tests {
             qualifier(["run", "kilometres", "every week"]),
             qualifier(["run", "km", "a week"])
         );
-        assert_eq!(qualifier(["每周", "跑", "公里"]), qualifier(["一周", "跑", "公里"]));
+        assert_eq!(
+            qualifier(["每周", "跑", "公里"]),
+            qualifier(["一周", "跑", "公里"])
+        );
     }
 }

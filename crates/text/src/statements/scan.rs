@@ -90,9 +90,8 @@ fn closing_quote(text: &str, start: usize, close: char) -> Option<usize> {
             continue;
         }
         let apostrophe_like = matches!(c, '\'' | '’');
-        let inside_word = apostrophe_like
-            && chars.peek().is_some_and(|&(_, n)| n.is_alphabetic())
-            && i > 0;
+        let inside_word =
+            apostrophe_like && chars.peek().is_some_and(|&(_, n)| n.is_alphabetic()) && i > 0;
         if !inside_word {
             return Some(start + i);
         }

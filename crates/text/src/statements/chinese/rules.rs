@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex, RegexSet, RegexSetBuilder};
 
 use super::super::lexicon::canonical_species;
 use super::super::{scan, Found, Slot, Subject};
@@ -21,6 +21,8 @@ enum Who {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Val {
     Place,
+    /// A place after a verb that takes one: any short noun phrase that is not an employer.
+    PlaceAfterVerb,
     Org,
     /// An employer after a verb of joining: anything short that is not a place (跳槽到字节跳动).
     OrgLoose,
@@ -76,8 +78,9 @@ macro_rules! run {
 #[rustfmt::skip]
 const RULES: &[Rule] = &[
     // Residence.
-    rule(Residence, Actor, Place, false, r"(?:住在|住到|定居在|定居于|定居|安家在|安家于|居住在|居住于|生活在|落户在|落户|落脚在|扎根在|长住在|住)(?:了)?"),
-    rule(Residence, Actor, Place, false, r"(?:搬到|搬去|搬回到|搬回|搬进|搬来|搬至|迁到|迁居到|迁居|迁往|移居到|移居|移民到|移民|定居到|搬家到|搬家去)(?:了)?"),
+    rule(Residence, Actor, PlaceAfterVerb, false, r"(?:住在|住到|定居在|定居于|定居|安家在|安家于|居住在|居住于|生活在|落户在|落户|落脚在|扎根在|长住在)(?:了)?"),
+    rule(Residence, Actor, Place, false, r"住(?:了)?"),
+    rule(Residence, Actor, PlaceAfterVerb, false, r"(?:搬到|搬去|搬回到|搬回|搬进|搬来|搬至|迁到|迁居到|迁居|迁往|移居到|移居|移民到|移民|定居到|搬家到|搬家去)(?:了)?"),
     rule(Residence, Speaker, Place, false, r"(?:我们家|咱们家|我家|咱家)(?:现在|目前|已经|也|就)*(?:在|住在|搬到了?|搬去了?)"),
     rule(Residence, Actor, Place, true, r"(?:搬离了?|搬出了?|离开了?)"),
     rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>", run!(), r"{2,10}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),
@@ -128,11 +131,14 @@ fn compiled() -> &'static Compiled {
     static COMPILED: OnceLock<Compiled> = OnceLock::new();
     COMPILED.get_or_init(|| {
         let regexes: Vec<Option<Regex>> = RULES.iter().map(|r| scan::compile(r.pattern)).collect();
-        let set = RegexSet::new(
+        let set = RegexSetBuilder::new(
             regexes
                 .iter()
                 .map(|r| r.as_ref().map_or("[^\\s\\S]", |r| r.as_str())),
         )
+        .case_insensitive(true)
+        .size_limit(1 << 26)
+        .build()
         .ok();
         Compiled { set, regexes }
     })
@@ -180,7 +186,9 @@ fn apply_one(sentence: &str, rule: &Rule, caps: &Captures) -> Option<Found> {
     if holder.dropped && !values::quiet_tail(sentence, read.end) {
         return None;
     }
-    if after_experiential(sentence, whole.end()) || names_something_else(sentence, rule.slot, whole.end()) {
+    if after_experiential(sentence, whole.end())
+        || names_something_else(sentence, rule.slot, whole.end())
+    {
         return None;
     }
     let negated = rule.negates || holder.negated || caps.name("neg").is_some();
@@ -228,7 +236,23 @@ fn status_after(found: &Found, matched: &str) -> Option<Found> {
 fn names_something_else(sentence: &str, slot: Slot, end: usize) -> bool {
     let next = sentence.get(end..).and_then(|r| r.chars().next());
     slot == RelationshipStatus
-        && next.is_some_and(|c| matches!(c, '纪' | '照' | '典' | '证' | '戒' | '礼' | '对' | '的' | '前' | '时' | '后' | '宴' | '酒'))
+        && next.is_some_and(|c| {
+            matches!(
+                c,
+                '纪' | '照'
+                    | '典'
+                    | '证'
+                    | '戒'
+                    | '礼'
+                    | '对'
+                    | '的'
+                    | '前'
+                    | '时'
+                    | '后'
+                    | '宴'
+                    | '酒'
+            )
+        })
 }
 
 /// "住过", "做过": the experiential aspect says it was so once, not now.
@@ -245,6 +269,7 @@ fn read_value(sentence: &str, val: Val, caps: &Captures, end: usize) -> Option<R
     };
     match val {
         Place => values::place(sentence, end),
+        PlaceAfterVerb => values::place_after_verb(sentence, end),
         Org => values::org(sentence, end),
         OrgLoose => values::org_loose(sentence, end),
         JobOpen => values::job(sentence, end, false),
@@ -255,14 +280,14 @@ fn read_value(sentence: &str, val: Val, caps: &Captures, end: usize) -> Option<R
             values::person_name(&read.text).map(|text| Read { text, ..read })
         }
         Phrase => values::phrase(sentence, end),
-        GroupPlace => group().filter(|r| values::is_place(&r.text)),
+        GroupPlace => group().filter(|r| values::is_place_after_verb(&r.text)),
         GroupOrg => group().and_then(|r| {
             let text = strip_measure(&r.text);
-            values::is_org(&text).then_some(Read { text, end: r.end })
+            values::is_org_between(&text).then_some(Read { text, end: r.end })
         }),
-        GroupPerson => group().and_then(|r| {
-            values::person_name(&r.text).map(|text| Read { text, end: r.end })
-        }),
+        GroupPerson => {
+            group().and_then(|r| values::person_name(&r.text).map(|text| Read { text, end: r.end }))
+        }
         Group => group(),
         Empty => Some(Read {
             text: String::new(),

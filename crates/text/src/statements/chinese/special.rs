@@ -23,7 +23,10 @@ pub(super) fn apply(sentence: &str, out: &mut Vec<Found>) {
     employer_and_job(sentence, out);
 }
 
-fn patterns(cell: &'static OnceLock<Vec<Option<Regex>>>, sources: &[&str]) -> &'static [Option<Regex>] {
+fn patterns(
+    cell: &'static OnceLock<Vec<Option<Regex>>>,
+    sources: &[&str],
+) -> &'static [Option<Regex>] {
     cell.get_or_init(|| scan::compile_all(sources))
 }
 
@@ -60,12 +63,39 @@ fn owner(sentence: &str, at: usize) -> Option<Holder> {
 
 /// Time words a plan's qualifier keeps.
 const PLAN_TIME_WORDS: &[&str] = &[
-    "明年", "今年", "下个月", "下周", "下星期", "下礼拜", "年底", "月底", "暑假", "寒假", "国庆",
-    "春节", "五一", "十一", "周末", "春天", "夏天", "秋天", "冬天", "圣诞节", "元旦", "蜜月",
-    "年初", "下半年", "上半年", "假期", "长假", "中秋", "端午", "清明",
+    "明年",
+    "今年",
+    "下个月",
+    "下周",
+    "下星期",
+    "下礼拜",
+    "年底",
+    "月底",
+    "暑假",
+    "寒假",
+    "国庆",
+    "春节",
+    "五一",
+    "十一",
+    "周末",
+    "春天",
+    "夏天",
+    "秋天",
+    "冬天",
+    "圣诞节",
+    "元旦",
+    "蜜月",
+    "年初",
+    "下半年",
+    "上半年",
+    "假期",
+    "长假",
+    "中秋",
+    "端午",
+    "清明",
 ];
 
-fn plan_qualifier(sentence: &str, moving: bool) -> String {
+pub(super) fn plan_qualifier(sentence: &str, moving: bool) -> String {
     let mut words: Vec<String> = vec![if moving { "搬家" } else { "旅行" }.to_string()];
     for (word, tag) in tags(sentence) {
         let month = word.ends_with('月') && word.chars().count() <= 3 && tag == "m";
@@ -94,11 +124,19 @@ fn plans(sentence: &str, out: &mut Vec<Found>) {
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let Some(whole) = caps.get(0) else { continue };
-        let moving_words = caps.name("when").is_some_and(|w| w.as_str().contains(['搬', '移']));
+        let moving_words = caps
+            .name("when")
+            .is_some_and(|w| w.as_str().contains(['搬', '移']));
         if index == 0 && moving_words {
             continue;
         }
-        let Some(place) = values::place(sentence, whole.end()) else {
+        let bare_want = index == 0 && whole.as_str().starts_with(['要', '将']);
+        let place = if bare_want {
+            values::place(sentence, whole.end())
+        } else {
+            values::place_after_verb(sentence, whole.end())
+        };
+        let Some(place) = place else {
             continue;
         };
         let h = if index == 2 {
@@ -149,7 +187,7 @@ fn quantities(sentence: &str, out: &mut Vec<Found>) {
 
 /// The period a clause counts over when it is not next to the verb ("每个星期我都跑…").
 fn period_in(sentence: &str, at: usize) -> Option<&'static str> {
-    let before = sentence.get(..at)?;
+    let before = sentence.get(..at)?.trim_end_matches(is_clause_mark);
     let clause = before.rsplit(is_clause_mark).next().unwrap_or(before);
     for (marker, period) in [
         ("每天", "天"),
@@ -197,6 +235,104 @@ fn unit_words(unit: &str) -> Vec<&str> {
     }
 }
 
+/// Verbs a counted quantity is done with.
+const COUNT_VERBS: &[&str] = &[
+    "跑步", "跑", "走路", "步行", "走", "游泳", "游", "骑车", "骑", "开车", "读", "看", "喝", "抽",
+    "睡", "工作", "上班", "赚", "挣", "花", "存", "吃", "学习", "学", "练习", "练", "写", "健身",
+    "锻炼", "加班", "背",
+];
+
+/// Units a counted quantity is measured in, longest first.
+const COUNT_UNITS: &[&str] = &[
+    "个小时",
+    "小时",
+    "公里",
+    "千米",
+    "英里",
+    "分钟",
+    "本书",
+    "杯咖啡",
+    "根烟",
+    "节课",
+    "块钱",
+    "公斤",
+    "米",
+    "本",
+    "杯",
+    "根",
+    "支",
+    "包",
+    "次",
+    "天",
+    "元",
+    "块",
+    "斤",
+    "页",
+    "篇",
+    "首",
+    "部",
+    "集",
+    "个",
+    "瓶",
+    "趟",
+    "步",
+    "圈",
+    "节",
+    "道",
+    "顿",
+];
+
+/// The qualifier a quantity statement answering a question would get ("我每周跑多少公里？"
+/// → the verb, the unit after 多少 and the period).
+pub(super) fn quantity_qualifier(sentence: &str) -> String {
+    for (what, words) in [
+        ("月薪", vec!["工资", "月"]),
+        ("月收入", vec!["工资", "月"]),
+        ("年薪", vec!["工资", "年"]),
+        ("年收入", vec!["工资", "年"]),
+        ("工资", vec!["工资"]),
+        ("薪水", vec!["工资"]),
+        ("收入", vec!["工资"]),
+        ("房租", vec!["房租", "月"]),
+        ("月租", vec!["房租", "月"]),
+        ("租金", vec!["房租", "月"]),
+        ("房贷", vec!["房贷", "月"]),
+        ("体重", vec!["体重"]),
+        ("身高", vec!["身高"]),
+    ] {
+        if sentence.contains(what) {
+            return normalize::qualifier(words);
+        }
+    }
+    let mut words: Vec<String> = Vec::new();
+    let asked_at = sentence.find("多少").or_else(|| sentence.find('几'));
+    let verb = COUNT_VERBS
+        .iter()
+        .filter_map(|v| sentence.find(v).map(|i| (i, *v)))
+        .min_by_key(|&(i, v)| (i, std::cmp::Reverse(v.len())));
+    match verb.map(|(_, v)| canonical_verb(v)) {
+        Some("赚" | "挣") => words.push("工资".to_string()),
+        Some(v) => words.push(v.to_string()),
+        None => {}
+    }
+    if let Some(at) = asked_at {
+        let after = sentence.get(at..).unwrap_or("");
+        let after = after.trim_start_matches("多少").trim_start_matches('几');
+        if let Some(unit) = COUNT_UNITS.iter().find(|u| after.starts_with(*u)) {
+            if words.first().is_none_or(|w| w != "工资") {
+                words.extend(unit_words(unit).into_iter().map(str::to_string));
+            }
+        }
+        for what in ["孩子", "儿子", "女儿", "猫", "狗", "房子", "车", "宠物"] {
+            if after.contains(what) {
+                words.push(what.to_string());
+            }
+        }
+    }
+    words.extend(period_in(sentence, sentence.len()).map(str::to_string));
+    normalize::qualifier(words.iter().map(String::as_str))
+}
+
 fn counted(sentence: &str, caps: &Captures) -> Option<Found> {
     let whole = caps.get(0)?;
     let num = caps.name("num")?;
@@ -230,7 +366,9 @@ fn measured(sentence: &str, caps: &Captures) -> Option<Found> {
     let num = caps.name("num")?;
     let end = caps.name("unit").map_or(num.end(), |u| u.end());
     let h = owner(sentence, whole.start())?;
-    if blocked_before(sentence, whole.start(), false) || (h.dropped && !values::quiet_tail(sentence, end)) {
+    if blocked_before(sentence, whole.start(), false)
+        || (h.dropped && !values::quiet_tail(sentence, end))
+    {
         return None;
     }
     let what = caps.name("what")?.as_str();
@@ -301,7 +439,8 @@ fn ages(sentence: &str, out: &mut Vec<Found>) {
             continue;
         };
         let next = sentence.get(whole.end()..).and_then(|r| r.chars().next());
-        if next.is_some_and(|c| matches!(c, '的' | '时' | '那' | '以' | '前' | '生' | '之')) {
+        if next.is_some_and(|c| matches!(c, '的' | '时' | '那' | '以' | '前' | '生' | '之'))
+        {
             continue;
         }
         let Some(h) = asserted(sentence, whole.start(), false, whole.end()) else {
@@ -332,13 +471,37 @@ fn ages(sentence: &str, out: &mut Vec<Found>) {
 
 /// Words dropped from the front of a thing's name.
 const THING_LEADS: &[&str] = &[
-    "我们的", "我们", "我的", "我", "咱们的", "咱们", "那个", "这个", "这次", "下次", "原定的", "把",
-    "的", "现在", "目前", "明天的", "明天", "今天的", "今天", "公司的", "你的", "大家的", "那场",
-    "这场", "下周的", "本周的", "原来的",
+    "我们的",
+    "我们",
+    "我的",
+    "我",
+    "咱们的",
+    "咱们",
+    "那个",
+    "这个",
+    "这次",
+    "下次",
+    "原定的",
+    "把",
+    "的",
+    "现在",
+    "目前",
+    "明天的",
+    "明天",
+    "今天的",
+    "今天",
+    "公司的",
+    "你的",
+    "大家的",
+    "那场",
+    "这场",
+    "下周的",
+    "本周的",
+    "原来的",
 ];
 
 /// A thing's name without possessives and determiners ("我的牙医预约" → "牙医预约").
-fn thing_name(np: &str) -> Option<String> {
+pub(super) fn thing_name(np: &str) -> Option<String> {
     let mut text = np.trim();
     if let Some(i) = text.rfind('的') {
         let after = text.get(i + '的'.len_utf8()..).unwrap_or("");
@@ -414,7 +577,8 @@ fn statuses(sentence: &str, out: &mut Vec<Found>) {
         r"(?P<np>[^，。！？；、,.!?\s]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|都)*(?P<neg>没有?|还没)?(?P<v>完成|结束|完工|上线|暂停|取消|延期|搁置|停了|交付|发布|启动|黄了|收尾|验收|结项|立项|叫停|终止|停工|开工)(?:了)?",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
-        let (Some(whole), Some(np), Some(v)) = (caps.get(0), caps.name("np"), caps.name("v")) else {
+        let (Some(whole), Some(np), Some(v)) = (caps.get(0), caps.name("np"), caps.name("v"))
+        else {
             continue;
         };
         if blocked_before(sentence, whole.start(), false) {
@@ -445,10 +609,16 @@ fn org_subject(raw: &str) -> Option<Subject> {
         }
     }
     let text = text.trim_end_matches('的');
-    if text.is_empty() || ["他", "她", "你", "它", "这", "那"].iter().any(|p| text.starts_with(p)) {
+    if text.is_empty()
+        || ["他", "她", "你", "它", "这", "那"]
+            .iter()
+            .any(|p| text.starts_with(p))
+    {
         return None;
     }
-    let generic = ["公司", "单位", "集团", "企业", "工厂", "学校", "团队", "部门", "医院"];
+    let generic = [
+        "公司", "单位", "集团", "企业", "工厂", "学校", "团队", "部门", "医院",
+    ];
     Some(if generic.contains(&text) {
         Subject::Thing(text.to_string())
     } else {
@@ -523,8 +693,10 @@ fn headquarters(sentence: &str, out: &mut Vec<Found>) {
         if blocked_before(sentence, whole.start(), false) {
             continue;
         }
-        let (Some(subject), Some(place)) = (org_subject(org.as_str()), values::place(sentence, whole.end()))
-        else {
+        let (Some(subject), Some(place)) = (
+            org_subject(org.as_str()),
+            values::place(sentence, whole.end()),
+        ) else {
             continue;
         };
         out.push(Found {
@@ -637,7 +809,10 @@ fn employer_and_job(sentence: &str, out: &mut Vec<Found>) {
         let Some(h) = asserted(sentence, whole.start(), false, job.end) else {
             continue;
         };
-        for (slot, value) in [(Slot::Employer, org_text.to_string()), (Slot::Job, job.text.clone())] {
+        for (slot, value) in [
+            (Slot::Employer, org_text.to_string()),
+            (Slot::Job, job.text.clone()),
+        ] {
             out.push(Found {
                 subject: h.subject.clone(),
                 slot,

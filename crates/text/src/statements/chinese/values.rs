@@ -14,12 +14,77 @@ pub(super) struct Read {
 
 /// Words that end a value ("上海的…", "厦门了", "北京已经三年了").
 const VALUE_ENDS: &[&str] = &[
-    "的", "了", "呢", "吧", "啊", "啦", "呀", "哦", "嘛", "喔", "哈", "咯", "哟", "已经", "都", "也",
-    "还", "就", "里", "上班", "工作", "住", "生活", "附近", "一带", "这边", "那边", "呗", "现在",
-    "目前", "如今", "以后", "之后", "快", "差不多", "大概", "将近", "整整", "才", "又", "和", "跟",
-    "与", "或", "而", "但", "不过", "所以", "因为", "并且", "而且", "以及", "然后", "今年", "去年",
-    "每天", "每周", "这个", "那个", "这里", "那里", "一起", "很", "挺", "非常", "特别", "真", "超",
-    "好", "了吗", "过",
+    "的",
+    "了",
+    "呢",
+    "吧",
+    "啊",
+    "啦",
+    "呀",
+    "哦",
+    "嘛",
+    "喔",
+    "哈",
+    "咯",
+    "哟",
+    "已经",
+    "都",
+    "也",
+    "还",
+    "就",
+    "里",
+    "上班",
+    "工作",
+    "住",
+    "生活",
+    "附近",
+    "一带",
+    "这边",
+    "那边",
+    "呗",
+    "现在",
+    "目前",
+    "如今",
+    "以后",
+    "之后",
+    "快",
+    "差不多",
+    "大概",
+    "将近",
+    "整整",
+    "才",
+    "又",
+    "和",
+    "跟",
+    "与",
+    "或",
+    "而",
+    "但",
+    "不过",
+    "所以",
+    "因为",
+    "并且",
+    "而且",
+    "以及",
+    "然后",
+    "今年",
+    "去年",
+    "每天",
+    "每周",
+    "这个",
+    "那个",
+    "这里",
+    "那里",
+    "一起",
+    "很",
+    "挺",
+    "非常",
+    "特别",
+    "真",
+    "超",
+    "好",
+    "了吗",
+    "过",
 ];
 
 /// Parts of speech that end a value: particles, adverbs, prepositions, conjunctions, pronouns,
@@ -79,10 +144,47 @@ pub(super) fn span(
 
 /// Words that are never places or employers.
 const NOT_VALUES: &[&str] = &[
-    "这里", "那里", "这儿", "那儿", "家", "家里", "哪", "哪里", "哪儿", "一起", "附近", "这边",
-    "那边", "外面", "外地", "老家", "自己", "公司", "单位", "学校里", "市区", "郊区", "国外",
-    "国内", "城里", "乡下", "农村", "宿舍", "楼上", "楼下", "隔壁", "对面", "这", "那", "他", "她",
-    "它", "你", "我", "我们", "他们",
+    "这里",
+    "那里",
+    "这儿",
+    "那儿",
+    "家",
+    "家里",
+    "哪",
+    "哪里",
+    "哪儿",
+    "一起",
+    "附近",
+    "这边",
+    "那边",
+    "外面",
+    "外地",
+    "老家",
+    "自己",
+    "公司",
+    "单位",
+    "学校里",
+    "市区",
+    "郊区",
+    "国外",
+    "国内",
+    "城里",
+    "乡下",
+    "农村",
+    "宿舍",
+    "楼上",
+    "楼下",
+    "隔壁",
+    "对面",
+    "这",
+    "那",
+    "他",
+    "她",
+    "它",
+    "你",
+    "我",
+    "我们",
+    "他们",
 ];
 
 /// Endings that make a phrase a place ("杭州市", "浦东新区").
@@ -94,13 +196,56 @@ const PLACE_SUFFIXES: &[&str] = &[
 /// A place at `pos`: a name jieba tags as a place, a phrase with a place ending, or a Latin
 /// name.
 pub(super) fn place(sentence: &str, pos: usize) -> Option<Read> {
-    let ends = ["工作", "上班", "读书", "上学", "旅行", "旅游", "玩", "度假", "出差", "定居", "发展"];
+    let ends = [
+        "工作", "上班", "读书", "上学", "旅行", "旅游", "玩", "度假", "出差", "定居", "发展",
+    ];
     let read = span(sentence, pos, &ends, true)?;
     let text = read.text.as_str();
     if NOT_VALUES.contains(&text) || text.chars().count() > 12 {
         return None;
     }
     is_place(text).then_some(read)
+}
+
+/// Whether a phrase after a verb that takes a place (住在, 搬到, 定居在) can be that place:
+/// jieba does not know every town (大理 is a plain noun to it), so anything short that is not
+/// a verb, a pronoun, a word that is never a place or an organization will do.
+pub(super) fn is_place_after_verb(text: &str) -> bool {
+    let n = text.chars().count();
+    if !(2..=12).contains(&n) || NOT_VALUES.contains(&text) {
+        return false;
+    }
+    if is_place(text) {
+        return true;
+    }
+    let tagged = tags(text);
+    let first_tag = tagged.first().map_or("", |(_, t)| t.as_str());
+    let verb_or_function = matches!(
+        first_tag,
+        "v" | "vn" | "d" | "r" | "p" | "m" | "c" | "u" | "a" | "ad" | "t" | "q"
+    );
+    !verb_or_function && !ORG_SUFFIXES.iter().any(|s| text.ends_with(s))
+}
+
+/// A place after a verb that takes one (see [`is_place_after_verb`]).
+pub(super) fn place_after_verb(sentence: &str, pos: usize) -> Option<Read> {
+    let ends = [
+        "工作", "上班", "读书", "上学", "旅行", "旅游", "玩", "度假", "出差", "定居", "发展",
+    ];
+    let read = span(sentence, pos, &ends, true)?;
+    is_place_after_verb(&read.text).then_some(read)
+}
+
+/// An employer written between 在 and 上班/工作: anything that is not a place or a word that
+/// is never an employer (jieba tags 华为 as a name and 百度 as a plain noun).
+pub(super) fn is_org_between(text: &str) -> bool {
+    let n = text.chars().count();
+    (2..=14).contains(&n)
+        && !NOT_VALUES.contains(&text)
+        && (is_org(text) || !is_place(text))
+        && !["他", "她", "你", "我", "这", "那"]
+            .iter()
+            .any(|p| text.starts_with(p))
 }
 
 /// Whether a phrase names a place.
@@ -118,11 +263,59 @@ pub(super) fn is_place(text: &str) -> bool {
 
 /// Endings and words that make a phrase an employer.
 const ORG_SUFFIXES: &[&str] = &[
-    "公司", "集团", "银行", "医院", "学校", "大学", "中学", "小学", "学院", "研究所", "研究院",
-    "事务所", "工作室", "餐厅", "饭店", "酒店", "工厂", "厂", "局", "部", "院", "所", "中心",
-    "科技", "网络", "传媒", "报社", "电视台", "出版社", "基金会", "协会", "幼儿园", "诊所", "药店",
-    "超市", "商场", "书店", "咖啡馆", "咖啡店", "面包店", "律所", "机构", "实验室", "政府",
-    "大厂", "外企", "国企", "央企", "创业公司", "初创公司", "门店", "分店", "店",
+    "公司",
+    "集团",
+    "银行",
+    "医院",
+    "学校",
+    "大学",
+    "中学",
+    "小学",
+    "学院",
+    "研究所",
+    "研究院",
+    "事务所",
+    "工作室",
+    "餐厅",
+    "饭店",
+    "酒店",
+    "工厂",
+    "厂",
+    "局",
+    "部",
+    "院",
+    "所",
+    "中心",
+    "科技",
+    "网络",
+    "传媒",
+    "报社",
+    "电视台",
+    "出版社",
+    "基金会",
+    "协会",
+    "幼儿园",
+    "诊所",
+    "药店",
+    "超市",
+    "商场",
+    "书店",
+    "咖啡馆",
+    "咖啡店",
+    "面包店",
+    "律所",
+    "机构",
+    "实验室",
+    "政府",
+    "大厂",
+    "外企",
+    "国企",
+    "央企",
+    "创业公司",
+    "初创公司",
+    "门店",
+    "分店",
+    "店",
 ];
 
 /// An employer at `pos` (see [`is_org`]).
@@ -135,10 +328,16 @@ pub(super) fn org(sentence: &str, pos: usize) -> Option<Read> {
 /// An employer after a verb of joining: up to a particle, not a place, at most ten
 /// characters ("字节跳动", "一家创业公司").
 pub(super) fn org_loose(sentence: &str, pos: usize) -> Option<Read> {
-    let read = span(sentence, pos, &["工作", "上班", "任职", "实习", "当", "做", "担任"], false)?;
+    let read = span(
+        sentence,
+        pos,
+        &["工作", "上班", "任职", "实习", "当", "做", "担任"],
+        false,
+    )?;
     let text = read.text.as_str();
     let n = text.chars().count();
-    let ok = (2..=10).contains(&n) && !NOT_VALUES.contains(&text) && (is_org(text) || !is_place(text));
+    let ok =
+        (2..=10).contains(&n) && !NOT_VALUES.contains(&text) && (is_org(text) || !is_place(text));
     ok.then_some(read)
 }
 
@@ -148,7 +347,10 @@ pub(super) fn is_org(text: &str) -> bool {
     if NOT_VALUES.contains(&text) || text.chars().count() > 16 {
         return false;
     }
-    if text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '&' | '-' | '.')) {
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '&' | '-' | '.'))
+    {
         return text.starts_with(|c: char| c.is_ascii_uppercase() || c.is_ascii_digit());
     }
     if ORG_SUFFIXES.iter().any(|s| text.ends_with(s)) {
@@ -180,8 +382,10 @@ pub(super) fn job(sentence: &str, pos: usize, strict: bool) -> Option<Read> {
 }
 
 fn is_family(text: &str) -> bool {
-    ["妈妈", "爸爸", "母亲", "父亲", "妻子", "丈夫", "老婆", "老公", "奶奶", "爷爷", "孩子"]
-        .contains(&text)
+    [
+        "妈妈", "爸爸", "母亲", "父亲", "妻子", "丈夫", "老婆", "老公", "奶奶", "爷爷", "孩子",
+    ]
+    .contains(&text)
 }
 
 /// Whether a phrase ends like an occupation.
@@ -201,7 +405,10 @@ pub(super) fn person_name(text: &str) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    if text.chars().all(|c| c.is_alphabetic() && !crate::is_cjk(c) || c == ' ') {
+    if text
+        .chars()
+        .all(|c| c.is_alphabetic() && !crate::is_cjk(c) || c == ' ')
+    {
         let capital = text.starts_with(|c: char| c.is_uppercase());
         return capital.then(|| text.to_string());
     }
@@ -225,10 +432,13 @@ pub(super) fn given_name(sentence: &str, pos: usize) -> Option<Read> {
     let rest = sentence.get(pos..)?;
     let trimmed = rest.trim_start_matches(['它', '他', '她', '做', '作', '“', '「', '"', ' ']);
     let offset = rest.len() - trimmed.len();
-    let ends = ["现在", "今年", "很", "非常", "特别", "可", "超", "是", "”", "」", "\""];
+    let ends = [
+        "现在", "今年", "很", "非常", "特别", "可", "超", "是", "”", "」", "\"",
+    ];
     let read = span(sentence, pos + offset, &ends, false)?;
     let n = read.text.chars().count();
-    let refused = ["什么", "啥", "它", "他", "她", "你", "这个", "那个"].contains(&read.text.as_str());
+    let refused =
+        ["什么", "啥", "它", "他", "她", "你", "这个", "那个"].contains(&read.text.as_str());
     ((1..=8).contains(&n) && !refused).then_some(read)
 }
 
@@ -236,9 +446,11 @@ pub(super) fn given_name(sentence: &str, pos: usize) -> Option<Read> {
 pub(super) fn phrase(sentence: &str, pos: usize) -> Option<Read> {
     let read = span(sentence, pos, &[], false)?;
     let n = read.text.chars().count();
-    let pronoun = ["你", "他", "她", "它", "这个", "那个", "什么", "这样", "那样", "自己"]
-        .iter()
-        .any(|p| read.text.starts_with(p));
+    let pronoun = [
+        "你", "他", "她", "它", "这个", "那个", "什么", "这样", "那样", "自己",
+    ]
+    .iter()
+    .any(|p| read.text.starts_with(p));
     ((1..=12).contains(&n) && !pronoun).then_some(read)
 }
 
@@ -251,9 +463,42 @@ pub(super) fn quiet_tail(sentence: &str, end: usize) -> bool {
     tail.chars().all(|c| {
         matches!(
             c,
-            '了' | '啦' | '呢' | '啊' | '呀' | '哦' | '吧' | '嘛' | '哈' | '咯' | '已' | '经' | '快'
-                | '差' | '不' | '多' | '个' | '年' | '月' | '周' | '天' | '星' | '期' | '半' | '几'
-                | '一' | '二' | '两' | '三' | '四' | '五' | '六' | '七' | '八' | '九' | '十' | ' '
+            '了' | '啦'
+                | '呢'
+                | '啊'
+                | '呀'
+                | '哦'
+                | '吧'
+                | '嘛'
+                | '哈'
+                | '咯'
+                | '已'
+                | '经'
+                | '快'
+                | '差'
+                | '不'
+                | '多'
+                | '个'
+                | '年'
+                | '月'
+                | '周'
+                | '天'
+                | '星'
+                | '期'
+                | '半'
+                | '几'
+                | '一'
+                | '二'
+                | '两'
+                | '三'
+                | '四'
+                | '五'
+                | '六'
+                | '七'
+                | '八'
+                | '九'
+                | '十'
+                | ' '
         ) || c.is_ascii_digit()
     })
 }

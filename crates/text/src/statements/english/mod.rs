@@ -53,6 +53,29 @@ pub(super) fn statements(sentence: &str) -> Vec<Found> {
     out
 }
 
+/// A thing's name as statements normalize it ("the dentist appointment" → "dentist appointment").
+pub(super) fn thing_name(np: &str) -> Option<String> {
+    special::thing_name(np)
+}
+
+/// Whether a word ends a noun phrase value.
+pub(super) fn is_phrase_end(w: &str) -> bool {
+    values::is_phrase_end(w)
+}
+
+/// The plan qualifier a statement in this sentence would get (for questions about plans).
+pub(super) fn plan_qualifier_of(sentence: &str) -> String {
+    let lower = sentence.to_lowercase();
+    let moving = lower.contains("move") || lower.contains("moving") || lower.contains("relocat");
+    let trip = lower.contains("honeymoon").then_some("honeymoon");
+    special::plan_qualifier(&Context::new(sentence), moving, trip)
+}
+
+/// Whether an English sentence asks rather than tells (see [`is_question`]).
+pub(super) fn is_question_text(sentence: &str) -> bool {
+    is_question(&Context::new(sentence))
+}
+
 /// Auxiliaries that open a yes/no question ("Do you live…", "Are you still…").
 const QUESTION_OPENERS: &[&str] = &[
     "do", "does", "did", "are", "is", "am", "was", "were", "have", "has", "had", "can", "could",

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex, RegexSet, RegexSetBuilder};
 
 use super::super::lexicon::{canonical_species, SPECIES};
 use super::super::{normalize, scan, Found, Slot, Subject};
@@ -138,11 +138,14 @@ fn compiled() -> &'static Compiled {
     static COMPILED: OnceLock<Compiled> = OnceLock::new();
     COMPILED.get_or_init(|| {
         let regexes: Vec<Option<Regex>> = RULES.iter().map(|r| scan::compile(r.pattern)).collect();
-        let set = RegexSet::new(
+        let set = RegexSetBuilder::new(
             regexes
                 .iter()
                 .map(|r| r.as_ref().map_or("[^\\s\\S]", |r| r.as_str())),
         )
+        .case_insensitive(true)
+        .size_limit(1 << 26)
+        .build()
         .ok();
         Compiled { set, regexes }
     })
@@ -266,9 +269,28 @@ fn liked(ctx: &Context, end: usize) -> Option<Read> {
     let refused = is_pronoun_start(&lower)
         || matches!(
             first,
-            "think" | "say" | "believe" | "imagine" | "know" | "see" | "admit" | "point"
-                | "remind" | "mention" | "keep" | "be" | "have" | "go" | "get" | "make" | "do"
-                | "hear" | "call" | "help" | "thank" | "tell"
+            "think"
+                | "say"
+                | "believe"
+                | "imagine"
+                | "know"
+                | "see"
+                | "admit"
+                | "point"
+                | "remind"
+                | "mention"
+                | "keep"
+                | "be"
+                | "have"
+                | "go"
+                | "get"
+                | "make"
+                | "do"
+                | "hear"
+                | "call"
+                | "help"
+                | "thank"
+                | "tell"
         );
     (!refused).then_some(read)
 }
@@ -278,11 +300,46 @@ fn is_pronoun_start(text: &str) -> bool {
     let first = lower.split_whitespace().next().unwrap_or("");
     matches!(
         first,
-        "you" | "it" | "that" | "this" | "them" | "him" | "her" | "when" | "how" | "what"
-            | "being" | "me" | "us" | "everything" | "anything" | "nothing" | "something"
-            | "those" | "these" | "myself" | "yourself" | "whatever" | "one" | "someone"
-            | "anyone" | "everyone" | "doing" | "team" | "family" | "whole" | "group" | "unit"
-            | "mother" | "father" | "mom" | "dad" | "mum" | "parent" | "wife" | "husband"
+        "you"
+            | "it"
+            | "that"
+            | "this"
+            | "them"
+            | "him"
+            | "her"
+            | "when"
+            | "how"
+            | "what"
+            | "being"
+            | "me"
+            | "us"
+            | "everything"
+            | "anything"
+            | "nothing"
+            | "something"
+            | "those"
+            | "these"
+            | "myself"
+            | "yourself"
+            | "whatever"
+            | "one"
+            | "someone"
+            | "anyone"
+            | "everyone"
+            | "doing"
+            | "team"
+            | "family"
+            | "whole"
+            | "group"
+            | "unit"
+            | "mother"
+            | "father"
+            | "mom"
+            | "dad"
+            | "mum"
+            | "parent"
+            | "wife"
+            | "husband"
     ) || super::super::lexicon::NOT_OCCUPATIONS.contains(&lower.trim())
 }
 
@@ -319,7 +376,9 @@ pub(super) fn says_not(matched: &str) -> bool {
     let lower = matched.to_lowercase().replace('’', "'");
     lower
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .any(|w| matches!(w, "not" | "never" | "isn't" | "aren't") || w.ends_with("n't") && w != "can't")
+        .any(|w| {
+            matches!(w, "not" | "never" | "isn't" | "aren't") || w.ends_with("n't") && w != "can't"
+        })
         || lower.contains("no longer")
 }
 
@@ -366,10 +425,10 @@ pub(super) fn species_in(ctx: &Context) -> Option<String> {
 /// Adjectives between a possessor and its noun ("my new cat").
 const POSSESSED_ADJECTIVES: &[&str] = &[
     "new", "current", "little", "old", "all-time", "absolute", "first", "beloved", "sweet",
-    "lovely", "dear", "baby", "eldest", "oldest", "youngest", "older", "younger", "top",
-    "very", "rescue", "adopted", "lazy", "fat", "orange", "black", "white", "grey", "gray",
-    "tabby", "ginger", "senior", "middle", "newborn", "second", "third", "ultimate", "real",
-    "full", "monthly", "weekly", "annual", "yearly", "poor",
+    "lovely", "dear", "baby", "eldest", "oldest", "youngest", "older", "younger", "top", "very",
+    "rescue", "adopted", "lazy", "fat", "orange", "black", "white", "grey", "gray", "tabby",
+    "ginger", "senior", "middle", "newborn", "second", "third", "ultimate", "real", "full",
+    "monthly", "weekly", "annual", "yearly", "poor",
 ];
 
 /// Verbs of having before "a cat named …".

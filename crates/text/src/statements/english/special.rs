@@ -15,6 +15,8 @@ use super::Context;
 
 mod things;
 
+pub(super) use things::thing_name;
+
 /// Run the special readers.
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
     plans(ctx, out);
@@ -93,9 +95,30 @@ fn plans(ctx: &Context, out: &mut Vec<Found>) {
 
 /// Words of time a plan's qualifier keeps ("next spring" → "spring").
 const PLAN_TIMES: &[&str] = &[
-    "spring", "summer", "autumn", "fall", "winter", "january", "february", "march", "april",
-    "may", "june", "july", "august", "september", "october", "november", "december",
-    "weekend", "christmas", "easter", "thanksgiving", "honeymoon", "anniversary", "birthday",
+    "spring",
+    "summer",
+    "autumn",
+    "fall",
+    "winter",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "weekend",
+    "christmas",
+    "easter",
+    "thanksgiving",
+    "honeymoon",
+    "anniversary",
+    "birthday",
 ];
 
 /// A plan's qualifier: "trip" (or "move"), the honeymoon if it is one, and the season, month or
@@ -219,8 +242,22 @@ fn measure_after(ctx: &Context, num_end: usize) -> Measure {
 
 /// Objects of spending that name what a sum is ("in rent").
 const OBJECTS: &[&str] = &[
-    "rent", "groceries", "food", "coffee", "savings", "bills", "utilities", "gas", "petrol",
-    "childcare", "tuition", "takeout", "clothes", "books", "travel", "mortgage",
+    "rent",
+    "groceries",
+    "food",
+    "coffee",
+    "savings",
+    "bills",
+    "utilities",
+    "gas",
+    "petrol",
+    "childcare",
+    "tuition",
+    "takeout",
+    "clothes",
+    "books",
+    "travel",
+    "mortgage",
 ];
 
 fn is_money(num: &str, unit: &[String]) -> bool {
@@ -244,8 +281,15 @@ fn counted(ctx: &Context, caps: &Captures) -> Option<Found> {
     let verb = verb_m.as_str().to_lowercase();
     let money = is_money(num.as_str(), &measure.unit);
     let mut words: Vec<String> = Vec::new();
-    let having = matches!(verb.as_str(), "have" | "has" | "own" | "owns" | "get" | "gets" | "need" | "needs");
-    if matches!(verb.as_str(), "earn" | "earns" | "earning" | "make" | "makes" | "making") && money {
+    let having = matches!(
+        verb.as_str(),
+        "have" | "has" | "own" | "owns" | "get" | "gets" | "need" | "needs"
+    );
+    if matches!(
+        verb.as_str(),
+        "earn" | "earns" | "earning" | "make" | "makes" | "making"
+    ) && money
+    {
         words.push("salary".to_string());
     } else {
         if measure.object.is_none() && !having {
@@ -261,7 +305,10 @@ fn counted(ctx: &Context, caps: &Captures) -> Option<Found> {
     if having && measure.unit.is_empty() || !has_thing && measure.period.is_none() {
         return None;
     }
-    let value = ctx.text.get(num.start()..measure.end.max(num.end()))?.trim();
+    let value = ctx
+        .text
+        .get(num.start()..measure.end.max(num.end()))?
+        .trim();
     Some(Found {
         subject: holder.subject,
         slot: Slot::Quantity,
@@ -295,7 +342,10 @@ fn measured(ctx: &Context, caps: &Captures) -> Option<Found> {
             words.extend(period.map(str::to_string));
         }
     }
-    let value = ctx.text.get(num.start()..measure.end.max(num.end()))?.trim();
+    let value = ctx
+        .text
+        .get(num.start()..measure.end.max(num.end()))?
+        .trim();
     Some(Found {
         subject: holder.subject,
         slot: Slot::Quantity,
@@ -316,7 +366,12 @@ fn priced(ctx: &Context, caps: &Captures) -> Option<Found> {
     let what = caps.name("what")?.as_str().to_lowercase();
     let item: Vec<&str> = what
         .split_whitespace()
-        .filter(|w| !matches!(*w, "a" | "an" | "the" | "my" | "our" | "one" | "it" | "that" | "this"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "a" | "an" | "the" | "my" | "our" | "one" | "it" | "that" | "this"
+            )
+        })
         .collect();
     if item.is_empty() {
         return None;
@@ -381,8 +436,25 @@ fn age_follows(ctx: &Context, end: usize) -> bool {
         }
         Some(w) => matches!(
             w,
-            "and" | "but" | "now" | "today" | "this" | "so" | "already" | "as" | "since" | "last"
-                | "yesterday" | "in" | "on" | "next" | "soon" | "lol" | "haha" | "which" | "too"
+            "and"
+                | "but"
+                | "now"
+                | "today"
+                | "this"
+                | "so"
+                | "already"
+                | "as"
+                | "since"
+                | "last"
+                | "yesterday"
+                | "in"
+                | "on"
+                | "next"
+                | "soon"
+                | "lol"
+                | "haha"
+                | "which"
+                | "too"
         ),
     }
 }
@@ -423,8 +495,25 @@ fn favourite_before(ctx: &Context, out: &mut Vec<Found>) {
 
 /// Openers that are not part of a value said before its slot ("Honestly, …", "these days").
 const LEAD_INS: &[&str] = &[
-    "honestly", "these", "days", "now", "oh", "well", "so", "actually", "i", "think",
-    "guess", "btw", "anyway", "lately", "nowadays", "and", "but", "yeah", "currently",
+    "honestly",
+    "these",
+    "days",
+    "now",
+    "oh",
+    "well",
+    "so",
+    "actually",
+    "i",
+    "think",
+    "guess",
+    "btw",
+    "anyway",
+    "lately",
+    "nowadays",
+    "and",
+    "but",
+    "yeah",
+    "currently",
 ];
 
 /// Up to four words before byte `end` in the same clause, without lead-ins and determiners.
@@ -435,10 +524,9 @@ fn phrase_before(ctx: &Context, end: usize) -> Option<(String, usize)> {
         .rposition(|t| !t.word && !matches!(t.lower.as_str(), "-" | "'"))
         .map_or(0, |p| p + 1);
     let mut words: Vec<&scan::Tok> = before.get(clause_start..)?.to_vec();
-    while words
-        .first()
-        .is_some_and(|t| LEAD_INS.contains(&t.lower.as_str()) || matches!(t.lower.as_str(), "the" | "a" | "an"))
-    {
+    while words.first().is_some_and(|t| {
+        LEAD_INS.contains(&t.lower.as_str()) || matches!(t.lower.as_str(), "the" | "a" | "an")
+    }) {
         words.remove(0);
     }
     if words.is_empty() || words.len() > 4 {
@@ -452,8 +540,21 @@ fn phrase_before(ctx: &Context, end: usize) -> Option<(String, usize)> {
 
 /// Cues that a sentence is about the speaker's love life.
 const DATING_CUES: &[&str] = &[
-    "seeing", "dating", "girlfriend", "boyfriend", "partner", "relationship", "crush",
-    "fiancé", "fiancée", "fiance", "fiancee", "wife", "husband", "engaged", "married",
+    "seeing",
+    "dating",
+    "girlfriend",
+    "boyfriend",
+    "partner",
+    "relationship",
+    "crush",
+    "fiancé",
+    "fiancée",
+    "fiance",
+    "fiancee",
+    "wife",
+    "husband",
+    "engaged",
+    "married",
 ];
 
 /// Names given through a pronoun: "she answers to Pumpernickel now" about our cat, "their name
@@ -560,7 +661,11 @@ fn partner_of_break_up(ctx: &Context, end: usize, subject_start: usize) -> Strin
             return read.text;
         }
     }
-    let before: Vec<&scan::Tok> = ctx.toks.iter().take_while(|t| t.end <= subject_start + 1).collect();
+    let before: Vec<&scan::Tok> = ctx
+        .toks
+        .iter()
+        .take_while(|t| t.end <= subject_start + 1)
+        .collect();
     let and_i = before.windows(2).rposition(|w| {
         matches!((w.first(), w.get(1)), (Some(a), Some(i)) if a.lower == "and" && i.lower == "i")
     });

@@ -17,16 +17,109 @@ pub(super) struct Read {
 
 /// Words that end a noun phrase value ("a locksmith now", "Porto, in a small flat").
 const PHRASE_ENDS: &[&str] = &[
-    "now", "anymore", "these", "nowadays", "today", "lately", "recently", "again", "too",
-    "though", "instead", "at", "for", "in", "with", "and", "but", "because", "since", "so",
-    "who", "which", "that", "when", "where", "while", "from", "by", "after", "before", "until",
-    "as", "here", "there", "currently", "still", "already", "actually", "really", "ever",
-    "anyway", "haha", "lol", "if", "or", "than", "full-time", "part-time", "on", "this", "last",
-    "next", "every", "each", "per", "right", "any", "no", "not", "nor", "though", "although",
-    "whereas", "yet", "then", "plus", "these", "those", "full", "part", "to", "is", "are",
-    "was", "were", "it's", "its", "i", "we", "i'm", "we're", "my", "our", "your", "you",
-    "since", "around", "about", "near", "like", "mostly", "mainly", "probably", "definitely",
-    "over", "under", "into", "onto", "through", "during", "without", "within", "outside",
+    "now",
+    "anymore",
+    "these",
+    "nowadays",
+    "today",
+    "lately",
+    "recently",
+    "again",
+    "too",
+    "though",
+    "instead",
+    "at",
+    "for",
+    "in",
+    "with",
+    "and",
+    "but",
+    "because",
+    "since",
+    "so",
+    "who",
+    "which",
+    "that",
+    "when",
+    "where",
+    "while",
+    "from",
+    "by",
+    "after",
+    "before",
+    "until",
+    "as",
+    "here",
+    "there",
+    "currently",
+    "still",
+    "already",
+    "actually",
+    "really",
+    "ever",
+    "anyway",
+    "haha",
+    "lol",
+    "if",
+    "or",
+    "than",
+    "full-time",
+    "part-time",
+    "on",
+    "this",
+    "last",
+    "next",
+    "every",
+    "each",
+    "per",
+    "right",
+    "any",
+    "no",
+    "not",
+    "nor",
+    "though",
+    "although",
+    "whereas",
+    "yet",
+    "then",
+    "plus",
+    "these",
+    "those",
+    "full",
+    "part",
+    "to",
+    "is",
+    "are",
+    "was",
+    "were",
+    "it's",
+    "its",
+    "i",
+    "we",
+    "i'm",
+    "we're",
+    "my",
+    "our",
+    "your",
+    "you",
+    "since",
+    "around",
+    "about",
+    "near",
+    "like",
+    "mostly",
+    "mainly",
+    "probably",
+    "definitely",
+    "over",
+    "under",
+    "into",
+    "onto",
+    "through",
+    "during",
+    "without",
+    "within",
+    "outside",
 ];
 
 /// Whether a word ends a noun phrase value.
@@ -45,8 +138,8 @@ fn first_token(ctx: &Context, pos: usize) -> usize {
 /// Lower-case connectors inside multi-word place and organization names.
 const NAME_CONNECTORS: &[&str] = &[
     "de", "da", "do", "dos", "das", "del", "della", "di", "du", "des", "la", "le", "los", "las",
-    "el", "upon", "on", "am", "an", "sur", "en", "y", "of", "und", "van", "von", "der", "den",
-    "&", "and", "-",
+    "el", "upon", "on", "am", "an", "sur", "en", "y", "of", "und", "van", "von", "der", "den", "&",
+    "and", "-",
 ];
 
 /// A capitalized name starting at `pos` (articles skipped): "New York", "Rio de Janeiro",
@@ -105,12 +198,7 @@ pub(super) fn capitalized(ctx: &Context, pos: usize, max_words: usize) -> Option
 }
 
 fn starts_name(tok: &super::super::scan::Tok) -> bool {
-    tok.capital
-        || tok
-            .lower
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_digit())
+    tok.capital || tok.lower.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
 /// A place: a capitalized name; in a sentence typed all in lower case, the next one to three
@@ -124,32 +212,150 @@ pub(super) fn place(ctx: &Context, pos: usize) -> Option<Read> {
         return None;
     }
     let read = plain_words(ctx, pos, 3)?;
-    let generic = read.text.split_whitespace().any(|w| NOT_PLACES.contains(&w));
+    let generic = read
+        .text
+        .split_whitespace()
+        .any(|w| NOT_PLACES.contains(&w));
     (!generic).then_some(read)
 }
 
 /// Lower-case words that are never place names.
 const NOT_PLACES: &[&str] = &[
-    "fear", "peace", "sin", "hope", "denial", "luxury", "poverty", "city", "town", "house",
-    "flat", "apartment", "place", "area", "suburbs", "countryside", "village", "neighborhood",
-    "neighbourhood", "home", "dorm", "dorms", "studio", "building", "condo", "van", "car",
-    "tent", "basement", "attic", "room", "bubble", "world", "moment", "past", "present",
-    "future", "style", "harmony", "misery", "comfort", "shared", "small", "big", "new", "nice",
-    "tiny", "same", "one", "two", "here", "there", "together", "alone", "with", "by",
+    "fear",
+    "peace",
+    "sin",
+    "hope",
+    "denial",
+    "luxury",
+    "poverty",
+    "city",
+    "town",
+    "house",
+    "flat",
+    "apartment",
+    "place",
+    "area",
+    "suburbs",
+    "countryside",
+    "village",
+    "neighborhood",
+    "neighbourhood",
+    "home",
+    "dorm",
+    "dorms",
+    "studio",
+    "building",
+    "condo",
+    "van",
+    "car",
+    "tent",
+    "basement",
+    "attic",
+    "room",
+    "bubble",
+    "world",
+    "moment",
+    "past",
+    "present",
+    "future",
+    "style",
+    "harmony",
+    "misery",
+    "comfort",
+    "shared",
+    "small",
+    "big",
+    "new",
+    "nice",
+    "tiny",
+    "same",
+    "one",
+    "two",
+    "here",
+    "there",
+    "together",
+    "alone",
+    "with",
+    "by",
 ];
 
 /// Workplace nouns that make a lower-case phrase an employer ("a local bakery").
 const WORKPLACES: &[&str] = &[
-    "hospital", "bank", "school", "university", "college", "startup", "start-up", "company",
-    "firm", "restaurant", "cafe", "café", "bakery", "clinic", "hotel", "factory", "store",
-    "shop", "agency", "lab", "laboratory", "library", "museum", "airline", "nonprofit",
-    "non-profit", "charity", "bookstore", "bookshop", "pharmacy", "gym", "studio", "newspaper",
-    "magazine", "warehouse", "supermarket", "bar", "pub", "brewery", "winery", "farm",
-    "garage", "salon", "daycare", "kindergarten", "nursery", "office", "consultancy",
-    "ministry", "council", "embassy", "church", "zoo", "theater", "theatre", "publisher",
-    "publishing", "agency", "foundation", "institute", "hospice", "practice", "dealership",
-    "call centre", "call center", "retailer", "corporation", "conglomerate", "bistro",
-    "diner", "vet", "tech company", "law firm", "accounting firm", "ngo",
+    "hospital",
+    "bank",
+    "school",
+    "university",
+    "college",
+    "startup",
+    "start-up",
+    "company",
+    "firm",
+    "restaurant",
+    "cafe",
+    "café",
+    "bakery",
+    "clinic",
+    "hotel",
+    "factory",
+    "store",
+    "shop",
+    "agency",
+    "lab",
+    "laboratory",
+    "library",
+    "museum",
+    "airline",
+    "nonprofit",
+    "non-profit",
+    "charity",
+    "bookstore",
+    "bookshop",
+    "pharmacy",
+    "gym",
+    "studio",
+    "newspaper",
+    "magazine",
+    "warehouse",
+    "supermarket",
+    "bar",
+    "pub",
+    "brewery",
+    "winery",
+    "farm",
+    "garage",
+    "salon",
+    "daycare",
+    "kindergarten",
+    "nursery",
+    "office",
+    "consultancy",
+    "ministry",
+    "council",
+    "embassy",
+    "church",
+    "zoo",
+    "theater",
+    "theatre",
+    "publisher",
+    "publishing",
+    "agency",
+    "foundation",
+    "institute",
+    "hospice",
+    "practice",
+    "dealership",
+    "call centre",
+    "call center",
+    "retailer",
+    "corporation",
+    "conglomerate",
+    "bistro",
+    "diner",
+    "vet",
+    "tech company",
+    "law firm",
+    "accounting firm",
+    "ngo",
 ];
 
 /// An employer: a capitalized name, or a lower-case phrase headed by a workplace noun.
@@ -157,7 +363,22 @@ pub(super) fn org(ctx: &Context, pos: usize) -> Option<Read> {
     if let Some(read) = capitalized(ctx, pos, 5) {
         return Some(read);
     }
-    let read = plain_words(ctx, pos, 4)?;
+    let mut read = plain_words(ctx, pos, 4)?;
+    // "a small bakery downtown" → "small bakery": cut after the workplace noun.
+    let words: Vec<&str> = read.text.split_whitespace().collect();
+    if let Some(at) = words
+        .iter()
+        .position(|w| WORKPLACES.contains(&w.to_lowercase().as_str()))
+    {
+        let kept = words.get(..=at).unwrap_or(&[]).join(" ");
+        let end =
+            read.start + ctx.text.get(read.start..)?.find(words.get(at)?)? + words.get(at)?.len();
+        read = Read {
+            text: kept,
+            start: read.start,
+            end,
+        };
+    }
     let head = read.text.split_whitespace().last()?.to_lowercase();
     let workplace = WORKPLACES.contains(&head.as_str());
     let unnamed_all_lower = ctx.all_lower
@@ -169,7 +390,11 @@ pub(super) fn org(ctx: &Context, pos: usize) -> Option<Read> {
 /// A person's name: one to three capitalized words (or a Han name), optionally after a comma.
 pub(super) fn name(ctx: &Context, pos: usize) -> Option<Read> {
     let mut i = first_token(ctx, pos);
-    if ctx.toks.get(i).is_some_and(|t| t.lower == ",") {
+    while ctx
+        .toks
+        .get(i)
+        .is_some_and(|t| matches!(t.lower.as_str(), "," | "\"" | "“" | "'" | "‘" | "«"))
+    {
         i += 1;
     }
     let start = ctx.toks.get(i)?.start;
@@ -238,8 +463,19 @@ pub(super) fn job_phrase(ctx: &Context, pos: usize) -> Option<Read> {
 
 /// Titles that take "of" ("head of product", "director of sales").
 const TITLE_HEADS: &[&str] = &[
-    "head", "director", "vp", "vice", "president", "chief", "professor", "manager", "dean",
-    "teacher", "doctor", "lecturer", "editor",
+    "head",
+    "director",
+    "vp",
+    "vice",
+    "president",
+    "chief",
+    "professor",
+    "manager",
+    "dean",
+    "teacher",
+    "doctor",
+    "lecturer",
+    "editor",
 ];
 
 /// Whether a phrase reads as an occupation: its head noun is a known one or ends like one
@@ -280,7 +516,7 @@ pub(super) fn rest_of_clause<'a>(ctx: &'a Context, pos: usize) -> Vec<&'a str> {
 pub(super) fn anymore_after(ctx: &Context, pos: usize) -> bool {
     let rest = rest_of_clause(ctx, pos);
     rest.iter().any(|w| matches!(*w, "anymore" | "anymore."))
-        || rest.windows(2).any(|p| {
-            matches!(p, ["any", "more"] | ["no", "more"] | ["no", "longer"])
-        })
+        || rest
+            .windows(2)
+            .any(|p| matches!(p, ["any", "more"] | ["no", "more"] | ["no", "longer"]))
 }

@@ -59,14 +59,17 @@ const THING_DROPS: &[&str] = &[
 
 /// A thing's name: lower-case, determiners and possessives dropped ("the dentist
 /// appointment" → "dentist appointment", "the Apollo project" → "project apollo").
-pub(super) fn thing_name(np: &str) -> Option<String> {
+pub(in crate::statements) fn thing_name(np: &str) -> Option<String> {
     let lower = np.to_lowercase().replace('’', "'");
     let mut words: Vec<&str> = lower
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
         .filter(|w| !w.is_empty())
         .collect();
-    while words.first().is_some_and(|w| THING_DROPS.contains(w) || w.ends_with("'s")) {
+    while words
+        .first()
+        .is_some_and(|w| THING_DROPS.contains(w) || w.ends_with("'s"))
+    {
         words.remove(0);
     }
     if let [name, "project"] = words.as_slice() {
@@ -79,13 +82,50 @@ pub(super) fn thing_name(np: &str) -> Option<String> {
 }
 
 const WEEKDAYS: &[&str] = &[
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue",
-    "tues", "wed", "weds", "thu", "thur", "thurs", "fri", "sat", "sun",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "mon",
+    "tue",
+    "tues",
+    "wed",
+    "weds",
+    "thu",
+    "thur",
+    "thurs",
+    "fri",
+    "sat",
+    "sun",
 ];
 const MONTHS: &[&str] = &[
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
-    "sept", "oct", "nov", "dec",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
 ];
 
 /// Whether a token anchors a date or time expression.
@@ -95,7 +135,10 @@ fn is_date_anchor(tok: &crate::statements::scan::Tok) -> bool {
     WEEKDAYS.contains(&w)
         || WEEKDAYS.contains(&w_full)
         || (MONTHS.contains(&w_full) && (w_full != "may" || tok.capital))
-        || matches!(w_full, "tomorrow" | "today" | "tonight" | "noon" | "midnight" | "weekend")
+        || matches!(
+            w_full,
+            "tomorrow" | "today" | "tonight" | "noon" | "midnight" | "weekend"
+        )
         || is_clock(w_full)
         || is_ordinal(w_full)
 }
@@ -104,7 +147,9 @@ fn is_clock(w: &str) -> bool {
     let digits = w.trim_end_matches("am").trim_end_matches("pm");
     let has_suffix = digits.len() < w.len();
     let numeric = !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit() || c == ':' || c == '.')
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == ':' || c == '.')
         && digits.starts_with(|c: char| c.is_ascii_digit());
     numeric && (has_suffix || digits.contains(':'))
 }
@@ -122,9 +167,29 @@ fn is_ordinal(w: &str) -> bool {
 fn is_date_joiner(w: &str) -> bool {
     matches!(
         w,
-        "next" | "this" | "coming" | "the" | "at" | "on" | "of" | "in" | "morning" | "afternoon"
-            | "evening" | "night" | "week" | "am" | "pm" | "a.m" | "p.m" | ":" | "," | "around"
-            | "from" | "to" | "-"
+        "next"
+            | "this"
+            | "coming"
+            | "the"
+            | "at"
+            | "on"
+            | "of"
+            | "in"
+            | "morning"
+            | "afternoon"
+            | "evening"
+            | "night"
+            | "week"
+            | "am"
+            | "pm"
+            | "a.m"
+            | "p.m"
+            | ":"
+            | ","
+            | "around"
+            | "from"
+            | "to"
+            | "-"
     ) || w.chars().all(|c| c.is_ascii_digit())
 }
 
@@ -150,7 +215,10 @@ pub(super) fn date_at(ctx: &Context, pos: usize) -> Option<(String, usize)> {
     let mut end = toks.get(last)?.end;
     // Keep a following "am"/"pm" and "morning"-like words.
     if let Some(next) = toks.get(last + 1) {
-        if matches!(next.lower.as_str(), "am" | "pm" | "morning" | "afternoon" | "evening" | "night") {
+        if matches!(
+            next.lower.as_str(),
+            "am" | "pm" | "morning" | "afternoon" | "evening" | "night"
+        ) {
             end = next.end;
         }
     }
@@ -173,21 +241,94 @@ fn statuses(ctx: &Context, out: &mut Vec<Found>) {
 
 /// States a project is in without a preposition.
 const STATE_WORDS: &[&str] = &[
-    "done", "finished", "complete", "completed", "cancelled", "canceled", "paused", "blocked",
-    "delayed", "live", "launched", "shipped", "approved", "rejected", "underway", "stalled",
-    "postponed", "submitted", "published", "signed", "closed", "over", "scrapped", "shelved",
-    "archived", "deployed", "released", "accepted", "funded", "started", "halted",
+    "done",
+    "finished",
+    "complete",
+    "completed",
+    "cancelled",
+    "canceled",
+    "paused",
+    "blocked",
+    "delayed",
+    "live",
+    "launched",
+    "shipped",
+    "approved",
+    "rejected",
+    "underway",
+    "stalled",
+    "postponed",
+    "submitted",
+    "published",
+    "signed",
+    "closed",
+    "over",
+    "scrapped",
+    "shelved",
+    "archived",
+    "deployed",
+    "released",
+    "accepted",
+    "funded",
+    "started",
+    "halted",
 ];
 
 /// Words that make a phrase after "in"/"at" a stage ("in QA testing", "at the review stage").
 const STAGE_WORDS: &[&str] = &[
-    "phase", "stage", "planning", "design", "development", "testing", "test", "qa", "review",
-    "beta", "alpha", "production", "maintenance", "discovery", "research", "prototyping",
-    "prototype", "implementation", "deployment", "staging", "rollout", "launch", "pilot",
-    "approval", "drafting", "draft", "editing", "revision", "revisions", "final", "negotiation",
-    "negotiations", "closing", "construction", "progress", "hold", "wrap-up", "kickoff",
-    "scoping", "evaluation", "procurement", "hiring", "onboarding", "uat", "integration",
-    "feedback", "writing", "analysis", "sprint", "mvp", "ideation", "build", "limbo",
+    "phase",
+    "stage",
+    "planning",
+    "design",
+    "development",
+    "testing",
+    "test",
+    "qa",
+    "review",
+    "beta",
+    "alpha",
+    "production",
+    "maintenance",
+    "discovery",
+    "research",
+    "prototyping",
+    "prototype",
+    "implementation",
+    "deployment",
+    "staging",
+    "rollout",
+    "launch",
+    "pilot",
+    "approval",
+    "drafting",
+    "draft",
+    "editing",
+    "revision",
+    "revisions",
+    "final",
+    "negotiation",
+    "negotiations",
+    "closing",
+    "construction",
+    "progress",
+    "hold",
+    "wrap-up",
+    "kickoff",
+    "scoping",
+    "evaluation",
+    "procurement",
+    "hiring",
+    "onboarding",
+    "uat",
+    "integration",
+    "feedback",
+    "writing",
+    "analysis",
+    "sprint",
+    "mvp",
+    "ideation",
+    "build",
+    "limbo",
 ];
 
 fn status_of(ctx: &Context, caps: &Captures) -> Option<Found> {
@@ -230,10 +371,33 @@ fn stage_after(ctx: &Context, pos: usize) -> Option<String> {
         .skip_while(|t| {
             matches!(
                 t.lower.as_str(),
-                "on" | "in" | "at" | "into" | "entering" | "through" | "moved" | "to" | "the" | "its"
+                "on" | "in"
+                    | "at"
+                    | "into"
+                    | "entering"
+                    | "through"
+                    | "moved"
+                    | "to"
+                    | "the"
+                    | "its"
             )
         })
-        .take_while(|t| t.word && !matches!(t.lower.as_str(), "now" | "and" | "but" | "since" | "after" | "for" | "with" | "so" | "because" | "until"))
+        .take_while(|t| {
+            t.word
+                && !matches!(
+                    t.lower.as_str(),
+                    "now"
+                        | "and"
+                        | "but"
+                        | "since"
+                        | "after"
+                        | "for"
+                        | "with"
+                        | "so"
+                        | "because"
+                        | "until"
+                )
+        })
         .take(4)
         .collect();
     let staged = toks.iter().any(|t| STAGE_WORDS.contains(&t.lower.as_str()));
@@ -272,10 +436,14 @@ fn roles(ctx: &Context, out: &mut Vec<Found>) {
 /// A name without leading words that are not part of it ("Today Dana Wu" → "Dana Wu").
 fn clean_name(raw: &str) -> Option<String> {
     let words: Vec<&str> = raw.split_whitespace().collect();
-    let first = words
-        .iter()
-        .position(|w| !NOT_NAMES.contains(&w.to_lowercase().trim_end_matches(['\'', '’', 's']).to_string().as_str())
-            && !NOT_NAMES.contains(&w.to_lowercase().as_str()))?;
+    let first = words.iter().position(|w| {
+        !NOT_NAMES.contains(
+            &w.to_lowercase()
+                .trim_end_matches(['\'', '’', 's'])
+                .to_string()
+                .as_str(),
+        ) && !NOT_NAMES.contains(&w.to_lowercase().as_str())
+    })?;
     let kept = words.get(first..)?.join(" ");
     let trimmed = kept.trim_end_matches(['.', ',']).to_string();
     (!trimmed.is_empty()).then_some(trimmed)

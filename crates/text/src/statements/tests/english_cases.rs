@@ -1,0 +1,336 @@
+//! English lines and what they state.
+
+use super::super::Slot::{self, *};
+use super::Case;
+
+#[rustfmt::skip]
+pub(in crate::statements) const STATEMENTS: &[Case] = &[
+    // Residence.
+    ("By the way, I live in Tallinn these days.", "me", Residence, "", "Tallinn", false),
+    ("Big news: I just moved, and home is Porto now.", "me", Residence, "", "Porto", false),
+    ("I live in Porto now, in a small flat.", "me", Residence, "", "Porto", false),
+    ("We moved to Lisbon last spring.", "me", Residence, "", "Lisbon", false),
+    ("I've been living in Rio de Janeiro for two years.", "me", Residence, "", "Rio de Janeiro", false),
+    ("I relocated to New York City in March.", "me", Residence, "", "New York City", false),
+    ("Moved to Berlin last month!", "me", Residence, "", "Berlin", false),
+    ("I no longer live in Tallinn.", "me", Residence, "", "Tallinn", true),
+    ("I don't live in Madrid anymore.", "me", Residence, "", "Madrid", true),
+    ("We moved out of Chicago in June.", "me", Residence, "", "Chicago", true),
+    ("I'm based in Denver these days.", "me", Residence, "", "Denver", false),
+    ("I call Vancouver home now.", "me", Residence, "", "Vancouver", false),
+    ("My new place is in Brooklyn.", "me", Residence, "", "Brooklyn", false),
+    ("My sister lives in Boston.", "rel:sister", Residence, "", "Boston", false),
+    ("Alex just moved to Lisbon.", "name:Alex", Residence, "", "Lisbon", false),
+    ("My older brother moved back to Glasgow.", "rel:brother", Residence, "", "Glasgow", false),
+    ("i live in porto now", "me", Residence, "", "porto", false),
+    ("I used to live in Rome, but now I live in Porto.", "me", Residence, "", "Porto", false),
+    ("We finally settled in St. Louis.", "me", Residence, "", "St. Louis", false),
+    ("I'm now a resident of Singapore.", "me", Residence, "", "Singapore", false),
+    // Employer.
+    ("I work at Google.", "me", Employer, "", "Google", false),
+    ("I just joined Stripe as a designer.", "me", Employer, "", "Stripe", false),
+    ("I started at Acme Corp last week.", "me", Employer, "", "Acme Corp", false),
+    ("I quit my job at Acme.", "me", Employer, "", "Acme", true),
+    ("I left Initech in May.", "me", Employer, "", "Initech", true),
+    ("I no longer work for Globex.", "me", Employer, "", "Globex", true),
+    ("I got laid off from Hooli.", "me", Employer, "", "Hooli", true),
+    ("I work for a small bakery downtown.", "me", Employer, "", "small bakery", false),
+    ("My husband works at the Mayo Clinic.", "rel:husband", Employer, "", "Mayo Clinic", false),
+    ("I got a job at Spotify!", "me", Employer, "", "Spotify", false),
+    ("I lost my job last week.", "me", Employer, "", "", true),
+    ("I'm currently working at Deloitte.", "me", Employer, "", "Deloitte", false),
+    // Job.
+    ("I changed careers last month; I'm a locksmith now.", "me", Job, "", "locksmith", false),
+    ("I'm a dental hygienist at a clinic downtown.", "me", Job, "", "dental hygienist", false),
+    ("I work as a paralegal.", "me", Job, "", "paralegal", false),
+    ("I became a teacher last year.", "me", Job, "", "teacher", false),
+    ("I'm not a nurse anymore.", "me", Job, "", "nurse", true),
+    ("I'm no longer a barista.", "me", Job, "", "barista", true),
+    ("I got promoted to senior engineer.", "me", Job, "", "senior engineer", false),
+    ("I'm a software developer.", "me", Job, "", "software developer", false),
+    ("I work at Google as a data scientist.", "me", Job, "", "data scientist", false),
+    ("My mom is a pharmacist.", "rel:mom", Job, "", "pharmacist", false),
+    ("I'm retired now.", "me", Job, "", "retired", false),
+    ("I'm an electrician by trade.", "me", Job, "", "electrician", false),
+    ("My job title is product manager.", "me", Job, "", "product manager", false),
+    ("I switched careers to nursing.", "me", Job, "", "nursing", false),
+    ("I'm a freelance illustrator these days.", "me", Job, "", "illustrator", false),
+    // Relationship status and partner.
+    ("I got married in June!", "me", RelationshipStatus, "", "married", false),
+    ("I'm single again.", "me", RelationshipStatus, "", "single", false),
+    ("We got engaged last weekend.", "me", RelationshipStatus, "", "engaged", false),
+    ("I'm not single anymore.", "me", RelationshipStatus, "", "single", true),
+    ("I got divorced last year.", "me", RelationshipStatus, "", "divorced", false),
+    ("we broke up", "me", Partner, "", "", true),
+    ("We broke up last week.", "me", RelationshipStatus, "", "single", false),
+    ("My girlfriend Anna and I went hiking.", "me", Partner, "", "Anna", false),
+    ("My husband is called Marco.", "me", Partner, "", "Marco", false),
+    ("My wife's name is Priya.", "me", Partner, "", "Priya", false),
+    ("I'm seeing someone new, their name is Sam.", "me", Partner, "", "Sam", false),
+    ("I'm dating Jordan now.", "me", Partner, "", "Jordan", false),
+    ("I broke up with Chris.", "me", Partner, "", "Chris", true),
+    ("Tom and I got engaged!", "me", Partner, "", "Tom", false),
+    ("My boyfriend, Luca, is a chef.", "me", Partner, "", "Luca", false),
+    // Children.
+    ("My son is called Leo.", "me", Child, "son", "Leo", false),
+    ("Our daughter's name is Maya.", "me", Child, "daughter", "Maya", false),
+    ("We had a baby girl, Mia!", "me", Child, "daughter", "Mia", false),
+    ("We named our son Theo.", "me", Child, "son", "Theo", false),
+    ("My youngest kid is named Ivy.", "me", Child, "child", "Ivy", false),
+    // Pets.
+    ("My cat is called Biscotti.", "me", Pet, "cat", "Biscotti", false),
+    ("We gave our cat a new name; she answers to Pumpernickel now.", "me", Pet, "cat", "Pumpernickel", false),
+    ("I have a dog named Rex.", "me", Pet, "dog", "Rex", false),
+    ("Our new puppy, Max, is adorable.", "me", Pet, "dog", "Max", false),
+    ("We renamed our cat Mochi.", "me", Pet, "cat", "Mochi", false),
+    ("My hamster's name is Nibbles.", "me", Pet, "hamster", "Nibbles", false),
+    ("We adopted a kitten called Pepper.", "me", Pet, "cat", "Pepper", false),
+    ("I don't have a cat anymore.", "me", Pet, "cat", "", true),
+    ("Our old dog Buddy passed away.", "me", Pet, "dog", "Buddy", true),
+    // Preferences and likes.
+    ("My favourite drink is hibiscus tea.", "me", Preference, "drink", "hibiscus tea", false),
+    ("My favorite color is green.", "me", Preference, "colour", "green", false),
+    ("My favourite band these days is Wet Leg.", "me", Preference, "band", "Wet Leg", false),
+    ("Hibiscus tea is my favourite drink now.", "me", Preference, "drink", "Hibiscus tea", false),
+    ("My new favourite food is ramen.", "me", Preference, "food", "ramen", false),
+    ("My favourite movie is Arrival.", "me", Preference, "movi", "Arrival", false),
+    ("I don't like coffee anymore.", "me", Likes, "", "coffee", true),
+    ("I love hiking.", "me", Likes, "", "hiking", false),
+    ("I'm really into bouldering lately.", "me", Likes, "", "bouldering", false),
+    ("I hate cilantro.", "me", Likes, "", "cilantro", true),
+    ("I no longer enjoy running.", "me", Likes, "", "running", true),
+    // Diet.
+    ("I'm vegetarian now.", "me", Diet, "", "vegetarian", false),
+    ("I no longer eat meat.", "me", Diet, "", "eat meat", true),
+    ("I went vegan in January.", "me", Diet, "", "vegan", false),
+    ("I stopped eating meat.", "me", Diet, "", "eating meat", true),
+    ("I'm not vegetarian anymore.", "me", Diet, "", "vegetarian", true),
+    ("I eat meat again.", "me", Diet, "", "eat meat", false),
+    ("I'm on a keto diet.", "me", Diet, "", "keto", false),
+    ("I gave up dairy.", "me", Diet, "", "dairy", true),
+    ("I became a vegetarian last year.", "me", Diet, "", "vegetarian", false),
+    // Plans.
+    ("I'm planning a trip to Patagonia next spring.", "me", Plan, "spring trip", "Patagonia", false),
+    ("Change of plans for next spring: the trip is going to Tasmania.", "me", Plan, "spring trip", "Tasmania", false),
+    ("We're going to Japan in April.", "me", Plan, "april trip", "Japan", false),
+    ("We're heading to Bali for our honeymoon.", "me", Plan, "honeymoon trip", "Bali", false),
+    ("I'm moving to Berlin next month.", "me", Plan, "month move", "Berlin", false),
+    ("We decided to go to Iceland instead.", "me", Plan, "trip", "Iceland", false),
+    ("Our honeymoon will be in the Maldives.", "me", Plan, "honeymoon trip", "Maldives", false),
+    ("I booked a trip to Peru for the summer.", "me", Plan, "summer trip", "Peru", false),
+    // Quantities.
+    ("I run 17 kilometres every week.", "me", Quantity, "kilometr run week", "17 kilometres", false),
+    ("I now run 42 kilometres a week.", "me", Quantity, "kilometr run week", "42 kilometres", false),
+    ("I run 30 km per week.", "me", Quantity, "kilometr run week", "30 km", false),
+    ("My rent is $1,200 a month.", "me", Quantity, "month rent", "$1,200", false),
+    ("My rent went up to $1,500.", "me", Quantity, "month rent", "$1,500", false),
+    ("I earn 80k a year.", "me", Quantity, "salari", "80k", false),
+    ("I have three kids.", "me", Quantity, "kid", "three kids", false),
+    ("I sleep 6 hours a night.", "me", Quantity, "hour night sleep", "6 hours", false),
+    ("I read 4 books a month.", "me", Quantity, "book month read", "4 books", false),
+    ("A latte costs $5 at my cafe.", "me", Quantity, "latt price", "$5", false),
+    ("I drink two cups of coffee a day.", "me", Quantity, "coffe cup day drink", "two cups of coffee", false),
+    // Age.
+    ("I'm 28.", "me", Age, "", "28", false),
+    ("I just turned twenty-nine.", "me", Age, "", "twenty-nine", false),
+    ("I'm 34 years old.", "me", Age, "", "34", false),
+    ("My son is five.", "rel:son", Age, "", "five", false),
+    // Dates.
+    ("The dentist appointment is on Wednesday.", "thing:dentist appointment", Date, "", "Wednesday", false),
+    ("My dentist appointment got moved to Friday.", "thing:dentist appointment", Date, "", "Friday", false),
+    ("We moved the meeting to Thursday at 3pm.", "thing:meeting", Date, "", "Thursday at 3pm", false),
+    ("I have a job interview on Monday.", "thing:job interview", Date, "", "Monday", false),
+    ("The wedding is on June 14th.", "thing:wedding", Date, "", "June 14th", false),
+    // Project status.
+    ("The project is in the planning phase.", "thing:project", Status, "", "planning", false),
+    ("Project Apollo is now in QA testing.", "thing:project apollo", Status, "", "QA testing", false),
+    ("The migration is done.", "thing:migration", Status, "", "done", false),
+    ("Our website redesign is on hold.", "thing:website redesign", Status, "", "hold", false),
+    ("The Apollo project has moved into beta.", "thing:project apollo", Status, "", "beta", false),
+    // Roles.
+    ("Acme's CEO is Dana Wu.", "name:Acme", Role, "ceo", "Dana Wu", false),
+    ("Acme named Raj Patel as its new CEO.", "name:Acme", Role, "ceo", "Raj Patel", false),
+    ("Dana Wu is the CEO of Acme.", "name:Acme", Role, "ceo", "Dana Wu", false),
+    ("Maria Lopez became Globex's CFO.", "name:Globex", Role, "cfo", "Maria Lopez", false),
+    ("Dana Wu stepped down as CEO of Acme.", "name:Acme", Role, "ceo", "Dana Wu", true),
+    ("Our new CEO is Priya Nair.", "thing:company", Role, "ceo", "Priya Nair", false),
+    ("Sam Altman runs OpenAI.", "name:OpenAI", Role, "ceo", "Sam Altman", false),
+    ("The chief executive officer of Initech is Bill Lumbergh.", "name:Initech", Role, "ceo", "Bill Lumbergh", false),
+    // Headquarters.
+    ("Acme is headquartered in Austin.", "name:Acme", Headquarters, "", "Austin", false),
+    ("Acme moved its HQ to Denver.", "name:Acme", Headquarters, "", "Denver", false),
+    ("Globex's headquarters are in Springfield.", "name:Globex", Headquarters, "", "Springfield", false),
+    ("The company relocated its headquarters to Toronto.", "thing:company", Headquarters, "", "Toronto", false),
+];
+
+/// Lines that state nothing about the speaker (they may state others' facts).
+#[rustfmt::skip]
+pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
+    // Questions.
+    "Do you live in Paris?",
+    "Are you still a nurse?",
+    "Where do you work these days?",
+    "Is your cat called Mochi?",
+    "Did I tell you I moved to Porto?",
+    "Should I become a chef?",
+    "Have you ever lived in Rome?",
+    "do you live in paris",
+    // Hypotheticals, wishes, possibilities.
+    "If I moved to Paris, I'd learn French.",
+    "Imagine I lived in Rome.",
+    "I might move to Berlin.",
+    "I'm thinking about moving to Oslo.",
+    "I wish I lived by the sea.",
+    "I wish I lived in Paris.",
+    "Maybe I'll become a teacher.",
+    "I would love to work at Google.",
+    "If I were a doctor, I'd work at a hospital.",
+    "I'd like to live in Kyoto someday.",
+    "I want to move to Seattle.",
+    "I could see myself living in Vienna.",
+    "Suppose I quit my job at Acme.",
+    "I hope to become a pilot.",
+    "I'm considering a move to Denver.",
+    "Once I'm vegan I'll feel better.",
+    // Quoted or reported speech.
+    "My friend said 'I live in Paris now'.",
+    "He told me he moved to Paris.",
+    "She keeps saying she's a doctor.",
+    "\"I'm the CEO now,\" joked Sam.",
+    "My sister said \"I'm vegan now\".",
+    "They claim I live in Paris.",
+    "Apparently I'm a locksmith now, according to my mom.",
+    "Tom says he works at Google.",
+    // Other people's facts.
+    "My sister lives in Boston.",
+    "Alex just moved to Lisbon.",
+    "My boss is a vegetarian.",
+    "Her cat is called Luna.",
+    "His wife is named Sara.",
+    "They moved to Madrid.",
+    // Past that is not a change.
+    "I lived in Paris for a year in college.",
+    "I used to be a teacher.",
+    "I used to live in Rome.",
+    "Back in college I worked at a bakery.",
+    "When I was a kid we moved to Ohio.",
+    "I was a nurse for ten years.",
+    "I worked at Google for five years.",
+    "Growing up, I lived in Texas.",
+];
+
+/// Lines that state nothing at all.
+#[rustfmt::skip]
+pub(in crate::statements) const NOTHING: &[&str] = &[
+    "Living in a big city is hard.",
+    "Nurses work long hours.",
+    "Paris is lovely in spring.",
+    "I'm a big fan of that idea.",
+    "I'm a good cook, honestly.",
+    "I'm 5 minutes away.",
+    "I love you.",
+    "The weather is nice today.",
+    "Thanks, that helps a lot!",
+    "What a day.",
+    "I'm a morning person.",
+    "We're in QA testing now.",
+    "I like it here.",
+    "Do you live in Paris?",
+    "If I moved to Paris, I'd learn French.",
+    "",
+    "🙂🙂🙂",
+];
+
+/// (older line, newer line) pairs whose statements share subject, slot and qualifier.
+#[rustfmt::skip]
+pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
+    ("I live in Tallinn.", "Big news: I just moved, and home is Porto now."),
+    ("I'm a nurse.", "I changed careers last month; I'm a locksmith now."),
+    ("My cat is called Biscotti.", "We gave our cat a new name; she answers to Pumpernickel now."),
+    ("I'm planning a trip to Patagonia next spring.", "Change of plans for next spring: the trip is going to Tasmania."),
+    ("I run 17 kilometres every week.", "I now run 42 kilometres a week."),
+    ("My favourite drink is hibiscus tea.", "Oolong is my favourite drink now."),
+    ("I work at Google.", "I just joined Stripe."),
+    ("Acme's CEO is Dana Wu.", "Acme named Raj Patel as its new CEO."),
+    ("The dentist appointment is on Wednesday.", "The dentist appointment got moved to Friday."),
+    ("The project is in the planning phase.", "The project is now in QA testing."),
+    ("My rent is $1,200 a month.", "My rent went up to $1,500 a month."),
+    ("Acme is headquartered in Austin.", "Acme moved its HQ to Denver."),
+    ("I'm 28.", "I just turned 29."),
+];
+
+/// (line, wrong, right)
+#[rustfmt::skip]
+pub(in crate::statements) const CORRECTIONS: &[(&str, Option<&str>, &str)] = &[
+    ("Actually, change that to Seoul.", None, "Seoul"),
+    ("Make it Thursday instead.", None, "Thursday"),
+    ("Sorry, I meant Lisbon.", None, "Lisbon"),
+    ("Actually I live in Seoul, not Busan.", Some("Busan"), "Seoul"),
+    ("Not Wednesday, Thursday.", Some("Wednesday"), "Thursday"),
+    ("It's Thursday, not Wednesday.", Some("Wednesday"), "Thursday"),
+    ("Scratch that, make it Friday.", None, "Friday"),
+    ("Oops, I meant the 5th.", None, "5th"),
+    ("Let's go with Tuesday instead.", None, "Tuesday"),
+    ("Actually, it's Kyoto.", None, "Kyoto"),
+];
+
+#[rustfmt::skip]
+pub(in crate::statements) const NOT_CORRECTIONS: &[&str] = &[
+    "I can't make it to work by nine.",
+    "I live in Porto.",
+    "Should I change it to Seoul?",
+    "I like cats, not dogs.",
+    "I'm not tired, just bored.",
+];
+
+/// (question, subject, slot, qualifier)
+#[rustfmt::skip]
+pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
+    ("Which city do I live in now?", "me", Residence, ""),
+    ("Where do I live?", "me", Residence, ""),
+    ("Where does Ann work?", "name:Ann", Employer, ""),
+    ("Who do I work for?", "me", Employer, ""),
+    ("What's my job?", "me", Job, ""),
+    ("What do I do for a living?", "me", Job, ""),
+    ("Who runs Acme now?", "name:Acme", Role, "ceo"),
+    ("Who is Acme's CEO?", "name:Acme", Role, "ceo"),
+    ("Who is the CTO of Globex?", "name:Globex", Role, "cto"),
+    ("How many kilometres do I run each week?", "me", Quantity, "kilometr run week"),
+    ("How much is my rent?", "me", Quantity, "month rent"),
+    ("How much do I earn?", "me", Quantity, "salari"),
+    ("When is the dentist appointment?", "thing:dentist appointment", Date, ""),
+    ("What day is the meeting?", "thing:meeting", Date, ""),
+    ("What stage is the project in?", "thing:project", Status, ""),
+    ("What's the status of Project Apollo?", "thing:project apollo", Status, ""),
+    ("Where is Acme headquartered?", "name:Acme", Headquarters, ""),
+    ("What's my cat's name?", "me", Pet, "cat"),
+    ("What is my dog called?", "me", Pet, "dog"),
+    ("What's my favourite drink?", "me", Preference, "drink"),
+    ("Where am I going next spring?", "me", Plan, "spring trip"),
+    ("How old am I?", "me", Age, ""),
+    ("Am I married?", "me", RelationshipStatus, ""),
+    ("Who is my girlfriend?", "me", Partner, ""),
+    ("What's my son's name?", "me", Child, "son"),
+    ("Where does my sister live?", "rel:sister", Residence, ""),
+    ("Am I still vegetarian?", "me", Diet, ""),
+    ("Tell me where I live.", "me", Residence, ""),
+];
+
+#[rustfmt::skip]
+pub(in crate::statements) const ASKED_NOTHING: &[&str] = &[
+    "What is the weather like?",
+    "How are you?",
+    "Can you recommend a book?",
+    "I live in Porto.",
+    "What time is it?",
+];
+
+/// (question, statement) pairs: the question asks what the statement says.
+#[rustfmt::skip]
+pub(in crate::statements) const ASKED_MATCHES: &[(&str, &str)] = &[
+    ("How many kilometres do I run each week?", "I now run 42 kilometres a week."),
+    ("How much is my rent?", "My rent is $1,200 a month."),
+    ("What's my favourite colour?", "My favorite color is green."),
+    ("Where am I travelling next spring?", "I'm planning a trip to Patagonia next spring."),
+    ("Who is Acme's CEO?", "Acme named Raj Patel as its new CEO."),
+];

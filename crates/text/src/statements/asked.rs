@@ -194,7 +194,7 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
             Slot::Child => matches!(w, "son" | "daughter" | "kid" | "child" | "baby"),
             _ => false,
         };
-        if mine && !own_kind && !tok.lower.ends_with("'s") || mine && !own_kind {
+        if mine && !own_kind {
             return Some(Subject::Related(w.to_string()));
         }
     }

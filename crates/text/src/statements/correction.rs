@@ -47,7 +47,7 @@ fn english_value(text: &str) -> Option<String> {
     let mut words: Vec<&str> = Vec::new();
     for raw in text.split_whitespace() {
         let word = raw.trim_matches(|c: char| matches!(c, '"' | '\'' | '“' | '”' | '(' | ')'));
-        let bare = word.trim_end_matches(|c: char| matches!(c, ',' | '.' | '!' | '?' | ';' | ':'));
+        let bare = word.trim_end_matches([',', '.', '!', '?', ';', ':']);
         if EN_VALUE_ENDS.contains(&bare.to_lowercase().as_str()) || bare.is_empty() {
             break;
         }

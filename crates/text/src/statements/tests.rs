@@ -384,7 +384,7 @@ proptest! {
 #[test]
 fn long_lines_are_handled() {
     let mut line = "I live in Porto now. 我住在成都。🙂 ".repeat(3000);
-    line.push_str("é");
+    line.push('é');
     assert!(line.len() > 64 * 1024);
     let start = std::time::Instant::now();
     let a = analyze(&line);

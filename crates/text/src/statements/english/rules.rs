@@ -151,12 +151,6 @@ fn compiled() -> &'static Compiled {
     })
 }
 
-/// Whether every rule compiled (checked by a test).
-#[cfg(test)]
-pub(super) fn all_compile() -> bool {
-    compiled().regexes.iter().all(Option::is_some) && compiled().set.is_some()
-}
-
 /// Run every rule on the sentence.
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
     let compiled = compiled();

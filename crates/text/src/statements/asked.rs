@@ -199,7 +199,12 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
         }
     }
     let named = toks.iter().enumerate().find(|(i, t)| {
+        let after_preposition = i
+            .checked_sub(1)
+            .and_then(|p| toks.get(p))
+            .is_some_and(|p| matches!(p.lower.as_str(), "in" | "to" | "at" | "from" | "near"));
         *i > 0
+            && !after_preposition
             && t.word
             && t.capital
             && !super::english::NOT_NAMES.contains(&t.lower.trim_end_matches("'s"))
@@ -299,51 +304,12 @@ fn english(sentence: &str) -> Vec<Asked> {
 }
 
 /// Words a "how many/much" question carries that a quantity's qualifier does not.
+#[rustfmt::skip]
 const QUESTION_FILLERS: &[&str] = &[
-    "how",
-    "many",
-    "much",
-    "far",
-    "do",
-    "does",
-    "did",
-    "i",
-    "my",
-    "we",
-    "our",
-    "you",
-    "your",
-    "is",
-    "are",
-    "am",
-    "now",
-    "currently",
-    "usually",
-    "typically",
-    "normally",
-    "these",
-    "days",
-    "have",
-    "has",
-    "own",
-    "it",
-    "there",
-    "that",
-    "the",
-    "still",
-    "on",
-    "average",
-    "roughly",
-    "about",
-    "cost",
-    "costs",
-    "money",
-    "nowadays",
-    "today",
-    "this",
-    "doing",
-    "make",
-    "me",
+    "how", "many", "much", "far", "do", "does", "did", "i", "my", "we", "our", "you", "your", "is",
+    "are", "am", "now", "currently", "usually", "typically", "normally", "these", "days", "have",
+    "has", "own", "it", "there", "that", "the", "still", "on", "average", "roughly", "about",
+    "cost", "costs", "money", "nowadays", "today", "this", "doing", "make", "me",
 ];
 
 fn english_qualifier(sentence: &str, slot: Slot, caps: &Captures) -> String {

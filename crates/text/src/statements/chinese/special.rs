@@ -62,37 +62,10 @@ fn owner(sentence: &str, at: usize) -> Option<Holder> {
 }
 
 /// Time words a plan's qualifier keeps.
+#[rustfmt::skip]
 const PLAN_TIME_WORDS: &[&str] = &[
-    "明年",
-    "今年",
-    "下个月",
-    "下周",
-    "下星期",
-    "下礼拜",
-    "年底",
-    "月底",
-    "暑假",
-    "寒假",
-    "国庆",
-    "春节",
-    "五一",
-    "十一",
-    "周末",
-    "春天",
-    "夏天",
-    "秋天",
-    "冬天",
-    "圣诞节",
-    "元旦",
-    "蜜月",
-    "年初",
-    "下半年",
-    "上半年",
-    "假期",
-    "长假",
-    "中秋",
-    "端午",
-    "清明",
+    "明年", "今年", "下个月", "下周", "下星期", "下礼拜", "年底", "月底", "暑假", "寒假", "国庆", "春节", "五一", "十一", "周末",
+    "春天", "夏天", "秋天", "冬天", "圣诞节", "元旦", "蜜月", "年初", "下半年", "上半年", "假期", "长假", "中秋", "端午", "清明",
 ];
 
 pub(super) fn plan_qualifier(sentence: &str, moving: bool) -> String {
@@ -243,42 +216,10 @@ const COUNT_VERBS: &[&str] = &[
 ];
 
 /// Units a counted quantity is measured in, longest first.
+#[rustfmt::skip]
 const COUNT_UNITS: &[&str] = &[
-    "个小时",
-    "小时",
-    "公里",
-    "千米",
-    "英里",
-    "分钟",
-    "本书",
-    "杯咖啡",
-    "根烟",
-    "节课",
-    "块钱",
-    "公斤",
-    "米",
-    "本",
-    "杯",
-    "根",
-    "支",
-    "包",
-    "次",
-    "天",
-    "元",
-    "块",
-    "斤",
-    "页",
-    "篇",
-    "首",
-    "部",
-    "集",
-    "个",
-    "瓶",
-    "趟",
-    "步",
-    "圈",
-    "节",
-    "道",
+    "个小时", "小时", "公里", "千米", "英里", "分钟", "本书", "杯咖啡", "根烟", "节课", "块钱", "公斤", "米", "本", "杯", "根",
+    "支", "包", "次", "天", "元", "块", "斤", "页", "篇", "首", "部", "集", "个", "瓶", "趟", "步", "圈", "节", "道",
     "顿",
 ];
 
@@ -339,10 +280,11 @@ fn counted(sentence: &str, caps: &Captures) -> Option<Found> {
     let unit = caps.name("unit")?;
     let h = asserted(sentence, whole.start(), false, unit.end())?;
     let verb = canonical_verb(caps.name("verb")?.as_str());
+    // A count without a period ("我看了一本书") is an event, not a standing fact.
     let per = caps
         .name("per")
         .map(|p| p.as_str().replace('个', ""))
-        .or_else(|| period_in(sentence, whole.start()).map(str::to_string));
+        .or_else(|| period_in(sentence, whole.start()).map(str::to_string))?;
     let mut words: Vec<String> = Vec::new();
     if matches!(verb, "赚" | "挣") {
         words.push("工资".to_string());
@@ -350,7 +292,7 @@ fn counted(sentence: &str, caps: &Captures) -> Option<Found> {
         words.push(verb.to_string());
         words.extend(unit_words(unit.as_str()).into_iter().map(str::to_string));
     }
-    words.extend(per);
+    words.push(per);
     Some(Found {
         subject: h.subject,
         slot: Slot::Quantity,
@@ -372,10 +314,11 @@ fn measured(sentence: &str, caps: &Captures) -> Option<Found> {
         return None;
     }
     let what = caps.name("what")?.as_str();
+    let period = period_in(sentence, whole.start()).or_else(|| period_in(sentence, end));
     let words: Vec<&str> = match what {
         "月薪" | "月收入" => vec!["工资", "月"],
         "年薪" | "年收入" => vec!["工资", "年"],
-        "工资" | "薪水" | "收入" => vec!["工资"],
+        "工资" | "薪水" | "收入" => vec!["工资", period.unwrap_or("")],
         "房租" | "月租" | "租金" => vec!["房租", "月"],
         "房贷" => vec!["房贷", "月"],
         other => vec![other],
@@ -470,34 +413,10 @@ fn ages(sentence: &str, out: &mut Vec<Found>) {
 }
 
 /// Words dropped from the front of a thing's name.
+#[rustfmt::skip]
 const THING_LEADS: &[&str] = &[
-    "我们的",
-    "我们",
-    "我的",
-    "我",
-    "咱们的",
-    "咱们",
-    "那个",
-    "这个",
-    "这次",
-    "下次",
-    "原定的",
-    "把",
-    "的",
-    "现在",
-    "目前",
-    "明天的",
-    "明天",
-    "今天的",
-    "今天",
-    "公司的",
-    "你的",
-    "大家的",
-    "那场",
-    "这场",
-    "下周的",
-    "本周的",
-    "原来的",
+    "我们的", "我们", "我的", "我", "咱们的", "咱们", "那个", "这个", "这次", "下次", "原定的", "把", "的", "现在", "目前",
+    "明天的", "明天", "今天的", "今天", "公司的", "你的", "大家的", "那场", "这场", "下周的", "本周的", "原来的",
 ];
 
 /// A thing's name without possessives and determiners ("我的牙医预约" → "牙医预约").
@@ -800,7 +719,7 @@ fn employer_and_job(sentence: &str, out: &mut Vec<Found>) {
             continue;
         };
         let org_text = org.as_str().trim_start_matches("一家");
-        if !values::is_org(org_text) {
+        if !values::is_org_between(org_text) {
             continue;
         }
         let Some(job) = values::job(sentence, whole.end(), true) else {

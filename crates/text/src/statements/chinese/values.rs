@@ -13,78 +13,13 @@ pub(super) struct Read {
 }
 
 /// Words that end a value ("上海的…", "厦门了", "北京已经三年了").
+#[rustfmt::skip]
 const VALUE_ENDS: &[&str] = &[
-    "的",
-    "了",
-    "呢",
-    "吧",
-    "啊",
-    "啦",
-    "呀",
-    "哦",
-    "嘛",
-    "喔",
-    "哈",
-    "咯",
-    "哟",
-    "已经",
-    "都",
-    "也",
-    "还",
-    "就",
-    "里",
-    "上班",
-    "工作",
-    "住",
-    "生活",
-    "附近",
-    "一带",
-    "这边",
-    "那边",
-    "呗",
-    "现在",
-    "目前",
-    "如今",
-    "以后",
-    "之后",
-    "快",
-    "差不多",
-    "大概",
-    "将近",
-    "整整",
-    "才",
-    "又",
-    "和",
-    "跟",
-    "与",
-    "或",
-    "而",
-    "但",
-    "不过",
-    "所以",
-    "因为",
-    "并且",
-    "而且",
-    "以及",
-    "然后",
-    "今年",
-    "去年",
-    "每天",
-    "每周",
-    "这个",
-    "那个",
-    "这里",
-    "那里",
-    "一起",
-    "很",
-    "挺",
-    "非常",
-    "特别",
-    "真",
-    "超",
-    "好",
-    "了吗",
-    "过",
+    "的", "了", "呢", "吧", "啊", "啦", "呀", "哦", "嘛", "喔", "哈", "咯", "哟", "已经", "都", "也", "还", "就", "里",
+    "上班", "工作", "住", "生活", "附近", "一带", "这边", "那边", "呗", "现在", "目前", "如今", "以后", "之后", "快", "差不多",
+    "大概", "将近", "整整", "才", "又", "和", "跟", "与", "或", "而", "但", "不过", "所以", "因为", "并且", "而且", "以及",
+    "然后", "今年", "去年", "每天", "每周", "这个", "那个", "这里", "那里", "一起", "很", "挺", "非常", "特别", "真", "超",
+    "好", "了吗", "过",
 ];
 
 /// Parts of speech that end a value: particles, adverbs, prepositions, conjunctions, pronouns,
@@ -143,48 +78,11 @@ pub(super) fn span(
 }
 
 /// Words that are never places or employers.
+#[rustfmt::skip]
 const NOT_VALUES: &[&str] = &[
-    "这里",
-    "那里",
-    "这儿",
-    "那儿",
-    "家",
-    "家里",
-    "哪",
-    "哪里",
-    "哪儿",
-    "一起",
-    "附近",
-    "这边",
-    "那边",
-    "外面",
-    "外地",
-    "老家",
-    "自己",
-    "公司",
-    "单位",
-    "学校里",
-    "市区",
-    "郊区",
-    "国外",
-    "国内",
-    "城里",
-    "乡下",
-    "农村",
-    "宿舍",
-    "楼上",
-    "楼下",
-    "隔壁",
-    "对面",
-    "这",
-    "那",
-    "他",
-    "她",
-    "它",
-    "你",
-    "我",
-    "我们",
-    "他们",
+    "这里", "那里", "这儿", "那儿", "家", "家里", "哪", "哪里", "哪儿", "一起", "附近", "这边", "那边", "外面", "外地", "老家",
+    "自己", "公司", "单位", "学校里", "市区", "郊区", "国外", "国内", "城里", "乡下", "农村", "宿舍", "楼上", "楼下", "隔壁",
+    "对面", "这", "那", "他", "她", "它", "你", "我", "我们", "他们",
 ];
 
 /// Endings that make a phrase a place ("杭州市", "浦东新区").
@@ -201,7 +99,8 @@ pub(super) fn place(sentence: &str, pos: usize) -> Option<Read> {
     ];
     let read = span(sentence, pos, &ends, true)?;
     let text = read.text.as_str();
-    if NOT_VALUES.contains(&text) || text.chars().count() > 12 {
+    let preposition = text.starts_with(['在', '到', '过', '院']);
+    if NOT_VALUES.contains(&text) || text.chars().count() > 12 || preposition {
         return None;
     }
     is_place(text).then_some(read)
@@ -240,7 +139,13 @@ pub(super) fn place_after_verb(sentence: &str, pos: usize) -> Option<Read> {
 /// is never an employer (jieba tags 华为 as a name and 百度 as a plain noun).
 pub(super) fn is_org_between(text: &str) -> bool {
     let n = text.chars().count();
+    let tagged = tags(text);
+    let starts_like_a_verb = tagged
+        .first()
+        .is_some_and(|(_, t)| matches!(t.as_str(), "v" | "vn" | "d" | "p" | "r" | "m" | "c" | "t"));
     (2..=14).contains(&n)
+        && !text.contains('的')
+        && !starts_like_a_verb
         && !NOT_VALUES.contains(&text)
         && (is_org(text) || !is_place(text))
         && !["他", "她", "你", "我", "这", "那"]
@@ -262,60 +167,12 @@ pub(super) fn is_place(text: &str) -> bool {
 }
 
 /// Endings and words that make a phrase an employer.
+#[rustfmt::skip]
 const ORG_SUFFIXES: &[&str] = &[
-    "公司",
-    "集团",
-    "银行",
-    "医院",
-    "学校",
-    "大学",
-    "中学",
-    "小学",
-    "学院",
-    "研究所",
-    "研究院",
-    "事务所",
-    "工作室",
-    "餐厅",
-    "饭店",
-    "酒店",
-    "工厂",
-    "厂",
-    "局",
-    "部",
-    "院",
-    "所",
-    "中心",
-    "科技",
-    "网络",
-    "传媒",
-    "报社",
-    "电视台",
-    "出版社",
-    "基金会",
-    "协会",
-    "幼儿园",
-    "诊所",
-    "药店",
-    "超市",
-    "商场",
-    "书店",
-    "咖啡馆",
-    "咖啡店",
-    "面包店",
-    "律所",
-    "机构",
-    "实验室",
-    "政府",
-    "大厂",
-    "外企",
-    "国企",
-    "央企",
-    "创业公司",
-    "初创公司",
-    "门店",
-    "分店",
-    "店",
+    "公司", "集团", "银行", "医院", "学校", "大学", "中学", "小学", "学院", "研究所", "研究院", "事务所", "工作室", "餐厅", "饭店",
+    "酒店", "工厂", "厂", "局", "部", "院", "所", "中心", "科技", "网络", "传媒", "报社", "电视台", "出版社", "基金会", "协会",
+    "幼儿园", "诊所", "药店", "超市", "商场", "书店", "咖啡馆", "咖啡店", "面包店", "律所", "机构", "实验室", "政府", "大厂", "外企",
+    "国企", "央企", "创业公司", "初创公司", "门店", "分店", "店",
 ];
 
 /// An employer at `pos` (see [`is_org`]).
@@ -368,6 +225,13 @@ pub(super) fn is_org(text: &str) -> bool {
 pub(super) fn job(sentence: &str, pos: usize, strict: bool) -> Option<Read> {
     let read = span(sentence, pos, &["工作", "了"], false)?;
     let text = read.text.as_str();
+    // "成为了小米的新CEO": the phrase owns what follows, it is not the job.
+    if sentence
+        .get(read.end..)
+        .is_some_and(|r| r.starts_with('的'))
+    {
+        return None;
+    }
     let n = text.chars().count();
     if n > 12 || NOT_OCCUPATIONS_ZH.contains(&text) || is_family(text) {
         return None;
@@ -447,7 +311,7 @@ pub(super) fn phrase(sentence: &str, pos: usize) -> Option<Read> {
     let read = span(sentence, pos, &[], false)?;
     let n = read.text.chars().count();
     let pronoun = [
-        "你", "他", "她", "它", "这个", "那个", "什么", "这样", "那样", "自己",
+        "你", "他", "她", "它", "这", "那", "什么", "自己", "谁", "哪",
     ]
     .iter()
     .any(|p| read.text.starts_with(p));

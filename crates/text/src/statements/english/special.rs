@@ -94,31 +94,11 @@ fn plans(ctx: &Context, out: &mut Vec<Found>) {
 }
 
 /// Words of time a plan's qualifier keeps ("next spring" → "spring").
+#[rustfmt::skip]
 const PLAN_TIMES: &[&str] = &[
-    "spring",
-    "summer",
-    "autumn",
-    "fall",
-    "winter",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "weekend",
-    "christmas",
-    "easter",
-    "thanksgiving",
-    "honeymoon",
-    "anniversary",
-    "birthday",
+    "spring", "summer", "autumn", "fall", "winter", "january", "february", "march", "april", "may",
+    "june", "july", "august", "september", "october", "november", "december", "weekend",
+    "christmas", "easter", "thanksgiving", "honeymoon", "anniversary", "birthday",
 ];
 
 /// A plan's qualifier: "trip" (or "move"), the honeymoon if it is one, and the season, month or
@@ -225,7 +205,13 @@ fn measure_after(ctx: &Context, num_end: usize) -> Measure {
             }
             break;
         }
-        let content = tok.word && !super::values::is_phrase_end(w) && w != "times";
+        if w == "times" {
+            m.unit.push(w.to_string());
+            m.end = tok.end;
+            i += 1;
+            continue;
+        }
+        let content = tok.word && !super::values::is_phrase_end(w);
         if w == "of" && !m.unit.is_empty() && m.period.is_none() {
             i += 1;
             continue;
@@ -241,23 +227,10 @@ fn measure_after(ctx: &Context, num_end: usize) -> Measure {
 }
 
 /// Objects of spending that name what a sum is ("in rent").
+#[rustfmt::skip]
 const OBJECTS: &[&str] = &[
-    "rent",
-    "groceries",
-    "food",
-    "coffee",
-    "savings",
-    "bills",
-    "utilities",
-    "gas",
-    "petrol",
-    "childcare",
-    "tuition",
-    "takeout",
-    "clothes",
-    "books",
-    "travel",
-    "mortgage",
+    "rent", "groceries", "food", "coffee", "savings", "bills", "utilities", "gas", "petrol",
+    "childcare", "tuition", "takeout", "clothes", "books", "travel", "mortgage",
 ];
 
 fn is_money(num: &str, unit: &[String]) -> bool {
@@ -301,8 +274,10 @@ fn counted(ctx: &Context, caps: &Captures) -> Option<Found> {
         words.extend(measure.object.clone());
         words.extend(measure.period.map(str::to_string));
     }
-    let has_thing = !measure.unit.is_empty() || measure.object.is_some() || money;
-    if having && measure.unit.is_empty() || !has_thing && measure.period.is_none() {
+    // A count without a period ("I read 4 books on holiday") is an event, not a standing fact,
+    // unless it is owned or weighed ("I have three kids", "I weigh 70 kg") or earned.
+    let standing = having || money || matches!(verb.as_str(), "weigh" | "weighs");
+    if having && measure.unit.is_empty() || measure.period.is_none() && !standing {
         return None;
     }
     let value = ctx
@@ -494,26 +469,10 @@ fn favourite_before(ctx: &Context, out: &mut Vec<Found>) {
 }
 
 /// Openers that are not part of a value said before its slot ("Honestly, …", "these days").
+#[rustfmt::skip]
 const LEAD_INS: &[&str] = &[
-    "honestly",
-    "these",
-    "days",
-    "now",
-    "oh",
-    "well",
-    "so",
-    "actually",
-    "i",
-    "think",
-    "guess",
-    "btw",
-    "anyway",
-    "lately",
-    "nowadays",
-    "and",
-    "but",
-    "yeah",
-    "currently",
+    "honestly", "these", "days", "now", "oh", "well", "so", "actually", "i", "think", "guess",
+    "btw", "anyway", "lately", "nowadays", "and", "but", "yeah", "currently",
 ];
 
 /// Up to four words before byte `end` in the same clause, without lead-ins and determiners.
@@ -539,22 +498,10 @@ fn phrase_before(ctx: &Context, end: usize) -> Option<(String, usize)> {
 }
 
 /// Cues that a sentence is about the speaker's love life.
+#[rustfmt::skip]
 const DATING_CUES: &[&str] = &[
-    "seeing",
-    "dating",
-    "girlfriend",
-    "boyfriend",
-    "partner",
-    "relationship",
-    "crush",
-    "fiancé",
-    "fiancée",
-    "fiance",
-    "fiancee",
-    "wife",
-    "husband",
-    "engaged",
-    "married",
+    "seeing", "dating", "girlfriend", "boyfriend", "partner", "relationship", "crush", "fiancé",
+    "fiancée", "fiance", "fiancee", "wife", "husband", "engaged", "married",
 ];
 
 /// Names given through a pronoun: "she answers to Pumpernickel now" about our cat, "their name

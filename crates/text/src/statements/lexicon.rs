@@ -193,6 +193,16 @@ pub(super) const PROJECTS_ZH: &[&str] = &[
     "实验", "计划", "版本", "需求", "功能", "合同", "申请", "开发",
 ];
 
+/// Well-known Chinese companies whose names jieba reads as places or plain nouns (京东, 百度).
+#[rustfmt::skip]
+pub(super) const KNOWN_ORGS_ZH: &[&str] = &[
+    "腾讯", "阿里", "阿里巴巴", "京东", "百度", "华为", "小米", "美团", "字节", "字节跳动", "网易",
+    "拼多多", "滴滴", "快手", "携程", "大疆", "比亚迪", "蔚来", "理想", "中兴", "联想", "平安", "顺丰",
+    "新浪", "搜狐", "微软", "谷歌", "苹果公司", "亚马逊", "特斯拉", "招行", "工行", "建行", "农行",
+    "中行", "中石油", "中石化", "国家电网", "格力", "美的", "海尔", "万科", "碧桂园", "得物", "小红书",
+    "哔哩哔哩", "B站", "知乎", "蚂蚁", "蚂蚁金服", "饿了么", "贝壳", "链家", "米哈游", "商汤", "旷视",
+];
+
 /// Chinese roles at an organization.
 #[rustfmt::skip]
 pub(super) const ROLES_ZH: &[&str] = &[

@@ -83,9 +83,9 @@ const RULES: &[Rule] = &[
     rule(Residence, Actor, PlaceAfterVerb, false, r"(?:搬到|搬去|搬回到|搬回|搬进|搬来|搬至|迁到|迁居到|迁居|迁往|移居到|移居|移民到|移民|定居到|搬家到|搬家去)(?:了)?"),
     rule(Residence, Speaker, Place, false, r"(?:我们家|咱们家|我家|咱家)(?:现在|目前|已经|也|就)*(?:在|住在|搬到了?|搬去了?)"),
     rule(Residence, Actor, Place, true, r"(?:搬离了?|搬出了?|离开了?)"),
-    rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>", run!(), r"{2,10}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),
+    rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{1,9}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),
     // Employer.
-    rule(Employer, Actor, GroupOrg, false, concat!(r"在(?P<v>", run!(), r"{1,16}?)(?:上班|工作|任职|实习|打工|供职|就职)(?P<past>过)?")),
+    rule(Employer, Actor, GroupOrg, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{0,15}?)(?:上班|工作|任职|实习|打工|供职|就职)(?P<past>过)?")),
     rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?)"),
     rule(Employer, Actor, Org, false, r"(?:转到了?|换到了?)"),
     rule(Employer, Actor, GroupOrg, true, concat!(r"从(?P<v>", run!(), r"{2,12}?)(?:离职|辞职|退休|跳槽|出来)")),
@@ -183,7 +183,7 @@ fn apply_one(sentence: &str, rule: &Rule, caps: &Captures) -> Option<Found> {
         return None;
     }
     let read = read_value(sentence, rule.val, caps, whole.end())?;
-    if holder.dropped && !values::quiet_tail(sentence, read.end) {
+    if holder.dropped && !values::quiet_tail(sentence, read.end.max(whole.end())) {
         return None;
     }
     if after_experiential(sentence, whole.end())

@@ -375,7 +375,7 @@ fn ages(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"(?:今年|现在|已经|刚|刚刚|都|也)*(?:满)?(?P<num>{NUMZH})(?:周)?岁(?:了|啦)?",
-        r"今年(?P<num>{NUMZH})(?:了|啦)?(?:[，。！,.!]|$)",
+        r"今年(?:满)?(?P<num>{NUMZH})(?:了|啦)?(?:[，。！,.!]|$)",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let (Some(whole), Some(num)) = (caps.get(0), caps.name("num")) else {
@@ -585,8 +585,13 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
     }
 }
 
-/// The name in a run that may start with time words ("昨天张伟" → "张伟").
+/// The name in a run that may start or end with time words ("昨天张伟" → "张伟", "张总现在"
+/// → "张总").
 fn role_holder_name(raw: &str) -> Option<String> {
+    let mut raw = raw;
+    for time in ["现在", "目前", "已经", "正式", "刚刚", "刚", "近日", "如今"] {
+        raw = raw.strip_suffix(time).unwrap_or(raw);
+    }
     if let Some(name) = values::person_name(raw) {
         return Some(name);
     }
@@ -713,7 +718,9 @@ fn pet_names(sentence: &str, out: &mut Vec<Found>) {
 /// "我在医院当护士": an employer and a job at once.
 fn employer_and_job(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
-    let sources = [r"在(?P<org>[^，。！？；、,.!?\s]{2,12}?)(?:当|做|担任|任)(?:一[名位个])?"];
+    let sources = [
+        r"在(?P<org>[^在，。！？；、,.!?\s][^，。！？；、,.!?\s]{1,11}?)(?:当|做|担任|任)(?:一[名位个])?",
+    ];
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let (Some(whole), Some(org)) = (caps.get(0), caps.name("org")) else {
             continue;

@@ -67,7 +67,7 @@ pub(super) fn span(
         }
         cut += word.len();
     }
-    let value = text.get(..cut.min(text.len()))?.trim();
+    let value = super::super::scan::trim_value(text.get(..cut.min(text.len()))?.trim());
     if value.is_empty() {
         return None;
     }
@@ -210,7 +210,9 @@ pub(super) fn is_org(text: &str) -> bool {
     {
         return text.starts_with(|c: char| c.is_ascii_uppercase() || c.is_ascii_digit());
     }
-    if ORG_SUFFIXES.iter().any(|s| text.ends_with(s)) {
+    if ORG_SUFFIXES.iter().any(|s| text.ends_with(s))
+        || super::super::lexicon::KNOWN_ORGS_ZH.contains(&text)
+    {
         return true;
     }
     let tagged = tags(text);
@@ -277,7 +279,10 @@ pub(super) fn person_name(text: &str) -> Option<String> {
         return capital.then(|| text.to_string());
     }
     let n = text.chars().count();
-    if !(2..=4).contains(&n) || !text.chars().all(crate::is_cjk) {
+    if !(2..=4).contains(&n)
+        || !text.chars().all(crate::is_cjk)
+        || super::super::lexicon::RELATIONS_ZH.contains(&text)
+    {
         return None;
     }
     let first = text.chars().next()?;

@@ -307,10 +307,16 @@ pub(super) fn is_occupation(phrase: &str) -> bool {
     if JUDGEMENT_ADJECTIVES.contains(&first) || phrase.starts_with(char::is_uppercase) {
         return OCCUPATIONS.contains(&phrase.to_lowercase().as_str());
     }
+    let joined = words.join(" ");
+    if OCCUPATIONS
+        .iter()
+        .any(|o| joined.ends_with(o) && o.contains([' ', '-']))
+    {
+        return true;
+    }
     if NOT_OCCUPATIONS.contains(&head.as_str()) {
         return false;
     }
-    let joined = words.join(" ");
     OCCUPATIONS.contains(&head.as_str())
         || OCCUPATIONS.iter().any(|o| joined.ends_with(o))
         || (head.len() > 4 && OCCUPATION_SUFFIXES.iter().any(|s| head.ends_with(s)))

@@ -60,18 +60,28 @@ const THING_DROPS: &[&str] = &[
 /// A thing's name: lower-case, determiners and possessives dropped ("the dentist
 /// appointment" → "dentist appointment", "the Apollo project" → "project apollo").
 pub(in crate::statements) fn thing_name(np: &str) -> Option<String> {
+    let written: Vec<&str> = np.split_whitespace().collect();
     let lower = np.to_lowercase().replace('’', "'");
-    let mut words: Vec<&str> = lower
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
+    let mut words: Vec<String> = Vec::new();
+    for (i, w) in lower.split_whitespace().enumerate() {
+        // "my doctor's appointment" keeps "doctor"; "Alex's party" drops the owner.
+        let owner_named = written
+            .get(i)
+            .is_some_and(|o| o.starts_with(char::is_uppercase));
+        let bare = w.trim_end_matches("'s");
+        let bare = bare.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+        if bare.is_empty() || (w.ends_with("'s") && owner_named) {
+            continue;
+        }
+        words.push(bare.to_string());
+    }
     while words
         .first()
-        .is_some_and(|w| THING_DROPS.contains(w) || w.ends_with("'s"))
+        .is_some_and(|w| THING_DROPS.contains(&w.as_str()))
     {
         words.remove(0);
     }
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
     if let [name, "project"] = words.as_slice() {
         if np.contains(|c: char| c.is_uppercase()) {
             return Some(format!("project {name}"));

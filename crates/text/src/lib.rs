@@ -27,6 +27,7 @@ pub mod narrate;
 pub mod privacy;
 mod script;
 mod sentences;
+pub mod statements;
 mod stopwords;
 
 use std::borrow::Cow;
@@ -44,6 +45,7 @@ pub use privacy::{
 };
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;
+pub use statements::{analyze, asked, Analysis, Asked, Correction, Slot, Statement, Subject};
 
 use script::{
     char_at, char_before, digit_value, is_apostrophe, is_boundary, is_digit, is_mark, is_word_char,

@@ -1,0 +1,633 @@
+//! English slots that need more than a verb and a value: plans (qualifier from the trip and its
+//! time), quantities (verb, unit and period), ages, values said before their slot ("hibiscus tea
+//! is my favourite drink"), names given by context (pets, partners) and break-ups.
+
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex};
+
+use super::super::lexicon::canonical_preference;
+use super::super::{normalize, scan, Found, Slot, Subject};
+use super::left::{blocked_before, holder, Holder};
+use super::rules::{possessor, species_in};
+use super::values::{self, anymore_after};
+use super::Context;
+
+mod things;
+
+pub(super) use things::thing_name;
+
+/// Run the special readers.
+pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
+    plans(ctx, out);
+    quantities(ctx, out);
+    ages(ctx, out);
+    favourite_before(ctx, out);
+    names_in_context(ctx, out);
+    break_ups(ctx, out);
+    things::apply(ctx, out);
+}
+
+/// Compile a group of patterns once.
+pub(super) fn patterns(
+    cell: &'static OnceLock<Vec<Option<Regex>>>,
+    sources: &[&str],
+) -> &'static [Option<Regex>] {
+    cell.get_or_init(|| scan::compile_all(sources))
+}
+
+/// Every capture of every pattern in `regexes` on the sentence.
+pub(super) fn each_match<'t>(
+    regexes: &'static [Option<Regex>],
+    text: &'t str,
+) -> impl Iterator<Item = (usize, Captures<'t>)> + 't {
+    regexes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, re)| re.as_ref().map(|re| (i, re)))
+        .flat_map(move |(i, re)| re.captures_iter(text).map(move |c| (i, c)))
+}
+
+/// A holder that is not blocked by the sentence around it.
+fn asserted(ctx: &Context, holder: Option<Holder>) -> Option<Holder> {
+    holder.filter(|h| !blocked_before(ctx, h.start))
+}
+
+const TRIP_NOUNS: &str = r"(?:trip|vacation|holiday|honeymoon|getaway|visit|journey|tour|break|cruise|road\s+trip|city\s+break|backpacking\s+trip)";
+
+/// "I'm planning a trip to Patagonia next spring", "the trip is going to Tasmania".
+fn plans(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        format!(r"\b(?:planning|planned|booked|booking|taking|doing|organizing|organising|arranging)\s+(?:(?:a|an|our|my|the)\s+)?(?:(?:big|little|short|long|solo|family|road|summer|winter|spring|fall|autumn|weekend|two-week|week-long|much-needed|dream|first)\s+)*(?P<trip>{TRIP_NOUNS})\s+(?:to|in)\s+"),
+        r"\b(?:planning\s+(?:to|on)\s+(?:go(?:ing)?|visit(?:ing)?|travel(?:l?ing)?|fly(?:ing)?|head(?:ing)?|(?P<move>mov(?:e|ing)|relocat(?:e|ing)))\s+(?:to\s+)?|going\s+to\s+(?:go|fly|travel|head)\s+to\s+|going\s+to\s+(?P<move2>move|relocate)\s+to\s+|(?:going|heading|headed|flying|off|travel(?:l)?ing|driving|sailing|(?P<move3>moving|relocating))\s+(?:back\s+|over\s+)?to\s+|visiting\s+)".to_string(),
+        format!(r"\b(?:(?:next|upcoming|big|summer|winter|spring|autumn|fall|family|road)\s+)*(?P<trip>{TRIP_NOUNS}|destination)\s+(?:plans?\s+)?(?:is|['’]s|will\s+be|is\s+now)\s+(?:now\s+)?(?:(?:going|heading)\s+to|to|in|be\s+in)\s+"),
+        r"\b(?:decided|chose|switched|changed\s+(?:it|the\s+(?:trip|plan|plans|destination))|rebooked)\s+(?:(?:to\s+)?(?:go|head|fly|travel)\s+)?to\s+".to_string(),
+    ];
+    let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
+    for (index, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
+        let Some(whole) = caps.get(0) else { continue };
+        let who = if index == 2 {
+            possessor(ctx, whole.start(), true)
+        } else {
+            holder(ctx, whole.start(), false)
+        };
+        let Some(holder) = asserted(ctx, who) else {
+            continue;
+        };
+        let Some(place) = values::place(ctx, whole.end()) else {
+            continue;
+        };
+        let moving = ["move", "move2", "move3"]
+            .iter()
+            .any(|g| caps.name(g).is_some());
+        let trip = caps.name("trip").map(|m| m.as_str().to_lowercase());
+        out.push(Found {
+            subject: holder.subject,
+            slot: Slot::Plan,
+            qualifier: plan_qualifier(ctx, moving, trip.as_deref()),
+            value: place.text,
+            negated: holder.negated || anymore_after(ctx, place.end),
+            at: whole.start(),
+        });
+    }
+}
+
+/// Words of time a plan's qualifier keeps ("next spring" → "spring").
+#[rustfmt::skip]
+const PLAN_TIMES: &[&str] = &[
+    "spring", "summer", "autumn", "fall", "winter", "january", "february", "march", "april", "may",
+    "june", "july", "august", "september", "october", "november", "december", "weekend",
+    "christmas", "easter", "thanksgiving", "honeymoon", "anniversary", "birthday",
+];
+
+/// A plan's qualifier: "trip" (or "move"), the honeymoon if it is one, and the season, month or
+/// coming week/month/year the sentence names.
+pub(super) fn plan_qualifier(ctx: &Context, moving: bool, trip: Option<&str>) -> String {
+    let mut words: Vec<String> = vec![if moving { "move" } else { "trip" }.to_string()];
+    if trip.is_some_and(|t| t.contains("honeymoon")) {
+        words.push("honeymoon".to_string());
+    }
+    let toks = &ctx.toks;
+    for (i, tok) in toks.iter().enumerate() {
+        let w = tok.lower.as_str();
+        // "may" is a month only when capitalized.
+        let month_may = w == "may" && !tok.capital;
+        if PLAN_TIMES.contains(&w) && !month_may {
+            words.push(w.to_string());
+        }
+        let after_next = i > 0
+            && toks
+                .get(i - 1)
+                .is_some_and(|p| matches!(p.lower.as_str(), "next" | "this" | "coming"));
+        if after_next && matches!(w, "week" | "month" | "year") {
+            words.push(w.to_string());
+        }
+    }
+    normalize::qualifier(words.iter().map(String::as_str))
+}
+
+const QUANTITY_VERBS: &str = r"run|runs|running|walk|walks|walking|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|ride|rides|drive|drives|read|reads|reading|drink|drinks|drinking|smoke|smokes|smoking|sleep|sleeps|sleeping|work|works|working|earn|earns|earning|make|makes|making|pay|pays|paying|spend|spends|spending|save|saves|saving|weigh|weighs|eat|eats|study|studies|practice|practise|practices|practises|train|trains|training|lift|lifts|lifting|write|writes|writing|do|does|doing|take|takes|teach|teaches|commute|commutes|meditate|meditates|hike|hikes|hiking|have|has|own|owns|manage|manages|charge|charges|log|logs|average|averages|cover|covers|get|gets|play|plays|watch|watches|climb|climbs|cook|cooks|bake|bakes|sell|sells|see|sees|row|rows|need|needs|bench|squat|deadlift";
+
+/// "I run 17 kilometres every week", "my rent is $1,200 a month", "a coffee costs $5 now".
+fn quantities(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        format!(r"\b(?P<verb>{QUANTITY_VERBS})\s+(?:(?:about|around|roughly|approximately|almost|nearly|over|under|at\s+least|at\s+most|up\s+to|like|maybe|only|just|exactly|easily|a\s+solid|now)\s+)*(?P<num>{{NUM}})"),
+        r"\b(?:(?P<period>monthly|weekly|annual|yearly|daily|hourly)\s+)?(?P<what>rent|salary|income|pay|paycheck|mortgage|budget|weight|commute|savings|bill|car\s+payment|step\s+count|screen\s+time|handicap|rate|wage|wages|allowance|tuition)\s+(?:(?:now|these\s+days|currently)\s+)?(?:is|['’]s|went\s+up\s+to|has\s+gone\s+up\s+to|goes\s+up\s+to|rose\s+to|increased\s+to|dropped\s+to|went\s+down\s+to|fell\s+to|has\s+become|became|is\s+now|comes\s+to|was\s+raised\s+to|got\s+raised\s+to|isn['’]t|is\s+no\s+longer)\s+(?:(?:now|only|just|about|around|roughly|almost|nearly|over|under|exactly|a\s+whopping)\s+)*(?P<num>{NUM})".to_string(),
+        r"\b(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:now\s+)?(?:costs?|is\s+priced\s+at|sells\s+for|goes\s+for)\s+(?:(?:now|only|just|about|around|like)\s+)*(?P<num>[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s*(?:dollars|euros|pounds|bucks|yuan|yen|rmb))".to_string(),
+    ];
+    let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
+    for (index, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
+        let found = match index {
+            0 => counted(ctx, &caps),
+            1 => measured(ctx, &caps),
+            _ => priced(ctx, &caps),
+        };
+        out.extend(found);
+    }
+}
+
+/// Periods a quantity is counted over.
+fn period_word(w: &str) -> Option<&'static str> {
+    Some(match w {
+        "day" | "daily" | "days" => "day",
+        "week" | "weekly" | "weeks" => "week",
+        "month" | "monthly" | "months" => "month",
+        "year" | "yearly" | "annually" | "years" => "year",
+        "night" | "nightly" | "nights" => "night",
+        "morning" | "mornings" => "morning",
+        "weekend" | "weekends" => "weekend",
+        "hour" | "hourly" => "hour",
+        _ => return None,
+    })
+}
+
+/// What follows a number: its unit or object words, a period, and an object after "in/on/for"
+/// ("$1,200 a month in rent").
+struct Measure {
+    unit: Vec<String>,
+    period: Option<&'static str>,
+    object: Option<String>,
+    /// Byte where the value (number and unit) ends.
+    end: usize,
+}
+
+fn measure_after(ctx: &Context, num_end: usize) -> Measure {
+    let mut m = Measure {
+        unit: Vec::new(),
+        period: None,
+        object: None,
+        end: num_end,
+    };
+    let toks: Vec<&scan::Tok> = ctx.toks.iter().filter(|t| t.start >= num_end).collect();
+    let mut i = 0;
+    while let Some(tok) = toks.get(i) {
+        let w = tok.lower.as_str();
+        let next = toks.get(i + 1).map(|t| t.lower.as_str());
+        if matches!(w, "every" | "each" | "a" | "an" | "per" | "/" | "a-") {
+            if let Some(p) = next.and_then(period_word) {
+                m.period = Some(p);
+                i += 2;
+                continue;
+            }
+        }
+        if let Some(p) = period_word(w).filter(|_| w.ends_with("ly")) {
+            m.period = Some(p);
+            i += 1;
+            continue;
+        }
+        if matches!(w, "in" | "on" | "for") {
+            if let Some(n) = next.filter(|n| OBJECTS.contains(n)) {
+                m.object = Some(n.to_string());
+                i += 2;
+                continue;
+            }
+            break;
+        }
+        if w == "times" {
+            m.unit.push(w.to_string());
+            m.end = tok.end;
+            i += 1;
+            continue;
+        }
+        let content = tok.word && !super::values::is_phrase_end(w);
+        if w == "of" && !m.unit.is_empty() && m.period.is_none() {
+            i += 1;
+            continue;
+        }
+        if !content || m.unit.len() >= 3 || m.period.is_some() {
+            break;
+        }
+        m.unit.push(w.to_string());
+        m.end = tok.end;
+        i += 1;
+    }
+    m
+}
+
+/// Objects of spending that name what a sum is ("in rent").
+#[rustfmt::skip]
+const OBJECTS: &[&str] = &[
+    "rent", "groceries", "food", "coffee", "savings", "bills", "utilities", "gas", "petrol",
+    "childcare", "tuition", "takeout", "clothes", "books", "travel", "mortgage",
+];
+
+fn is_money(num: &str, unit: &[String]) -> bool {
+    let lower = num.to_lowercase();
+    lower.starts_with(['$', '€', '£', '¥'])
+        || lower.trim_end().ends_with('k')
+        || unit.first().is_some_and(|u| {
+            matches!(
+                u.as_str(),
+                "dollars" | "euros" | "pounds" | "bucks" | "grand" | "yuan" | "rmb" | "k"
+            )
+        })
+}
+
+/// "I run 17 kilometres every week": the verb, the unit and the period make the qualifier.
+fn counted(ctx: &Context, caps: &Captures) -> Option<Found> {
+    let verb_m = caps.name("verb")?;
+    let num = caps.name("num")?;
+    let holder = asserted(ctx, holder(ctx, verb_m.start(), false))?;
+    let measure = measure_after(ctx, num.end());
+    let verb = verb_m.as_str().to_lowercase();
+    let money = is_money(num.as_str(), &measure.unit);
+    let mut words: Vec<String> = Vec::new();
+    let having = matches!(
+        verb.as_str(),
+        "have" | "has" | "own" | "owns" | "get" | "gets" | "need" | "needs"
+    );
+    if matches!(
+        verb.as_str(),
+        "earn" | "earns" | "earning" | "make" | "makes" | "making"
+    ) && money
+    {
+        words.push("salary".to_string());
+    } else {
+        if measure.object.is_none() && !having {
+            words.push(verb.clone());
+        }
+        if !money {
+            words.extend(measure.unit.iter().cloned());
+        }
+        words.extend(measure.object.clone());
+        words.extend(measure.period.map(str::to_string));
+    }
+    // A count without a period ("I read 4 books on holiday") is an event, not a standing fact,
+    // unless it is owned or weighed ("I have three kids", "I weigh 70 kg") or earned.
+    let standing = having || money || matches!(verb.as_str(), "weigh" | "weighs");
+    if having && measure.unit.is_empty() || measure.period.is_none() && !standing {
+        return None;
+    }
+    let value = ctx
+        .text
+        .get(num.start()..measure.end.max(num.end()))?
+        .trim();
+    Some(Found {
+        subject: holder.subject,
+        slot: Slot::Quantity,
+        qualifier: normalize::qualifier(words.iter().map(String::as_str)),
+        value: value.to_string(),
+        negated: holder.negated,
+        at: verb_m.start(),
+    })
+}
+
+/// "my rent is $1,200 a month", "my salary went up to 80k".
+fn measured(ctx: &Context, caps: &Captures) -> Option<Found> {
+    let whole = caps.get(0)?;
+    let num = caps.name("num")?;
+    let holder = asserted(ctx, possessor(ctx, whole.start(), false))?;
+    let what = caps.name("what")?.as_str().to_lowercase();
+    let measure = measure_after(ctx, num.end());
+    let period = caps
+        .name("period")
+        .and_then(|p| period_word(&p.as_str().to_lowercase()))
+        .or(measure.period);
+    let mut words: Vec<String> = Vec::new();
+    match what.as_str() {
+        "salary" | "income" | "pay" | "paycheck" | "wage" | "wages" => words.push("salary".into()),
+        "rent" | "mortgage" => {
+            words.push(what.clone());
+            words.push(period.unwrap_or("month").to_string());
+        }
+        _ => {
+            words.push(what.clone());
+            words.extend(period.map(str::to_string));
+        }
+    }
+    let value = ctx
+        .text
+        .get(num.start()..measure.end.max(num.end()))?
+        .trim();
+    Some(Found {
+        subject: holder.subject,
+        slot: Slot::Quantity,
+        qualifier: normalize::qualifier(words.iter().map(String::as_str)),
+        value: value.to_string(),
+        negated: holder.negated || super::rules::says_not(whole.as_str()),
+        at: whole.start(),
+    })
+}
+
+/// "a latte costs $5 now": the price of the thing named.
+fn priced(ctx: &Context, caps: &Captures) -> Option<Found> {
+    let whole = caps.get(0)?;
+    let num = caps.name("num")?;
+    if blocked_before(ctx, whole.start()) {
+        return None;
+    }
+    let what = caps.name("what")?.as_str().to_lowercase();
+    let item: Vec<&str> = what
+        .split_whitespace()
+        .filter(|w| {
+            !matches!(
+                *w,
+                "a" | "an" | "the" | "my" | "our" | "one" | "it" | "that" | "this"
+            )
+        })
+        .collect();
+    if item.is_empty() {
+        return None;
+    }
+    let mut words = vec!["price"];
+    words.extend(item);
+    Some(Found {
+        subject: Subject::Speaker,
+        slot: Slot::Quantity,
+        qualifier: normalize::qualifier(words),
+        value: num.as_str().trim().to_string(),
+        negated: false,
+        at: whole.start(),
+    })
+}
+
+/// "I'm 28", "I just turned 29", "my son is five".
+fn ages(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"\b(?:am|['’]m|is|['’]s|are|['’]re|turned|now)\s+(?:(?:now|just|finally|officially|already|only)\s+)*(?P<num>\d{1,3}|{NUM})\b",
+        r"\bage\s+(?:is|['’]s)\s+(?:now\s+)?(?P<num>\d{1,3}|{NUM})\b",
+    ];
+    for (index, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let (Some(whole), Some(num)) = (caps.get(0), caps.name("num")) else {
+            continue;
+        };
+        let who = if index == 0 {
+            holder(ctx, whole.start(), false)
+        } else {
+            possessor(ctx, whole.start(), false)
+        };
+        let Some(holder) = asserted(ctx, who) else {
+            continue;
+        };
+        let Some(years) = normalize::number_key(num.as_str()).and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !(1..=120).contains(&years) || !age_follows(ctx, num.end()) {
+            continue;
+        }
+        out.push(Found {
+            subject: holder.subject,
+            slot: Slot::Age,
+            qualifier: String::new(),
+            value: num.as_str().trim().to_string(),
+            negated: false,
+            at: whole.start(),
+        });
+    }
+}
+
+/// Whether what follows a number lets it be an age: nothing, "years old", or a word that
+/// does not make it a measure ("I'm 5 minutes away").
+fn age_follows(ctx: &Context, end: usize) -> bool {
+    let rest = values::rest_of_clause(ctx, end);
+    match rest.first().copied() {
+        None => true,
+        Some("years" | "year" | "yrs" | "yo" | "y") => {
+            rest.get(1).is_none_or(|w| matches!(*w, "old" | "o" | "/"))
+        }
+        Some(w) => matches!(
+            w,
+            "and"
+                | "but"
+                | "now"
+                | "today"
+                | "this"
+                | "so"
+                | "already"
+                | "as"
+                | "since"
+                | "last"
+                | "yesterday"
+                | "in"
+                | "on"
+                | "next"
+                | "soon"
+                | "lol"
+                | "haha"
+                | "which"
+                | "too"
+        ),
+    }
+}
+
+/// "Hibiscus tea is my favourite drink now": the value stands before the slot.
+fn favourite_before(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"\b(?:is|['’]s|has\s+become|became|is\s+now|isn['’]t|is\s+not|is\s+no\s+longer)\s+(?:(?:now|still|definitely|officially|easily|probably|no\s+longer|not)\s+)*(?:my|our)\s+(?:(?:new|current|absolute|all-time|top)\s+)*(?:favou?rite|fave)\s+(?P<q>[a-z]+(?:[\s-][a-z]+)?)\b",
+    ];
+    for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let (Some(whole), Some(q)) = (caps.get(0), caps.name("q")) else {
+            continue;
+        };
+        let Some((value, start)) = phrase_before(ctx, whole.start()) else {
+            continue;
+        };
+        if blocked_before(ctx, start) {
+            continue;
+        }
+        let q_words: Vec<String> = q
+            .as_str()
+            .to_lowercase()
+            .split([' ', '-'])
+            .filter(|w| !values::is_phrase_end(w))
+            .map(canonical_preference)
+            .collect();
+        out.push(Found {
+            subject: Subject::Speaker,
+            slot: Slot::Preference,
+            qualifier: normalize::qualifier(q_words.iter().map(String::as_str)),
+            value,
+            negated: super::rules::says_not(whole.as_str()) || anymore_after(ctx, whole.end()),
+            at: start,
+        });
+    }
+}
+
+/// Openers that are not part of a value said before its slot ("Honestly, …", "these days").
+#[rustfmt::skip]
+const LEAD_INS: &[&str] = &[
+    "honestly", "these", "days", "now", "oh", "well", "so", "actually", "i", "think", "guess",
+    "btw", "anyway", "lately", "nowadays", "and", "but", "yeah", "currently",
+];
+
+/// Up to four words before byte `end` in the same clause, without lead-ins and determiners.
+fn phrase_before(ctx: &Context, end: usize) -> Option<(String, usize)> {
+    let before: Vec<&scan::Tok> = ctx.toks.iter().take_while(|t| t.end <= end).collect();
+    let clause_start = before
+        .iter()
+        .rposition(|t| !t.word && !matches!(t.lower.as_str(), "-" | "'"))
+        .map_or(0, |p| p + 1);
+    let mut words: Vec<&scan::Tok> = before.get(clause_start..)?.to_vec();
+    while words.first().is_some_and(|t| {
+        LEAD_INS.contains(&t.lower.as_str()) || matches!(t.lower.as_str(), "the" | "a" | "an")
+    }) {
+        words.remove(0);
+    }
+    if words.is_empty() || words.len() > 4 {
+        return None;
+    }
+    let start = words.first()?.start;
+    let stop = words.last()?.end;
+    let text = scan::trim_value(ctx.text.get(start..stop)?).to_string();
+    (!text.is_empty()).then_some((text, start))
+}
+
+/// Cues that a sentence is about the speaker's love life.
+#[rustfmt::skip]
+const DATING_CUES: &[&str] = &[
+    "seeing", "dating", "girlfriend", "boyfriend", "partner", "relationship", "crush", "fiancé",
+    "fiancée", "fiance", "fiancee", "wife", "husband", "engaged", "married",
+];
+
+/// Names given through a pronoun: "she answers to Pumpernickel now" about our cat, "their name
+/// is Sam" about someone the speaker is seeing.
+fn names_in_context(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"\b(?:(?:answers|responds|goes)\s+to\s+(?:the\s+name\s+(?:of\s+)?)?|(?:call|calling|named|renamed)\s+(?:her|him|it|them)\s+(?:now\s+)?|(?:her|his|its|their)\s+(?:new\s+)?name\s+(?:is|['’]s)\s+(?:now\s+)?)",
+    ];
+    if !ctx.first_person() {
+        return;
+    }
+    for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let Some(whole) = caps.get(0) else { continue };
+        if blocked_before(ctx, whole.start()) {
+            continue;
+        }
+        let Some(name) = values::name(ctx, whole.end()) else {
+            continue;
+        };
+        let species = species_in(ctx);
+        let dating = ctx
+            .toks
+            .iter()
+            .any(|t| DATING_CUES.contains(&t.lower.as_str()));
+        let (slot, qualifier) = match species {
+            Some(s) => (Slot::Pet, super::super::lexicon::canonical_species(&s)),
+            None if dating => (Slot::Partner, String::new()),
+            None => continue,
+        };
+        out.push(Found {
+            subject: Subject::Speaker,
+            slot,
+            qualifier,
+            value: name.text,
+            negated: false,
+            at: whole.start(),
+        });
+    }
+}
+
+/// "We broke up", "Anna and I split up", "Tom dumped me", "Anna and I got engaged".
+fn break_ups(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"\b(?:broke\s+up|split\s+up|called\s+it\s+quits|parted\s+ways|ended\s+things|got\s+dumped|(?:are|were)\s+over|broke\s+it\s+off)\b",
+        r"(?P<name>{NAME})\s+(?:dumped|left|broke\s+up\s+with|divorced)\s+me\b",
+        r"(?P<name>{NAME})\s+and\s+I\s+(?:(?:are|got|have\s+been|just\s+got|are\s+now|finally\s+got|started|recently\s+got)\s+)?(?:dating|married|engaged|together|a\s+couple|going\s+out|seeing\s+each\s+other|an\s+item)\b",
+    ];
+    for (index, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let Some(whole) = caps.get(0) else { continue };
+        let named = caps
+            .name("name")
+            .map(|n| n.as_str().trim().to_string())
+            .filter(|n| !super::NOT_NAMES.contains(&n.to_lowercase().as_str()));
+        let (subject, partner, start) = match index {
+            0 => {
+                let Some(h) = holder(ctx, whole.start(), true) else {
+                    continue;
+                };
+                let partner = partner_of_break_up(ctx, whole.end(), h.start);
+                (h.subject, partner, h.start)
+            }
+            _ => match named {
+                Some(n) => (Subject::Speaker, n, whole.start()),
+                None => continue,
+            },
+        };
+        if blocked_before(ctx, start) {
+            continue;
+        }
+        let ended = index < 2;
+        out.push(Found {
+            subject: subject.clone(),
+            slot: Slot::Partner,
+            qualifier: String::new(),
+            value: partner,
+            negated: ended,
+            at: whole.start(),
+        });
+        if ended {
+            out.push(Found {
+                subject,
+                slot: Slot::RelationshipStatus,
+                qualifier: String::new(),
+                value: "single".to_string(),
+                negated: false,
+                at: whole.start(),
+            });
+        }
+    }
+}
+
+/// Who the speaker broke up with: "… with Anna" after, or "Anna and I …" before.
+fn partner_of_break_up(ctx: &Context, end: usize, subject_start: usize) -> String {
+    let after = values::rest_of_clause(ctx, end);
+    if after.first() == Some(&"with") {
+        let with_end = ctx
+            .toks
+            .iter()
+            .find(|t| t.start >= end && t.lower == "with")
+            .map(|t| t.end);
+        if let Some(read) = with_end.and_then(|e| values::name(ctx, e)) {
+            return read.text;
+        }
+    }
+    let before: Vec<&scan::Tok> = ctx
+        .toks
+        .iter()
+        .take_while(|t| t.end <= subject_start + 1)
+        .collect();
+    let and_i = before.windows(2).rposition(|w| {
+        matches!((w.first(), w.get(1)), (Some(a), Some(i)) if a.lower == "and" && i.lower == "i")
+    });
+    if let Some(p) = and_i {
+        let name_end = before.get(p).map_or(0, |t| t.start);
+        let name_start = before
+            .get(..p)
+            .and_then(|b| b.iter().rposition(|t| !t.capital || !t.word))
+            .map_or(0, |q| q + 1);
+        if let Some(first) = before.get(name_start) {
+            let text = ctx.text.get(first.start..name_end).unwrap_or("").trim();
+            if !text.is_empty() && !super::NOT_NAMES.contains(&text.to_lowercase().as_str()) {
+                return text.to_string();
+            }
+        }
+    }
+    String::new()
+}

@@ -122,6 +122,13 @@ pub struct SearchArgs {
     /// of the retrieval pipeline's ranked hits.
     #[arg(long, conflicts_with_all = ["kinds", "hops", "hop_keep", "split_questions"])]
     preset: Option<String>,
+    /// Also show memories a later statement superseded (after the current ones, marked).
+    #[arg(long, conflicts_with = "preset")]
+    include_superseded: bool,
+    /// Answer about the past: what was valid then (2024-03-02 = the end of that day, or an
+    /// RFC 3339 time).
+    #[arg(long, value_parser = parse_as_of)]
+    as_of: Option<Timestamp>,
 }
 
 pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
@@ -140,6 +147,8 @@ pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
         session: args.session,
         ..SearchFilter::default()
     };
+    request.include_superseded = args.include_superseded;
+    request.as_of = args.as_of;
     args.shape.apply(&mut request);
     let results = engine.search(&request)?;
     if args.json {
@@ -166,6 +175,7 @@ fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
     let agent = args.agent.as_deref().unwrap_or("default");
     let mut request = RecallRequest::new(args.query.clone(), args.budget.unwrap_or(1024));
     request.session = args.session.clone();
+    request.as_of = args.as_of;
     let context = engine.recall(user, agent, &request)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&context)?);
@@ -293,6 +303,13 @@ pub struct ListArgs {
     /// The order: oldest first, newest first, or most important first.
     #[arg(long, value_enum, default_value_t = SortArg::Oldest)]
     sort: SortArg,
+    /// Only memories still current (no later statement superseded them).
+    #[arg(long, conflicts_with = "as_of")]
+    current: bool,
+    /// Only memories valid at this moment (2024-03-02 = the end of that day, or an RFC 3339
+    /// time).
+    #[arg(long, value_parser = parse_as_of)]
+    as_of: Option<Timestamp>,
     #[arg(long)]
     json: bool,
 }
@@ -316,6 +333,10 @@ impl From<SortArg> for MemorySort {
 }
 
 /// An RFC 3339 time, or a date (midnight UTC).
+fn parse_as_of(text: &str) -> Result<Timestamp, String> {
+    mnemos_engine::truth::parse_as_of(text).map_err(|e| e.to_string())
+}
+
 fn parse_time(text: &str) -> Result<Timestamp, String> {
     if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text.trim()) {
         return Ok(Timestamp(time.timestamp_millis()));
@@ -348,7 +369,11 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
         metadata,
         created_since: args.since,
         created_before: args.until,
-        validity: mnemos_core::Validity::Any,
+        validity: match (args.as_of, args.current) {
+            (Some(at), _) => mnemos_core::Validity::At(at),
+            (None, true) => mnemos_core::Validity::Current,
+            (None, false) => mnemos_core::Validity::Any,
+        },
     };
     let page = Page {
         offset: args.offset,

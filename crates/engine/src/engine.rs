@@ -28,6 +28,7 @@ use crate::memories::{
     SearchResults,
 };
 use crate::presets::{self, PresetSpec};
+use crate::truth::PrivacySettings;
 
 /// How derived jobs run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -154,9 +155,16 @@ pub struct EngineBuilder {
     mechanisms: Vec<(Option<String>, Arc<dyn Mechanism>)>,
     rerankers: Vec<Box<dyn Reranker>>,
     notes: Vec<String>,
+    privacy: PrivacySettings,
 }
 
 impl EngineBuilder {
+    /// What the write path keeps out of the store (default: credentials are redacted).
+    pub fn privacy(mut self, privacy: PrivacySettings) -> Self {
+        self.privacy = privacy;
+        self
+    }
+
     /// The wall clock memories are stamped with (default: the system clock).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
@@ -213,7 +221,8 @@ impl EngineBuilder {
         }
         let by_type = self.retrieval.memory_type;
         let mut memories = Memories::new(self.store, self.embedder, self.clock, self.retrieval)?
-            .with_model(self.model.clone());
+            .with_model(self.model.clone())
+            .with_privacy(self.privacy);
         if let Some(params) = by_type {
             // The configured memory-type stage runs for every search, whatever the preset.
             let stage = MemoryTypeReranker::new(self.model.clone(), params)?;
@@ -326,6 +335,7 @@ impl Engine {
             mechanisms: Vec::new(),
             rerankers: Vec::new(),
             notes: Vec::new(),
+            privacy: PrivacySettings::default(),
         }
     }
 
@@ -437,7 +447,8 @@ impl Engine {
             enqueued = jobs.iter().map(Vec::len).sum();
             Ok(jobs)
         };
-        let added = self.memories.add_turns_planned(turns, &mut plan)?;
+        let policy = |agent: &str| self.mechanism(agent).write_policy();
+        let added = self.memories.add_turns_planned(turns, &mut plan, &policy)?;
         let mut report = AddReport {
             turns: added,
             jobs_enqueued: enqueued,
@@ -552,7 +563,10 @@ impl Engine {
         user.validate()?;
         mnemos_core::validate_text("query", &request.query)?;
         let mechanism = self.mechanism(agent);
-        let recall = mechanism.recall(&self.ctx(user, agent), request)?;
+        let mut recall = mechanism.recall(&self.ctx(user, agent), request)?;
+        if let (Some(at), false) = (request.as_of, mechanism.answers_as_of()) {
+            recall.context = self.valid_items_only(user, recall.context, at, request)?;
+        }
         if recall.context.tokens > request.token_budget {
             return Err(EngineError::config(format!(
                 "preset '{}' returned {} tokens for a budget of {} (contract violation)",
@@ -571,6 +585,43 @@ impl Engine {
             self.commit_derived(user, &scope, mechanism.name(), recall.effects, None)?;
         }
         Ok(recall.context)
+    }
+
+    /// A preset's context without the items whose memories were not valid at `at` (for a
+    /// preset that does not answer `as_of` itself), re-packed, with a note saying so.
+    fn valid_items_only(
+        &self,
+        user: &UserKey,
+        context: Context,
+        at: mnemos_core::Timestamp,
+        request: &RecallRequest,
+    ) -> EngineResult<Context> {
+        let ids: Vec<MemoryId> = context.items.iter().map(|i| i.memory_id).collect();
+        let valid: std::collections::HashSet<MemoryId> = self
+            .store()
+            .memories(user, &ids)?
+            .into_iter()
+            .filter(|m| m.valid_at(at))
+            .map(|m| m.id)
+            .collect();
+        let kept: Vec<_> = context
+            .items
+            .into_iter()
+            .filter(|i| valid.contains(&i.memory_id))
+            .collect();
+        let mut notes = context.notes;
+        notes.push(format!(
+            "as_of: preset '{}' keeps no valid time of its own; items not valid at {} were left out",
+            context.mechanism,
+            crate::render::iso(at)
+        ));
+        Ok(crate::primitives::build_context(
+            &context.mechanism,
+            &context.query,
+            kept,
+            request.token_budget,
+            notes,
+        ))
     }
 
     /// Size and cost of `agent`'s memory.

@@ -27,6 +27,7 @@ pub mod presets;
 pub mod primitives;
 pub mod render;
 pub mod setup;
+pub mod truth;
 mod views;
 
 pub use engine::{

@@ -79,6 +79,11 @@ impl<'a> MechanismCtx<'a> {
         Ok(self.memories.search(request)?)
     }
 
+    /// The user's facts (current and replaced, of every agent) as the write path keeps them.
+    pub fn facts(&self) -> EngineResult<crate::truth::facts::FactTable> {
+        Ok(self.memories.facts(self.user)?)
+    }
+
     /// The user's current moment (latest round, clock time).
     pub fn moment(&self) -> EngineResult<Moment> {
         Ok(self.memories.moment(self.user)?)
@@ -241,6 +246,9 @@ pub struct RecallRequest {
     pub token_budget: usize,
     /// Restrict to one session (None = all of the agent's sessions).
     pub session: Option<String>,
+    /// Answer about the past: what was valid at this moment (valid time) instead of what is
+    /// true now. Presets that keep no validity answer from what they hold, with a note.
+    pub as_of: Option<mnemos_core::Timestamp>,
 }
 
 impl RecallRequest {
@@ -250,6 +258,7 @@ impl RecallRequest {
             query: query.into(),
             token_budget,
             session: None,
+            as_of: None,
         }
     }
 }
@@ -316,6 +325,16 @@ pub trait Mechanism: Send + Sync {
     /// with structure of its own may add to it.
     fn stats(&self, ctx: &MechanismCtx) -> EngineResult<MechanismStats> {
         base_stats(self.name(), ctx)
+    }
+    /// What the write path does with this agent's turns beyond storing them: supersession
+    /// and forget requests (neither by default, so a preset's behaviour is its own).
+    fn write_policy(&self) -> crate::truth::WritePolicy {
+        crate::truth::WritePolicy::default()
+    }
+    /// Whether `recall` answers `RecallRequest::as_of` itself (from valid time). When it does
+    /// not, the engine drops the items that were not valid then from its context, and says so.
+    fn answers_as_of(&self) -> bool {
+        false
     }
     /// The views of its memories this mechanism can draw (none by default).
     fn views(&self) -> &'static [ViewKind] {

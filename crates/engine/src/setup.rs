@@ -38,6 +38,8 @@ pub struct Config {
     pub llm: Option<mnemos_llm::LlmConfig>,
     /// Which memory mechanism (preset) runs, with its parameters (`[engine]`).
     pub engine: EngineSection,
+    /// What the write path keeps out of the store (`[privacy]`).
+    pub privacy: crate::truth::PrivacySettings,
 }
 
 /// `[engine]`: the preset for every agent, per-agent overrides, per-preset parameters and how
@@ -136,6 +138,7 @@ impl Default for Config {
             retrieval: RetrievalConfig::default(),
             llm: None,
             engine: EngineSection::default(),
+            privacy: Default::default(),
         }
     }
 }
@@ -451,6 +454,7 @@ impl Engine {
         let (model, notes) = memory_model(config, &embedder)?;
         let mut builder = Engine::builder(store, embedder, model)
             .retrieval(config.retrieval.clone())
+            .privacy(config.privacy.clone())
             .config(config.engine.engine_config(options.preset.as_deref()))
             .notes(notes);
         if let Some(progress) = progress {

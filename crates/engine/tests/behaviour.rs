@@ -294,6 +294,7 @@ fn recall(engine: &Engine, user_name: &str, query: &str, budget: usize) -> Conte
                 query: query.into(),
                 token_budget: budget,
                 session: None,
+                as_of: None,
             },
         )
         .unwrap()

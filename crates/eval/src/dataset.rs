@@ -92,6 +92,9 @@ pub struct Question {
     /// Multiple-choice options (MemDaily), sorted by key.
     pub choices: Vec<(String, String)>,
     pub correct_choice: Option<String>,
+    /// Asked about the past: the recall answers from what was valid at this moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<Timestamp>,
     /// Dataset-specific extras (LoCoMo category number, MemDaily scenario).
     pub metadata: Metadata,
 }
@@ -280,6 +283,7 @@ mod tests {
             time: None,
             choices: Vec::new(),
             correct_choice: None,
+            as_of: None,
             metadata: Metadata::new(),
         }
     }

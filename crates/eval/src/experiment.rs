@@ -211,6 +211,7 @@ pub fn open_engine(
     let engine = Engine::builder(store, Arc::clone(embedder), model)
         .clock(clock)
         .retrieval(config.retrieval.clone())
+        .privacy(config.privacy.clone())
         .config(engine_config.clone())
         .build()?;
     Ok((engine, model_id))

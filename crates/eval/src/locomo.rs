@@ -635,6 +635,7 @@ fn load_questions(
             time: None,
             choices: Vec::new(),
             correct_choice: None,
+            as_of: None,
             metadata,
         });
     }

@@ -120,6 +120,7 @@ fn session_questions(sessions: &[&LufySession], after_item: usize) -> Vec<Questi
                 time: None,
                 choices: Vec::new(),
                 correct_choice: None,
+                as_of: None,
                 metadata: Metadata::new(),
             });
         }

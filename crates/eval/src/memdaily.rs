@@ -341,6 +341,7 @@ fn build_question(
         time,
         choices: qa.choices.into_iter().collect(),
         correct_choice,
+        as_of: None,
         metadata,
     })
 }

@@ -796,6 +796,7 @@ fn build_question(
         time: None,
         choices: Vec::new(),
         correct_choice: None,
+        as_of: None,
         metadata: anchors_metadata(&raw.anchors),
     })
 }

@@ -606,6 +606,7 @@ mod tests {
                 time: None,
                 choices: Vec::new(),
                 correct_choice: None,
+                as_of: None,
                 metadata,
             }],
         }

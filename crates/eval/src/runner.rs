@@ -375,6 +375,7 @@ impl Runner<'_> {
             query: question.text.clone(),
             token_budget: self.options.budget,
             session: None,
+            as_of: question.as_of,
         };
         let calls_before = self.engine.model().usage().total().calls;
         let started = Instant::now();

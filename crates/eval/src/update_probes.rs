@@ -407,6 +407,7 @@ fn build(
         time: asked_at,
         choices: Vec::new(),
         correct_choice: None,
+        as_of: None,
         metadata: Metadata::new(),
     };
     let tokens: usize = items.iter().map(|i| count_tokens(&i.text)).sum();

@@ -244,6 +244,7 @@ impl Zh4oProbe {
                 time: None,
                 choices: Vec::new(),
                 correct_choice: None,
+                as_of: None,
                 metadata: Metadata::new(),
             })
             .collect();

@@ -52,6 +52,7 @@ fn question(id: &str, text: &str, gold: &str, answer: &str) -> Question {
         time: None,
         choices: Vec::new(),
         correct_choice: None,
+        as_of: None,
         metadata: Metadata::new(),
     }
 }

@@ -78,6 +78,7 @@ fn dataset() -> RetrievalDataset {
         time: None,
         choices: Vec::new(),
         correct_choice: None,
+        as_of: None,
         metadata: Metadata::new(),
     };
     let mut d: RetrievalDataset = serde_json::from_value(serde_json::json!({

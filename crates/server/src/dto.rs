@@ -195,6 +195,9 @@ pub struct RecallBody {
     pub budget: Option<usize>,
     /// Only this session's memories.
     pub session: Option<String>,
+    /// Answer about the past: what was valid then (a date, `2024-03-02`, meaning the end of
+    /// that day UTC, or an RFC 3339 time). Absent: what is true now.
+    pub as_of: Option<String>,
 }
 
 /// What to search for (`POST /v1/users/{user}/search`).
@@ -214,6 +217,13 @@ pub struct SearchBody {
     pub agent: Option<String>,
     /// Only memories of this session.
     pub session: Option<String>,
+    /// Also return memories a later statement superseded, after every current one and marked
+    /// (`superseded`, `memory.valid_to`, `memory.superseded_by`). Default false: what a search
+    /// returns is true now.
+    pub include_superseded: Option<bool>,
+    /// Only memories valid at this moment (a date, `2024-03-02`, meaning the end of that day
+    /// UTC, or an RFC 3339 time), superseded or not: questions about the past.
+    pub as_of: Option<String>,
 }
 
 /// `GET /v1/users/{user}/memories` query parameters.
@@ -251,6 +261,11 @@ pub struct ListQuery {
     /// last, ties newest first).
     #[param(schema_with = sort_schema)]
     pub sort: Option<String>,
+    /// `true`: only memories still current (no `valid_to`; a superseded memory has one).
+    pub current: Option<bool>,
+    /// Only memories valid at this moment (a date, meaning the end of that day UTC, or an RFC
+    /// 3339 time).
+    pub as_of: Option<String>,
 }
 
 fn sort_schema() -> Object {
@@ -336,6 +351,18 @@ pub struct MemoryOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime, nullable = false)]
     pub valid_to: Option<String>,
+    /// The memory that replaced it: a later statement of a new value (absent while current).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub superseded_by: Option<String>,
+    /// How many times its fact was stated (a repeat reinforces the memory; absent: once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub times_said: Option<u32>,
+    /// When its fact was last stated (absent: when it became true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, nullable = false)]
+    pub last_said: Option<String>,
     /// Numbers presets attach to it (importance, strength…).
     pub scores: ScoresOut,
     /// How often a search or recall retrieved it.
@@ -368,6 +395,9 @@ impl From<&Memory> for MemoryOut {
             metadata: m.metadata.clone(),
             valid_from: iso(m.valid_from),
             valid_to: m.valid_to.map(iso),
+            superseded_by: m.superseded_by.map(|id| id.to_string()),
+            times_said: m.metrics.times_said,
+            last_said: m.metrics.last_said.map(iso),
             scores: (&m.metrics).into(),
             access_count: m.access.len(),
             last_access: last_access(m),
@@ -481,6 +511,9 @@ pub struct SearchResponse {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HitOut {
     pub memory: MemoryOut,
+    /// No longer current: a later statement replaced it (only with `include_superseded`, or
+    /// `as_of`).
+    pub superseded: bool,
     pub score: f32,
     pub tokens: usize,
     /// Why it ranked here, one line per signal (the generators, fusion, re-rankers).
@@ -495,6 +528,7 @@ impl From<&Hit> for HitOut {
     fn from(hit: &Hit) -> Self {
         HitOut {
             memory: (&hit.memory).into(),
+            superseded: !hit.memory.is_current(),
             score: hit.score,
             tokens: hit.tokens,
             explanation: mnemos_engine::render::explain(hit),

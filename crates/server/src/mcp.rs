@@ -141,6 +141,9 @@ pub struct RecallArgs {
     pub agent: Option<String>,
     /// Only this conversation (default: all of them).
     pub session: Option<String>,
+    /// Answer about the past: what was true then, a date (`2024-03-02`) or an RFC 3339
+    /// time. Leave it out for what is true now.
+    pub as_of: Option<String>,
 }
 
 /// Arguments of `search`.
@@ -157,6 +160,11 @@ pub struct SearchArgs {
     pub kind: Option<String>,
     /// Only this agent's memories.
     pub agent: Option<String>,
+    /// Also return memories a later statement replaced, after the current ones and marked
+    /// `superseded` (default false).
+    pub include_superseded: Option<bool>,
+    /// Only memories true at this moment: a date (`2024-03-02`) or an RFC 3339 time.
+    pub as_of: Option<String>,
 }
 
 /// Arguments of `forget`.
@@ -500,6 +508,7 @@ fn recall(engine: &Engine, user: &UserKey, args: RecallArgs) -> Outcome {
     }
     let mut request = RecallRequest::new(args.query, budget);
     request.session = named("session", args.session)?;
+    request.as_of = crate::params::as_of(args.as_of.as_deref())?;
     let agent = named("agent", args.agent)?;
     let context = engine.recall(user, agent.as_deref().unwrap_or(DEFAULT_AGENT), &request)?;
     let mut text = if context.items.is_empty() {
@@ -606,6 +615,8 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
     request.top_k = Some(top_k);
     request.filter.kinds = kind_list(args.kind.as_deref())?;
     request.filter.agent = named("agent", args.agent)?;
+    request.include_superseded = args.include_superseded.unwrap_or(false);
+    request.as_of = crate::params::as_of(args.as_of.as_deref())?;
     let results = engine.search(&request)?;
     let mut text = String::new();
     if results.hits.is_empty() {
@@ -614,8 +625,12 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
     let mut hits = Vec::new();
     for (i, hit) in results.hits.iter().enumerate() {
         let why = reason(hit);
+        let superseded = match hit.memory.valid_to {
+            Some(until) => format!(" · superseded (until {})", render::iso(until)),
+            None => String::new(),
+        };
         text.push_str(&format!(
-            "{}. [{:.4}] {}\n   id {} · {} · {} · {why}\n",
+            "{}. [{:.4}] {}\n   id {} · {} · {}{superseded} · {why}\n",
             i + 1,
             hit.score,
             render::one_line(&hit.memory.text, 200),
@@ -630,6 +645,9 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
             "score": hit.score,
             "reason": why,
             "created": render::iso(hit.memory.created.time),
+            "superseded": !hit.memory.is_current(),
+            "superseded_by": hit.memory.superseded_by.map(|id| id.to_string()),
+            "valid_to": hit.memory.valid_to.map(render::iso),
         }));
     }
     Ok((text, json!({ "hits": hits })))

@@ -135,6 +135,13 @@ pub(crate) fn text_filter(q: Option<&str>) -> Result<Option<String>, ApiError> {
     }
 }
 
+/// A request's `as_of` (a date or an RFC 3339 time), parsed; absent: none.
+pub(crate) fn as_of(text: Option<&str>) -> Result<Option<mnemos_core::Timestamp>, ApiError> {
+    text.map(mnemos_engine::truth::parse_as_of)
+        .transpose()
+        .map_err(|e| bad_param(e.to_string()))
+}
+
 /// The listing's order (`sort`).
 pub(crate) fn sort(name: Option<&str>) -> Result<MemorySort, ApiError> {
     match name {

@@ -447,6 +447,7 @@ async fn recall(
         let key = tenant.user(&user)?;
         let mut request = RecallRequest::new(body.query, body.budget.unwrap_or(DEFAULT_BUDGET));
         request.session = named("session", body.session)?;
+        request.as_of = crate::params::as_of(body.as_of.as_deref())?;
         let agent = named("agent", body.agent)?;
         let agent = agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let context = app.engine.recall(&key, agent, &request)?;
@@ -494,6 +495,8 @@ async fn search(
         request.filter.kinds = kinds(body.kinds.iter().map(String::as_str))?;
         request.filter.agent = named("agent", body.agent)?;
         request.filter.session = named("session", body.session)?;
+        request.include_superseded = body.include_superseded.unwrap_or(false);
+        request.as_of = crate::params::as_of(body.as_of.as_deref())?;
         let results = app.engine.search(&request)?;
         Ok(Json((&results).into()))
     })
@@ -527,7 +530,11 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
             .as_deref()
             .map(|t| parse_time("until", t))
             .transpose()?,
-        validity: mnemos_core::Validity::Any,
+        validity: match (crate::params::as_of(query.as_of.as_deref())?, query.current) {
+            (Some(at), _) => mnemos_core::Validity::At(at),
+            (None, Some(true)) => mnemos_core::Validity::Current,
+            (None, _) => mnemos_core::Validity::Any,
+        },
     })
 }
 

@@ -14,6 +14,9 @@ use serde::Serialize;
 use mnemos_text::Analyzer;
 
 use mnemos_core::retrieval::{embedding_windows, Reranker, RetrievalConfig, ScopeIndex, TextKey};
+
+use crate::truth::facts::FactTable;
+use crate::truth::{PrivacySettings, WritePolicy};
 use mnemos_core::{
     validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, Memory, MemoryFilter,
     MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
@@ -93,12 +96,18 @@ impl AddedTurn {
 /// same write (after a conflict, with new rounds), so it must not keep state between calls.
 pub(crate) type TurnPlanner<'a> = dyn FnMut(&[Turn]) -> Result<Vec<Vec<Job>>> + 'a;
 
+/// The write policy of an agent (by name): what its preset wants done with its turns.
+pub(crate) type PolicyOf<'a> = dyn Fn(&str) -> WritePolicy + 'a;
+
 /// Attempts of a write that keeps colliding with other writers before it gives up.
 const WRITE_ATTEMPTS: usize = 8;
 
 mod embedding;
 mod placement;
 mod search;
+mod truth_write;
+
+use truth_write::Erasing;
 
 pub use embedding::EmbeddingStats;
 use embedding::{text_key, Embedded, EmbeddingCounters};
@@ -111,6 +120,12 @@ struct Prepared {
     memory: Memory,
     /// The caller gave the round (a dataset replay); it is not renumbered.
     explicit_round: bool,
+    /// What the turn states (empty unless its agent's write policy asks for supersession).
+    analysis: mnemos_text::Analysis,
+    /// A fact memory per statement, not yet decided on (see `truth::supersede`).
+    facts: Vec<Memory>,
+    /// Their vectors, once embedded (same order).
+    fact_vectors: Vec<Embedded>,
 }
 
 /// The items at `positions` (ascending) of `items`.
@@ -141,6 +156,8 @@ pub struct IndexStats {
 struct Cached {
     index: Option<ScopeIndex>,
     version: Option<u64>,
+    /// The user's facts, loaded from the store when first needed after a (re)build.
+    facts: Option<FactTable>,
 }
 
 impl Cached {
@@ -171,6 +188,8 @@ pub struct Memories {
     embedding: EmbeddingCounters,
     /// Where dense search runs (chosen once, at construction).
     dense: DenseSearch,
+    /// What the write path redacts.
+    privacy: PrivacySettings,
 }
 
 impl Memories {
@@ -195,7 +214,14 @@ impl Memories {
             builds: AtomicU64::new(0),
             embedding: EmbeddingCounters::default(),
             dense,
+            privacy: PrivacySettings::default(),
         })
+    }
+
+    /// What the write path redacts (default: credentials).
+    pub fn with_privacy(mut self, privacy: PrivacySettings) -> Self {
+        self.privacy = privacy;
+        self
     }
 
     /// Where dense search runs, and why.
@@ -265,6 +291,7 @@ impl Memories {
     /// version, read before this was called.
     fn rebuild(&self, user: &UserKey, cached: &mut Cached, version: Option<u64>) -> Result<()> {
         cached.index = None;
+        cached.facts = None;
         cached.index = Some(self.build_index(user)?);
         // "Cannot tell" keeps the version read before the previous build: older still, so safe.
         cached.version = version.or(cached.version);
@@ -400,7 +427,11 @@ impl Memories {
     /// per user, in order. On error nothing of the failing user's group is written.
     #[cfg(test)]
     pub(crate) fn add_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
-        self.add_turns_planned(turns, &mut |turns| Ok(vec![Vec::new(); turns.len()]))
+        self.add_turns_planned(
+            turns,
+            &mut |turns| Ok(vec![Vec::new(); turns.len()]),
+            &|_| WritePolicy::default(),
+        )
     }
 
     /// [`add_turns`](Self::add_turns), asking `plan` which jobs the turns cause; those jobs
@@ -415,6 +446,7 @@ impl Memories {
         &self,
         turns: Vec<NewTurn>,
         plan: &mut TurnPlanner<'_>,
+        policy: &PolicyOf<'_>,
     ) -> Result<Vec<AddedTurn>> {
         for (i, turn) in turns.iter().enumerate() {
             let at = |e: Error| Error::invalid(format!("turn {}: {e}", i + 1));
@@ -431,7 +463,7 @@ impl Memories {
             }
         }
         for (user, group) in groups {
-            out.extend(self.add_user_turns(&user, group, plan)?);
+            out.extend(self.add_user_turns(&user, group, plan, policy)?);
         }
         Ok(out)
     }
@@ -471,17 +503,18 @@ impl Memories {
                     )));
                 }
             }
+            let (text, metadata) = self.redacted(new.text, new.metadata);
             let turn = Turn {
                 id: TurnId::new(),
                 scope: new.scope,
                 role: new.role,
                 speaker: new.speaker,
-                text: new.text,
+                text,
                 at: Moment {
                     round: new.round.unwrap_or(0),
                     time: new.time.unwrap_or(now),
                 },
-                metadata: new.metadata,
+                metadata,
                 key: new.key,
             };
             turn.validate()?;
@@ -504,6 +537,9 @@ impl Memories {
                 explicit_round: new.round.is_some(),
                 turn,
                 memory,
+                analysis: mnemos_text::Analysis::default(),
+                facts: Vec::new(),
+                fact_vectors: Vec::new(),
             });
         }
         Ok(prepared)
@@ -514,37 +550,36 @@ impl Memories {
         user: &UserKey,
         group: Vec<NewTurn>,
         plan: &mut TurnPlanner<'_>,
+        policy: &PolicyOf<'_>,
     ) -> Result<Vec<AddedTurn>> {
         let slot = self.built_slot(user)?;
         let mut prepared = self.prepare(group)?;
         let mut outcomes: Vec<Option<AddedTurn>> = vec![None; prepared.len()];
         self.mark_duplicates(user, &mut prepared, &mut outcomes)?;
+        // Forget requests and statements are read from the texts as stored, before embedding.
+        let erasing = self.forget_requests(user, &slot, &mut prepared, policy)?;
+        Self::extract_facts(&mut prepared, policy);
         // Embedding is the slow part: do it before taking the user's write lock (texts the
         // user's index already holds are not embedded again).
         let texts: Vec<String> = prepared
             .iter()
             .map(|p| Self::searchable_text(&p.memory))
             .collect();
-        let mut vectors = self.embed_for(&slot, &texts)?;
+        let mut vectors = self.embed_turns_and_facts(&slot, &texts, &mut prepared)?;
         let mut terms = self.analyze(&texts);
         let mut last_conflict = None;
         for _ in 0..WRITE_ATTEMPTS {
             let mut guard = slot.write();
-            let Some(index) = guard.index.as_mut() else {
-                return Err(Error::invalid(format!(
-                    "index for {user} was dropped during the write; retry"
-                )));
-            };
-            let batch = self.number_and_plan(index.last_round, &mut prepared, &vectors, plan)?;
-            let last = batch.turns.iter().map(|t| t.at.round).max();
-            match self.store.write(batch) {
-                Ok(()) => {
-                    for ((p, terms), e) in prepared.iter().zip(&terms).zip(&vectors) {
-                        index.upsert_embedded(&p.memory, terms, &e.vector, &e.keys);
-                    }
-                    index.last_round = last.max(index.last_round);
-                    return Ok(Self::outcomes(outcomes, &prepared));
-                }
+            let written = self.try_write(
+                user,
+                &mut guard,
+                &mut prepared,
+                (&vectors, &terms),
+                plan,
+                &erasing,
+            );
+            match written {
+                Ok(()) => return Ok(Self::outcomes(outcomes, &prepared)),
                 Err(StoreError::Conflict(conflict)) => {
                     if let Conflict::DuplicateTurnKey { .. } = conflict {
                         drop(guard);
@@ -562,12 +597,63 @@ impl Memories {
                     // The write may have committed (a lost acknowledgement): rebuild from the
                     // store on next use rather than trust the index.
                     guard.index = None;
+                    guard.facts = None;
                     return Err(other.into());
                 }
             }
         }
         let conflict = last_conflict.ok_or_else(|| Error::invalid("no write was attempted"))?;
         Err(StoreError::Conflict(conflict).into())
+    }
+
+    /// One attempt at writing a user's turns under their write lock: number them, plan their
+    /// jobs and what their statements and forget requests change, write it all in one
+    /// transaction, then bring the index and the fact table in step.
+    fn try_write(
+        &self,
+        user: &UserKey,
+        guard: &mut Cached,
+        prepared: &mut [Prepared],
+        (vectors, terms): (&[Embedded], &[Vec<String>]),
+        plan: &mut TurnPlanner<'_>,
+        erasing: &Erasing,
+    ) -> std::result::Result<(), StoreError> {
+        let last_round = match guard.index.as_ref() {
+            Some(index) => index.last_round,
+            None => {
+                return Err(StoreError::InvalidWrite(format!(
+                    "index for {user} was dropped during the write; retry"
+                )))
+            }
+        };
+        let mut batch = self
+            .number_and_plan(last_round, prepared, vectors, plan)
+            .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+        // Only writes with statements, corrections or forget requests read the fact table.
+        let truth = if Self::changes_truth(prepared, erasing) {
+            let mut table = self.fact_table(user, guard)?;
+            let truth = self
+                .plan_truth(guard, &mut table, prepared)
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            truth.add_to(&mut batch, erasing, self.embedder.id());
+            Some((truth, table))
+        } else {
+            None
+        };
+        let last = batch.turns.iter().map(|t| t.at.round).max();
+        self.store.write(batch)?;
+        let Some(index) = guard.index.as_mut() else {
+            return Ok(());
+        };
+        for ((p, terms), e) in prepared.iter().zip(terms).zip(vectors) {
+            index.upsert_embedded(&p.memory, terms, &e.vector, &e.keys);
+        }
+        index.last_round = last.max(index.last_round);
+        if let Some((truth, mut table)) = truth {
+            truth.apply_to(index, &mut table, erasing, self.analyzer);
+            guard.facts = Some(table);
+        }
+        Ok(())
     }
 
     fn analyze(&self, texts: &[String]) -> Vec<Vec<String>> {
@@ -786,17 +872,41 @@ impl Memories {
             })
             .collect();
         let written = batch.memories.clone();
-        let forgotten: Vec<MemoryId> = batch.forgets.iter().map(|f| f.id).collect();
+        let forgotten: Vec<MemoryId> = batch
+            .forgets
+            .iter()
+            .map(|f| f.id)
+            .chain(batch.erasures.iter().map(|e| e.id))
+            .collect();
+        let validity: Vec<(MemoryId, Option<mnemos_core::Timestamp>)> = batch
+            .updates
+            .iter()
+            .filter_map(|u| u.patch.valid_to.map(|v| (u.id, v)))
+            .collect();
+        let touches_facts = written
+            .iter()
+            .any(|m| m.kind.tag() == mnemos_core::KindTag::Fact)
+            || batch.touches_existing();
         if let Err(e) = self.store.write(batch) {
             // The write may have committed (a lost acknowledgement): rebuild on next use.
-            slot.write().index = None;
+            let mut guard = slot.write();
+            guard.index = None;
+            guard.facts = None;
             return Err(e.into());
         }
 
         let mut guard = slot.write();
+        if touches_facts {
+            // Facts are few and rarely edited outside the write path: reload them when next
+            // needed rather than follow every edit here.
+            guard.facts = None;
+        }
         if let Some(index) = guard.index.as_mut() {
             for id in &forgotten {
                 index.remove(*id);
+            }
+            for (id, valid_to) in &validity {
+                index.set_valid_to(*id, *valid_to);
             }
             for (memory, e) in written.iter().zip(&vectors) {
                 if memory.is_active() {

@@ -8,12 +8,12 @@ use serde::Serialize;
 
 use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
-    rerank_by_type, select_within_budget, Candidate, Hit, LearnedRanker, RetrievalConfig,
-    RetrieverKind, ScoreBreakdown, SearchFilter, SecondHop, TypeSearch,
+    rerank_by_type, select_within_budget, Adjustment, Candidate, Hit, LearnedRanker,
+    RetrievalConfig, RetrieverKind, ScoreBreakdown, SearchFilter, SecondHop, TypeSearch,
 };
 use mnemos_core::{
     validate_text, Access, EmbedderExt, Error, Memory, MemoryId, MemoryModelExt, Moment, Result,
-    UserKey,
+    Timestamp, UserKey, Validity,
 };
 
 use super::{Memories, ScopeSlot};
@@ -46,6 +46,13 @@ pub struct SearchRequest {
     /// (see `RetrievalConfig::context`, `::speaker` and `::date`). For mechanisms that look for statements
     /// like a given one, where the turns around a match are not what they want.
     pub likeness_only: bool,
+    /// Also return memories that are no longer current (superseded by a later statement),
+    /// ranked after every current one and marked by their `valid_to` / `superseded_by`. Off by
+    /// default: what a search hands back is true now.
+    pub include_superseded: bool,
+    /// Answer about the past: only memories valid at this moment (valid time), superseded or
+    /// not. Overrides `include_superseded`.
+    pub as_of: Option<Timestamp>,
 }
 
 impl SearchRequest {
@@ -62,6 +69,17 @@ impl SearchRequest {
             split_questions: true,
             memory_type: None,
             likeness_only: false,
+            include_superseded: false,
+            as_of: None,
+        }
+    }
+
+    /// Which memories by valid time this request reads.
+    pub fn validity(&self) -> Validity {
+        match (self.as_of, self.include_superseded) {
+            (Some(at), _) => Validity::At(at),
+            (None, true) => Validity::Any,
+            (None, false) => Validity::Current,
         }
     }
 }
@@ -145,6 +163,29 @@ fn merge_by_rank(lists: Vec<Vec<Candidate>>) -> Vec<Candidate> {
         .collect()
 }
 
+/// Superseded hits after every current one, scaled to score below the last current hit (their
+/// own order kept), each with a `superseded` adjustment saying by how much.
+fn current_first(hits: &mut Vec<Hit>) {
+    let (mut current, mut stale): (Vec<Hit>, Vec<Hit>) =
+        hits.drain(..).partition(|h| h.memory.is_current());
+    let floor = current.last().map(|h| h.score);
+    let top = stale.iter().map(|h| h.score).fold(0.0f32, f32::max);
+    if let Some(floor) = floor.filter(|&f| top >= f && top > 0.0) {
+        let scale = floor / top * 0.999;
+        for hit in &mut stale {
+            let before = hit.score;
+            hit.score *= scale;
+            hit.breakdown.adjustments.push(Adjustment {
+                name: "superseded".to_string(),
+                value: 1.0,
+                delta: hit.score - before,
+            });
+        }
+    }
+    current.append(&mut stale);
+    *hits = current;
+}
+
 /// Where a search spent its time, in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct SearchTimings {
@@ -173,6 +214,9 @@ impl Memories {
     /// Ranked memories of one user for a query, each with its score breakdown.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
         let top_k = self.check_search(request)?;
+        let mut effective = request.clone();
+        effective.filter.validity = request.validity();
+        let request = &effective;
         let slot = self.built_slot(&request.user)?;
         let mut timings = SearchTimings::default();
         let parts = if request.split_questions {
@@ -208,6 +252,9 @@ impl Memories {
         let mut hits = self.explained_hits(request, candidates, &query_terms, top_k)?;
         timings.fetch_us = started.elapsed().as_micros() as u64;
         self.rerank(request, &mut hits, &mut timings)?;
+        if request.as_of.is_none() && request.include_superseded {
+            current_first(&mut hits);
+        }
         let hits = select_within_budget(hits, top_k, request.token_budget);
 
         if request.record_access && !hits.is_empty() {

@@ -907,6 +907,7 @@ mod tests {
                     query: reflections[0].text.clone(),
                     token_budget: 2000,
                     session: None,
+                    as_of: None,
                 },
             )
             .unwrap();
@@ -986,6 +987,7 @@ mod tests {
             query: "my family and health news".into(),
             token_budget: 1000,
             session: None,
+            as_of: None,
         };
         let ctx = engine.recall(&user(), "bot", &request).unwrap();
         assert!(!ctx.items.is_empty() && ctx.items.len() <= 5);
@@ -1020,6 +1022,7 @@ mod tests {
                     query: "姐姐的婚礼".into(),
                     token_budget: 300,
                     session: None,
+                    as_of: None,
                 },
             )
             .unwrap();

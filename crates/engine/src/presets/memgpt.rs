@@ -1107,6 +1107,7 @@ mod tests {
             query: "Where does my sister Lena live?".into(),
             token_budget: 600,
             session: None,
+            as_of: None,
         };
         let ctx = engine.recall(&user(), "a", &request).unwrap();
         assert!(ctx.tokens <= 600);
@@ -1168,6 +1169,7 @@ mod tests {
                         query: "What is my job?".into(),
                         token_budget: budget,
                         session: None,
+                        as_of: None,
                     },
                 )
                 .unwrap();

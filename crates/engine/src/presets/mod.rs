@@ -3,6 +3,8 @@
 //! A preset is chosen by name; its parameters come from a TOML table whose unknown keys are
 //! errors listing the valid ones. `registry()` describes every preset (for `mnemos presets`).
 //!
+//! - `default`: the product — facts kept current on the write path (supersession, forget
+//!   requests), hybrid retrieval with a second hop, facts with their history first.
 //! - `full`, `recent`, `retrieval`: MemBench's baselines (whole history, last N turns, top-k).
 //! - `memorybank`: MemoryBank — session summaries, a user profile, Ebbinghaus forgetting that
 //!   recall strengthens.
@@ -23,6 +25,7 @@ use serde::Serialize;
 use crate::error::{EngineError, EngineResult};
 use crate::mechanism::Mechanism;
 
+pub(crate) mod default_preset;
 pub(crate) mod full;
 pub(crate) mod recent;
 pub(crate) mod retrieval;
@@ -123,6 +126,20 @@ struct Entry {
 
 fn entries() -> Vec<Entry> {
     vec![
+        Entry {
+            info: || {
+                describe::<default_preset::DefaultParams>(
+                    default_preset::NAME,
+                    default_preset::SUMMARY,
+                )
+            },
+            build: |t| {
+                Ok(Arc::new(default_preset::DefaultPreset::new(parse_params(
+                    default_preset::NAME,
+                    t,
+                )?)))
+            },
+        },
         Entry {
             info: || describe::<full::FullParams>(full::NAME, full::SUMMARY),
             build: |t| {

@@ -192,6 +192,8 @@ pub(crate) struct SearchShape {
     pub memory_type: Option<TypeSearch>,
     /// Rank by likeness to the query alone (see [`SearchRequest::likeness_only`]).
     pub likeness_only: bool,
+    /// What was valid at this moment instead of what is current (see [`SearchRequest::as_of`]).
+    pub as_of: Option<mnemos_core::Timestamp>,
 }
 
 /// [`search`] with an optional second retrieval hop, question splitting and memory types.
@@ -211,6 +213,7 @@ pub(crate) fn search_shaped(
     request.split_questions = shape.split_questions;
     request.memory_type = shape.memory_type;
     request.likeness_only = shape.likeness_only;
+    request.as_of = shape.as_of;
     request.filter = SearchFilter {
         kinds: kinds.to_vec(),
         agent: Some(ctx.agent.to_string()),

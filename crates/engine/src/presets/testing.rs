@@ -62,6 +62,7 @@ pub fn recall(engine: &Engine, user: &UserKey, agent: &str, query: &str, budget:
                 query: query.into(),
                 token_budget: budget,
                 session: None,
+                as_of: None,
             },
         )
         .unwrap()

@@ -270,6 +270,7 @@ mod tests {
             time: None,
             choices: Vec::new(),
             correct_choice: None,
+            as_of: None,
             metadata: Default::default(),
         };
         let conversation = Conversation {

@@ -36,6 +36,7 @@ const LIKENESS: SearchShape = SearchShape {
     split_questions: false,
     memory_type: None,
     likeness_only: true,
+    as_of: None,
 };
 
 /// Metadata key on a calibrated node: the turns whose statements it supersedes (ids,

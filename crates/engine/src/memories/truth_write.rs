@@ -1,0 +1,477 @@
+//! The write path's truth maintenance inside `Memories`: credentials redacted as a turn is
+//! prepared, forget requests resolved and statements read before the user's write lock,
+//! supersession planned under it against the user's fact table, all of it committed in the
+//! turns' own transaction (see `crate::truth`).
+
+use std::collections::{HashMap, HashSet};
+
+use mnemos_core::retrieval::{LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex};
+use mnemos_core::{
+    BatchErase, KindTag, Memory, MemoryFilter, MemoryId, MemoryState, Metadata, Result,
+    SearchFilter, StoreResult, TurnErase, TurnId, UserKey, VectorRow, WriteBatch,
+};
+use mnemos_text::{Analyzer, ForgetRequest};
+
+use super::{Cached, Embedded, Memories, PolicyOf, Prepared, ScopeSlot};
+use crate::truth::facts::{self, FactTable};
+use crate::truth::forget;
+use crate::truth::supersede::{self, TruthPlan, TurnFacts};
+use crate::truth::REDACTED_KEY;
+
+/// What a write's forget requests erase: stored memories and turns.
+#[derive(Default)]
+pub(super) struct Erasing {
+    erasures: Vec<BatchErase>,
+    turn_erasures: Vec<TurnErase>,
+}
+
+/// A write's supersession, with the vectors of the facts it creates.
+pub(super) struct WriteTruth {
+    plan: TruthPlan,
+    vectors: HashMap<MemoryId, Embedded>,
+}
+
+/// How many stored memories a forget request may reach through the lexical index.
+const FORGET_CANDIDATES: usize = 10_000;
+
+impl Memories {
+    /// Whether a write's turns state facts, correct one or erase anything.
+    pub(super) fn changes_truth(prepared: &[Prepared], erasing: &Erasing) -> bool {
+        !(erasing.erasures.is_empty() && erasing.turn_erasures.is_empty())
+            || prepared
+                .iter()
+                .any(|p| !p.facts.is_empty() || p.analysis.correction.is_some())
+    }
+
+    /// The turn's text and metadata as they will be stored: credentials replaced by
+    /// placeholders (when configured), what was redacted noted in the metadata.
+    pub(super) fn redacted(&self, text: String, mut metadata: Metadata) -> (String, Metadata) {
+        if !self.privacy.redact_credentials {
+            return (text, metadata);
+        }
+        let redacted = mnemos_text::redact_credentials(&text);
+        if redacted.kinds.is_empty() {
+            return (text, metadata);
+        }
+        let kinds: Vec<&str> = redacted.kinds.iter().map(|k| k.as_str()).collect();
+        metadata.insert(REDACTED_KEY.to_string(), kinds.join(","));
+        (redacted.text, metadata)
+    }
+
+    /// Read the statements of the turns whose agents ask for supersession, and build a
+    /// candidate fact memory per statement.
+    pub(super) fn extract_facts(prepared: &mut [Prepared], policy: &PolicyOf<'_>) {
+        for p in prepared.iter_mut() {
+            let wanted = policy(&p.turn.scope.agent).supersede
+                && p.memory.is_active()
+                && facts::states_facts(&p.turn)
+                && !p.memory.metadata.contains_key(forget::TOPIC_KEY);
+            if !wanted {
+                continue;
+            }
+            p.analysis = mnemos_text::analyze(&p.turn.text);
+            let spans: Vec<_> = p
+                .analysis
+                .statements
+                .iter()
+                .map(|s| s.span.clone())
+                .collect();
+            let whole = !spans.is_empty() && facts::statements_cover(&p.turn.text, &spans);
+            p.facts = p
+                .analysis
+                .statements
+                .iter()
+                .map(|statement| facts::fact_memory(&p.turn, &p.memory, statement, whole))
+                .collect();
+        }
+    }
+
+    /// Embed the turns' texts and their candidate facts' texts in one go (a fact stated by a
+    /// whole one-sentence turn has the turn's text: embedded once); returns the turns' vectors
+    /// and hands each turn its facts' vectors.
+    pub(super) fn embed_turns_and_facts(
+        &self,
+        slot: &ScopeSlot,
+        texts: &[String],
+        prepared: &mut [Prepared],
+    ) -> Result<Vec<Embedded>> {
+        let mut all = texts.to_vec();
+        for p in prepared.iter() {
+            all.extend(p.facts.iter().map(Self::searchable_text));
+        }
+        let mut embedded = self.embed_for(slot, &all)?;
+        let facts = embedded.split_off(texts.len());
+        let mut facts = facts.into_iter();
+        for p in prepared.iter_mut() {
+            p.fact_vectors = facts.by_ref().take(p.facts.len()).collect();
+        }
+        Ok(embedded)
+    }
+
+    /// The user's fact table: the cached one, or loaded from the store.
+    pub(super) fn fact_table(&self, user: &UserKey, cached: &Cached) -> StoreResult<FactTable> {
+        if let Some(table) = &cached.facts {
+            return Ok(table.clone());
+        }
+        let facts = self
+            .store
+            .list_all(user, &MemoryFilter::of_kinds(&[KindTag::Fact]))?;
+        Ok(FactTable::of(&facts))
+    }
+
+    /// The user's facts (current and replaced), for reads.
+    pub fn facts(&self, user: &UserKey) -> Result<FactTable> {
+        let slot = self.built_slot(user)?;
+        let mut guard = slot.write();
+        let table = self.fact_table(user, &guard)?;
+        guard.facts = Some(table.clone());
+        Ok(table)
+    }
+
+    /// Supersession for the write's turns (numbered already) against `table`; facts from
+    /// corrections, which no candidate foresaw, are embedded here.
+    pub(super) fn plan_truth(
+        &self,
+        guard: &Cached,
+        table: &mut FactTable,
+        prepared: &[Prepared],
+    ) -> Result<WriteTruth> {
+        let mut vectors = HashMap::new();
+        let mut turns = Vec::with_capacity(prepared.len());
+        for p in prepared {
+            let mut candidates = p.facts.clone();
+            for (fact, vector) in candidates.iter_mut().zip(&p.fact_vectors) {
+                fact.created = p.turn.at;
+                vectors.insert(
+                    fact.id,
+                    Embedded {
+                        vector: vector.vector.clone(),
+                        keys: vector.keys.clone(),
+                    },
+                );
+            }
+            turns.push(TurnFacts {
+                turn: &p.turn,
+                memory: &p.memory,
+                analysis: &p.analysis,
+                candidates,
+            });
+        }
+        let index = guard.index.as_ref();
+        let is_current =
+            |id: MemoryId| index.is_some_and(|i| i.contains(id) && i.valid_to(id).is_none());
+        let plan = supersede::plan(table, turns, &is_current);
+        let missing: Vec<&Memory> = plan
+            .facts
+            .iter()
+            .filter(|f| plan.unembedded.contains(&f.id))
+            .collect();
+        if !missing.is_empty() {
+            let texts: Vec<String> = missing.iter().map(|m| Self::searchable_text(m)).collect();
+            let embedded = match index {
+                Some(index) => self.embed_with(index, &texts)?,
+                None => self.embed_planned_alone(&texts)?,
+            };
+            for (fact, e) in missing.iter().zip(embedded) {
+                vectors.insert(fact.id, e);
+            }
+        }
+        Ok(WriteTruth { plan, vectors })
+    }
+
+    /// Embed texts with no index to reuse from.
+    fn embed_planned_alone(&self, texts: &[String]) -> Result<Vec<Embedded>> {
+        self.embed_with(
+            &ScopeIndex::new(&self.config, self.embedder.dimension()),
+            texts,
+        )
+    }
+
+    /// Resolve the forget requests among the write's user turns (for agents whose policy asks
+    /// for it): the request turn becomes a tombstone with its stated values blanked, and what
+    /// it refers to — stored memories, or earlier turns of this same write — is erased.
+    pub(super) fn forget_requests(
+        &self,
+        user: &UserKey,
+        slot: &ScopeSlot,
+        prepared: &mut [Prepared],
+        policy: &PolicyOf<'_>,
+    ) -> Result<Erasing> {
+        let mut erasing = Erasing::default();
+        for i in 0..prepared.len() {
+            let p = &prepared[i];
+            let asks = policy(&p.turn.scope.agent).forget_requests
+                && p.turn.role == mnemos_core::Role::User
+                && p.memory.is_active();
+            let Some(request) = asks
+                .then(|| mnemos_text::forget_request(&p.turn.text))
+                .flatten()
+            else {
+                continue;
+            };
+            let agent = p.turn.scope.agent.clone();
+            let erased_here = Self::forget_in_write(&request, &mut prepared[..i]);
+            let stored = self.forget_stored(user, slot, &agent, &request)?;
+            let reason = forget::erase_reason(&request.topic);
+            let at = prepared[i].turn.at;
+            let count = erased_here + stored.memories.len();
+            for memory in stored.memories {
+                let metadata = Self::kept_metadata(&memory.metadata);
+                let placeholder = forget::placeholder(mnemos_text::has_cjk(&memory.text));
+                erasing.erasures.push(BatchErase {
+                    id: memory.id,
+                    reason: reason.clone(),
+                    placeholder: placeholder.to_string(),
+                    metadata,
+                    at,
+                });
+            }
+            for (turn, chinese) in stored.turns {
+                erasing.turn_erasures.push(TurnErase {
+                    id: turn,
+                    placeholder: forget::placeholder(chinese).to_string(),
+                });
+            }
+            Self::make_tombstone(&mut prepared[i], &request, count);
+        }
+        Ok(erasing)
+    }
+
+    /// Metadata an erased memory keeps: who said it, nothing of what.
+    fn kept_metadata(metadata: &Metadata) -> Metadata {
+        [
+            mnemos_core::Memory::SPEAKER_KEY,
+            mnemos_core::Memory::ROLE_KEY,
+        ]
+        .iter()
+        .filter_map(|k| metadata.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect()
+    }
+
+    /// The request turn as stored: its stated values blanked; its memory the tombstone.
+    fn make_tombstone(p: &mut Prepared, request: &ForgetRequest, erased: usize) {
+        p.turn.text = forget::sanitized(&p.turn.text, &request.stated_values);
+        p.memory.text = forget::tombstone_text(&request.topic);
+        p.memory
+            .metadata
+            .insert(forget::TOPIC_KEY.to_string(), request.topic.clone());
+        p.memory
+            .metadata
+            .insert(forget::ERASED_KEY.to_string(), erased.to_string());
+    }
+
+    /// Earlier turns of the same write that the request refers to: stored already erased
+    /// (their words never reach the store). Returns how many.
+    fn forget_in_write(request: &ForgetRequest, earlier: &mut [Prepared]) -> usize {
+        let mut erased = 0;
+        for p in earlier.iter_mut().filter(|p| p.memory.is_active()) {
+            if !forget::is_about(
+                request,
+                &forget::terms_of(&Self::searchable_text(&p.memory)),
+            ) {
+                continue;
+            }
+            let placeholder = forget::placeholder(mnemos_text::has_cjk(&p.turn.text));
+            p.turn.text = placeholder.to_string();
+            p.turn.metadata = Metadata::new();
+            p.memory.text = placeholder.to_string();
+            p.memory.metadata = Self::kept_metadata(&p.memory.metadata);
+            p.memory.state = MemoryState::Forgotten {
+                reason: forget::erase_reason(&request.topic),
+                at: p.turn.at,
+            };
+            erased += 1;
+        }
+        erased
+    }
+
+    /// The stored memories a request refers to (of the agent, active), with what was derived
+    /// from them, and the raw turns whose words go too (with whether they are Chinese).
+    fn forget_stored(
+        &self,
+        user: &UserKey,
+        slot: &ScopeSlot,
+        agent: &str,
+        request: &ForgetRequest,
+    ) -> Result<StoredTargets> {
+        let mut targets: Vec<Memory> = if request.terms.is_empty() && request.everything {
+            let filter = MemoryFilter {
+                agent: Some(agent.to_string()),
+                ..MemoryFilter::default()
+            };
+            self.store.list_all(user, &filter)?
+        } else {
+            self.lexical_targets(user, slot, agent, request)?
+        };
+        targets.extend(self.slot_targets(user, slot, agent, request)?);
+        let mut seen: HashSet<MemoryId> = HashSet::new();
+        targets.retain(|m| seen.insert(m.id));
+        let turns: HashSet<TurnId> = targets
+            .iter()
+            .filter(|m| m.kind.tag() == KindTag::Turn)
+            .flat_map(|m| m.provenance.iter().copied())
+            .collect();
+        if !turns.is_empty() {
+            let derived = self.store.list_all(user, &MemoryFilter::active())?;
+            for memory in derived {
+                let from_target = memory.kind.tag() != KindTag::Turn
+                    && memory.provenance.iter().any(|t| turns.contains(t));
+                if from_target && seen.insert(memory.id) {
+                    targets.push(memory);
+                }
+            }
+        }
+        let erased_turns = targets
+            .iter()
+            .filter(|m| m.kind.tag() == KindTag::Turn)
+            .flat_map(|m| {
+                let chinese = mnemos_text::has_cjk(&m.text);
+                m.provenance.iter().map(move |t| (*t, chinese))
+            })
+            .collect();
+        Ok(StoredTargets {
+            memories: targets,
+            turns: erased_turns,
+        })
+    }
+
+    /// Stored memories of the agent whose words are about the request's topic (see
+    /// [`forget::is_about`]), found through the lexical index.
+    fn lexical_targets(
+        &self,
+        user: &UserKey,
+        slot: &ScopeSlot,
+        agent: &str,
+        request: &ForgetRequest,
+    ) -> Result<Vec<Memory>> {
+        let query: Vec<String> = request
+            .terms
+            .iter()
+            .chain(&request.synonyms)
+            .cloned()
+            .collect();
+        let config = RetrievalConfig {
+            candidates: FORGET_CANDIDATES,
+            context: 0.0,
+            speaker: 0.0,
+            date: 0.0,
+            ranker: LearnedRanker::off(),
+            ..self.config.clone()
+        };
+        let filter = SearchFilter {
+            agent: Some(agent.to_string()),
+            ..SearchFilter::default()
+        };
+        let ids: Vec<MemoryId> = {
+            let guard = slot.read();
+            let Some(index) = guard.index.as_ref() else {
+                return Ok(Vec::new());
+            };
+            index
+                .candidates(&config, RetrieverKind::Bm25, &query, None, &filter, None)
+                .into_iter()
+                .map(|c| c.id)
+                .collect()
+        };
+        Ok(self
+            .store
+            .memories(user, &ids)?
+            .into_iter()
+            .filter(|m| m.is_active())
+            .filter(|m| forget::is_about(request, &forget::terms_of(&Self::searchable_text(m))))
+            .collect())
+    }
+
+    /// The facts of the slot the topic names ("my address" → where the user lives), with the
+    /// turns that stated them.
+    fn slot_targets(
+        &self,
+        user: &UserKey,
+        slot: &ScopeSlot,
+        agent: &str,
+        request: &ForgetRequest,
+    ) -> Result<Vec<Memory>> {
+        let asked = mnemos_text::asked(&request.topic);
+        if asked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let table = self.fact_table(user, &slot.read())?;
+        let mut ids: Vec<MemoryId> = Vec::new();
+        for entry in table.entries().iter().filter(|e| e.agent == agent) {
+            let named = asked.iter().any(|a| {
+                facts::slot_name(a.slot) == entry.slot && entry.subject.starts_with("who:")
+            });
+            if named {
+                ids.push(entry.id);
+                ids.extend(entry.source);
+            }
+        }
+        Ok(self
+            .store
+            .memories(user, &ids)?
+            .into_iter()
+            .filter(|m| m.is_active())
+            .collect())
+    }
+}
+
+/// What a forget request reaches in the store.
+struct StoredTargets {
+    memories: Vec<Memory>,
+    /// Raw turns whose words are erased, with whether they are Chinese.
+    turns: Vec<(TurnId, bool)>,
+}
+
+impl WriteTruth {
+    /// Put the plan's facts (with vectors), edits and the write's erasures into `batch`.
+    pub(super) fn add_to(&self, batch: &mut WriteBatch, erasing: &Erasing, model: &str) {
+        for fact in &self.plan.facts {
+            if let Some(e) = self.vectors.get(&fact.id) {
+                batch.vectors.push(VectorRow {
+                    memory_id: fact.id,
+                    model: model.to_string(),
+                    vector: e.vector.clone(),
+                });
+            }
+            batch.memories.push(fact.clone());
+        }
+        let erased: HashSet<MemoryId> = erasing.erasures.iter().map(|e| e.id).collect();
+        batch.updates.extend(
+            self.plan
+                .updates
+                .iter()
+                .filter(|u| !erased.contains(&u.id))
+                .cloned(),
+        );
+        batch.erasures.extend(erasing.erasures.iter().cloned());
+        batch
+            .turn_erasures
+            .extend(erasing.turn_erasures.iter().cloned());
+    }
+
+    /// After the write: index the new facts, record the new ends of validity, drop what was
+    /// erased; the fact table follows.
+    pub(super) fn apply_to(
+        &self,
+        index: &mut ScopeIndex,
+        table: &mut FactTable,
+        erasing: &Erasing,
+        analyzer: &Analyzer,
+    ) {
+        for fact in &self.plan.facts {
+            if let Some(e) = self.vectors.get(&fact.id) {
+                let terms = analyzer.search_terms(&Memories::searchable_text(fact));
+                index.upsert_embedded(fact, &terms, &e.vector, &e.keys);
+            }
+        }
+        for update in &self.plan.updates {
+            if let Some(valid_to) = update.patch.valid_to {
+                index.set_valid_to(update.id, valid_to);
+            }
+        }
+        for erase in &erasing.erasures {
+            index.remove(erase.id);
+            table.remove(erase.id);
+        }
+    }
+}

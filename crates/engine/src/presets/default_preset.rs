@@ -1,0 +1,390 @@
+//! The default preset: what an agent should get back, true now and relevant.
+//!
+//! - **Write path** ([`WritePolicy`]): every statement becomes a fact keyed by subject, slot
+//!   and qualifier; a new value supersedes the old one (history kept), a repeat reinforces it,
+//!   a negation or a correction ends it; a user's request to forget something erases it and
+//!   leaves a tombstone. No model call.
+//! - **Recall**: first the facts the query asks about (its slots, read by rule, and the best
+//!   fact hits), each on one line with its history ("…home is Porto now (previously: Tallinn,
+//!   until 2024-03-02)"); then the turns hybrid retrieval with a second hop finds, current ones
+//!   only — a turn that stated only replaced facts is left out, one that still holds other
+//!   news is marked where it is out of date. With `as_of`, both come from what was valid then.
+//!
+//! Everything is offline and reproducible; an LLM, when configured, is not needed here.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use mnemos_core::{
+    Hit, KindTag, MemoryId, MemoryKind, Moment, RetrieverKind, SecondHop, Timestamp, Turn,
+};
+use mnemos_text::Asked;
+
+use super::full::HEADER_TOKENS;
+use super::retrieval::{hit_item, search_shaped, SearchShape};
+use super::PresetParams;
+use crate::error::EngineResult;
+use crate::mechanism::{
+    ContextItem, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
+};
+use crate::primitives::{build_context, pack_within_budget, tokens};
+use crate::truth::facts::{loosely_equal, slot_name, FactEntry, FactTable};
+use crate::truth::forget::TOPIC_KEY;
+use crate::truth::WritePolicy;
+
+pub const NAME: &str = "default";
+pub const SUMMARY: &str = "The default: facts kept current (a new value supersedes the old, history kept), forget requests honoured, hybrid retrieval with a second hop";
+
+/// Section of the facts the query asks about.
+const FACTS_SECTION: &str = "facts";
+/// Section of the retrieved turns.
+const TURNS_SECTION: &str = "memories";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DefaultParams {
+    /// How many turns to retrieve.
+    pub top_k: usize,
+    /// 1, or 2 for a second retrieval hop from the first hop's best turns.
+    pub hops: usize,
+    pub hop_seeds: usize,
+    pub hop_weight: f32,
+    pub hop_keep: usize,
+    /// Search each question of a compound query on its own.
+    pub split_questions: bool,
+    /// Statements become facts, and a new value supersedes the old one.
+    pub supersede: bool,
+    /// A user's request to forget something erases it.
+    pub forget_requests: bool,
+    /// How many facts the context leads with (0: none).
+    pub facts: usize,
+}
+
+impl Default for DefaultParams {
+    fn default() -> Self {
+        let hop = SecondHop::default();
+        Self {
+            top_k: 10,
+            hops: 2,
+            hop_seeds: hop.seeds,
+            hop_weight: hop.weight,
+            hop_keep: hop.keep,
+            split_questions: true,
+            supersede: true,
+            forget_requests: true,
+            facts: 5,
+        }
+    }
+}
+
+impl DefaultParams {
+    fn shape(&self, as_of: Option<Timestamp>) -> SearchShape {
+        SearchShape {
+            second_hop: (self.hops == 2).then_some(SecondHop {
+                seeds: self.hop_seeds,
+                weight: self.hop_weight,
+                keep: self.hop_keep,
+            }),
+            split_questions: self.split_questions,
+            as_of,
+            ..SearchShape::default()
+        }
+    }
+}
+
+impl PresetParams for DefaultParams {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("top_k", "how many turns to retrieve (1..=1000)"),
+        (
+            "hops",
+            "1, or 2 to search again from the best turns found (multi-hop questions)",
+        ),
+        ("hop_seeds", "second hop: how many first-hop turns seed it (1..=20)"),
+        ("hop_weight", "second hop: its weight against the first hop (0, 1]"),
+        (
+            "hop_keep",
+            "second hop: how many of the first hop's best turns keep their places (0..=100)",
+        ),
+        (
+            "split_questions",
+            "search each question of a compound query on its own",
+        ),
+        (
+            "supersede",
+            "statements become facts; a new value supersedes the old (history kept), a repeat reinforces it",
+        ),
+        (
+            "forget_requests",
+            "a user's request to forget something erases it and leaves a tombstone",
+        ),
+        (
+            "facts",
+            "how many facts the context leads with, each with its history (0..=50; 0: none)",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), String> {
+        if !(1..=1000).contains(&self.top_k) {
+            return Err(format!("top_k = {}: expected 1..=1000", self.top_k));
+        }
+        if !(1..=2).contains(&self.hops) {
+            return Err(format!("hops = {}: expected 1 or 2", self.hops));
+        }
+        if self.facts > 50 {
+            return Err(format!("facts = {}: expected 0..=50", self.facts));
+        }
+        SecondHop {
+            seeds: self.hop_seeds,
+            weight: self.hop_weight,
+            keep: self.hop_keep,
+        }
+        .validate()
+        .map_err(|e| e.to_string())
+    }
+}
+
+pub struct DefaultPreset {
+    params: DefaultParams,
+}
+
+impl DefaultPreset {
+    pub fn new(params: DefaultParams) -> Self {
+        Self { params }
+    }
+}
+
+impl Mechanism for DefaultPreset {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn observe(&self, _ctx: &ObserveCtx, _turn: &Turn) -> EngineResult<Vec<JobSpec>> {
+        Ok(Vec::new())
+    }
+
+    fn answers_as_of(&self) -> bool {
+        true
+    }
+
+    fn write_policy(&self) -> WritePolicy {
+        WritePolicy {
+            supersede: self.params.supersede,
+            forget_requests: self.params.forget_requests,
+        }
+    }
+
+    fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
+        let table = ctx.facts()?;
+        let room = request.token_budget.saturating_sub(HEADER_TOKENS);
+        let facts = if self.params.facts > 0 {
+            self.fact_items(ctx, request, &table)?
+        } else {
+            Vec::new()
+        };
+        // A turn that said nothing but a fact shown above is not shown again.
+        let stated: HashSet<MemoryId> = facts.iter().filter_map(|(_, turn)| *turn).collect();
+        let mut items: Vec<ContextItem> = facts.into_iter().map(|(item, _)| item).collect();
+        let hits = search_shaped(
+            ctx,
+            &request.query,
+            &[KindTag::Turn],
+            request.session.as_deref(),
+            RetrieverKind::Hybrid,
+            self.params.top_k,
+            self.params.shape(request.as_of),
+        )?;
+        for hit in &hits {
+            if stated.contains(&hit.memory.id) {
+                continue;
+            }
+            items.push(turn_item(hit, &table, request.as_of));
+        }
+        let items = pack_within_budget(items, room);
+        Ok(Recall {
+            context: build_context(NAME, &request.query, items, request.token_budget, vec![]),
+            effects: Default::default(),
+        })
+    }
+}
+
+impl DefaultPreset {
+    /// The facts the query asks about (by its slots, then by search), valid now or at the
+    /// request's `as_of`, each as a context item with its history; with each, the raw turn
+    /// that stated it when that turn said nothing else (it need not be shown again).
+    fn fact_items(
+        &self,
+        ctx: &MechanismCtx,
+        request: &RecallRequest,
+        table: &FactTable,
+    ) -> EngineResult<Vec<(ContextItem, Option<MemoryId>)>> {
+        let valid = |e: &FactEntry| match request.as_of {
+            Some(at) => e.valid_from <= at && e.valid_to.is_none_or(|end| at < end),
+            None => e.is_current(),
+        };
+        let asked = mnemos_text::asked(&request.query);
+        let mut chosen: Vec<&FactEntry> = table
+            .entries()
+            .iter()
+            .rev()
+            .filter(|e| e.agent == ctx.agent && valid(e) && !e.negated)
+            .filter(|e| asked.iter().any(|a| answers(a, e)))
+            .collect();
+        let hits = search_shaped(
+            ctx,
+            &request.query,
+            &[KindTag::Fact],
+            None,
+            RetrieverKind::Hybrid,
+            self.params.facts,
+            SearchShape {
+                as_of: request.as_of,
+                ..SearchShape::default()
+            },
+        )?;
+        for hit in &hits {
+            if let Some(entry) = table.get(hit.memory.id).filter(|e| valid(e)) {
+                chosen.push(entry);
+            }
+        }
+        let mut seen = HashSet::new();
+        chosen.retain(|e| seen.insert(e.id));
+        chosen.truncate(self.params.facts);
+        Ok(chosen
+            .into_iter()
+            .map(|e| {
+                let whole = e.source.filter(|_| e.whole_turn);
+                (fact_item(e, table, request.as_of), whole)
+            })
+            .collect())
+    }
+}
+
+/// Whether a fact answers what a question asks: its slot, a compatible subject (a question in
+/// the first person asks about a person who speaks, never a relative or a thing) and a
+/// compatible qualifier (a question that names none takes any).
+fn answers(asked: &Asked, fact: &FactEntry) -> bool {
+    if slot_name(asked.slot) != fact.slot {
+        return false;
+    }
+    let person = fact.subject.starts_with("who:") && !fact.subject.contains('/');
+    let subject = match &asked.subject {
+        mnemos_text::Subject::Speaker => person,
+        mnemos_text::Subject::Named(name) => {
+            fact.subject == format!("who:{}", name.trim().to_lowercase())
+        }
+        mnemos_text::Subject::Related(relation) => fact
+            .subject
+            .ends_with(&format!("/{}", relation.trim().to_lowercase())),
+        mnemos_text::Subject::Thing(thing) => loosely_equal(
+            fact.subject.trim_start_matches("thing:"),
+            &thing.trim().to_lowercase(),
+        ),
+    };
+    subject && (asked.qualifier.is_empty() || loosely_equal(&asked.qualifier, &fact.qualifier))
+}
+
+/// The date part of a time, for history notes.
+fn day(time: Timestamp) -> String {
+    crate::render::iso(time).chars().take(10).collect()
+}
+
+/// A fact as one context line: what was said, by whom, and what it replaced (or, for a past
+/// moment, from when to when it held).
+fn fact_item(fact: &FactEntry, table: &FactTable, as_of: Option<Timestamp>) -> ContextItem {
+    let chinese = mnemos_text::has_cjk(&fact.text);
+    let said = match &fact.speaker {
+        Some(speaker) => format!("{speaker}: {}", fact.text),
+        None => fact.text.clone(),
+    };
+    let note = match as_of {
+        Some(_) => validity_note(fact, chinese),
+        None => history_note(fact, table, chinese),
+    };
+    let text = format!("{said}{note}");
+    let created = Moment {
+        round: fact.round,
+        time: fact.valid_from,
+    };
+    let times = f64::from(fact.metrics.times_said.unwrap_or(1));
+    ContextItem {
+        memory_id: fact.id,
+        kind: MemoryKind::Fact,
+        tokens: tokens(&text),
+        text,
+        provenance: fact.provenance.clone(),
+        created,
+        section: FACTS_SECTION.to_string(),
+        score: 1.0,
+        breakdown: Vec::new(),
+    }
+    .with_part("times_said", times)
+}
+
+/// "(previously: Tallinn, until 2024-03-02)" for the fact the current one replaced, if any.
+fn history_note(fact: &FactEntry, table: &FactTable, chinese: bool) -> String {
+    let previous = table
+        .entries()
+        .iter()
+        .filter(|e| e.superseded_by == Some(fact.id) && !e.value.is_empty())
+        .max_by_key(|e| e.valid_to);
+    match previous {
+        Some(old) => {
+            let until = old.valid_to.map(day).unwrap_or_default();
+            if chinese {
+                format!("（之前：{}，至{until}）", old.value)
+            } else {
+                format!(" (previously: {}, until {until})", old.value)
+            }
+        }
+        None => String::new(),
+    }
+}
+
+/// "(valid 2023-01-05 – 2024-03-02)": when a fact held, for a question about the past.
+fn validity_note(fact: &FactEntry, chinese: bool) -> String {
+    let from = day(fact.valid_from);
+    let to = fact.valid_to.map(day);
+    match (chinese, to) {
+        (true, Some(to)) => format!("（有效期：{from} 至 {to}）"),
+        (true, None) => format!("（自{from}起有效）"),
+        (false, Some(to)) => format!(" (valid {from} to {to})"),
+        (false, None) => format!(" (valid since {from})"),
+    }
+}
+
+/// A retrieved turn as a context line; a tombstone says what the user asked to forget, and a
+/// current turn some of whose facts were replaced says so where it is out of date.
+fn turn_item(hit: &Hit, table: &FactTable, as_of: Option<Timestamp>) -> ContextItem {
+    let mut item = hit_item(hit, TURNS_SECTION);
+    if hit.memory.metadata.contains_key(TOPIC_KEY) {
+        item.text = hit.memory.text.clone();
+        item.tokens = tokens(&item.text);
+        return item.with_part("tombstone", 1.0);
+    }
+    if as_of.is_none() {
+        let outdated: Vec<String> = table
+            .stated_by(hit.memory.id)
+            .filter(|e| !e.is_current() && !e.value.is_empty())
+            .filter_map(|e| {
+                let newer = table.get(e.superseded_by?)?;
+                Some(if newer.value.is_empty() {
+                    e.value.clone()
+                } else {
+                    format!("{} → {}", e.value, newer.value)
+                })
+            })
+            .collect();
+        if !outdated.is_empty() {
+            let chinese = mnemos_text::has_cjk(&item.text);
+            let note = if chinese {
+                format!("（已过时：{}）", outdated.join("；"))
+            } else {
+                format!(" (superseded in part: {})", outdated.join("; "))
+            };
+            item.text.push_str(&note);
+            item.tokens = tokens(&item.text);
+        }
+    }
+    item
+}

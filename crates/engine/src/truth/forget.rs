@@ -1,0 +1,143 @@
+//! Forget requests in dialogue: a user's turn that asks the assistant to forget something
+//! ("forget my passport number", "请忘掉我的住址") is an instruction, not a memory.
+//!
+//! The memories it refers to — resolved within the user's scope by the topic's words, its
+//! synonyms and the facts of the slot it names — are erased (text, history, vectors, the raw
+//! turns' words), together with what was derived from them. The request turn keeps no secret:
+//! values it states are blanked, and its memory is a tombstone, "the user asked to forget:
+//! <topic>", which recall reports in place of the content. Nothing else is deleted.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use mnemos_text::{has_cjk, ForgetRequest};
+
+/// Metadata key of a tombstone memory: the topic the user asked to forget.
+pub const TOPIC_KEY: &str = "forget.topic";
+/// Metadata key of a tombstone memory: how many memories the request erased.
+pub const ERASED_KEY: &str = "forget.erased";
+
+/// Text an erased memory and an erased turn keep in place of their words.
+pub fn placeholder(chinese: bool) -> &'static str {
+    if chinese {
+        "[已应用户要求忘记]"
+    } else {
+        "[forgotten at the user's request]"
+    }
+}
+
+/// The tombstone's text: that the user asked to forget `topic`, never what it was.
+pub fn tombstone_text(topic: &str) -> String {
+    if has_cjk(topic) {
+        format!("用户要求忘掉：{topic}")
+    } else {
+        format!("the user asked to forget: {topic}")
+    }
+}
+
+/// The reason recorded on each erased memory.
+pub fn erase_reason(topic: &str) -> String {
+    format!("forget request in dialogue: {topic}")
+}
+
+/// The request line as stored: the values it states blanked out.
+pub fn sanitized(text: &str, stated: &[Range<usize>]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for range in stated {
+        let (Some(before), Some(_)) = (text.get(at..range.start), text.get(range.clone())) else {
+            continue;
+        };
+        out.push_str(before);
+        out.push_str("[…]");
+        at = range.end;
+    }
+    out.push_str(text.get(at..).unwrap_or(""));
+    out
+}
+
+/// Whether a memory with these analyzed terms is about the request's topic.
+///
+/// Every topic word is there; or a topic word and a synonym; or two synonyms ("my address" →
+/// "I live at 12 Elm Street": live, street). One synonym alone ("I went home") is not enough.
+/// For "everything about X" one topic word is enough (the name).
+pub fn is_about(request: &ForgetRequest, terms: &HashSet<String>) -> bool {
+    if request.terms.is_empty() {
+        return request.everything;
+    }
+    let topic = request.terms.iter().filter(|t| terms.contains(*t)).count();
+    if request.everything {
+        return topic > 0;
+    }
+    let synonyms = request
+        .synonyms
+        .iter()
+        .filter(|t| terms.contains(*t))
+        .count()
+        .min(2);
+    let score = topic as f64 / request.terms.len() as f64 + 0.5 * synonyms as f64;
+    score >= 1.0
+}
+
+/// The words a memory's text holds, as the request's terms are written.
+pub fn terms_of(text: &str) -> HashSet<String> {
+    mnemos_text::Analyzer::shared()
+        .search_terms(text)
+        .into_iter()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(terms: &[&str], synonyms: &[&str], everything: bool) -> ForgetRequest {
+        ForgetRequest {
+            topic: "t".into(),
+            terms: terms.iter().map(|s| s.to_string()).collect(),
+            synonyms: synonyms.iter().map(|s| s.to_string()).collect(),
+            everything,
+            stated_values: Vec::new(),
+            span: 0..1,
+        }
+    }
+
+    #[test]
+    fn a_memory_is_about_the_topic_by_its_words_or_two_synonyms() {
+        let passport = request(&["passport", "number"], &[], false);
+        assert!(is_about(
+            &passport,
+            &terms_of("My passport number is X4417902.")
+        ));
+        assert!(!is_about(
+            &passport,
+            &terms_of("I renewed my passport last week.")
+        ));
+        let address = request(&["address"], &["live", "street", "home"], false);
+        assert!(is_about(&address, &terms_of("I live at 12 Elm Street.")));
+        assert!(!is_about(&address, &terms_of("I went home early.")));
+        let alex = request(&["alex"], &[], true);
+        assert!(is_about(&alex, &terms_of("Alex and I went hiking.")));
+        assert!(!is_about(&alex, &terms_of("Sam and I went hiking.")));
+    }
+
+    #[test]
+    fn stated_values_are_blanked_and_the_rest_kept() {
+        let text = "Forget that my PIN is 4412, please.";
+        let at = text.find("4412").unwrap();
+        assert_eq!(
+            sanitized(text, &[at..at + 4]),
+            "Forget that my PIN is […], please."
+        );
+        assert_eq!(sanitized("请忘掉我的住址", &[]), "请忘掉我的住址");
+    }
+
+    #[test]
+    fn tombstones_speak_the_topic_s_language() {
+        assert_eq!(
+            tombstone_text("my passport number"),
+            "the user asked to forget: my passport number"
+        );
+        assert_eq!(tombstone_text("我的住址"), "用户要求忘掉：我的住址");
+    }
+}

@@ -197,6 +197,15 @@ pub struct ExtractionArgs {
     dump: Option<PathBuf>,
 }
 
+/// Which half of the update probes' templates `eval probes --kind update` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HalfArg {
+    /// The phrasings reported on (written apart from the tuning half).
+    Test,
+    /// The phrasings the rules may be tuned against.
+    Tuning,
+}
+
 /// Which probes `eval probes` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ProbeKind {
@@ -222,9 +231,15 @@ pub struct ProbesArgs {
     seed: u64,
     #[command(flatten)]
     engines: EngineArgs,
-    /// Run only the first N probes (--kind update: per language; the first 7 cover every slot).
+    /// Run only the first N probes (--kind update: per language, in template order).
     #[arg(long)]
     probes: Option<usize>,
+    /// Which half of the update templates (--kind update): `test` (reported) or `tuning`.
+    #[arg(long, value_enum, default_value = "test")]
+    half: HalfArg,
+    /// Host messages per update probe (--kind update).
+    #[arg(long, default_value_t = 150)]
+    window: usize,
     /// Messages per write (the protocol ingests chunks of 20).
     #[arg(long, default_value_t = PROBE_CHUNK)]
     batch: usize,
@@ -415,7 +430,12 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
                 zh4o: args.path,
                 locomo,
                 compare: args.engines.compare(args.store, args.batch, &args.report),
+                half: match args.half {
+                    HalfArg::Test => mnemos_eval::update_probes::Half::Test,
+                    HalfArg::Tuning => mnemos_eval::update_probes::Half::Tuning,
+                },
                 probes: args.probes,
+                window: args.window,
                 session_messages: args.session_messages,
                 budget: args.budget,
                 seed: args.seed,

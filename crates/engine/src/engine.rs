@@ -76,7 +76,7 @@ pub struct EngineConfig {
 }
 
 /// The preset an engine runs when nothing else is configured.
-pub const DEFAULT_PRESET: &str = "retrieval";
+pub const DEFAULT_PRESET: &str = "default";
 
 impl Default for EngineConfig {
     fn default() -> Self {

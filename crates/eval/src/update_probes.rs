@@ -1,22 +1,27 @@
-//! Knowledge-update probes: plant a fact, later plant its update, then ask for the current
-//! value.
+//! Knowledge-update probes: plant a fact, later change it (or repeat it, correct it, negate it,
+//! or say something that must not change it), then ask.
 //!
 //! Neither LoCoMo nor ZH-4O tests updates, so the probes are generated here from templates
-//! written for this purpose (English and Chinese, never translations of a user's text): seven
-//! slots — residence, job, partner, pet, preference, plan, number — each with phrasings of the
-//! first statement, the update and the question, and pairs of (stale, current) values.
+//! written for this purpose (English and Chinese, never translations of a user's text): fifteen
+//! slots — residence, employer, job, relationship status, partner, a child's name, a pet's
+//! name, a favourite, diet, a plan's destination, a number, an appointment's date, a project's
+//! status, a company's CEO and its headquarters — each with several phrasings of every line a
+//! probe needs and its own values ([`templates`]). The templates come in two halves that share
+//! no phrasing and no value ([`Half`]): the engine's rules may be tuned on one, and reports are
+//! made on the other.
 //!
-//! A probe goes into a host conversation the way ZH-4O's probes go into theirs: the first
-//! statement and the update are user messages inserted before the host messages at seeded
-//! positions (the statement in the first third of the stream, the update in the second), each
-//! followed by the other speaker's short acknowledgment, and the question is asked after the
-//! last streamed message (the stream stops at a seeded point in its last sixth). English probes
-//! go into LoCoMo conversations, Chinese ones into ZH-4O dialogues, round robin over the hosts.
-//! The update never names the stale value, so a context that still shows the stale value
-//! shows it because the first statement is there.
-//!
-//! A value pair is skipped for a host whose text already contains either value (the score
-//! looks for the values in the context text, so they must come from the probe alone).
+//! Every template gives one probe of each [`ProbeKind`] it has lines for: one to three
+//! updates, a correction, a negation, a repeat, a question about the past (`as_of`), and three
+//! distractors that must not replace the fact (another person's value, a hypothetical, a quoted
+//! statement). A probe's lines are user messages inserted into a window of a host conversation
+//! (LoCoMo for English, a ZH-4O dialogue for Chinese), each followed by the other speaker's
+//! short acknowledgment: the first statement early in the window, the rest spread after it (a
+//! correction right after what it corrects), and the question asked after the window. No value
+//! of a probe appears in its window, so a value in the context comes from the probe.
+
+pub mod templates;
+mod test;
+mod tuning;
 
 use mnemos_core::{Metadata, Role, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -24,6 +29,9 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::{Conversation, Item, Question};
 use crate::protocol::{Ask, PreparedConversation, SeededRng};
 use crate::scoring::answer_in_context;
+
+pub use templates::Half;
+use templates::Template;
 
 /// The language of a probe (and of its host).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -48,366 +56,451 @@ impl ProbeLanguage {
             ProbeLanguage::Zh => "好的，我记住了。",
         }
     }
-}
 
-/// What a probe's fact is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UpdateSlot {
-    Residence,
-    Job,
-    Partner,
-    Pet,
-    Preference,
-    Plan,
-    Number,
-}
-
-impl UpdateSlot {
-    pub const ALL: [UpdateSlot; 7] = [
-        UpdateSlot::Residence,
-        UpdateSlot::Job,
-        UpdateSlot::Partner,
-        UpdateSlot::Pet,
-        UpdateSlot::Preference,
-        UpdateSlot::Plan,
-        UpdateSlot::Number,
-    ];
-
-    pub fn as_str(self) -> &'static str {
+    /// A moment as a question names it: "May 8, 2023" / "2023年5月8日".
+    fn day(self, time: Timestamp) -> String {
+        let Some(t) = chrono::DateTime::from_timestamp_millis(time.millis()) else {
+            return String::new();
+        };
         match self {
-            UpdateSlot::Residence => "residence",
-            UpdateSlot::Job => "job",
-            UpdateSlot::Partner => "partner",
-            UpdateSlot::Pet => "pet",
-            UpdateSlot::Preference => "preference",
-            UpdateSlot::Plan => "plan",
-            UpdateSlot::Number => "number",
+            ProbeLanguage::En => t.format("%B %-d, %Y").to_string(),
+            ProbeLanguage::Zh => t.format("%Y年%-m月%-d日").to_string(),
         }
     }
 }
 
-/// The texts of one slot in one language; `{v}` stands for the value.
-struct Template {
-    slot: UpdateSlot,
-    language: ProbeLanguage,
-    statement: &'static str,
-    update: &'static str,
-    question: &'static str,
-    /// (stale, current) value pairs.
-    values: &'static [(&'static str, &'static str)],
+/// What a probe's fact is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateSlot {
+    Residence,
+    Employer,
+    Job,
+    Relationship,
+    Partner,
+    Child,
+    Pet,
+    Preference,
+    Diet,
+    Plan,
+    Number,
+    Date,
+    Status,
+    Ceo,
+    Headquarters,
 }
 
-const TEMPLATES: &[Template] = &[
-    Template {
-        slot: UpdateSlot::Residence,
-        language: ProbeLanguage::En,
-        statement: "By the way, I live in {v} these days, in a small flat near the river.",
-        update: "Big news: I just moved, and home is {v} now.",
-        question: "Which city do I live in now?",
-        values: &[
-            ("Tallinn", "Porto"),
-            ("Winnipeg", "Ljubljana"),
-            ("Tucson", "Bergen"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Residence,
-        language: ProbeLanguage::Zh,
-        statement: "对了，我现在住在{v}，房子离江边不远。",
-        update: "告诉你个消息，我刚搬完家，现在住在{v}了。",
-        question: "我现在住在哪个城市？",
-        values: &[("洛阳", "厦门"), ("兰州", "珠海"), ("桂林", "大连")],
-    },
-    Template {
-        slot: UpdateSlot::Job,
-        language: ProbeLanguage::En,
-        statement: "I work as a {v} at the moment, and the hours are long.",
-        update: "I changed careers last month; I'm a {v} now.",
-        question: "What is my job now?",
-        values: &[
-            ("pharmacist", "locksmith"),
-            ("surveyor", "sommelier"),
-            ("dental hygienist", "air traffic controller"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Job,
-        language: ProbeLanguage::Zh,
-        statement: "我目前的工作是{v}，每天都挺忙的。",
-        update: "我上个月换工作了，现在是一名{v}。",
-        question: "我现在做什么工作？",
-        values: &[
-            ("药剂师", "锁匠"),
-            ("测绘员", "品酒师"),
-            ("牙科护士", "空中交通管制员"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Partner,
-        language: ProbeLanguage::En,
-        statement: "My partner {v} and I have been together for two years.",
-        update: "I'm seeing someone new now; their name is {v}.",
-        question: "What is my partner's name now?",
-        values: &[
-            ("Ingrid", "Tobias"),
-            ("Marisol", "Dmitri"),
-            ("Callum", "Yusuf"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Partner,
-        language: ProbeLanguage::Zh,
-        statement: "我和对象{v}已经在一起两年了。",
-        update: "我现在有了新的对象，名字叫{v}。",
-        question: "我现在的对象叫什么名字？",
-        values: &[
-            ("郝思远", "钟雨桐"),
-            ("邵晓棠", "骆一鸣"),
-            ("龚子健", "夏沐晴"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Pet,
-        language: ProbeLanguage::En,
-        statement: "My cat is called {v}; she sleeps on my keyboard.",
-        update: "We gave our cat a new name after the vet visit; she answers to {v} now.",
-        question: "What is my cat called now?",
-        values: &[
-            ("Biscotti", "Pumpernickel"),
-            ("Marzipan", "Octavia"),
-            ("Noodle", "Fennel"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Pet,
-        language: ProbeLanguage::Zh,
-        statement: "我家的猫叫{v}，总爱趴在我的键盘上睡觉。",
-        update: "我们给猫改了名字，现在叫它{v}。",
-        question: "我家的猫现在叫什么名字？",
-        values: &[("芝麻糊", "小橘灯"), ("棉花糖", "月饼"), ("布丁", "年糕")],
-    },
-    Template {
-        slot: UpdateSlot::Preference,
-        language: ProbeLanguage::En,
-        statement: "My favourite drink is {v}; I have one every afternoon.",
-        update: "My taste has changed: these days my favourite drink is {v}.",
-        question: "What is my favourite drink now?",
-        values: &[
-            ("hibiscus tea", "cold brew"),
-            ("oat milk chai", "sparkling yuzu"),
-            ("mango lassi", "barley tea"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Preference,
-        language: ProbeLanguage::Zh,
-        statement: "我最喜欢喝{v}，每天下午都要来一杯。",
-        update: "我的口味变了，现在最喜欢喝{v}。",
-        question: "我现在最喜欢喝什么？",
-        values: &[
-            ("桂花乌龙", "冷萃咖啡"),
-            ("酸梅汤", "椰子水"),
-            ("杏仁露", "大麦茶"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Plan,
-        language: ProbeLanguage::En,
-        statement: "I'm planning a trip to {v} next spring.",
-        update: "Change of plans for next spring: the trip is going to {v}.",
-        question: "Where am I travelling next spring?",
-        values: &[
-            ("Patagonia", "Tasmania"),
-            ("Zanzibar", "Svalbard"),
-            ("Hokkaido", "the Azores"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Plan,
-        language: ProbeLanguage::Zh,
-        statement: "我打算明年春天去{v}旅行。",
-        update: "明年春天的计划变了，我要去{v}。",
-        question: "我明年春天要去哪里旅行？",
-        values: &[
-            ("喀纳斯", "西双版纳"),
-            ("稻城亚丁", "长白山"),
-            ("敦煌", "涠洲岛"),
-        ],
-    },
-    Template {
-        slot: UpdateSlot::Number,
-        language: ProbeLanguage::En,
-        statement: "I run {v} kilometres every week to stay fit.",
-        update: "I've stepped up my training: I now run {v} kilometres a week.",
-        question: "How many kilometres do I run each week now?",
-        values: &[("17", "42"), ("23", "56"), ("31", "64")],
-    },
-    Template {
-        slot: UpdateSlot::Number,
-        language: ProbeLanguage::Zh,
-        statement: "为了保持身材，我每周跑{v}公里。",
-        update: "我加大了训练量，现在每周跑{v}公里。",
-        question: "我现在每周跑多少公里？",
-        values: &[("17", "42"), ("23", "56"), ("31", "64")],
-    },
-];
+impl UpdateSlot {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateSlot::Residence => "residence",
+            UpdateSlot::Employer => "employer",
+            UpdateSlot::Job => "job",
+            UpdateSlot::Relationship => "relationship",
+            UpdateSlot::Partner => "partner",
+            UpdateSlot::Child => "child",
+            UpdateSlot::Pet => "pet",
+            UpdateSlot::Preference => "preference",
+            UpdateSlot::Diet => "diet",
+            UpdateSlot::Plan => "plan",
+            UpdateSlot::Number => "number",
+            UpdateSlot::Date => "date",
+            UpdateSlot::Status => "status",
+            UpdateSlot::Ceo => "ceo",
+            UpdateSlot::Headquarters => "headquarters",
+        }
+    }
+}
 
-/// Item labels of a probe's inserted messages in its stream.
-pub const STATEMENT_LABEL: &str = "update-probe-statement";
-pub const UPDATE_LABEL: &str = "update-probe-update";
+/// What a probe tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    /// A fact, then one to three updates: the last value is current.
+    Update,
+    /// A fact, then a correction of it right away.
+    Correction,
+    /// A fact, then a statement that it no longer holds.
+    Negation,
+    /// A fact said twice: one memory, reinforced.
+    Repeat,
+    /// A fact and its update, then a question about the time before the update (`as_of`).
+    AsOf,
+    /// A fact, then another person's value for the same slot: the fact stays.
+    OtherPerson,
+    /// A fact, then a hypothetical value: the fact stays.
+    Hypothetical,
+    /// A fact, then someone else's quoted statement of a value: the fact stays.
+    Quoted,
+}
+
+impl ProbeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeKind::Update => "update",
+            ProbeKind::Correction => "correction",
+            ProbeKind::Negation => "negation",
+            ProbeKind::Repeat => "repeat",
+            ProbeKind::AsOf => "as_of",
+            ProbeKind::OtherPerson => "other_person",
+            ProbeKind::Hypothetical => "hypothetical",
+            ProbeKind::Quoted => "quoted",
+        }
+    }
+
+    /// A line that must not replace the fact.
+    pub fn is_distractor(self) -> bool {
+        matches!(
+            self,
+            ProbeKind::OtherPerson | ProbeKind::Hypothetical | ProbeKind::Quoted
+        )
+    }
+
+    /// A probe whose later line replaces or ends the fact.
+    pub fn changes_the_fact(self) -> bool {
+        matches!(
+            self,
+            ProbeKind::Update | ProbeKind::Correction | ProbeKind::Negation
+        )
+    }
+}
+
+/// Item labels of a probe's inserted messages: `update-probe-<n>` for the n-th line (0 is the
+/// first statement), `-ack` after it for the acknowledgment.
+pub const LINE_LABEL: &str = "update-probe";
 
 /// One generated probe, ready to stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UpdateProbe {
-    /// `en-residence-0`: language, slot, value pair.
+    /// `test-en-residence-update2`: half, language, slot, kind (and updates).
     pub id: String,
+    pub half: Half,
     pub language: ProbeLanguage,
     pub slot: UpdateSlot,
+    pub kind: ProbeKind,
+    /// Updates in the chain (for `Update`: 1 to 3).
+    pub updates: usize,
     /// The host conversation's id.
     pub host: String,
-    pub stale: String,
-    pub current: String,
-    pub statement: String,
-    pub update: String,
+    /// The value the context must hold: the current one, or for `AsOf` the one valid then.
+    pub expected: String,
+    /// Values that must not be presented as current (earlier values of the chain, a corrected
+    /// value, a negated one). Empty for distractors and `AsOf`.
+    pub stale: Vec<String>,
+    /// A distractor's value.
+    pub distractor: Option<String>,
+    /// The inserted user lines, in order (the first is the statement).
+    pub lines: Vec<String>,
     pub question: String,
-    /// The stream: the host with the two messages inserted, cut after the question's point,
-    /// and the question asked at its end.
+    pub as_of: Option<Timestamp>,
+    /// The stream: a window of the host with the lines inserted, and the question asked after it.
     pub stream: PreparedConversation,
 }
 
-/// Generate every template's probes for `language`, placed into `hosts` round robin with
-/// positions drawn from `seed`. Hosts need at least 12 items; a value pair goes to the next host
-/// whose text contains neither value (skipped when none qualifies).
+impl UpdateProbe {
+    /// The first statement of the fact.
+    pub fn statement(&self) -> &str {
+        self.lines.first().map_or("", String::as_str)
+    }
+
+    /// The line that negates the fact (`Negation` only).
+    pub fn negation(&self) -> Option<&str> {
+        (self.kind == ProbeKind::Negation)
+            .then(|| self.lines.last().map(String::as_str))
+            .flatten()
+    }
+}
+
+/// Every template of `half` in `language`.
+fn templates(half: Half, language: ProbeLanguage) -> impl Iterator<Item = &'static Template> {
+    tuning::TEMPLATES
+        .iter()
+        .chain(test::TEMPLATES)
+        .filter(move |t| t.half == half && t.language == language)
+}
+
+/// One probe to build: its kind, the template lines it uses and the values of its chain.
+struct Plan {
+    kind: ProbeKind,
+    /// Which first statement (index into `statements`).
+    statement: usize,
+    /// Indices into `values`: the chain (first value first).
+    values: Vec<usize>,
+}
+
+/// The probes a template gives: updates of one to three steps, a correction, a negation, a
+/// repeat, a question about the past and the three distractors (where the template has the
+/// lines). Chains take consecutive values from different offsets, so they never repeat a value.
+fn plans(template: &Template) -> Vec<Plan> {
+    let n = template.values.len();
+    let chain = |start: usize, len: usize| -> Vec<usize> { (0..len).map(|i| (start + i) % n).collect() };
+    let mut plans = vec![
+        Plan { kind: ProbeKind::Update, statement: 0, values: chain(0, 2) },
+        Plan { kind: ProbeKind::Update, statement: 1, values: chain(2, 2) },
+        Plan { kind: ProbeKind::Update, statement: 0, values: chain(1, 3) },
+        Plan { kind: ProbeKind::Update, statement: 1, values: chain(3, 4.min(n)) },
+        Plan { kind: ProbeKind::Correction, statement: 0, values: chain(4, 2) },
+        Plan { kind: ProbeKind::Repeat, statement: 1, values: chain(5, 1) },
+        Plan { kind: ProbeKind::AsOf, statement: 0, values: chain(2, 2) },
+        Plan { kind: ProbeKind::OtherPerson, statement: 1, values: chain(0, 2) },
+        Plan { kind: ProbeKind::Hypothetical, statement: 0, values: chain(3, 2) },
+    ];
+    if template.negation.is_some() {
+        plans.push(Plan { kind: ProbeKind::Negation, statement: 1, values: chain(1, 1) });
+    }
+    if template.quoted.is_some() {
+        plans.push(Plan { kind: ProbeKind::Quoted, statement: 1, values: chain(4, 2) });
+    }
+    plans
+}
+
+/// The user lines of a plan, in order, and the probe's expectations.
+struct Lines {
+    texts: Vec<String>,
+    expected: String,
+    stale: Vec<String>,
+    distractor: Option<String>,
+    question: String,
+}
+
+fn lines(template: &Template, plan: &Plan) -> Lines {
+    let value = |i: usize| template.values[plan.values[i] % template.values.len()].to_string();
+    let fill = |pattern: &str, v: &str| pattern.replace("{v}", v);
+    let first = value(0);
+    let statement = fill(template.statements[plan.statement % template.statements.len()], &first);
+    let mut texts = vec![statement];
+    let mut expected = first.clone();
+    let mut stale = Vec::new();
+    let mut distractor = None;
+    let mut question = template.question.to_string();
+    match plan.kind {
+        ProbeKind::Update | ProbeKind::AsOf => {
+            for step in 1..plan.values.len() {
+                let update = template.updates[(step - 1) % template.updates.len()];
+                texts.push(fill(update, &value(step)));
+            }
+            if plan.kind == ProbeKind::Update {
+                expected = value(plan.values.len() - 1);
+                stale = (0..plan.values.len() - 1).map(value).collect();
+            } else {
+                question = template.past_question.to_string();
+            }
+        }
+        ProbeKind::Correction => {
+            texts.push(template.correction.replace("{v}", &value(1)).replace("{old}", &first));
+            expected = value(1);
+            stale = vec![first.clone()];
+        }
+        ProbeKind::Negation => {
+            texts.push(fill(template.negation.unwrap_or_default(), &first));
+            stale = vec![first.clone()];
+            question = fill(template.still_question, &first);
+        }
+        ProbeKind::Repeat => texts.push(fill(template.repeat, &first)),
+        ProbeKind::OtherPerson | ProbeKind::Hypothetical | ProbeKind::Quoted => {
+            let pattern = match plan.kind {
+                ProbeKind::OtherPerson => template.other_person,
+                ProbeKind::Hypothetical => template.hypothetical,
+                _ => template.quoted.unwrap_or_default(),
+            };
+            texts.push(fill(pattern, &value(1)));
+            distractor = Some(value(1));
+        }
+    }
+    Lines { texts, expected, stale, distractor, question }
+}
+
+/// How the probes of one language are made.
+pub struct ProbeSettings<'a> {
+    pub half: Half,
+    pub language: ProbeLanguage,
+    pub hosts: &'a [Conversation],
+    pub seed: u64,
+    /// Host items per probe (the window the lines go into).
+    pub window: usize,
+}
+
+/// Generate every probe of `settings.half` in `settings.language`, each in a window of a host
+/// (round robin, positions from the seed) that holds none of its values. Hosts shorter than
+/// the window are not used.
 pub fn update_probes(
-    language: ProbeLanguage,
-    hosts: &[Conversation],
-    seed: u64,
+    settings: &ProbeSettings<'_>,
     count_tokens: &dyn Fn(&str) -> usize,
 ) -> Vec<UpdateProbe> {
-    let hosts: Vec<(&Conversation, String)> = hosts
+    let hosts: Vec<&Conversation> = settings
+        .hosts
         .iter()
-        .filter(|h| h.items.len() >= 12)
-        .map(|h| (h, host_text(h)))
+        .filter(|h| h.items.len() >= settings.window.max(12))
         .collect();
     if hosts.is_empty() {
         return Vec::new();
     }
-    let mut rng = SeededRng::new(seed);
+    let mut rng = SeededRng::new(settings.seed);
     let mut next_host = 0usize;
     let mut probes = Vec::new();
-    // Pair by pair across the slots, so the first seven probes cover every slot.
-    let templates: Vec<&Template> = TEMPLATES
-        .iter()
-        .filter(|t| t.language == language)
-        .collect();
-    let pairs = templates.iter().map(|t| t.values.len()).max().unwrap_or(0);
-    for pair in 0..pairs {
-        for template in &templates {
-            let Some((stale, current)) = template.values.get(pair) else {
+    for template in templates(settings.half, settings.language) {
+        for plan in plans(template) {
+            let lines = lines(template, &plan);
+            let values: Vec<&str> = lines
+                .stale
+                .iter()
+                .chain(std::iter::once(&lines.expected))
+                .chain(&lines.distractor)
+                .map(String::as_str)
+                .collect();
+            let Some((host, start)) =
+                free_window(&hosts, &mut next_host, settings.window, &values, &mut rng)
+            else {
                 continue;
             };
-            let free = (0..hosts.len())
-                .map(|k| (next_host + k) % hosts.len())
-                .find(|&h| !mentions(&hosts[h].1, stale) && !mentions(&hosts[h].1, current));
-            let Some(h) = free else { continue };
-            next_host = h + 1;
-            let id = format!("{}-{}-{pair}", language.as_str(), template.slot.as_str());
-            probes.push(build(
-                template,
-                (*stale, *current),
-                id,
-                hosts[h].0,
-                &mut rng,
-                count_tokens,
-            ));
+            let updates = if plan.kind == ProbeKind::Update { plan.values.len() - 1 } else { 0 };
+            let id = format!(
+                "{}-{}-{}-{}{}",
+                template.half.as_str(),
+                template.language.as_str(),
+                template.slot.as_str(),
+                plan.kind.as_str(),
+                if updates > 0 { updates.to_string() } else { String::new() }
+            );
+            let window = &host.items[start..start + settings.window];
+            let placed = Placement::draw(settings.window, plan.kind, lines.texts.len(), &mut rng);
+            probes.push(build(template, &plan, lines, id, host, window, &placed, count_tokens, updates));
         }
     }
     probes
 }
 
-fn host_text(host: &Conversation) -> String {
-    let joined: Vec<&str> = host.items.iter().map(|i| i.text.as_str()).collect();
-    joined.join("\n")
+/// A host and the start of a window in it whose text holds none of `values`, trying hosts
+/// round robin from `next` and a few seeded starts in each.
+fn free_window<'h>(
+    hosts: &[&'h Conversation],
+    next: &mut usize,
+    window: usize,
+    values: &[&str],
+    rng: &mut SeededRng,
+) -> Option<(&'h Conversation, usize)> {
+    const TRIES_PER_HOST: usize = 6;
+    for k in 0..hosts.len() {
+        let host = hosts[(*next + k) % hosts.len()];
+        let room = host.items.len() - window + 1;
+        for _ in 0..TRIES_PER_HOST {
+            let start = rng.below(room);
+            let text: Vec<&str> = host.items[start..start + window]
+                .iter()
+                .map(|i| i.text.as_str())
+                .collect();
+            let text = text.join("\n");
+            if values.iter().all(|v| !answer_in_context(v, &text)) {
+                *next = (*next + k + 1) % hosts.len();
+                return Some((host, start));
+            }
+        }
+    }
+    None
 }
 
-/// Whether `text` holds `value` as the scores look for it.
-fn mentions(text: &str, value: &str) -> bool {
-    answer_in_context(value, text)
-}
-
-/// Where the two messages go and where the stream stops, as item positions of the host.
+/// Where a probe's lines go, as positions in its window (ascending).
 struct Placement {
-    statement_at: usize,
-    update_at: usize,
-    stop_at: usize,
+    at: Vec<usize>,
 }
 
 impl Placement {
-    /// Statement in the first third, update in the second, stop in the last sixth.
-    fn draw(len: usize, rng: &mut SeededRng) -> Placement {
-        let within =
-            |rng: &mut SeededRng, from: usize, to: usize| from + rng.below((to - from).max(1));
-        let statement_at = within(rng, len / 12, len / 3);
-        let update_at = within(rng, len / 3 + 1, 2 * len / 3);
-        let stop_at = within(rng, 5 * len / 6, len + 1).min(len);
-        Placement {
-            statement_at,
-            update_at,
-            stop_at,
+    /// The first statement in the window's first fifth; a correction two items after what it
+    /// corrects; other lines spread evenly over the window's middle (35% to 85%).
+    fn draw(len: usize, kind: ProbeKind, lines: usize, rng: &mut SeededRng) -> Placement {
+        let within = |rng: &mut SeededRng, from: usize, to: usize| from + rng.below((to - from).max(1));
+        let first = within(rng, len / 20, len / 5);
+        let mut at = vec![first];
+        if kind == ProbeKind::Correction {
+            at.push((first + 2).min(len - 1));
+            return Placement { at };
         }
+        let rest = lines.saturating_sub(1);
+        let (from, to) = (len * 35 / 100, len * 85 / 100);
+        let span = (to - from) / rest.max(1);
+        for i in 0..rest {
+            let start = from + i * span;
+            at.push(within(rng, start, start + span.max(1)).max(first + 1));
+        }
+        // Lines may share a position (they go in order before the same host item).
+        at.iter_mut().for_each(|p| *p = (*p).min(len - 1));
+        at.sort_unstable();
+        Placement { at }
     }
 }
 
+/// Synthetic times for a window whose items have none (ZH-4O): one message an hour from the
+/// first of March 2024, so that valid time orders them and `as_of` can fall between.
+const SYNTHETIC_START: i64 = 1_709_280_000_000;
+const HOUR: i64 = 3_600_000;
+
+#[allow(clippy::too_many_arguments)]
 fn build(
     template: &Template,
-    (stale, current): (&str, &str),
+    plan: &Plan,
+    lines: Lines,
     id: String,
     host: &Conversation,
-    rng: &mut SeededRng,
+    window: &[Item],
+    placed: &Placement,
     count_tokens: &dyn Fn(&str) -> usize,
+    updates: usize,
 ) -> UpdateProbe {
-    let statement = template.statement.replace("{v}", stale);
-    let update = template.update.replace("{v}", current);
-    let question = template.question.to_string();
-    let place = Placement::draw(host.items.len(), rng);
+    let synthetic = window.iter().any(|i| i.time.is_none());
+    let window: Vec<Item> = window
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let mut item = item.clone();
+            if synthetic {
+                item.time = Some(Timestamp(SYNTHETIC_START + i as i64 * HOUR));
+            }
+            item
+        })
+        .collect();
     let (user, other) = speakers(host);
     let ack = template.language.acknowledgment();
-    let mut items = Vec::with_capacity(place.stop_at + 4);
-    for (position, item) in host.items.iter().take(place.stop_at).enumerate() {
-        let inserted = if position == place.statement_at {
-            Some((STATEMENT_LABEL, &statement))
-        } else if position == place.update_at {
-            Some((UPDATE_LABEL, &update))
-        } else {
-            None
-        };
-        if let Some((label, text)) = inserted {
-            items.push(inserted_item(label, Role::User, &user, text, item));
-            let ack_label = format!("{label}-ack");
-            items.push(inserted_item(
-                &ack_label,
-                Role::Assistant,
-                &other,
-                ack,
-                item,
-            ));
+    let mut items = Vec::with_capacity(window.len() + 2 * lines.texts.len());
+    let mut line_times = Vec::new();
+    let mut next_line = 0usize;
+    for (position, item) in window.iter().enumerate() {
+        while next_line < lines.texts.len() && placed.at.get(next_line) == Some(&position) {
+            let label = format!("{LINE_LABEL}-{next_line}");
+            let inserted = inserted_item(&label, Role::User, &user, &lines.texts[next_line], item, 2);
+            line_times.push(inserted.time);
+            items.push(inserted);
+            items.push(inserted_item(&format!("{label}-ack"), Role::Assistant, &other, ack, item, 1));
+            next_line += 1;
         }
         items.push(item.clone());
     }
+    let as_of = (plan.kind == ProbeKind::AsOf)
+        .then(|| match (line_times.first().copied().flatten(), line_times.get(1).copied().flatten()) {
+            (Some(a), Some(b)) => Some(Timestamp(a.0 + (b.0 - a.0) / 2)),
+            _ => None,
+        })
+        .flatten();
+    let question_text = match as_of {
+        Some(at) => lines.question.replace("{when}", &template.language.day(at)),
+        None => lines.question.clone(),
+    };
+    let gold = match plan.kind {
+        ProbeKind::Update | ProbeKind::Correction | ProbeKind::Negation => lines.texts.len() - 1,
+        _ => 0,
+    };
     let asked_at = items.last().and_then(|i| i.time);
-    let question_item = Question {
+    let question = Question {
         id: format!("{id}/q"),
-        text: question.clone(),
-        answer: Some(current.to_string()),
-        gold: vec![UPDATE_LABEL.to_string()],
-        category: template.slot.as_str().to_string(),
+        text: question_text.clone(),
+        answer: Some(lines.expected.clone()),
+        gold: vec![format!("{LINE_LABEL}-{gold}")],
+        category: plan.kind.as_str().to_string(),
         memory_type: None,
         after_item: items.len(),
-        time: asked_at,
+        time: asked_at.map(|t| Timestamp(t.0 + 1)),
         choices: Vec::new(),
         correct_choice: None,
-        as_of: None,
+        as_of,
         metadata: Metadata::new(),
     };
     let tokens: usize = items.iter().map(|i| count_tokens(&i.text)).sum();
@@ -423,7 +516,7 @@ fn build(
         conversation: Conversation {
             id: format!("update-{id}"),
             items,
-            questions: vec![question_item],
+            questions: vec![question],
         },
         asks: vec![ask],
         noise_items: 0,
@@ -432,14 +525,18 @@ fn build(
     };
     UpdateProbe {
         id,
+        half: template.half,
         language: template.language,
         slot: template.slot,
+        kind: plan.kind,
+        updates,
         host: host.id.clone(),
-        stale: stale.to_string(),
-        current: current.to_string(),
-        statement,
-        update,
-        question,
+        expected: lines.expected,
+        stale: lines.stale,
+        distractor: lines.distractor,
+        lines: lines.texts,
+        question: question_text,
+        as_of,
         stream,
     }
 }
@@ -455,125 +552,25 @@ fn speakers(host: &Conversation) -> (Option<String>, Option<String>) {
     (named(Role::User), named(Role::Assistant))
 }
 
-/// A message inserted before `next`, in its session and at its time.
+/// A message inserted before `next`, in its session and just before its time (`before` ms).
 fn inserted_item(
     label: &str,
     role: Role,
     speaker: &Option<String>,
     text: &str,
     next: &Item,
+    before: i64,
 ) -> Item {
     Item {
         label: label.to_string(),
         role,
         speaker: speaker.clone(),
         text: text.to_string(),
-        time: next.time.map(|t| Timestamp(t.0.saturating_sub(1))),
+        time: next.time.map(|t| Timestamp(t.0.saturating_sub(before))),
         session: next.session.clone(),
         metadata: Metadata::new(),
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn host(id: &str, n: usize) -> Conversation {
-        let items = (0..n)
-            .map(|i| Item {
-                label: i.to_string(),
-                role: if i % 2 == 0 {
-                    Role::User
-                } else {
-                    Role::Assistant
-                },
-                speaker: Some(if i % 2 == 0 { "Ann" } else { "Bo" }.to_string()),
-                text: "a message about the weather".to_string(),
-                time: Some(Timestamp(1_000_000 + i as i64 * 1000)),
-                session: (i / 40).to_string(),
-                metadata: Metadata::new(),
-            })
-            .collect();
-        Conversation {
-            id: id.into(),
-            items,
-            questions: Vec::new(),
-        }
-    }
-
-    fn words(text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-
-    #[test]
-    fn every_slot_has_probes_in_both_languages() {
-        for language in [ProbeLanguage::En, ProbeLanguage::Zh] {
-            let probes = update_probes(language, &[host("a", 120), host("b", 90)], 7, &words);
-            assert_eq!(probes.len(), 21, "{language:?}");
-            for slot in UpdateSlot::ALL {
-                assert_eq!(probes.iter().filter(|p| p.slot == slot).count(), 3);
-            }
-            assert!(probes.iter().any(|p| p.host == "a") && probes.iter().any(|p| p.host == "b"));
-        }
-    }
-
-    #[test]
-    fn the_statement_comes_before_the_update_and_the_question_after_both() {
-        for probe in update_probes(ProbeLanguage::En, &[host("a", 200)], 3, &words) {
-            let items = &probe.stream.conversation.items;
-            let at = |label: &str| items.iter().position(|i| i.label == label).unwrap();
-            let (s, u) = (at(STATEMENT_LABEL), at(UPDATE_LABEL));
-            assert!(s < u, "{}", probe.id);
-            assert_eq!(items[s].role, Role::User);
-            assert_eq!(items[s].speaker.as_deref(), Some("Ann"));
-            assert_eq!(items[s + 1].role, Role::Assistant);
-            assert_eq!(items[s].session, items[s + 2].session);
-            assert!(items[s].time < items[s + 2].time);
-            assert!(items[s].text.contains(&probe.stale));
-            assert!(items[u].text.contains(&probe.current));
-            assert!(
-                !items[u].text.contains(&probe.stale),
-                "the update never names the stale value"
-            );
-            let ask = &probe.stream.asks[0];
-            assert_eq!(ask.after_item, items.len());
-            assert!(items.len() >= 200 * 5 / 6);
-            assert_eq!(probe.stream.conversation.questions[0].gold, [UPDATE_LABEL]);
-            assert_eq!(
-                probe.stream.conversation.questions[0].answer.as_deref(),
-                Some(probe.current.as_str())
-            );
-        }
-    }
-
-    #[test]
-    fn positions_are_seeded() {
-        let a = update_probes(ProbeLanguage::Zh, &[host("a", 150)], 11, &words);
-        let b = update_probes(ProbeLanguage::Zh, &[host("a", 150)], 11, &words);
-        let c = update_probes(ProbeLanguage::Zh, &[host("a", 150)], 12, &words);
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-    }
-
-    #[test]
-    fn a_host_that_already_names_a_value_is_not_used_for_it() {
-        let mut named = host("named", 100);
-        named.items[5].text = "I grew up in Tallinn.".into();
-        let probes = update_probes(
-            ProbeLanguage::En,
-            &[named.clone(), host("plain", 100)],
-            1,
-            &words,
-        );
-        let residence = probes.iter().find(|p| p.stale == "Tallinn").unwrap();
-        assert_eq!(residence.host, "plain");
-        let only = update_probes(ProbeLanguage::En, &[named], 1, &words);
-        assert!(only.iter().all(|p| p.stale != "Tallinn"));
-        assert_eq!(only.len(), 20);
-    }
-
-    #[test]
-    fn short_hosts_are_not_used() {
-        assert!(update_probes(ProbeLanguage::En, &[host("tiny", 5)], 1, &words).is_empty());
-    }
-}
+mod tests;

@@ -341,6 +341,7 @@ fn write_update_hosts(dir: &std::path::Path) -> (std::path::PathBuf, std::path::
 #[test]
 fn update_probes_show_a_keep_everything_preset_presenting_the_stale_value() {
     use mnemos_eval::report::updates::{evaluate_updates, UpdateSettings};
+    use mnemos_eval::update_probes::Half;
     let dir = tempfile::tempdir().unwrap();
     let (locomo, zh4o) = write_update_hosts(dir.path());
     let settings = UpdateSettings {
@@ -348,7 +349,7 @@ fn update_probes_show_a_keep_everything_preset_presenting_the_stale_value() {
         locomo,
         compare: Comparison {
             engines: SelectionSpec {
-                presets: Some(vec!["full".into(), "retrieval".into()]),
+                presets: Some(vec!["full".into(), "default".into()]),
                 ..SelectionSpec::default()
             },
             store: StoreKind::Memory,
@@ -358,36 +359,30 @@ fn update_probes_show_a_keep_everything_preset_presenting_the_stale_value() {
                 overwrite: false,
             },
         },
-        probes: Some(7),
+        half: Half::Test,
+        // The first four probes of each language: the residence updates (one to three).
+        probes: Some(4),
+        window: 36,
         session_messages: 100,
         budget: 50_000,
         seed: 5,
     };
     let report = evaluate_updates(&hash_config(), &settings, &ignore_progress).unwrap();
-    assert_eq!(report.dataset.probes["en"], 7);
-    assert_eq!(report.dataset.probes["zh"], 7);
+    assert_eq!(report.dataset.probes["en"], 4);
+    assert_eq!(report.dataset.probes["zh"], 4);
     let full = &report.presets[0];
     assert_eq!(full.preset, "full");
-    assert_eq!(full.overall.probes, 14);
-    assert_eq!(full.by_slot.len(), 7);
-    // The whole dialogue fits the budget: both values are there, the stale one unmarked.
-    assert!(
-        (full.overall.current_in_context - 1.0).abs() < 1e-12,
-        "{:?}",
-        full.overall
-    );
-    assert!(
-        (full.overall.stale_as_current - 1.0).abs() < 1e-12,
-        "{:?}",
-        full.overall
-    );
-    assert!(full.overall.updated.abs() < 1e-12);
-    assert_eq!(report.presets[1].overall.probes, 14);
+    assert_eq!(full.overall.probes, 8);
+    assert_eq!(full.by_slot.len(), 1);
+    // The whole window fits the budget: every value is there, the stale ones unmarked.
+    assert_eq!(full.overall.stale_as_current, Some(1.0), "{:?}", full.overall);
+    assert_eq!(full.overall.updated, Some(0.0), "{:?}", full.overall);
+    // The default preset supersedes: the stale values are gone or marked.
+    let default = &report.presets[1];
+    assert_eq!(default.overall.stale_as_current, Some(0.0), "{:#?}", default.probes);
+    assert_eq!(default.overall.updated, Some(1.0), "{:#?}", default.probes);
     let markdown = report.markdown();
-    assert!(
-        markdown.contains("| full | 14 | 1.000 | 1.000 | **0.000** |"),
-        "{markdown}"
-    );
-    assert!(markdown.contains("| full | zh | 7 |"), "{markdown}");
+    assert!(markdown.contains("| full | 8 | **0.000** | 1.000 |"), "{markdown}");
+    assert!(markdown.contains("| full | zh | 4 |"), "{markdown}");
     assert!(dir.path().join("report").join("report.md").is_file());
 }

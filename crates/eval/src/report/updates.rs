@@ -1,27 +1,31 @@
 //! `eval probes --kind update`: knowledge-update probes ([`crate::update_probes`]), presets
-//! side by side.
+//! side by side, on one half of the templates (the test half unless asked otherwise).
 //!
-//! Each probe runs as a fresh engine user over its stream (a LoCoMo conversation for English,
-//! a ZH-4O dialogue for Chinese, with a fact and its later update inserted); after the stream
-//! the preset recalls with the question within `budget` tokens. Scores, from the context text
-//! the agent would read:
+//! Each probe runs as a fresh engine user over its stream; after it the preset recalls with the
+//! question (and, for a question about the past, its `as_of`) within `budget` tokens. Scores
+//! come from the context text the agent would read, and — for what only the store can tell —
+//! from the user's memories right after the question:
 //!
-//! - **current in context**: the current value appears in it;
-//! - **stale as current**: the stale value appears on a line that is not marked superseded
-//!   ([`SUPERSEDED_MARKERS`]);
-//! - **updated**: the current value is there and the stale value is not presented as current
-//!   (the probe's success);
-//! - **update hit**: some context item's provenance holds the update turn;
-//! - **answer current / answer stale**: the answer model's reply names the current / the stale
-//!   value.
+//! - **updated** (update, correction, negation probes): the current value is in the context
+//!   (for a negation: the line that ends the fact) and no earlier value is presented as
+//!   current, i.e. on a line without a [`SUPERSEDED_MARKERS`] word (the negating line itself
+//!   excepted);
+//! - **stale as current**: an earlier value is presented as current;
+//! - **then-valid** (`as_of` probes): the value valid at the asked moment is in the context;
+//! - **wrong supersession** (distractor probes): a memory of the first statement was
+//!   superseded (it got a `valid_to`) by another person's value, a hypothetical or a quote;
+//! - **reinforced** (repeat probes): one current fact memory holds both statements' turns and
+//!   counts them (`times_said` ≥ 2) — only a preset that keeps facts can;
+//! - **answer current / stale**: the answer model's reply names the expected / a stale value.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
+use mnemos_core::{KindTag, Memory, MemoryFilter, StateFilter, UserKey};
 use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
-use mnemos_engine::Config;
+use mnemos_engine::{Config, Engine};
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::dataset::Conversation;
@@ -30,7 +34,7 @@ use crate::experiment::{Experiment, Progress, ProgressFn};
 use crate::protocol::PreparedConversation;
 use crate::runner::{AskRecord, RunOptions};
 use crate::scoring::answer_in_context;
-use crate::update_probes::{update_probes, ProbeLanguage, UpdateProbe};
+use crate::update_probes::{update_probes, Half, ProbeKind, ProbeLanguage, ProbeSettings, UpdateProbe};
 
 use super::{write_report, Comparison, Cost, EngineSetup};
 
@@ -38,15 +42,16 @@ mod render;
 
 /// Words that mark a context line as no longer current. A preset that keeps a superseded
 /// value in the context must say so on its line with one of these for the stale value not to
-/// count as presented as current. `(previously:` and `（之前：` are how the `merge` task records
-/// the older statement inside the newer one.
-pub const SUPERSEDED_MARKERS: [&str; 6] = [
+/// count as presented as current. `(previously:` and `（之前：` are how a fact's line records
+/// the value it replaced; `[superseded`, `已被更新` how a preset marks a stale turn.
+pub const SUPERSEDED_MARKERS: [&str; 7] = [
     "superseded",
     "no longer current",
     "(previously:",
     "已过时",
     "已被更新",
     "（之前：",
+    "（已过时",
 ];
 
 /// ZH-4O dialogues shorter than this are not used as hosts.
@@ -60,8 +65,12 @@ pub struct UpdateSettings {
     /// The LoCoMo file (English hosts).
     pub locomo: PathBuf,
     pub compare: Comparison,
-    /// At most this many probes per language (the first cover every slot once).
+    /// Which half of the templates (reports are made on the test half).
+    pub half: Half,
+    /// At most this many probes per language (in template order).
     pub probes: Option<usize>,
+    /// Host items per probe.
+    pub window: usize,
     /// Sessions of this many messages for the ZH-4O hosts, which have none (0 = one session).
     pub session_messages: usize,
     pub budget: usize,
@@ -92,9 +101,13 @@ impl UpdateReport {
 pub struct UpdateDataset {
     pub locomo: String,
     pub zh4o: String,
+    pub half: Half,
     pub seed: u64,
+    pub window: usize,
     /// Probes per language.
     pub probes: BTreeMap<String, usize>,
+    /// Probes per kind.
+    pub kinds: BTreeMap<String, usize>,
     /// Host conversations per language.
     pub hosts: BTreeMap<String, usize>,
     pub mean_stream_items: f64,
@@ -107,12 +120,19 @@ pub struct UpdateRecord {
     pub probe: String,
     pub language: String,
     pub slot: String,
+    pub kind: ProbeKind,
     pub host: String,
-    pub stale: String,
-    pub current: String,
+    pub expected: String,
+    pub stale: Vec<String>,
+    pub distractor: Option<String>,
+    /// The expected value (for a negation: the negating line) is in the context.
     pub current_in_context: bool,
-    pub stale_in_context: bool,
+    /// An earlier value is on a line not marked as superseded.
     pub stale_as_current: bool,
+    /// Distractor probes: the first statement's memory was superseded.
+    pub wrong_supersession: Option<bool>,
+    /// Repeat probes: one current fact counts both statements.
+    pub reinforced: Option<bool>,
     pub update_hit: bool,
     pub answer: Option<String>,
     pub answer_current: bool,
@@ -127,19 +147,39 @@ pub struct UpdateRecord {
 }
 
 impl UpdateRecord {
-    /// The current value is in the context and the stale one is not presented as current.
-    pub fn updated(&self) -> bool {
-        self.current_in_context && !self.stale_as_current
+    /// The probe's success, by its kind (see the module docs).
+    pub fn succeeded(&self) -> bool {
+        match self.kind {
+            ProbeKind::Update | ProbeKind::Correction | ProbeKind::Negation => {
+                self.current_in_context && !self.stale_as_current
+            }
+            ProbeKind::AsOf => self.current_in_context,
+            ProbeKind::Repeat => self.current_in_context && self.reinforced == Some(true),
+            ProbeKind::OtherPerson | ProbeKind::Hypothetical | ProbeKind::Quoted => {
+                self.current_in_context && self.wrong_supersession != Some(true)
+            }
+        }
     }
 }
 
-/// Shares over a group of probes.
+/// Shares over a group of probes; each share is over the probes it applies to (`None`: none).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct UpdateScores {
     pub probes: usize,
-    pub current_in_context: f64,
-    pub stale_as_current: f64,
-    pub updated: f64,
+    /// Update, correction and negation probes: updated.
+    pub updated: Option<f64>,
+    /// Update, correction and negation probes: an earlier value presented as current.
+    pub stale_as_current: Option<f64>,
+    /// `as_of` probes: the value valid then is in the context.
+    pub then_valid: Option<f64>,
+    /// Distractor probes: the fact was wrongly superseded.
+    pub wrong_supersession: Option<f64>,
+    /// Distractor probes: the fact's value is in the context.
+    pub distractor_kept: Option<f64>,
+    /// Repeat probes: reinforced.
+    pub reinforced: Option<f64>,
+    /// Every probe: succeeded.
+    pub succeeded: f64,
     pub update_hit: f64,
     pub answer_current: f64,
     pub answer_stale: f64,
@@ -147,23 +187,33 @@ pub struct UpdateScores {
 }
 
 impl UpdateScores {
-    fn of<'a>(records: impl IntoIterator<Item = &'a UpdateRecord>) -> UpdateScores {
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a UpdateRecord>) -> UpdateScores {
         let records: Vec<&UpdateRecord> = records.into_iter().collect();
         if records.is_empty() {
             return UpdateScores::default();
         }
-        let n = records.len() as f64;
-        let share =
-            |f: &dyn Fn(&UpdateRecord) -> bool| records.iter().filter(|r| f(r)).count() as f64 / n;
+        let share = |of: &dyn Fn(&UpdateRecord) -> bool, hit: &dyn Fn(&UpdateRecord) -> bool| {
+            let group: Vec<&&UpdateRecord> = records.iter().filter(|r| of(r)).collect();
+            (!group.is_empty())
+                .then(|| group.iter().filter(|r| hit(r)).count() as f64 / group.len() as f64)
+        };
+        let all = |_: &UpdateRecord| true;
+        let changes = |r: &UpdateRecord| r.kind.changes_the_fact();
+        let distractors = |r: &UpdateRecord| r.kind.is_distractor();
         UpdateScores {
             probes: records.len(),
-            current_in_context: share(&|r| r.current_in_context),
-            stale_as_current: share(&|r| r.stale_as_current),
-            updated: share(&UpdateRecord::updated),
-            update_hit: share(&|r| r.update_hit),
-            answer_current: share(&|r| r.answer_current),
-            answer_stale: share(&|r| r.answer_stale),
-            context_tokens: records.iter().map(|r| r.context_tokens as f64).sum::<f64>() / n,
+            updated: share(&changes, &UpdateRecord::succeeded),
+            stale_as_current: share(&changes, &|r| r.stale_as_current),
+            then_valid: share(&|r| r.kind == ProbeKind::AsOf, &|r| r.current_in_context),
+            wrong_supersession: share(&distractors, &|r| r.wrong_supersession == Some(true)),
+            distractor_kept: share(&distractors, &|r| r.current_in_context),
+            reinforced: share(&|r| r.kind == ProbeKind::Repeat, &|r| r.reinforced == Some(true)),
+            succeeded: share(&all, &UpdateRecord::succeeded).unwrap_or(0.0),
+            update_hit: share(&all, &|r| r.update_hit).unwrap_or(0.0),
+            answer_current: share(&all, &|r| r.answer_current).unwrap_or(0.0),
+            answer_stale: share(&all, &|r| r.answer_stale).unwrap_or(0.0),
+            context_tokens: records.iter().map(|r| r.context_tokens as f64).sum::<f64>()
+                / records.len() as f64,
         }
     }
 }
@@ -172,6 +222,7 @@ impl UpdateScores {
 pub struct UpdateRow {
     pub preset: String,
     pub overall: UpdateScores,
+    pub by_kind: BTreeMap<String, UpdateScores>,
     pub by_language: BTreeMap<String, UpdateScores>,
     pub by_slot: BTreeMap<String, UpdateScores>,
     pub cost: Cost,
@@ -187,22 +238,12 @@ pub fn evaluate_updates(
 ) -> Result<UpdateReport, EvalError> {
     let (selection, out) = settings.compare.begin(config, UnlessSwept)?;
     let hosts = load_hosts(settings)?;
-    let count_tokens = |text: &str| mnemos_engine::primitives::tokens(text);
-    let mut probes: Vec<UpdateProbe> = Vec::new();
-    for (language, hosts) in &hosts {
-        let mut generated = update_probes(*language, hosts, settings.seed, &count_tokens);
-        generated.truncate(settings.probes.unwrap_or(usize::MAX));
-        probes.extend(generated);
-    }
-    if probes.is_empty() {
-        return Err(EvalError::Invalid(
-            "no update probe could be placed in the hosts".into(),
-        ));
-    }
+    let probes = generate(settings, &hosts)?;
     let streams: Vec<PreparedConversation> = probes.iter().map(|p| p.stream.clone()).collect();
     let items: usize = streams.iter().map(|s| s.conversation.items.len()).sum();
     progress(Progress::Note(&format!(
-        "update probes: {} probes, {items} messages to stream per preset",
+        "update probes ({} half): {} probes, {items} messages to stream per preset",
+        settings.half.as_str(),
         probes.len()
     )));
     let shared = super::probes::shared_embedder(config, &streams, progress)?;
@@ -221,8 +262,9 @@ pub fn evaluate_updates(
     )?;
     let outcomes = experiment.run(&selection.engines, &streams, |context, run| {
         let probe = &probes[context.index];
+        let stored = StoredFacts::read(context.engine, context.user, probe)?;
         let records = run.asks.iter_mut().map(|ask| {
-            let record = update_record(probe, ask);
+            let record = update_record(probe, ask, &stored);
             ask.context_text.clear();
             record
         });
@@ -236,24 +278,9 @@ pub fn evaluate_updates(
         .into_iter()
         .map(|o| update_row(&o.name, o.conversations.concat(), Cost::of(&o.summary)))
         .collect();
-    let count = |language: ProbeLanguage| probes.iter().filter(|p| p.language == language).count();
     let report = UpdateReport {
         mnemos: env!("CARGO_PKG_VERSION"),
-        dataset: UpdateDataset {
-            locomo: settings.locomo.display().to_string(),
-            zh4o: settings.zh4o.display().to_string(),
-            seed: settings.seed,
-            probes: hosts
-                .iter()
-                .map(|(l, _)| (l.as_str().to_string(), count(*l)))
-                .collect(),
-            hosts: hosts
-                .iter()
-                .map(|(l, h)| (l.as_str().to_string(), h.len()))
-                .collect(),
-            mean_stream_items: items as f64 / streams.len() as f64,
-            checksums: checksum_inputs(&[settings.locomo.clone(), settings.zh4o.clone()])?,
-        },
+        dataset: dataset(settings, &hosts, &probes, items)?,
         budget: settings.budget,
         batch: options.batch,
         session_messages: settings.session_messages,
@@ -266,6 +293,64 @@ pub fn evaluate_updates(
         write_report(dir, &report, &report.markdown(), &[], progress)?;
     }
     Ok(report)
+}
+
+/// Every probe of the settings' half, both languages (at most `probes` per language).
+fn generate(
+    settings: &UpdateSettings,
+    hosts: &[(ProbeLanguage, Vec<Conversation>)],
+) -> Result<Vec<UpdateProbe>, EvalError> {
+    let count_tokens = |text: &str| mnemos_engine::primitives::tokens(text);
+    let mut probes: Vec<UpdateProbe> = Vec::new();
+    for (language, hosts) in hosts {
+        let made = ProbeSettings {
+            half: settings.half,
+            language: *language,
+            hosts,
+            seed: settings.seed,
+            window: settings.window,
+        };
+        let mut generated = update_probes(&made, &count_tokens);
+        generated.truncate(settings.probes.unwrap_or(usize::MAX));
+        probes.extend(generated);
+    }
+    if probes.is_empty() {
+        return Err(EvalError::Invalid(
+            "no update probe could be placed in the hosts".into(),
+        ));
+    }
+    Ok(probes)
+}
+
+fn dataset(
+    settings: &UpdateSettings,
+    hosts: &[(ProbeLanguage, Vec<Conversation>)],
+    probes: &[UpdateProbe],
+    items: usize,
+) -> Result<UpdateDataset, EvalError> {
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for probe in probes {
+        *kinds.entry(probe.kind.as_str().to_string()).or_default() += 1;
+    }
+    let count = |language: ProbeLanguage| probes.iter().filter(|p| p.language == language).count();
+    Ok(UpdateDataset {
+        locomo: settings.locomo.display().to_string(),
+        zh4o: settings.zh4o.display().to_string(),
+        half: settings.half,
+        seed: settings.seed,
+        window: settings.window,
+        probes: hosts
+            .iter()
+            .map(|(l, _)| (l.as_str().to_string(), count(*l)))
+            .collect(),
+        kinds,
+        hosts: hosts
+            .iter()
+            .map(|(l, h)| (l.as_str().to_string(), h.len()))
+            .collect(),
+        mean_stream_items: items as f64 / probes.len().max(1) as f64,
+        checksums: checksum_inputs(&[settings.locomo.clone(), settings.zh4o.clone()])?,
+    })
 }
 
 /// The host conversations per language: LoCoMo's for English, ZH-4O's long dialogues for
@@ -287,24 +372,80 @@ fn load_hosts(
     ])
 }
 
+/// What the store says of a probe's statement right after the question.
+#[derive(Default)]
+struct StoredFacts {
+    /// A memory whose provenance holds the first statement's turn has an end of validity.
+    statement_superseded: bool,
+    /// A current fact memory holds both statements' turns and counts them.
+    reinforced: bool,
+}
+
+impl StoredFacts {
+    fn read(engine: &Engine, user: &UserKey, probe: &UpdateProbe) -> Result<StoredFacts, EvalError> {
+        let filter = MemoryFilter {
+            state: StateFilter::All,
+            ..MemoryFilter::default()
+        };
+        let memories = engine.reader().all(user, &filter)?;
+        let turn_of = |text: &str| {
+            memories
+                .iter()
+                .find(|m| m.kind.tag() == KindTag::Turn && m.text == text)
+                .and_then(|m| m.provenance.first().copied())
+        };
+        let Some(statement) = turn_of(probe.statement()) else {
+            return Ok(StoredFacts::default());
+        };
+        let holds = |m: &&Memory| m.provenance.contains(&statement);
+        let statement_superseded = memories.iter().filter(holds).any(|m| m.valid_to.is_some());
+        let repeat = probe.lines.get(1).and_then(|text| turn_of(text));
+        let reinforced = probe.kind == ProbeKind::Repeat
+            && repeat.is_some_and(|repeat| {
+                memories.iter().filter(holds).any(|m| {
+                    m.kind.tag() == KindTag::Fact
+                        && m.is_active()
+                        && m.is_current()
+                        && m.provenance.contains(&repeat)
+                        && m.metrics.times_said.unwrap_or(1) >= 2
+                })
+            });
+        Ok(StoredFacts {
+            statement_superseded,
+            reinforced,
+        })
+    }
+}
+
 /// The scores of one ask.
-fn update_record(probe: &UpdateProbe, ask: &AskRecord) -> UpdateRecord {
+fn update_record(probe: &UpdateProbe, ask: &AskRecord, stored: &StoredFacts) -> UpdateRecord {
     let context = ask.context_text.as_str();
     let answer = ask.answer.as_deref().unwrap_or("");
+    let current_in_context = match probe.negation() {
+        Some(negation) => states(context, negation),
+        None => answer_in_context(&probe.expected, context),
+    };
+    let stale_as_current = probe
+        .stale
+        .iter()
+        .any(|stale| stale_as_current_except(stale, context, probe.negation()));
     UpdateRecord {
         probe: probe.id.clone(),
         language: probe.language.as_str().to_string(),
         slot: probe.slot.as_str().to_string(),
+        kind: probe.kind,
         host: probe.host.clone(),
+        expected: probe.expected.clone(),
         stale: probe.stale.clone(),
-        current: probe.current.clone(),
-        current_in_context: answer_in_context(&probe.current, context),
-        stale_in_context: answer_in_context(&probe.stale, context),
-        stale_as_current: stale_as_current(&probe.stale, context),
+        distractor: probe.distractor.clone(),
+        current_in_context,
+        stale_as_current,
+        wrong_supersession: probe.kind.is_distractor().then_some(stored.statement_superseded),
+        reinforced: (probe.kind == ProbeKind::Repeat).then_some(stored.reinforced),
         update_hit: ask.evidence_in_context,
         answer: ask.answer.clone(),
-        answer_current: answer_in_context(&probe.current, answer),
-        answer_stale: answer_in_context(&probe.stale, answer),
+        answer_current: answer_in_context(&probe.expected, answer),
+        answer_stale: probe.stale.iter().any(|s| answer_in_context(s, answer)),
         context_items: ask.context_items,
         context_tokens: ask.context_tokens,
         recall_ms: ask.recall_ms,
@@ -314,22 +455,51 @@ fn update_record(probe: &UpdateProbe, ask: &AskRecord) -> UpdateRecord {
     }
 }
 
+/// A context line's words without its item prefix (`- [round 12] `) and speaker (`Ann: `).
+fn said(line: &str) -> &str {
+    let line = line.trim_start_matches("- ");
+    let line = match line.strip_prefix('[') {
+        Some(rest) => rest.split_once("] ").map_or(rest, |(_, said)| said),
+        None => line,
+    };
+    match line.split_once(": ") {
+        Some((speaker, said)) if speaker.chars().count() <= 40 && !speaker.contains(' ') => said,
+        _ => line,
+    }
+}
+
+/// Whether some line of `context` says `text` (the line within the text or the text within the
+/// line: a fact's line holds the clause that stated it).
+fn states(context: &str, text: &str) -> bool {
+    let text = text.trim();
+    context.lines().any(|line| {
+        let said = said(line).trim();
+        !said.is_empty() && (said.contains(text) || (said.chars().count() >= 8 && text.contains(said)))
+    })
+}
+
 /// Whether `stale` appears on a line of `context` that no [`SUPERSEDED_MARKERS`] word marks.
 pub fn stale_as_current(stale: &str, context: &str) -> bool {
+    stale_as_current_except(stale, context, None)
+}
+
+/// [`stale_as_current`], not counting lines that state `negation` (the line that ends the fact
+/// names the value it ends).
+fn stale_as_current_except(stale: &str, context: &str, negation: Option<&str>) -> bool {
     context.lines().any(|line| {
         let lower = line.to_lowercase();
-        answer_in_context(stale, line) && !SUPERSEDED_MARKERS.iter().any(|m| lower.contains(m))
+        let negating = negation.is_some_and(|n| states(line, n));
+        answer_in_context(stale, line)
+            && !negating
+            && !SUPERSEDED_MARKERS.iter().any(|m| lower.contains(m))
     })
 }
 
 fn update_row(name: &str, records: Vec<UpdateRecord>, cost: Cost) -> UpdateRow {
-    let group = |key: &dyn Fn(&UpdateRecord) -> &str| {
+    let group = |key: &dyn Fn(&UpdateRecord) -> String| {
         let mut groups: BTreeMap<String, Vec<&UpdateRecord>> = BTreeMap::new();
         for record in &records {
-            groups
-                .entry(key(record).to_string())
-                .or_default()
-                .push(record);
+            groups.entry(key(record)).or_default().push(record);
         }
         groups
             .into_iter()
@@ -339,8 +509,9 @@ fn update_row(name: &str, records: Vec<UpdateRecord>, cost: Cost) -> UpdateRow {
     UpdateRow {
         preset: name.to_string(),
         overall: UpdateScores::of(&records),
-        by_language: group(&|r| r.language.as_str()),
-        by_slot: group(&|r| r.slot.as_str()),
+        by_kind: group(&|r| r.kind.as_str().to_string()),
+        by_language: group(&|r| r.language.clone()),
+        by_slot: group(&|r| r.slot.clone()),
         cost,
         probes: records,
     }
@@ -351,17 +522,20 @@ mod tests {
     use super::*;
     use crate::summary::PresetAccumulator;
 
-    fn record(language: &str, slot: &str, current: bool, stale: bool) -> UpdateRecord {
+    fn record(kind: ProbeKind, current: bool, stale: bool) -> UpdateRecord {
         UpdateRecord {
             probe: "p".into(),
-            language: language.into(),
-            slot: slot.into(),
+            language: "en".into(),
+            slot: "residence".into(),
+            kind,
             host: "h".into(),
-            stale: "Tallinn".into(),
-            current: "Porto".into(),
+            expected: "Porto".into(),
+            stale: vec!["Tallinn".into()],
+            distractor: None,
             current_in_context: current,
-            stale_in_context: stale,
             stale_as_current: stale,
+            wrong_supersession: kind.is_distractor().then_some(false),
+            reinforced: None,
             update_hit: current,
             answer: None,
             answer_current: false,
@@ -377,50 +551,59 @@ mod tests {
 
     #[test]
     fn a_stale_value_on_a_marked_line_is_not_presented_as_current() {
-        let context = "Ann: I live in Porto now.\nAnn: I live in Tallinn (superseded).";
+        let context = "- [round 3] Ann: I live in Porto now.\n- [round 1] Ann: I live in Tallinn (superseded).";
         assert!(!stale_as_current("Tallinn", context));
         assert!(stale_as_current("Tallinn", "Ann: I live in Tallinn."));
         assert!(!stale_as_current("Tallinn", "Ann: I live in Porto."));
         assert!(stale_as_current("洛阳", "我现在住在洛阳"));
-        assert!(!stale_as_current(
-            "洛阳",
-            "我住在洛阳（已过时）\n我现在住在厦门"
-        ));
+        assert!(!stale_as_current("洛阳", "我住在洛阳（已过时）\n我现在住在厦门"));
         assert!(!stale_as_current(
             "Tallinn",
-            "Home is Porto now (previously: I live in Tallinn)."
+            "- [round 9] Ann: home is Porto now (previously: Tallinn, until 2023-05-01)"
         ));
-        assert!(!stale_as_current(
-            "洛阳",
-            "我现在住在厦门（之前：我住在洛阳）"
-        ));
+        assert!(!stale_as_current("洛阳", "我现在住在厦门（之前：洛阳，至2024-03-02）"));
     }
 
     #[test]
-    fn a_probe_is_updated_only_with_the_current_value_and_no_stale_one() {
-        assert!(record("en", "job", true, false).updated());
-        assert!(!record("en", "job", true, true).updated());
-        assert!(!record("en", "job", false, false).updated());
+    fn the_line_that_ends_a_fact_does_not_present_it_as_current() {
+        let negation = "I don't live in Tallinn anymore.";
+        let context = "## facts\n- [round 5] Ann: I don't live in Tallinn anymore.\n";
+        assert!(states(context, negation));
+        assert!(!stale_as_current_except("Tallinn", context, Some(negation)));
+        let both = "- [round 1] Ann: By the way, I live in Tallinn these days.\n- [round 5] Ann: I don't live in Tallinn anymore.";
+        assert!(stale_as_current_except("Tallinn", both, Some(negation)));
     }
 
     #[test]
-    fn rows_split_by_language_and_slot() {
+    fn success_depends_on_the_kind() {
+        assert!(record(ProbeKind::Update, true, false).succeeded());
+        assert!(!record(ProbeKind::Update, true, true).succeeded());
+        assert!(!record(ProbeKind::Update, false, false).succeeded());
+        assert!(record(ProbeKind::AsOf, true, true).succeeded());
+        let mut wrong = record(ProbeKind::OtherPerson, true, false);
+        assert!(wrong.succeeded());
+        wrong.wrong_supersession = Some(true);
+        assert!(!wrong.succeeded());
+    }
+
+    #[test]
+    fn rows_split_by_kind_language_and_slot() {
         let cost = Cost::of(&PresetAccumulator::default().summarize("x", 0, 0.0));
         let row = update_row(
             "x",
             vec![
-                record("en", "job", true, false),
-                record("en", "pet", true, true),
-                record("zh", "job", false, false),
+                record(ProbeKind::Update, true, false),
+                record(ProbeKind::Correction, true, true),
+                record(ProbeKind::OtherPerson, true, false),
             ],
             cost,
         );
         assert_eq!(row.overall.probes, 3);
-        assert!((row.overall.updated - 1.0 / 3.0).abs() < 1e-12);
-        assert!((row.overall.current_in_context - 2.0 / 3.0).abs() < 1e-12);
-        assert!((row.by_language["en"].stale_as_current - 0.5).abs() < 1e-12);
-        assert_eq!(row.by_slot["job"].probes, 2);
-        assert!((row.by_slot["job"].updated - 0.5).abs() < 1e-12);
+        assert_eq!(row.overall.updated, Some(0.5));
+        assert_eq!(row.overall.stale_as_current, Some(0.5));
+        assert_eq!(row.overall.wrong_supersession, Some(0.0));
+        assert_eq!(row.overall.then_valid, None);
+        assert_eq!(row.by_kind["update"].probes, 1);
         assert_eq!(UpdateScores::of(&[]), UpdateScores::default());
     }
 }

@@ -9,62 +9,73 @@ use super::{UpdateReport, UpdateRow, UpdateScores, UpdateSettings, SUPERSEDED_MA
 pub(super) fn notes(settings: &UpdateSettings) -> Vec<String> {
     vec![
         format!(
-            "Protocol (update_probes.rs): each probe is a fresh user; a user message stating a \
-             fact goes into the first third of a host conversation (LoCoMo for English, a ZH-4O \
-             dialogue of at least 200 messages for Chinese, sessions of {} messages), its update \
-             into the second third, each followed by the other speaker's acknowledgment; the \
-             stream stops in its last sixth and the question is asked (recall, budget {}) after \
-             it. Positions are drawn from seed {}. Writes of {} messages.",
+            "Protocol (update_probes.rs): each probe is a fresh user streamed through a window \
+             of {} host messages (LoCoMo for English; a ZH-4O dialogue of at least 200 messages \
+             for Chinese, sessions of {} messages, one message an hour); the probe's user lines \
+             are inserted into it, each followed by the other speaker's acknowledgment, and the \
+             question is asked after the window (recall, budget {}). Templates: the {} half. \
+             Positions are drawn from seed {}. Writes of {} messages.",
+            settings.window,
             settings.session_messages,
             settings.budget,
+            settings.half.as_str(),
             settings.seed,
             settings.compare.batch.max(1)
         ),
         format!(
-            "current = the current value is in the context text; stale as current = the stale \
-             value is on a context line not marked superseded ({}); updated = current and not \
-             stale as current (the probe's success); update hit = a context item's provenance \
-             holds the update turn; answer current / stale = the answer model's reply names the \
-             current / stale value.",
+            "updated = the current value (for a negation: the negating line) is in the context \
+             and no earlier value is on a line not marked superseded ({}); then-valid = for a \
+             question about the past (as_of), the value valid then is in the context; wrong \
+             supersession = a distractor (another person's value, a hypothetical, a quote) gave \
+             the first statement's memory an end of validity; reinforced = one current fact \
+             counts both statements of a repeat.",
             SUPERSEDED_MARKERS.join(", ")
         ),
-        "The update never names the stale value, and a value pair is used only in hosts whose \
-         text contains neither value, so either value in the context comes from the probe."
+        "No value of a probe appears in its host window, so a value in the context comes from \
+         the probe."
             .to_string(),
     ]
 }
 
+fn share(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_string(), f3)
+}
+
 fn cells(s: &UpdateScores) -> String {
     format!(
-        "{} | {} | {} | **{}** | {} | {} | {} | {:.0}",
+        "{} | **{}** | {} | {} | {} | {} | {} | {} | {} | {:.0}",
         s.probes,
-        f3(s.current_in_context),
-        f3(s.stale_as_current),
-        f3(s.updated),
-        f3(s.update_hit),
+        share(s.updated),
+        share(s.stale_as_current),
+        share(s.then_valid),
+        share(s.wrong_supersession),
+        share(s.distractor_kept),
+        share(s.reinforced),
+        f3(s.succeeded),
         f3(s.answer_current),
-        f3(s.answer_stale),
         s.context_tokens
     )
 }
 
-const HEADER: &str = "probes | current in context | stale as current | updated | update hit | answer current | answer stale | context tokens";
+const HEADER: &str = "probes | updated | stale as current | then-valid (as_of) | wrong supersession | distractor: fact kept in context | reinforced | all probes succeeded | answer current | context tokens";
 
 pub(super) fn markdown(report: &UpdateReport) -> String {
     let mut md = String::new();
     let d = &report.dataset;
-    let _ = writeln!(md, "# mnemos eval probes --kind update\n");
+    let _ = writeln!(md, "# mnemos eval probes --kind update ({} half)\n", d.half.as_str());
     let per_language: Vec<String> = d
         .probes
         .iter()
         .map(|(l, n)| format!("{n} {l} in {} hosts", d.hosts.get(l).copied().unwrap_or(0)))
         .collect();
+    let kinds: Vec<String> = d.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let _ = writeln!(
         md,
-        "- hosts: `{}` (en), `{}` (zh); probes: {}; {:.0} messages streamed per probe on average; seed {}",
+        "- hosts: `{}` (en), `{}` (zh); probes: {}; by kind: {}; {:.0} messages streamed per probe on average; seed {}",
         d.locomo,
         d.zh4o,
         per_language.join(", "),
+        kinds.join(", "),
         d.mean_stream_items,
         d.seed
     );
@@ -77,10 +88,11 @@ pub(super) fn markdown(report: &UpdateReport) -> String {
     );
     let _ = writeln!(md, "\n## Update probes\n");
     let _ = writeln!(md, "| preset | {HEADER} |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|{}", "---|".repeat(11));
     for row in &report.presets {
         let _ = writeln!(md, "| {} | {} |", row.preset, cells(&row.overall));
     }
+    grouped(&mut md, "By kind", &report.presets, |r| &r.by_kind);
     grouped(&mut md, "By language", &report.presets, |r| &r.by_language);
     grouped(&mut md, "By slot", &report.presets, |r| &r.by_slot);
     cost(&mut md, &report.presets);
@@ -89,24 +101,11 @@ pub(super) fn markdown(report: &UpdateReport) -> String {
         let _ = writeln!(md, "- {note}");
     }
     for row in &report.presets {
-        let errors = row
-            .probes
-            .iter()
-            .filter(|r| r.model_error.is_some())
-            .count();
+        let errors = row.probes.iter().filter(|r| r.model_error.is_some()).count();
         if errors > 0 {
-            let _ = writeln!(
-                md,
-                "- {}: the answer model failed on {errors} probe(s)",
-                row.preset
-            );
+            let _ = writeln!(md, "- {}: the answer model failed on {errors} probe(s)", row.preset);
         }
-        job_failures(
-            &mut md,
-            &row.preset,
-            row.cost.jobs_failed,
-            &row.cost.job_errors,
-        );
+        job_failures(&mut md, &row.preset, row.cost.jobs_failed, &row.cost.job_errors);
     }
     md
 }
@@ -119,7 +118,7 @@ fn grouped(
 ) {
     let _ = writeln!(md, "\n## {title}\n");
     let _ = writeln!(md, "| preset | group | {HEADER} |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|{}", "---|".repeat(12));
     for row in rows {
         for (group, scores) in groups(row) {
             let _ = writeln!(md, "| {} | {group} | {} |", row.preset, cells(scores));

@@ -355,3 +355,22 @@ fn credentials_are_redacted_at_write_unless_switched_off() {
         .iter()
         .any(|m| m.text.contains("Tr0ub4dor")));
 }
+
+#[test]
+fn a_turn_whose_facts_are_all_replaced_in_the_same_write_stops_being_current() {
+    let engine = engine("default");
+    say(
+        &engine,
+        0,
+        &[
+            "Relationship-wise, I'm single right now.",
+            "Sorry, I misspoke: I'm engaged, not single.",
+        ],
+    );
+    let hits = search(&engine, "relationship single engaged");
+    assert!(hits.iter().all(|m| m.text != "Relationship-wise, I'm single right now."), "{hits:#?}");
+    let context = recall(&engine, "What is my relationship status now?", None);
+    for line in context.lines().filter(|l| l.contains("single")) {
+        assert!(line.contains("previously: single") || line.contains("not single"), "{context}");
+    }
+}

@@ -158,8 +158,12 @@ impl Memories {
             });
         }
         let index = guard.index.as_ref();
-        let is_current =
-            |id: MemoryId| index.is_some_and(|i| i.contains(id) && i.valid_to(id).is_none());
+        // Turns of this write are not indexed yet; they are current until this plan says not.
+        let written: std::collections::HashSet<MemoryId> =
+            prepared.iter().map(|p| p.memory.id).collect();
+        let is_current = |id: MemoryId| {
+            written.contains(&id) || index.is_some_and(|i| i.contains(id) && i.valid_to(id).is_none())
+        };
         let plan = supersede::plan(table, turns, &is_current);
         let missing: Vec<&Memory> = plan
             .facts

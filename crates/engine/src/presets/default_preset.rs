@@ -247,8 +247,10 @@ impl DefaultPreset {
                 chosen.push(entry);
             }
         }
+        // One line per fact, and per clause: two facts one clause states are shown once.
         let mut seen = HashSet::new();
-        chosen.retain(|e| seen.insert(e.id));
+        let mut said = HashSet::new();
+        chosen.retain(|e| seen.insert(e.id) && said.insert((e.speaker.clone(), e.text.clone())));
         chosen.truncate(self.params.facts);
         Ok(chosen
             .into_iter()

@@ -354,20 +354,23 @@ pub fn fact_memory(
 }
 
 /// A fact that corrects `target` to `right` (same subject, slot and qualifier), stated by
-/// `turn`: its text is the corrected value in the target's words' place.
+/// `turn` in the clause `span`: its text is that clause, the speaker's own words (the line
+/// that shows it also names the value it replaced).
 pub fn corrected_fact(
     turn: &Turn,
     source: &Memory,
     target: &FactEntry,
-    target_text: &str,
+    span: std::ops::Range<usize>,
     right: (&str, &str),
 ) -> Memory {
     let (value, value_key) = right;
-    let text = if !target.value.is_empty() && target_text.contains(&target.value) {
-        target_text.replacen(&target.value, value, 1)
-    } else {
-        value.to_string()
-    };
+    let text = turn
+        .text
+        .get(span)
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .unwrap_or(turn.text.as_str())
+        .to_string();
     let mut metadata = Metadata::new();
     for key in [
         mnemos_core::Memory::SPEAKER_KEY,

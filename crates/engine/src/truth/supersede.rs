@@ -260,7 +260,7 @@ fn apply_correction(
         turn.turn,
         turn.memory,
         &target,
-        &target.text,
+        correction.span.clone(),
         (&correction.right, &correction.right_key),
     );
     supersede(

@@ -125,6 +125,8 @@ pub struct UpdateRecord {
     pub expected: String,
     pub stale: Vec<String>,
     pub distractor: Option<String>,
+    /// The probe's user lines, in order.
+    pub lines: Vec<String>,
     /// The expected value (for a negation: the negating line) is in the context.
     pub current_in_context: bool,
     /// An earlier value is on a line not marked as superseded.
@@ -398,7 +400,26 @@ impl StoredFacts {
             return Ok(StoredFacts::default());
         };
         let holds = |m: &&Memory| m.provenance.contains(&statement);
-        let statement_superseded = memories.iter().filter(holds).any(|m| m.valid_to.is_some());
+        // Superseded by the distractor's line itself: a memory of its turn replaced it (host
+        // lines of the same speaker may state the same slot for real, and are not counted).
+        let distractor = probe.distractor.as_ref().and_then(|_| probe.lines.get(1)).and_then(|t| turn_of(t));
+        let from_distractor = |id: mnemos_core::MemoryId| {
+            memories
+                .iter()
+                .find(|m| m.id == id)
+                .is_some_and(|m| distractor.is_some_and(|d| m.provenance.contains(&d)))
+        };
+        // A preset that ends a memory without naming its successor is judged by the time.
+        let distractor_time = probe
+            .lines
+            .get(1)
+            .filter(|_| probe.distractor.is_some())
+            .and_then(|text| memories.iter().find(|m| m.kind.tag() == KindTag::Turn && &m.text == text))
+            .map(|m| m.valid_from);
+        let statement_superseded = memories.iter().filter(holds).any(|m| match m.superseded_by {
+            Some(by) => from_distractor(by),
+            None => m.valid_to.is_some() && m.valid_to == distractor_time,
+        });
         let repeat = probe.lines.get(1).and_then(|text| turn_of(text));
         let reinforced = probe.kind == ProbeKind::Repeat
             && repeat.is_some_and(|repeat| {
@@ -425,10 +446,13 @@ fn update_record(probe: &UpdateProbe, ask: &AskRecord, stored: &StoredFacts) -> 
         Some(negation) => states(context, negation),
         None => answer_in_context(&probe.expected, context),
     };
+    // The probe's own later lines (a correction "…, not Tallinn", a negation) name the stale
+    // value without presenting it as current.
+    let later: Vec<&str> = probe.lines.iter().skip(1).map(String::as_str).collect();
     let stale_as_current = probe
         .stale
         .iter()
-        .any(|stale| stale_as_current_except(stale, context, probe.negation()));
+        .any(|stale| stale_as_current_except(stale, context, &later));
     UpdateRecord {
         probe: probe.id.clone(),
         language: probe.language.as_str().to_string(),
@@ -438,6 +462,7 @@ fn update_record(probe: &UpdateProbe, ask: &AskRecord, stored: &StoredFacts) -> 
         expected: probe.expected.clone(),
         stale: probe.stale.clone(),
         distractor: probe.distractor.clone(),
+        lines: probe.lines.clone(),
         current_in_context,
         stale_as_current,
         wrong_supersession: probe.kind.is_distractor().then_some(stored.statement_superseded),
@@ -480,17 +505,17 @@ fn states(context: &str, text: &str) -> bool {
 
 /// Whether `stale` appears on a line of `context` that no [`SUPERSEDED_MARKERS`] word marks.
 pub fn stale_as_current(stale: &str, context: &str) -> bool {
-    stale_as_current_except(stale, context, None)
+    stale_as_current_except(stale, context, &[])
 }
 
-/// [`stale_as_current`], not counting lines that state `negation` (the line that ends the fact
-/// names the value it ends).
-fn stale_as_current_except(stale: &str, context: &str, negation: Option<&str>) -> bool {
+/// [`stale_as_current`], not counting lines that state one of `later` (the lines that end or
+/// correct the fact name the value they replace).
+fn stale_as_current_except(stale: &str, context: &str, later: &[&str]) -> bool {
     context.lines().any(|line| {
         let lower = line.to_lowercase();
-        let negating = negation.is_some_and(|n| states(line, n));
+        let replacing = later.iter().any(|l| states(line, l));
         answer_in_context(stale, line)
-            && !negating
+            && !replacing
             && !SUPERSEDED_MARKERS.iter().any(|m| lower.contains(m))
     })
 }
@@ -532,6 +557,7 @@ mod tests {
             expected: "Porto".into(),
             stale: vec!["Tallinn".into()],
             distractor: None,
+            lines: Vec::new(),
             current_in_context: current,
             stale_as_current: stale,
             wrong_supersession: kind.is_distractor().then_some(false),
@@ -569,9 +595,9 @@ mod tests {
         let negation = "I don't live in Tallinn anymore.";
         let context = "## facts\n- [round 5] Ann: I don't live in Tallinn anymore.\n";
         assert!(states(context, negation));
-        assert!(!stale_as_current_except("Tallinn", context, Some(negation)));
+        assert!(!stale_as_current_except("Tallinn", context, &[negation]));
         let both = "- [round 1] Ann: By the way, I live in Tallinn these days.\n- [round 5] Ann: I don't live in Tallinn anymore.";
-        assert!(stale_as_current_except("Tallinn", both, Some(negation)));
+        assert!(stale_as_current_except("Tallinn", both, &[negation]));
     }
 
     #[test]

@@ -6,6 +6,7 @@ format lives in exactly one place.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 from dataclasses import dataclass, field
@@ -199,6 +200,21 @@ def _time(value: Optional[TimeLike]) -> Optional[str]:
     return None if value is None else format_time(value)
 
 
+#: A moment for ``as_of``: a ``date`` (the end of that day, UTC), a ``datetime``, or a string
+#: the server reads (``"2024-03-02"`` or RFC 3339).
+AsOf = Union[str, _dt.date, _dt.datetime]
+
+
+def _as_of(value: Optional[AsOf]) -> Optional[str]:
+    """An ``as_of`` as the server reads it: a ``date`` as ``YYYY-MM-DD`` (the end of that day,
+    UTC), a ``datetime`` as RFC 3339, a string as given."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
+        return value.isoformat()
+    return format_time(value)
+
+
 # ---- operations ----------------------------------------------------------------------------
 
 
@@ -226,8 +242,17 @@ def recall(
     agent: Optional[str],
     budget: Optional[int],
     session: Optional[str],
+    as_of: Optional[AsOf] = None,
+    min_relevance: Optional[float] = None,
 ) -> Call[RecallResult]:
-    body = json_body({"query": query_text, "agent": agent, "budget": budget, "session": session})
+    body = json_body({
+        "query": query_text,
+        "agent": agent,
+        "budget": budget,
+        "session": session,
+        "as_of": _as_of(as_of),
+        "min_relevance": min_relevance,
+    })
     return Call("POST", user_path(user, "recall"), RecallResult.from_json,
                 body=body, headers=json_headers())
 
@@ -240,6 +265,9 @@ def search(
     kinds: Optional[Kinds],
     agent: Optional[str],
     session: Optional[str],
+    include_superseded: Optional[bool] = None,
+    as_of: Optional[AsOf] = None,
+    min_relevance: Optional[float] = None,
 ) -> Call[SearchResult]:
     body = json_body({
         "query": query_text,
@@ -248,6 +276,9 @@ def search(
         "kinds": kinds_list(kinds),
         "agent": agent,
         "session": session,
+        "include_superseded": include_superseded,
+        "as_of": _as_of(as_of),
+        "min_relevance": min_relevance,
     })
     return Call("POST", user_path(user, "search"), SearchResult.from_json,
                 body=body, headers=json_headers())
@@ -266,6 +297,8 @@ def list_memories(
     meta: Optional[Mapping[str, str]] = None,
     q: Optional[str] = None,
     sort: Optional[MemorySort] = None,
+    current: Optional[bool] = None,
+    as_of: Optional[AsOf] = None,
 ) -> Call[MemoryPage]:
     """``sort`` is sent as given: the server owns the list of orders and answers
     BadRequest for one it does not have."""
@@ -282,6 +315,8 @@ def list_memories(
         meta=meta_pairs(meta),
         q=q,
         sort=sort,
+        current=None if current is None else ("true" if current else "false"),
+        as_of=_as_of(as_of),
     )
     return Call("GET", user_path(user, "memories"), MemoryPage.from_json, params=params)
 

@@ -10,7 +10,7 @@ from typing import AsyncIterator, Iterable, List, Mapping, Optional, Type, TypeV
 import httpx
 
 from . import _calls as calls
-from ._calls import Call, Kinds, MemorySort, TurnLike
+from ._calls import AsOf, Call, Kinds, MemorySort, TurnLike
 from .models import (
     AccessLog,
     AddResult,
@@ -127,9 +127,12 @@ class AsyncClient:
         agent: Optional[str] = None,
         budget: Optional[int] = None,
         session: Optional[str] = None,
+        *,
+        as_of: Optional[AsOf] = None,
+        min_relevance: Optional[float] = None,
     ) -> RecallResult:
         """See :meth:`Client.recall`."""
-        return await self._send(calls.recall(user, query, agent, budget, session))
+        return await self._send(calls.recall(user, query, agent, budget, session, as_of, min_relevance))
 
     async def search(
         self,
@@ -140,9 +143,14 @@ class AsyncClient:
         kinds: Optional[Kinds] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        *,
+        include_superseded: Optional[bool] = None,
+        as_of: Optional[AsOf] = None,
+        min_relevance: Optional[float] = None,
     ) -> SearchResult:
         """See :meth:`Client.search`."""
-        return await self._send(calls.search(user, query, top_k, budget, kinds, agent, session))
+        return await self._send(calls.search(user, query, top_k, budget, kinds, agent, session,
+                         include_superseded, as_of, min_relevance))
 
     # ---- memories --------------------------------------------------------------------------
 
@@ -161,11 +169,13 @@ class AsyncClient:
         meta: Optional[Mapping[str, str]] = None,
         q: Optional[str] = None,
         sort: Optional[MemorySort] = None,
+        current: Optional[bool] = None,
+        as_of: Optional[AsOf] = None,
     ) -> MemoryPage:
         """See :meth:`Client.list_memories`."""
         return await self._send(
             calls.list_memories(user, kind, state, agent, session, since, until, limit, cursor,
-                                meta, q, sort)
+                                meta, q, sort, current, as_of)
         )
 
     async def iter_memories(

@@ -8,7 +8,7 @@ from typing import Iterable, Iterator, List, Mapping, Optional, Type, TypeVar, U
 import httpx
 
 from . import _calls as calls
-from ._calls import Call, Kinds, MemorySort, TurnLike
+from ._calls import AsOf, Call, Kinds, MemorySort, TurnLike
 from .models import (
     AccessLog,
     AddResult,
@@ -133,10 +133,15 @@ class Client:
         agent: Optional[str] = None,
         budget: Optional[int] = None,
         session: Optional[str] = None,
+        *,
+        as_of: Optional[AsOf] = None,
+        min_relevance: Optional[float] = None,
     ) -> RecallResult:
         """The agent preset's context for ``query`` within ``budget`` tokens (server
-        default 1024); put ``.text`` into the prompt."""
-        return self._send(calls.recall(user, query, agent, budget, session))
+        default 1024); put ``.text`` into the prompt. ``as_of`` asks about the past: what was
+        valid then (a ``date``, a ``datetime`` or ``"2024-03-02"``); ``min_relevance`` (0 to 1)
+        drops memories less relevant than that (default: the server's floor)."""
+        return self._send(calls.recall(user, query, agent, budget, session, as_of, min_relevance))
 
     def search(
         self,
@@ -147,9 +152,18 @@ class Client:
         kinds: Optional[Kinds] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        *,
+        include_superseded: Optional[bool] = None,
+        as_of: Optional[AsOf] = None,
+        min_relevance: Optional[float] = None,
     ) -> SearchResult:
-        """Ranked memories with the reasons for each rank (``hit.explanation``)."""
-        return self._send(calls.search(user, query, top_k, budget, kinds, agent, session))
+        """Ranked memories with the reasons for each rank (``hit.explanation``). What is true
+        now by default: ``include_superseded=True`` also returns memories a later statement
+        replaced (after the current ones, ``hit.superseded``); ``as_of`` returns what was valid
+        then; ``min_relevance`` (0 to 1) drops hits less relevant than that (default: the
+        server's floor, under which an unrelated query gets nothing)."""
+        return self._send(calls.search(user, query, top_k, budget, kinds, agent, session,
+                         include_superseded, as_of, min_relevance))
 
     # ---- memories --------------------------------------------------------------------------
 
@@ -168,6 +182,8 @@ class Client:
         meta: Optional[Mapping[str, str]] = None,
         q: Optional[str] = None,
         sort: Optional[MemorySort] = None,
+        current: Optional[bool] = None,
+        as_of: Optional[AsOf] = None,
     ) -> MemoryPage:
         """One page of memories, oldest first. Pass ``page.next_cursor`` as ``cursor`` for
         the next page, or use :meth:`iter_memories`. Raises NotFound for an unknown user.
@@ -177,10 +193,11 @@ class Client:
         (``q="咖啡"`` works); ``sort`` orders them ``"oldest"`` (default), ``"newest"`` or
         ``"importance"`` (highest first, memories without one last). A blank ``q`` or an
         unknown ``sort`` raises BadRequest; a meta key that is empty or holds ``=`` raises
-        ValueError before anything is sent."""
+        ValueError before anything is sent. ``current=True`` keeps memories no later
+        statement superseded; ``as_of`` those valid at that moment."""
         return self._send(
             calls.list_memories(user, kind, state, agent, session, since, until, limit, cursor,
-                                meta, q, sort)
+                                meta, q, sort, current, as_of)
         )
 
     def iter_memories(

@@ -331,6 +331,9 @@ class Memory:
     """One memory: a stored turn or something derived (summary, persona…).
 
     ``valid_from`` / ``valid_to`` say when it held (``valid_to`` is None while it does);
+    ``superseded_by`` names the memory that replaced it (a later statement of a new value),
+    ``times_said`` / ``last_said`` how often and when its fact was stated (a repeat reinforces
+    a memory instead of adding an equal one);
     ``access_count`` and ``last_access`` count its retrievals that kept an access record
     (see :meth:`Client.access_log`). These fields are read when the server sends them and
     keep their defaults otherwise, so the client still reads an older server's memories.
@@ -349,6 +352,9 @@ class Memory:
     forgotten: Optional[Forgotten] = None
     valid_from: Optional[str] = None
     valid_to: Optional[str] = None
+    superseded_by: Optional[str] = None
+    times_said: int = 1
+    last_said: Optional[str] = None
     scores: Scores = field(default_factory=Scores)
     access_count: int = 0
     last_access: Optional[Moment] = None
@@ -357,6 +363,11 @@ class Memory:
     @property
     def is_active(self) -> bool:
         return self.state == "active"
+
+    @property
+    def is_current(self) -> bool:
+        """Still true now: no end of validity (a superseded memory has one)."""
+        return self.valid_to is None
 
     @property
     def valid_from_at(self) -> Optional[_dt.datetime]:
@@ -385,6 +396,9 @@ class Memory:
             forgotten=r.opt_obj("forgotten", Forgotten.from_json),
             valid_from=r.opt_string("valid_from"),
             valid_to=r.opt_string("valid_to"),
+            superseded_by=r.opt_string("superseded_by"),
+            times_said=r.integer("times_said") if r.data.get("times_said") is not None else 1,
+            last_said=r.opt_string("last_said"),
             scores=r.opt_obj("scores", Scores.from_json) or Scores(),
             access_count=r.integer("access_count") if "access_count" in r.data else 0,
             last_access=r.opt_obj("last_access", Moment.from_json),
@@ -599,7 +613,10 @@ class Breakdown:
 @dataclass(frozen=True)
 class SearchHit:
     """One ranked memory with its score, size and why it ranked there: as lines in
-    ``explanation`` and as numbers in ``breakdown`` (None from a server without it)."""
+    ``explanation`` and as numbers in ``breakdown`` (None from a server without it).
+    ``relevance`` (0 to 1) means the same across queries (``score`` orders one query's hits
+    only); ``superseded`` marks a memory a later statement replaced (returned only when asked
+    for, with ``include_superseded`` or ``as_of``)."""
 
     memory: Memory
     score: float
@@ -607,6 +624,8 @@ class SearchHit:
     explanation: Tuple[str, ...]
     matched_terms: Tuple[str, ...]
     breakdown: Optional[Breakdown] = None
+    relevance: Optional[float] = None
+    superseded: bool = False
 
     @classmethod
     def from_json(cls, data: Any) -> "SearchHit":
@@ -618,6 +637,8 @@ class SearchHit:
             explanation=r.strings("explanation"),
             matched_terms=r.strings("matched_terms"),
             breakdown=r.opt_obj("breakdown", Breakdown.from_json),
+            relevance=r.opt_number("relevance"),
+            superseded=bool(r.data.get("superseded", False)),
         )
 
 

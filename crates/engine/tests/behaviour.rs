@@ -517,7 +517,11 @@ fn jobs_replay_after_a_crash_without_loss_or_duplicates() {
             for job in &pending {
                 engine.dry_run_job(&user("ann"), job.id).unwrap();
             }
-            assert_eq!(derived_texts(engine.reader().store(), "ann"), written, "{name}");
+            assert_eq!(
+                derived_texts(engine.reader().store(), "ann"),
+                written,
+                "{name}"
+            );
         }
         // Second process: the jobs are still there and run once.
         let store = open();

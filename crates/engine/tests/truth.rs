@@ -368,9 +368,16 @@ fn a_turn_whose_facts_are_all_replaced_in_the_same_write_stops_being_current() {
         ],
     );
     let hits = search(&engine, "relationship single engaged");
-    assert!(hits.iter().all(|m| m.text != "Relationship-wise, I'm single right now."), "{hits:#?}");
+    assert!(
+        hits.iter()
+            .all(|m| m.text != "Relationship-wise, I'm single right now."),
+        "{hits:#?}"
+    );
     let context = recall(&engine, "What is my relationship status now?", None);
     for line in context.lines().filter(|l| l.contains("single")) {
-        assert!(line.contains("previously: single") || line.contains("not single"), "{context}");
+        assert!(
+            line.contains("previously: single") || line.contains("not single"),
+            "{context}"
+        );
     }
 }

@@ -233,23 +233,68 @@ struct Plan {
 /// lines). Chains take consecutive values from different offsets, so they never repeat a value.
 fn plans(template: &Template) -> Vec<Plan> {
     let n = template.values.len();
-    let chain = |start: usize, len: usize| -> Vec<usize> { (0..len).map(|i| (start + i) % n).collect() };
+    let chain =
+        |start: usize, len: usize| -> Vec<usize> { (0..len).map(|i| (start + i) % n).collect() };
     let mut plans = vec![
-        Plan { kind: ProbeKind::Update, statement: 0, values: chain(0, 2) },
-        Plan { kind: ProbeKind::Update, statement: 1, values: chain(2, 2) },
-        Plan { kind: ProbeKind::Update, statement: 0, values: chain(1, 3) },
-        Plan { kind: ProbeKind::Update, statement: 1, values: chain(3, 4.min(n)) },
-        Plan { kind: ProbeKind::Correction, statement: 0, values: chain(4, 2) },
-        Plan { kind: ProbeKind::Repeat, statement: 1, values: chain(5, 1) },
-        Plan { kind: ProbeKind::AsOf, statement: 0, values: chain(2, 2) },
-        Plan { kind: ProbeKind::OtherPerson, statement: 1, values: chain(0, 2) },
-        Plan { kind: ProbeKind::Hypothetical, statement: 0, values: chain(3, 2) },
+        Plan {
+            kind: ProbeKind::Update,
+            statement: 0,
+            values: chain(0, 2),
+        },
+        Plan {
+            kind: ProbeKind::Update,
+            statement: 1,
+            values: chain(2, 2),
+        },
+        Plan {
+            kind: ProbeKind::Update,
+            statement: 0,
+            values: chain(1, 3),
+        },
+        Plan {
+            kind: ProbeKind::Update,
+            statement: 1,
+            values: chain(3, 4.min(n)),
+        },
+        Plan {
+            kind: ProbeKind::Correction,
+            statement: 0,
+            values: chain(4, 2),
+        },
+        Plan {
+            kind: ProbeKind::Repeat,
+            statement: 1,
+            values: chain(5, 1),
+        },
+        Plan {
+            kind: ProbeKind::AsOf,
+            statement: 0,
+            values: chain(2, 2),
+        },
+        Plan {
+            kind: ProbeKind::OtherPerson,
+            statement: 1,
+            values: chain(0, 2),
+        },
+        Plan {
+            kind: ProbeKind::Hypothetical,
+            statement: 0,
+            values: chain(3, 2),
+        },
     ];
     if template.negation.is_some() {
-        plans.push(Plan { kind: ProbeKind::Negation, statement: 1, values: chain(1, 1) });
+        plans.push(Plan {
+            kind: ProbeKind::Negation,
+            statement: 1,
+            values: chain(1, 1),
+        });
     }
     if template.quoted.is_some() {
-        plans.push(Plan { kind: ProbeKind::Quoted, statement: 1, values: chain(4, 2) });
+        plans.push(Plan {
+            kind: ProbeKind::Quoted,
+            statement: 1,
+            values: chain(4, 2),
+        });
     }
     plans
 }
@@ -267,7 +312,10 @@ fn lines(template: &Template, plan: &Plan) -> Lines {
     let value = |i: usize| template.values[plan.values[i] % template.values.len()].to_string();
     let fill = |pattern: &str, v: &str| pattern.replace("{v}", v);
     let first = value(0);
-    let statement = fill(template.statements[plan.statement % template.statements.len()], &first);
+    let statement = fill(
+        template.statements[plan.statement % template.statements.len()],
+        &first,
+    );
     let mut texts = vec![statement];
     let mut expected = first.clone();
     let mut stale = Vec::new();
@@ -287,7 +335,12 @@ fn lines(template: &Template, plan: &Plan) -> Lines {
             }
         }
         ProbeKind::Correction => {
-            texts.push(template.correction.replace("{v}", &value(1)).replace("{old}", &first));
+            texts.push(
+                template
+                    .correction
+                    .replace("{v}", &value(1))
+                    .replace("{old}", &first),
+            );
             expected = value(1);
             stale = vec![first.clone()];
         }
@@ -307,7 +360,13 @@ fn lines(template: &Template, plan: &Plan) -> Lines {
             distractor = Some(value(1));
         }
     }
-    Lines { texts, expected, stale, distractor, question }
+    Lines {
+        texts,
+        expected,
+        stale,
+        distractor,
+        question,
+    }
 }
 
 /// How the probes of one language are made.
@@ -353,18 +412,36 @@ pub fn update_probes(
             else {
                 continue;
             };
-            let updates = if plan.kind == ProbeKind::Update { plan.values.len() - 1 } else { 0 };
+            let updates = if plan.kind == ProbeKind::Update {
+                plan.values.len() - 1
+            } else {
+                0
+            };
             let id = format!(
                 "{}-{}-{}-{}{}",
                 template.half.as_str(),
                 template.language.as_str(),
                 template.slot.as_str(),
                 plan.kind.as_str(),
-                if updates > 0 { updates.to_string() } else { String::new() }
+                if updates > 0 {
+                    updates.to_string()
+                } else {
+                    String::new()
+                }
             );
             let window = &host.items[start..start + settings.window];
             let placed = Placement::draw(settings.window, plan.kind, lines.texts.len(), &mut rng);
-            probes.push(build(template, &plan, lines, id, host, window, &placed, count_tokens, updates));
+            probes.push(build(
+                template,
+                &plan,
+                lines,
+                id,
+                host,
+                window,
+                &placed,
+                count_tokens,
+                updates,
+            ));
         }
     }
     probes
@@ -408,7 +485,8 @@ impl Placement {
     /// The first statement in the window's first fifth; a correction two items after what it
     /// corrects; other lines spread evenly over the window's middle (35% to 85%).
     fn draw(len: usize, kind: ProbeKind, lines: usize, rng: &mut SeededRng) -> Placement {
-        let within = |rng: &mut SeededRng, from: usize, to: usize| from + rng.below((to - from).max(1));
+        let within =
+            |rng: &mut SeededRng, from: usize, to: usize| from + rng.below((to - from).max(1));
         let first = within(rng, len / 20, len / 5);
         let mut at = vec![first];
         if kind == ProbeKind::Correction {
@@ -466,18 +544,31 @@ fn build(
     for (position, item) in window.iter().enumerate() {
         while next_line < lines.texts.len() && placed.at.get(next_line) == Some(&position) {
             let label = format!("{LINE_LABEL}-{next_line}");
-            let inserted = inserted_item(&label, Role::User, &user, &lines.texts[next_line], item, 2);
+            let inserted =
+                inserted_item(&label, Role::User, &user, &lines.texts[next_line], item, 2);
             line_times.push(inserted.time);
             items.push(inserted);
-            items.push(inserted_item(&format!("{label}-ack"), Role::Assistant, &other, ack, item, 1));
+            items.push(inserted_item(
+                &format!("{label}-ack"),
+                Role::Assistant,
+                &other,
+                ack,
+                item,
+                1,
+            ));
             next_line += 1;
         }
         items.push(item.clone());
     }
     let as_of = (plan.kind == ProbeKind::AsOf)
-        .then(|| match (line_times.first().copied().flatten(), line_times.get(1).copied().flatten()) {
-            (Some(a), Some(b)) => Some(Timestamp(a.0 + (b.0 - a.0) / 2)),
-            _ => None,
+        .then(|| {
+            match (
+                line_times.first().copied().flatten(),
+                line_times.get(1).copied().flatten(),
+            ) {
+                (Some(a), Some(b)) => Some(Timestamp(a.0 + (b.0 - a.0) / 2)),
+                _ => None,
+            }
         })
         .flatten();
     let question_text = match as_of {

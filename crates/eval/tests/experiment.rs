@@ -375,14 +375,27 @@ fn update_probes_show_a_keep_everything_preset_presenting_the_stale_value() {
     assert_eq!(full.overall.probes, 8);
     assert_eq!(full.by_slot.len(), 1);
     // The whole window fits the budget: every value is there, the stale ones unmarked.
-    assert_eq!(full.overall.stale_as_current, Some(1.0), "{:?}", full.overall);
+    assert_eq!(
+        full.overall.stale_as_current,
+        Some(1.0),
+        "{:?}",
+        full.overall
+    );
     assert_eq!(full.overall.updated, Some(0.0), "{:?}", full.overall);
     // The default preset supersedes: the stale values are gone or marked.
     let default = &report.presets[1];
-    assert_eq!(default.overall.stale_as_current, Some(0.0), "{:#?}", default.probes);
+    assert_eq!(
+        default.overall.stale_as_current,
+        Some(0.0),
+        "{:#?}",
+        default.probes
+    );
     assert_eq!(default.overall.updated, Some(1.0), "{:#?}", default.probes);
     let markdown = report.markdown();
-    assert!(markdown.contains("| full | 8 | **0.000** | 1.000 |"), "{markdown}");
+    assert!(
+        markdown.contains("| full | 8 | **0.000** | 1.000 |"),
+        "{markdown}"
+    );
     assert!(markdown.contains("| full | zh | 4 |"), "{markdown}");
     assert!(dir.path().join("report").join("report.md").is_file());
 }

@@ -162,7 +162,8 @@ impl Memories {
         let written: std::collections::HashSet<MemoryId> =
             prepared.iter().map(|p| p.memory.id).collect();
         let is_current = |id: MemoryId| {
-            written.contains(&id) || index.is_some_and(|i| i.contains(id) && i.valid_to(id).is_none())
+            written.contains(&id)
+                || index.is_some_and(|i| i.contains(id) && i.valid_to(id).is_none())
         };
         let plan = supersede::plan(table, turns, &is_current);
         let missing: Vec<&Memory> = plan

@@ -194,6 +194,8 @@ pub(crate) struct SearchShape {
     pub likeness_only: bool,
     /// What was valid at this moment instead of what is current (see [`SearchRequest::as_of`]).
     pub as_of: Option<mnemos_core::Timestamp>,
+    /// Also memories a later statement superseded (see [`SearchRequest::include_superseded`]).
+    pub include_superseded: bool,
 }
 
 /// [`search`] with an optional second retrieval hop, question splitting and memory types.
@@ -214,6 +216,7 @@ pub(crate) fn search_shaped(
     request.memory_type = shape.memory_type;
     request.likeness_only = shape.likeness_only;
     request.as_of = shape.as_of;
+    request.include_superseded = shape.include_superseded;
     request.filter = SearchFilter {
         kinds: kinds.to_vec(),
         agent: Some(ctx.agent.to_string()),

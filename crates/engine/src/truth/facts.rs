@@ -461,6 +461,10 @@ mod tests {
         let text = "By the way, I live in Tallinn. My sister just had twins and we spent the whole weekend helping with the babies.";
         let first = 0..30;
         assert!(!statements_cover(text, std::slice::from_ref(&first)));
-        assert!(statements_cover("Hi! I live in Tallinn.", &[4..22]));
+        let stated = 4..22;
+        assert!(statements_cover(
+            "Hi! I live in Tallinn.",
+            std::slice::from_ref(&stated)
+        ));
     }
 }

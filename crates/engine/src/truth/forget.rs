@@ -126,7 +126,7 @@ mod tests {
         let text = "Forget that my PIN is 4412, please.";
         let at = text.find("4412").unwrap();
         assert_eq!(
-            sanitized(text, &[at..at + 4]),
+            sanitized(text, std::slice::from_ref(&(at..at + 4))),
             "Forget that my PIN is […], please."
         );
         assert_eq!(sanitized("请忘掉我的住址", &[]), "请忘掉我的住址");

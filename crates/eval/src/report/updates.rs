@@ -34,7 +34,9 @@ use crate::experiment::{Experiment, Progress, ProgressFn};
 use crate::protocol::PreparedConversation;
 use crate::runner::{AskRecord, RunOptions};
 use crate::scoring::answer_in_context;
-use crate::update_probes::{update_probes, Half, ProbeKind, ProbeLanguage, ProbeSettings, UpdateProbe};
+use crate::update_probes::{
+    update_probes, Half, ProbeKind, ProbeLanguage, ProbeSettings, UpdateProbe,
+};
 
 use super::{write_report, Comparison, Cost, EngineSetup};
 
@@ -209,7 +211,9 @@ impl UpdateScores {
             then_valid: share(&|r| r.kind == ProbeKind::AsOf, &|r| r.current_in_context),
             wrong_supersession: share(&distractors, &|r| r.wrong_supersession == Some(true)),
             distractor_kept: share(&distractors, &|r| r.current_in_context),
-            reinforced: share(&|r| r.kind == ProbeKind::Repeat, &|r| r.reinforced == Some(true)),
+            reinforced: share(&|r| r.kind == ProbeKind::Repeat, &|r| {
+                r.reinforced == Some(true)
+            }),
             succeeded: share(&all, &UpdateRecord::succeeded).unwrap_or(0.0),
             update_hit: share(&all, &|r| r.update_hit).unwrap_or(0.0),
             answer_current: share(&all, &|r| r.answer_current).unwrap_or(0.0),
@@ -384,7 +388,11 @@ struct StoredFacts {
 }
 
 impl StoredFacts {
-    fn read(engine: &Engine, user: &UserKey, probe: &UpdateProbe) -> Result<StoredFacts, EvalError> {
+    fn read(
+        engine: &Engine,
+        user: &UserKey,
+        probe: &UpdateProbe,
+    ) -> Result<StoredFacts, EvalError> {
         let filter = MemoryFilter {
             state: StateFilter::All,
             ..MemoryFilter::default()
@@ -402,7 +410,11 @@ impl StoredFacts {
         let holds = |m: &&Memory| m.provenance.contains(&statement);
         // Superseded by the distractor's line itself: a memory of its turn replaced it (host
         // lines of the same speaker may state the same slot for real, and are not counted).
-        let distractor = probe.distractor.as_ref().and_then(|_| probe.lines.get(1)).and_then(|t| turn_of(t));
+        let distractor = probe
+            .distractor
+            .as_ref()
+            .and_then(|_| probe.lines.get(1))
+            .and_then(|t| turn_of(t));
         let from_distractor = |id: mnemos_core::MemoryId| {
             memories
                 .iter()
@@ -414,12 +426,19 @@ impl StoredFacts {
             .lines
             .get(1)
             .filter(|_| probe.distractor.is_some())
-            .and_then(|text| memories.iter().find(|m| m.kind.tag() == KindTag::Turn && &m.text == text))
+            .and_then(|text| {
+                memories
+                    .iter()
+                    .find(|m| m.kind.tag() == KindTag::Turn && &m.text == text)
+            })
             .map(|m| m.valid_from);
-        let statement_superseded = memories.iter().filter(holds).any(|m| match m.superseded_by {
-            Some(by) => from_distractor(by),
-            None => m.valid_to.is_some() && m.valid_to == distractor_time,
-        });
+        let statement_superseded = memories
+            .iter()
+            .filter(holds)
+            .any(|m| match m.superseded_by {
+                Some(by) => from_distractor(by),
+                None => m.valid_to.is_some() && m.valid_to == distractor_time,
+            });
         let repeat = probe.lines.get(1).and_then(|text| turn_of(text));
         let reinforced = probe.kind == ProbeKind::Repeat
             && repeat.is_some_and(|repeat| {
@@ -465,7 +484,10 @@ fn update_record(probe: &UpdateProbe, ask: &AskRecord, stored: &StoredFacts) -> 
         lines: probe.lines.clone(),
         current_in_context,
         stale_as_current,
-        wrong_supersession: probe.kind.is_distractor().then_some(stored.statement_superseded),
+        wrong_supersession: probe
+            .kind
+            .is_distractor()
+            .then_some(stored.statement_superseded),
         reinforced: (probe.kind == ProbeKind::Repeat).then_some(stored.reinforced),
         update_hit: ask.evidence_in_context,
         answer: ask.answer.clone(),
@@ -499,7 +521,8 @@ fn states(context: &str, text: &str) -> bool {
     let text = text.trim();
     context.lines().any(|line| {
         let said = said(line).trim();
-        !said.is_empty() && (said.contains(text) || (said.chars().count() >= 8 && text.contains(said)))
+        !said.is_empty()
+            && (said.contains(text) || (said.chars().count() >= 8 && text.contains(said)))
     })
 }
 
@@ -582,12 +605,18 @@ mod tests {
         assert!(stale_as_current("Tallinn", "Ann: I live in Tallinn."));
         assert!(!stale_as_current("Tallinn", "Ann: I live in Porto."));
         assert!(stale_as_current("洛阳", "我现在住在洛阳"));
-        assert!(!stale_as_current("洛阳", "我住在洛阳（已过时）\n我现在住在厦门"));
+        assert!(!stale_as_current(
+            "洛阳",
+            "我住在洛阳（已过时）\n我现在住在厦门"
+        ));
         assert!(!stale_as_current(
             "Tallinn",
             "- [round 9] Ann: home is Porto now (previously: Tallinn, until 2023-05-01)"
         ));
-        assert!(!stale_as_current("洛阳", "我现在住在厦门（之前：洛阳，至2024-03-02）"));
+        assert!(!stale_as_current(
+            "洛阳",
+            "我现在住在厦门（之前：洛阳，至2024-03-02）"
+        ));
     }
 
     #[test]

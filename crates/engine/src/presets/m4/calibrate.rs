@@ -30,13 +30,15 @@ use crate::mechanism::{Derived, MechanismCtx};
 use crate::presets::retrieval::{search_shaped, SearchShape};
 use crate::primitives::union_provenance;
 
-/// Calibration looks for statements like the new one, not for the turns around them.
+/// Calibration looks for statements like the new one, not for the turns around them, and
+/// among the older turns too that the engine's write path already found superseded.
 const LIKENESS: SearchShape = SearchShape {
     second_hop: None,
     split_questions: false,
     memory_type: None,
     likeness_only: true,
     as_of: None,
+    include_superseded: true,
 };
 
 /// Metadata key on a calibrated node: the turns whose statements it supersedes (ids,
@@ -48,6 +50,8 @@ struct Candidate<'a> {
     stale: &'a Memory,
     /// The older turn (from the search) and the new one.
     statements: Option<(Memory, &'a Memory)>,
+    /// The engine's write path already found the older statement replaced by the new one.
+    written: bool,
 }
 
 /// Check `node` (built from `fresh` turns) against `current` nodes; merge what conflicts.
@@ -65,6 +69,7 @@ pub(super) fn calibrate(
     }
     let superseded: HashSet<_> = derived.updates.iter().map(|u| u.id).collect();
     let mut candidates = chain_candidates(ctx, params, &node, current)?;
+    candidates.extend(written_candidates(ctx, &node, fresh, current)?);
     candidates.extend(statement_candidates(ctx, params, &node, fresh, current)?);
     let mut merged_from: Vec<MemoryId> = Vec::new();
     let mut stale_turns: Vec<String> = Vec::new();
@@ -81,7 +86,7 @@ pub(super) fn calibrate(
                 ctx.model.merge(&stale.text, &node.text)?
             }
             Some((ref old, new)) => {
-                if !ctx.model.conflicts(&old.text, &new.text)? {
+                if !candidate.written && !ctx.model.conflicts(&old.text, &new.text)? {
                     continue;
                 }
                 stale_turns.extend(old.provenance.iter().map(ToString::to_string));
@@ -151,8 +156,64 @@ fn chain_candidates<'a>(
         .map(|stale| Candidate {
             stale,
             statements: None,
+            written: false,
         })
         .collect())
+}
+
+/// The older turns whose facts the engine's write path found replaced by the node's own turns
+/// (`crate::truth`), each with the current node that covers it: statement checks the rules
+/// already answered, so calibration needs no model call to find them.
+fn written_candidates<'a>(
+    ctx: &MechanismCtx,
+    node: &Memory,
+    fresh: &'a [Memory],
+    current: &'a [Memory],
+) -> EngineResult<Vec<Candidate<'a>>> {
+    let mine: HashSet<&TurnId> = node.provenance.iter().collect();
+    let new_turns: HashMap<MemoryId, &Memory> = fresh
+        .iter()
+        .filter(|t| t.provenance.iter().any(|p| mine.contains(p)))
+        .map(|t| (t.id, t))
+        .collect();
+    if new_turns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let table = ctx.facts()?;
+    // (older turn, newer turn) for each fact one of the node's turns replaced.
+    let mut pairs: Vec<(MemoryId, &Memory)> = Vec::new();
+    for entry in table.entries().iter().filter(|e| e.agent == ctx.agent) {
+        let newer = entry
+            .superseded_by
+            .and_then(|by| table.get(by))
+            .and_then(|f| f.source);
+        let (Some(old), Some(new)) = (entry.source, newer.and_then(|n| new_turns.get(&n))) else {
+            continue;
+        };
+        if old != new.id && !pairs.iter().any(|(o, _)| *o == old) {
+            pairs.push((old, new));
+        }
+    }
+    let olds: Vec<MemoryId> = pairs.iter().map(|(o, _)| *o).collect();
+    let covering: HashMap<TurnId, &Memory> = current
+        .iter()
+        .flat_map(|n| n.provenance.iter().map(move |t| (*t, n)))
+        .collect();
+    let mut out = Vec::new();
+    for old in ctx.store().memories(ctx.user, &olds)? {
+        let Some((_, new)) = pairs.iter().find(|(o, _)| *o == old.id) else {
+            continue;
+        };
+        let Some(stale) = old.provenance.iter().find_map(|t| covering.get(t)) else {
+            continue;
+        };
+        out.push(Candidate {
+            stale,
+            statements: Some((old, *new)),
+            written: true,
+        });
+    }
+    Ok(out)
 }
 
 /// For each of the node's turns that announces a change, the older turns most like it that a
@@ -200,6 +261,7 @@ fn statement_candidates<'a>(
                 Some(Candidate {
                     stale,
                     statements: Some((h.memory, new)),
+                    written: false,
                 })
             })
             .take(params.statement_checks);
@@ -217,6 +279,7 @@ fn supersede(stale: &Memory, by: &Memory, at: Moment) -> BatchUpdate {
         patch: MemoryPatch {
             metadata: Some(metadata),
             valid_to: Some(Some(by.valid_from.max(stale.valid_from))),
+            superseded_by: Some(Some(by.id)),
             ..MemoryPatch::default()
         },
         at,

@@ -89,6 +89,9 @@ pub struct M4Params {
     pub chains: bool,
     /// Check each new node against its chains and merge conflicts.
     pub calibrate: bool,
+    /// Let the engine's write path supersede statements as they arrive (facts by rule, no
+    /// model call); calibration then takes what it found instead of asking the model again.
+    pub supersede: bool,
     /// Closest current nodes of its chains a new node is checked against.
     pub calibrate_checks: usize,
     /// Older turns each new turn that announces a change is checked against.
@@ -118,6 +121,7 @@ impl Default for M4Params {
             gamma: 0.5,
             chains: true,
             calibrate: true,
+            supersede: true,
             calibrate_checks: 1,
             statement_checks: 2,
             read_checks: 8,
@@ -143,6 +147,10 @@ impl PresetParams for M4Params {
             "order nodes into category chains and walk them (false: independent nodes)",
         ),
         ("calibrate", "check new nodes against their chains and merge conflicts"),
+        (
+            "supersede",
+            "the engine's write path supersedes statements by rule as they arrive; calibration takes what it found (false: the model alone, as in the paper)",
+        ),
         (
             "calibrate_checks",
             "closest current nodes of its chains each new node is checked against (0..=50)",
@@ -544,6 +552,15 @@ fn node_item(chains: &Chains, index: usize, section: &str, step: Step, score: f6
 impl Mechanism for M4 {
     fn name(&self) -> &str {
         NAME
+    }
+
+    /// Calibration builds on the engine's supersession: a statement the write path already
+    /// found replaced needs no model call to be found stale again.
+    fn write_policy(&self) -> crate::truth::WritePolicy {
+        crate::truth::WritePolicy {
+            supersede: self.params.calibrate && self.params.supersede,
+            forget_requests: false,
+        }
     }
 
     fn observe(&self, _ctx: &ObserveCtx, _turn: &mnemos_core::Turn) -> EngineResult<Vec<JobSpec>> {

@@ -124,6 +124,10 @@ fn a_conflicting_update_supersedes_the_stale_node_and_keeps_it_in_history() {
     assert!(text.contains("supersedes 1"), "{text}");
 }
 
+/// The paper's calibration alone: the model finds every conflict (the engine's write path
+/// supersedes nothing first).
+const MODEL_ONLY: &str = "supersede = false";
+
 /// Unrelated chat around one stated fact, as in a long session.
 const CHAT: &[&str] = &[
     "The weather has been lovely for walks lately.",
@@ -134,7 +138,7 @@ const CHAT: &[&str] = &[
 
 #[test]
 fn an_announced_update_inside_a_summary_supersedes_the_node_that_holds_the_old_statement() {
-    let engine = test_engine(NAME, "", true);
+    let engine = test_engine(NAME, MODEL_ONLY, true);
     let mut first = CHAT.to_vec();
     // The test embedder hashes words, so the two statements share one ("home") to be found.
     first.insert(
@@ -449,7 +453,7 @@ fn recent_or_disabled_nodes_are_not_compressed() {
 
 #[test]
 fn a_calibrated_node_keeps_its_wording_and_its_record_of_stale_turns() {
-    let engine = test_engine(NAME, "", true);
+    let engine = test_engine(NAME, MODEL_ONLY, true);
     let mut first = CHAT.to_vec();
     first.insert(1, "My home is in Tallinn, a small flat near the river.");
     session(&engine, "s1", 0, &first);
@@ -494,7 +498,7 @@ fn a_calibrated_node_keeps_its_wording_and_its_record_of_stale_turns() {
 
 #[test]
 fn an_update_still_in_the_open_session_marks_the_older_statement_in_the_context() {
-    let engine = test_engine(NAME, "", true);
+    let engine = test_engine(NAME, MODEL_ONLY, true);
     let mut first = CHAT.to_vec();
     first.insert(1, "My home is in Tallinn, a small flat near the river.");
     session(&engine, "s1", 0, &first);
@@ -577,7 +581,7 @@ fn a_chinese_statement_is_marked_in_chinese() {
 #[test]
 fn turns_without_timestamps_are_ordered_by_round_for_read_time_calibration() {
     // The test clock is fixed: every turn gets the same time, as in a dialogue without dates.
-    let engine = test_engine(NAME, "", true);
+    let engine = test_engine(NAME, MODEL_ONLY, true);
     let mut turns: Vec<NewTurn> = CHAT
         .iter()
         .map(|line| NewTurn::user(scope("s1"), *line))
@@ -605,4 +609,44 @@ fn turns_without_timestamps_are_ordered_by_round_for_read_time_calibration() {
         "{}",
         context.text
     );
+}
+
+#[test]
+fn calibration_takes_what_the_write_path_superseded_without_asking_the_model() {
+    let engine = test_engine(NAME, "", true);
+    let mut first = CHAT.to_vec();
+    first.insert(2, "By the way, I live in Tallinn these days.");
+    session(&engine, "s1", 0, &first);
+    let calls_before = engine.model().usage().total().calls;
+    let mut second: Vec<&str> = CHAT.iter().rev().copied().collect();
+    second.insert(1, "Big news: I just moved, and I live in Porto now.");
+    session(&engine, "s2", 100, &second);
+    // The old statement left the current turns at write time.
+    let hits = engine
+        .search(&crate::SearchRequest::new(user(), "Tallinn"))
+        .unwrap()
+        .hits;
+    assert!(
+        hits.iter()
+            .all(|h| h.memory.kind != MemoryKind::Turn || !h.memory.text.contains("Tallinn")),
+        "{hits:#?}"
+    );
+    // The node holding it was calibrated: superseded by the node that says Porto, which keeps
+    // the old statement as a record.
+    let all = nodes(&engine, StateFilter::All);
+    let stale = all
+        .iter()
+        .find(|n| n.text.contains("Tallinn") && !n.text.contains("Porto"))
+        .expect("the first session's node");
+    let newer = all
+        .iter()
+        .find(|n| Some(n.id) == stale.superseded_by)
+        .expect("its successor");
+    assert!(stale.valid_to.is_some());
+    assert!(
+        newer.text.contains("Porto now. (previously:"),
+        "{}",
+        newer.text
+    );
+    assert!(engine.model().usage().total().calls > calls_before);
 }

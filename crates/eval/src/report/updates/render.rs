@@ -62,7 +62,11 @@ const HEADER: &str = "probes | updated | stale as current | then-valid (as_of) |
 pub(super) fn markdown(report: &UpdateReport) -> String {
     let mut md = String::new();
     let d = &report.dataset;
-    let _ = writeln!(md, "# mnemos eval probes --kind update ({} half)\n", d.half.as_str());
+    let _ = writeln!(
+        md,
+        "# mnemos eval probes --kind update ({} half)\n",
+        d.half.as_str()
+    );
     let per_language: Vec<String> = d
         .probes
         .iter()
@@ -101,11 +105,24 @@ pub(super) fn markdown(report: &UpdateReport) -> String {
         let _ = writeln!(md, "- {note}");
     }
     for row in &report.presets {
-        let errors = row.probes.iter().filter(|r| r.model_error.is_some()).count();
+        let errors = row
+            .probes
+            .iter()
+            .filter(|r| r.model_error.is_some())
+            .count();
         if errors > 0 {
-            let _ = writeln!(md, "- {}: the answer model failed on {errors} probe(s)", row.preset);
+            let _ = writeln!(
+                md,
+                "- {}: the answer model failed on {errors} probe(s)",
+                row.preset
+            );
         }
-        job_failures(&mut md, &row.preset, row.cost.jobs_failed, &row.cost.job_errors);
+        job_failures(
+            &mut md,
+            &row.preset,
+            row.cost.jobs_failed,
+            &row.cost.job_errors,
+        );
     }
     md
 }

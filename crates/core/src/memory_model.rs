@@ -690,6 +690,13 @@ pub trait MemoryModel: Send + Sync {
     fn usage(&self) -> UsageReport {
         UsageReport::default()
     }
+
+    /// Whether answers come from a language model (an LLM endpoint) rather than rules and
+    /// small statistics. What rules decided on the write path is worth a language model's
+    /// second opinion; asking the rules again is not.
+    fn is_language_model(&self) -> bool {
+        false
+    }
 }
 
 fn expect<T>(

@@ -28,7 +28,7 @@ use crate::memories::{
     SearchResults,
 };
 use crate::presets::{self, PresetSpec};
-use crate::truth::PrivacySettings;
+use crate::truth::{ChangeKind, FactChange, PrivacySettings};
 
 /// How derived jobs run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -102,6 +102,9 @@ pub struct AddReport {
     pub turns: Vec<AddedTurn>,
     pub jobs_enqueued: usize,
     pub jobs: JobReport,
+    /// What the turns' statements did to earlier memories: superseded, ended, corrected or
+    /// reinforced them (each change is also in the changed memory's history).
+    pub changes: Vec<FactChange>,
 }
 
 /// What a user's forget request did.
@@ -448,11 +451,16 @@ impl Engine {
             Ok(jobs)
         };
         let policy = |agent: &str| self.mechanism(agent).write_policy();
-        let added = self.memories.add_turns_planned(turns, &mut plan, &policy)?;
+        let mut changes = Vec::new();
+        let added = self
+            .memories
+            .add_turns_planned(turns, &mut plan, &policy, &mut changes)?;
+        let confirming = self.plan_confirmations(&changes)?;
         let mut report = AddReport {
             turns: added,
-            jobs_enqueued: enqueued,
+            jobs_enqueued: enqueued + confirming,
             jobs: JobReport::default(),
+            changes: changes.into_iter().map(|(_, c)| c).collect(),
         };
         if self.settings.inline {
             for user in &users {
@@ -460,6 +468,35 @@ impl Engine {
             }
         }
         Ok(report)
+    }
+
+    /// When the memory model is a language model, a job per supersession the write path made
+    /// by rule (for agents whose preset asks for it), so the model's `conflicts` task can
+    /// confirm it or undo it; returns how many were planned. Offline, the rules decide alone.
+    fn plan_confirmations(&self, changes: &[(UserKey, FactChange)]) -> EngineResult<usize> {
+        if !self.model.is_language_model() {
+            return Ok(0);
+        }
+        let mut planned = 0;
+        for (user, change) in changes {
+            if !matches!(change.kind, ChangeKind::Superseded | ChangeKind::Corrected) {
+                continue;
+            }
+            let Some(newer) = self.store().memory(user, change.by)? else {
+                continue;
+            };
+            let mechanism = self.mechanism(&newer.scope.agent);
+            let Some(spec) = mechanism.confirm_supersession(change) else {
+                continue;
+            };
+            let batch = WriteBatch {
+                jobs: vec![self.job_now(spec, mechanism.name(), &newer.scope)?],
+                ..WriteBatch::default()
+            };
+            self.memories.commit(user, batch)?;
+            planned += 1;
+        }
+        Ok(planned)
     }
 
     /// The jobs each turn of one user's write causes: every turn is observed by its agent's

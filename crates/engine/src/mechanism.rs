@@ -331,6 +331,13 @@ pub trait Mechanism: Send + Sync {
     fn write_policy(&self) -> crate::truth::WritePolicy {
         crate::truth::WritePolicy::default()
     }
+    /// The job that asks a language model to confirm a supersession the write path made by
+    /// rule (`None`: the rules' decision stands). Only asked when the engine's memory model is
+    /// a language model.
+    fn confirm_supersession(&self, change: &crate::truth::FactChange) -> Option<JobSpec> {
+        let _ = change;
+        None
+    }
     /// Whether `recall` answers `RecallRequest::as_of` itself (from valid time). When it does
     /// not, the engine drops the items that were not valid then from its context, and says so.
     fn answers_as_of(&self) -> bool {

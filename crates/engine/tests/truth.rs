@@ -381,3 +381,50 @@ fn a_turn_whose_facts_are_all_replaced_in_the_same_write_stops_being_current() {
         );
     }
 }
+
+/// An engine whose memory model is an LLM endpoint scripted to answer `conflicts`.
+fn engine_with_llm(server: &mnemos_testkit::ScriptedLlm) -> Engine {
+    let embedder = Arc::new(HashEmbedder::default());
+    let mut config = mnemos_llm::LlmConfig::new(server.base_url(), "scripted-model");
+    config.max_retries = 0;
+    let model = Arc::new(mnemos_llm::LlmModel::new(config).unwrap());
+    Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn with_a_language_model_a_supersession_is_confirmed_or_undone() {
+    use mnemos_testkit::{ScriptedLlm, Step};
+    // The model says the two statements do not conflict: the rules' supersession is undone.
+    let server = ScriptedLlm::start().unwrap();
+    server.push_for("conflicts", Step::reply(r#"{"conflict": false}"#));
+    let engine = engine_with_llm(&server);
+    say(&engine, 0, &["I live in Tallinn."]);
+    say(&engine, 1, &["I live in Porto now."]);
+    let all = facts(&engine);
+    let tallinn = fact_with(&all, "Tallinn");
+    assert!(tallinn.is_current(), "undone: {all:#?}");
+    let history = engine.history(&ann(), tallinn.id).unwrap();
+    assert_eq!(
+        history.len(),
+        3,
+        "created, superseded, restored: {history:#?}"
+    );
+    assert!(search(&engine, "Tallinn")
+        .iter()
+        .any(|m| m.text.contains("Tallinn")));
+
+    // The model confirms: the supersession stands.
+    let server = ScriptedLlm::start().unwrap();
+    server.push_for("conflicts", Step::reply(r#"{"conflict": true}"#));
+    let engine = engine_with_llm(&server);
+    say(&engine, 0, &["I live in Tallinn."]);
+    say(&engine, 1, &["I live in Porto now."]);
+    assert!(!fact_with(&facts(&engine), "Tallinn").is_current());
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "one conflicts call, nothing else asked of the model"
+    );
+}

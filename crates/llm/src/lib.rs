@@ -158,6 +158,10 @@ impl MemoryModel for LlmModel {
         &self.id
     }
 
+    fn is_language_model(&self) -> bool {
+        true
+    }
+
     fn run(&self, task: &Task) -> ModelResult<TaskOutput> {
         let started = Instant::now();
         let mut stats = CallStats::default();

@@ -415,6 +415,51 @@ pub struct AddTurnsResponse {
     /// Derived work that ran within the request (only when the engine runs jobs inline; under
     /// `mnemos serve` a background worker runs them).
     pub jobs: JobReportOut,
+    /// What the turns' statements did to earlier memories (each also in that memory's history).
+    pub changes: Vec<FactChangeOut>,
+}
+
+/// One earlier memory a new turn changed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FactChangeOut {
+    /// `superseded` (a new value replaced it), `ended` (a negation), `corrected`,
+    /// `reinforced` (said again) or `turn_superseded` (a turn all of whose facts were replaced).
+    #[schema(schema_with = change_kind_schema)]
+    pub kind: &'static str,
+    /// The earlier memory.
+    pub memory_id: String,
+    /// What replaced, ended or repeated it.
+    pub by: String,
+}
+
+fn change_kind_schema() -> Object {
+    one_of(
+        "What the new turn did to the earlier memory.",
+        [
+            "superseded",
+            "ended",
+            "corrected",
+            "reinforced",
+            "turn_superseded",
+        ],
+    )
+}
+
+impl From<&mnemos_engine::truth::FactChange> for FactChangeOut {
+    fn from(c: &mnemos_engine::truth::FactChange) -> Self {
+        use mnemos_engine::truth::ChangeKind;
+        FactChangeOut {
+            kind: match c.kind {
+                ChangeKind::Superseded => "superseded",
+                ChangeKind::Ended => "ended",
+                ChangeKind::Corrected => "corrected",
+                ChangeKind::Reinforced => "reinforced",
+                ChangeKind::TurnSuperseded => "turn_superseded",
+            },
+            memory_id: c.memory.to_string(),
+            by: c.by.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -452,6 +497,7 @@ impl From<&AddReport> for AddTurnsResponse {
             turns,
             jobs_enqueued: report.jobs_enqueued,
             jobs: (&report.jobs).into(),
+            changes: report.changes.iter().map(Into::into).collect(),
         }
     }
 }

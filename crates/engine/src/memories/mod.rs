@@ -16,7 +16,7 @@ use mnemos_text::Analyzer;
 use mnemos_core::retrieval::{embedding_windows, Reranker, RetrievalConfig, ScopeIndex, TextKey};
 
 use crate::truth::facts::FactTable;
-use crate::truth::{PrivacySettings, WritePolicy};
+use crate::truth::{FactChange, PrivacySettings, WritePolicy};
 use mnemos_core::{
     validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, Memory, MemoryFilter,
     MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
@@ -427,10 +427,12 @@ impl Memories {
     /// per user, in order. On error nothing of the failing user's group is written.
     #[cfg(test)]
     pub(crate) fn add_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<AddedTurn>> {
+        let mut changes = Vec::new();
         self.add_turns_planned(
             turns,
             &mut |turns| Ok(vec![Vec::new(); turns.len()]),
             &|_| WritePolicy::default(),
+            &mut changes,
         )
     }
 
@@ -447,6 +449,7 @@ impl Memories {
         turns: Vec<NewTurn>,
         plan: &mut TurnPlanner<'_>,
         policy: &PolicyOf<'_>,
+        changes: &mut Vec<(UserKey, FactChange)>,
     ) -> Result<Vec<AddedTurn>> {
         for (i, turn) in turns.iter().enumerate() {
             let at = |e: Error| Error::invalid(format!("turn {}: {e}", i + 1));
@@ -463,7 +466,9 @@ impl Memories {
             }
         }
         for (user, group) in groups {
-            out.extend(self.add_user_turns(&user, group, plan, policy)?);
+            let mut made = Vec::new();
+            out.extend(self.add_user_turns(&user, group, plan, policy, &mut made)?);
+            changes.extend(made.into_iter().map(|c| (user.clone(), c)));
         }
         Ok(out)
     }
@@ -551,6 +556,7 @@ impl Memories {
         group: Vec<NewTurn>,
         plan: &mut TurnPlanner<'_>,
         policy: &PolicyOf<'_>,
+        changes: &mut Vec<FactChange>,
     ) -> Result<Vec<AddedTurn>> {
         let slot = self.built_slot(user)?;
         let mut prepared = self.prepare(group)?;
@@ -579,7 +585,10 @@ impl Memories {
                 &erasing,
             );
             match written {
-                Ok(()) => return Ok(Self::outcomes(outcomes, &prepared)),
+                Ok(made) => {
+                    changes.extend(made);
+                    return Ok(Self::outcomes(outcomes, &prepared));
+                }
                 Err(StoreError::Conflict(conflict)) => {
                     if let Conflict::DuplicateTurnKey { .. } = conflict {
                         drop(guard);
@@ -617,7 +626,7 @@ impl Memories {
         (vectors, terms): (&[Embedded], &[Vec<String>]),
         plan: &mut TurnPlanner<'_>,
         erasing: &Erasing,
-    ) -> std::result::Result<(), StoreError> {
+    ) -> std::result::Result<Vec<FactChange>, StoreError> {
         let last_round = match guard.index.as_ref() {
             Some(index) => index.last_round,
             None => {
@@ -642,8 +651,12 @@ impl Memories {
         };
         let last = batch.turns.iter().map(|t| t.at.round).max();
         self.store.write(batch)?;
+        let changes = truth
+            .as_ref()
+            .map(|(t, _)| t.changes().to_vec())
+            .unwrap_or_default();
         let Some(index) = guard.index.as_mut() else {
-            return Ok(());
+            return Ok(changes);
         };
         for ((p, terms), e) in prepared.iter().zip(terms).zip(vectors) {
             index.upsert_embedded(&p.memory, terms, &e.vector, &e.keys);
@@ -653,7 +666,7 @@ impl Memories {
             truth.apply_to(index, &mut table, erasing, self.analyzer);
             guard.facts = Some(table);
         }
-        Ok(())
+        Ok(changes)
     }
 
     fn analyze(&self, texts: &[String]) -> Vec<Vec<String>> {

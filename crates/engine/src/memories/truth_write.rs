@@ -428,6 +428,11 @@ struct StoredTargets {
 }
 
 impl WriteTruth {
+    /// What the plan changes (for the write's report).
+    pub(super) fn changes(&self) -> &[crate::truth::FactChange] {
+        &self.plan.changes
+    }
+
     /// Put the plan's facts (with vectors), edits and the write's erasures into `batch`.
     pub(super) fn add_to(&self, batch: &mut WriteBatch, erasing: &Erasing, model: &str) {
         for fact in &self.plan.facts {

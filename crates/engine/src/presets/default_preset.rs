@@ -17,7 +17,8 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use mnemos_core::{
-    Hit, KindTag, MemoryId, MemoryKind, Moment, RetrieverKind, SecondHop, Timestamp, Turn,
+    BatchUpdate, Hit, Job, KindTag, MemoryId, MemoryKind, MemoryModelExt, MemoryPatch, Moment,
+    RetrieverKind, SecondHop, Timestamp, Turn,
 };
 use mnemos_text::Asked;
 
@@ -26,14 +27,25 @@ use super::retrieval::{hit_item, search_shaped, SearchShape};
 use super::PresetParams;
 use crate::error::EngineResult;
 use crate::mechanism::{
-    ContextItem, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
+    ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
 use crate::primitives::{build_context, pack_within_budget, tokens};
+use crate::truth::facts::SOURCE_KEY;
 use crate::truth::facts::{loosely_equal, slot_name, FactEntry, FactTable};
 use crate::truth::forget::TOPIC_KEY;
-use crate::truth::WritePolicy;
+use crate::truth::{FactChange, WritePolicy};
 
 pub const NAME: &str = "default";
+
+/// The job that asks a language model to confirm a supersession made by rule.
+const JOB_CONFIRM: &str = "confirm_supersession";
+
+/// What a confirmation job checks: that `by` really replaced `memory`.
+#[derive(Serialize, Deserialize)]
+struct Confirm {
+    memory: MemoryId,
+    by: MemoryId,
+}
 pub const SUMMARY: &str = "The default: facts kept current (a new value supersedes the old, history kept), forget requests honoured, hybrid retrieval with a second hop";
 
 /// Section of the facts the query asks about.
@@ -167,6 +179,28 @@ impl Mechanism for DefaultPreset {
         true
     }
 
+    fn confirm_supersession(&self, change: &FactChange) -> Option<JobSpec> {
+        let payload = Confirm {
+            memory: change.memory,
+            by: change.by,
+        };
+        let payload = serde_json::to_value(payload).ok()?;
+        self.params
+            .supersede
+            .then(|| JobSpec::new(JOB_CONFIRM, payload))
+    }
+
+    fn run_job(&self, ctx: &MechanismCtx, job: &Job) -> EngineResult<Derived> {
+        if job.kind != JOB_CONFIRM {
+            return Err(crate::error::EngineError::Job {
+                id: job.id.to_string(),
+                message: format!("{NAME} plans no '{}' jobs", job.kind),
+            });
+        }
+        let confirm: Confirm = JobSpec::parse(job)?;
+        confirm_or_undo(ctx, &confirm)
+    }
+
     fn write_policy(&self) -> WritePolicy {
         WritePolicy {
             supersede: self.params.supersede,
@@ -260,6 +294,49 @@ impl DefaultPreset {
             })
             .collect())
     }
+}
+
+/// A language model's second opinion on a supersession made by rule: when its `conflicts`
+/// task finds the two statements compatible, the older memory is current again (and so is the
+/// raw turn that went with it), each change a new version in its history.
+fn confirm_or_undo(ctx: &MechanismCtx, confirm: &Confirm) -> EngineResult<Derived> {
+    let store = ctx.store();
+    let (Some(old), Some(new)) = (
+        store.memory(ctx.user, confirm.memory)?,
+        store.memory(ctx.user, confirm.by)?,
+    ) else {
+        return Ok(Derived::default());
+    };
+    // Changed since (undone, forgotten, replaced again): nothing left to confirm.
+    if old.superseded_by != Some(new.id) || !old.is_active() || !new.is_active() {
+        return Ok(Derived::default());
+    }
+    if ctx.model.conflicts(&old.text, &new.text)? {
+        return Ok(Derived::default());
+    }
+    let at = ctx.moment()?;
+    let undo = |id: MemoryId| BatchUpdate {
+        id,
+        patch: MemoryPatch {
+            valid_to: Some(None),
+            superseded_by: Some(None),
+            ..MemoryPatch::default()
+        },
+        at,
+    };
+    let mut derived = Derived::default();
+    derived.updates.push(undo(old.id));
+    let source = |m: &mnemos_core::Memory| -> Option<MemoryId> {
+        m.metadata.get(SOURCE_KEY).and_then(|v| v.parse().ok())
+    };
+    if let (Some(old_turn), Some(new_turn)) = (source(&old), source(&new)) {
+        if let Some(turn) = store.memory(ctx.user, old_turn)? {
+            if turn.superseded_by == Some(new_turn) {
+                derived.updates.push(undo(turn.id));
+            }
+        }
+    }
+    Ok(derived)
 }
 
 /// Whether a fact answers what a question asks: its slot, a compatible subject (a question in

@@ -495,9 +495,25 @@ fn remember(engine: &Engine, user: &UserKey, args: RememberArgs) -> Outcome {
             "memory_id": turn.memory_id().map(|id| id.to_string()),
         }));
     }
+    let changes: Vec<Value> = report
+        .changes
+        .iter()
+        .map(|c| {
+            let change = crate::dto::FactChangeOut::from(c);
+            json!({ "kind": change.kind, "memory_id": change.memory_id, "by": change.by })
+        })
+        .collect();
+    for change in &changes {
+        text.push_str(&format!(
+            "- earlier memory {} {} by {}\n",
+            change["memory_id"].as_str().unwrap_or(""),
+            change["kind"].as_str().unwrap_or("").replace('_', " "),
+            change["by"].as_str().unwrap_or("")
+        ));
+    }
     Ok((
         text,
-        json!({ "added": added, "duplicate": duplicate, "turns": turns }),
+        json!({ "added": added, "duplicate": duplicate, "turns": turns, "changes": changes }),
     ))
 }
 

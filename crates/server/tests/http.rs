@@ -925,3 +925,163 @@ fn inspector_routes_over_http() {
     assert!(chains["data"]["calibrations"].is_array(), "{chains}");
     server.stop().unwrap();
 }
+
+/// A user turn at a given time, for the default preset's write path.
+fn said_at(text: &str, time: &str) -> Value {
+    json!({"agent": "bot", "session": "s1", "turns": [{"role": "user", "text": text, "time": time}]})
+}
+
+#[test]
+fn what_is_true_now_over_http() {
+    let server = Server::start_with(Server::default_config(), "default", true);
+    let path = |route: &str| format!("/v1/users/ann/{route}");
+    let (status, first) = server.send(
+        "POST",
+        &path("turns"),
+        Some(said_at("I live in Tallinn.", "2024-01-10T09:00:00Z")),
+    );
+    assert_eq!(status, StatusCode::CREATED, "{first}");
+    let (status, second) = server.send(
+        "POST",
+        &path("turns"),
+        Some(said_at(
+            "Big news: I just moved, and I live in Porto now.",
+            "2024-06-01T09:00:00Z",
+        )),
+    );
+    assert_eq!(status, StatusCode::CREATED, "{second}");
+    let kinds: Vec<&str> = second["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["kind"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"superseded") && kinds.contains(&"turn_superseded"),
+        "{second}"
+    );
+
+    // Now: only what holds.
+    let query = |extra: Value| {
+        let mut body = json!({"query": "Where do I live?"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        server.send("POST", &path("search"), Some(body))
+    };
+    let (status, now) = query(json!({}));
+    assert_eq!(status, StatusCode::OK, "{now}");
+    let texts = |hits: &Value| -> Vec<String> {
+        hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["memory"]["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(texts(&now).iter().any(|t| t.contains("Porto")), "{now}");
+    assert!(texts(&now).iter().all(|t| !t.contains("Tallinn")), "{now}");
+    // Asked for, the superseded memories come after the current ones, marked.
+    let (_, all) = query(json!({"include_superseded": true}));
+    let hits = all["hits"].as_array().unwrap();
+    let stale = hits
+        .iter()
+        .position(|h| h["superseded"] == true)
+        .expect("a superseded hit");
+    assert!(
+        hits[stale..].iter().all(|h| h["superseded"] == true),
+        "{all}"
+    );
+    assert!(hits[stale]["memory"]["superseded_by"].is_string());
+    assert!(hits[stale]["memory"]["valid_to"].is_string());
+    // The past, from valid time.
+    let (_, then) = query(json!({"as_of": "2024-03-01"}));
+    assert!(texts(&then).iter().any(|t| t.contains("Tallinn")), "{then}");
+    assert!(texts(&then).iter().all(|t| !t.contains("Porto")), "{then}");
+    let (status, body) = server.send("POST", &path("recall"), Some(json!({"query": "Which city did I live in?", "agent": "bot", "as_of": "2024-03-01T00:00:00Z"})));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["text"].as_str().unwrap().contains("Tallinn"), "{body}");
+    // Listings filter by valid time too.
+    let listed = |q: &str| {
+        let page = get(&server, &format!("{}?kind=turn{q}", path("memories")));
+        let memories = page["memories"].as_array().unwrap();
+        memories
+            .iter()
+            .map(|m| m["text"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed("").len(), 2);
+    assert!(listed("&current=true")
+        .iter()
+        .all(|t| !t.contains("Tallinn")));
+    assert!(listed("&as_of=2024-03-01")
+        .iter()
+        .all(|t| t.contains("Tallinn")));
+
+    // Bad moments are refused, naming the field; nothing is read differently.
+    for body in [
+        json!({"as_of": "yesterday"}),
+        json!({"as_of": "2024-13-40"}),
+    ] {
+        let (status, error) = query(body);
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("as_of"),
+            "{error}"
+        );
+    }
+    bad_request(&server, &format!("{}?as_of=soon", path("memories")));
+    let (status, error) = server.send(
+        "POST",
+        &path("recall"),
+        Some(json!({"query": "x", "as_of": 5})),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+
+    // A forget request in dialogue erases what it names and leaves a tombstone.
+    server.send(
+        "POST",
+        &path("turns"),
+        Some(said_at(
+            "My passport number is X4417902.",
+            "2024-07-01T09:00:00Z",
+        )),
+    );
+    let (_, found) = server.send(
+        "POST",
+        &path("search"),
+        Some(json!({"query": "passport number"})),
+    );
+    assert!(
+        texts(&found).iter().any(|t| t.contains("X4417902")),
+        "{found}"
+    );
+    server.send(
+        "POST",
+        &path("turns"),
+        Some(said_at(
+            "Please forget my passport number.",
+            "2024-07-02T09:00:00Z",
+        )),
+    );
+    for q in ["passport number", "X4417902", "What is my passport number?"] {
+        let (_, hits) = server.send("POST", &path("search"), Some(json!({"query": q})));
+        assert!(
+            texts(&hits).iter().all(|t| !t.contains("X4417902")),
+            "{q}: {hits}"
+        );
+    }
+    let (_, context) = server.send(
+        "POST",
+        &path("recall"),
+        Some(json!({"query": "What is my passport number?", "agent": "bot"})),
+    );
+    let text = context["text"].as_str().unwrap();
+    assert!(
+        !text.contains("X4417902") && text.contains("the user asked to forget"),
+        "{text}"
+    );
+}

@@ -348,3 +348,92 @@ async fn hits_id(client: &Client) -> String {
     let (_, listed) = ok(client, "list", json!({"user": "lena", "limit": 1})).await;
     listed["memories"][0]["id"].as_str().unwrap().to_string()
 }
+
+#[test]
+fn the_tools_say_what_is_true_now_and_honour_a_forget_request() {
+    let (server, keys) =
+        Server::start_keyed(common::Server::default_config(), "default", true, &["acme"]);
+    let rt = runtime();
+    rt.block_on(async {
+        let client = connect(&server, &keys[0]).await;
+        let remember = |text: &'static str| json!({"user": "ann", "text": text});
+        ok(&client, "remember", remember("I live in Tallinn.")).await;
+        let (said, structured) = ok(
+            &client,
+            "remember",
+            remember("I just moved, I live in Porto now."),
+        )
+        .await;
+        assert!(said.contains("superseded by"), "{said}");
+        assert!(structured["changes"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty()));
+
+        let (now, hits) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "Where do I live?"}),
+        )
+        .await;
+        assert!(now.contains("Porto") && !now.contains("Tallinn"), "{now}");
+        assert!(hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["superseded"] == false));
+        let (all, hits) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "Where do I live?", "include_superseded": true}),
+        )
+        .await;
+        assert!(all.contains("superseded (until"), "{all}");
+        assert!(hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["superseded"] == true));
+        let (before, _) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "Where do I live?", "as_of": "2000-01-01"}),
+        )
+        .await;
+        assert!(before.contains("no memories"), "{before}");
+        let error = tool_error(
+            &client,
+            "recall",
+            json!({"user": "ann", "query": "x", "as_of": "last week"}),
+        )
+        .await;
+        assert!(error.contains("as_of"), "{error}");
+
+        ok(
+            &client,
+            "remember",
+            remember("My passport number is X4417902."),
+        )
+        .await;
+        ok(
+            &client,
+            "remember",
+            remember("Please forget my passport number."),
+        )
+        .await;
+        let (found, _) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "passport number"}),
+        )
+        .await;
+        assert!(!found.contains("X4417902"), "{found}");
+        let (context, _) = ok(
+            &client,
+            "recall",
+            json!({"user": "ann", "query": "What is my passport number?"}),
+        )
+        .await;
+        assert!(!context.contains("X4417902"), "{context}");
+        assert!(context.contains("the user asked to forget"), "{context}");
+    });
+}

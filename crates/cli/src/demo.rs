@@ -18,7 +18,7 @@ use crate::{output, GlobalArgs};
 
 const SAMPLE: &str = include_str!("../data/demo_dialogue.jsonl");
 
-const QUERIES: [(&str, &str); 6] = [
+const QUERIES: [(&str, &str); 9] = [
     (
         "lena",
         "When is my sister visiting, and what can't she eat?",
@@ -26,8 +26,13 @@ const QUERIES: [(&str, &str); 6] = [
     ("lena", "What is my cat called?"),
     ("lena", "How is my half marathon training going?"),
     ("lena", "What helps me with seasickness on the boat?"),
+    // She moved from Lisbon to Porto: only the current city is current.
+    ("lena", "Which city do I live in now?"),
+    // She asked to forget it: what is left is that she asked.
+    ("lena", "What is my passport number?"),
     ("wei", "我女朋友是做什么工作的？"),
     ("wei", "医生让我注意什么？"),
+    ("wei", "我现在做什么工作？"),
 ];
 
 #[derive(Args)]

@@ -555,8 +555,27 @@ fn demo_runs_with_the_hash_embedder() {
     let out = mnemos(&dir.path().join("unused.db"), &["demo"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("ingested 26 turns"), "{text}");
+    assert!(text.contains("ingested 33 turns"), "{text}");
     assert!(text.contains("Pixel") && text.contains("护士"), "{text}");
+    // The move is current, the forgotten number is gone, the new job answers.
+    let answer = |query: &str| {
+        let start = text
+            .find(query)
+            .unwrap_or_else(|| panic!("{query}: {text}"));
+        let rest = &text[start + query.len()..];
+        rest[..rest.find("\n[").unwrap_or(rest.len())].to_string()
+    };
+    assert!(
+        answer("Which city do I live in now?").contains("Porto"),
+        "{text}"
+    );
+    let passport = answer("What is my passport number?");
+    assert!(!text.contains("X4417902"), "{text}");
+    assert!(passport.contains("the user asked to forget"), "{passport}");
+    assert!(
+        answer("我现在做什么工作？").contains("数据分析师"),
+        "{text}"
+    );
 }
 
 #[test]

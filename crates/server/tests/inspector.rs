@@ -102,6 +102,7 @@ fn engine_with(
         agents: [
             ("m4".to_string(), PresetSpec::named("m4")),
             ("plain".to_string(), PresetSpec::named("retrieval")),
+            ("facts".to_string(), PresetSpec::named("default")),
         ]
         .into(),
         jobs: JobSettings {
@@ -173,6 +174,8 @@ fn seeded() -> (Server, String) {
         seeding
             .end_session(&Scope::new(TENANT, "ann", "default", "s2").unwrap())
             .unwrap();
+        // A fact and its update, told to an agent whose preset keeps facts current.
+        seeding.add(turns("ann", "facts", "f1", FACTS, 12)).unwrap();
     }
     {
         let failing = engine_with(
@@ -331,8 +334,65 @@ fn the_inspector_shows_what_the_api_holds_and_acts_through_it() {
     mechanism_views_are_drawn(&inspector);
     edit_and_forget_land_in_the_history(&inspector);
     forgetting_and_jobs(&inspector);
+    superseded_memories_are_marked(&inspector);
     pages_fit_a_phone(&inspector);
     purge_removes_the_user(&inspector);
+}
+
+/// Ann's residence, then its update.
+const FACTS: &[(&str, &str)] = &[
+    ("Ann", "By the way, I live in Tallinn these days."),
+    ("Bot", "Noted."),
+    ("Ann", "Big news: I just moved, and I live in Porto now."),
+    ("Bot", "Congratulations on the move!"),
+];
+
+/// A memory a later statement replaced is marked in the listing, links to what replaced it,
+/// leaves the current-only listing, and comes back marked in a search that asks for it.
+fn superseded_memories_are_marked(inspector: &Inspector) {
+    let b = &inspector.browser;
+    inspector.visit(
+        "/u/ann/memories?agent=facts&kind=turn",
+        "memories-superseded",
+    );
+    let rows = inspector.texts("#memories-table tbody tr");
+    let stale: Vec<&String> = rows.iter().filter(|r| r.contains("Tallinn")).collect();
+    assert!(
+        !stale.is_empty() && stale.iter().all(|r| r.contains("superseded")),
+        "{rows:?}"
+    );
+    assert!(rows
+        .iter()
+        .filter(|r| r.contains("Porto"))
+        .all(|r| !r.contains("superseded")));
+    inspector.visit(
+        "/u/ann/memories?agent=facts&kind=turn&current=true",
+        "memories-current",
+    );
+    let current = inspector.texts("#memories-table tbody tr td.text");
+    assert!(
+        current.iter().all(|t| !t.contains("Tallinn"))
+            && current.iter().any(|t| t.contains("Porto")),
+        "{current:?}"
+    );
+    let id = memory_id_of(inspector, FACTS[0].1);
+    inspector.visit(&format!("/u/ann/memory/{id}"), "memory-superseded");
+    assert!(b.exists("#superseded-by a").unwrap());
+    let api = inspector.api("GET", &format!("/v1/users/ann/memories/{id}"), None);
+    assert!(api["superseded_by"].is_string(), "{api}");
+    inspector.visit(
+        &format!(
+            "/u/ann/search?q={}&agent=facts&include_superseded=true",
+            urlencode("Where do I live?")
+        ),
+        "search-superseded",
+    );
+    let hits = inspector.texts("#results article.hit");
+    assert!(
+        hits.iter()
+            .any(|h| h.contains("Tallinn") && h.contains("superseded")),
+        "{hits:?}"
+    );
 }
 
 fn refuses_a_wrong_key(inspector: &Inspector) {

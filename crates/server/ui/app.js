@@ -460,7 +460,7 @@
 
   // ---- memories ---------------------------------------------------------------------------
 
-  const LIST_PARAMS = ['kind', 'state', 'agent', 'session', 'meta', 'q', 'sort', 'limit'];
+  const LIST_PARAMS = ['kind', 'state', 'agent', 'session', 'meta', 'q', 'sort', 'limit', 'current', 'as_of'];
   // Cursors of the pages before the current one, per filter, so "Previous" can go back.
   const cursorTrail = new Map();
 
@@ -541,6 +541,8 @@
     field('session', 'Session', input('session', { type: 'text' })),
     field('meta', 'Metadata (key=value; …)', input('meta', { type: 'text', placeholder: 'speaker=Ann' })),
     field('sort', 'Sort', select('sort', [['', 'oldest first'], ['newest', 'newest first'], ['importance', 'most important first']])),
+    field('current', 'Validity', select('current', [['', 'current and superseded'], ['true', 'current only']])),
+    field('as_of', 'Valid on', input('as_of', { type: 'date' })),
     field('limit', 'Per page', select('limit', [['50', '50'], ['25', '25'], ['100', '100'], ['200', '200']])),
     h('div', {}, h('button', { type: 'submit', text: 'Apply' })));
   }
@@ -551,7 +553,8 @@
       h('td', {}, pill(m.kind)),
       h('td', { class: 'text' }, h('a', { href: href(['u', user, 'memory', m.id]), text: clip(m.text, 220) })),
       h('td', { class: 'small hide-narrow', text: `${m.agent} / ${m.session}` }),
-      h('td', {}, pill(m.state, m.state), m.forgotten ? h('div', { class: 'small muted', text: forgetCause(m.forgotten) }) : null),
+      h('td', {}, pill(m.state, m.state), m.valid_to ? [' ', pill('superseded', 'superseded')] : null,
+        m.forgotten ? h('div', { class: 'small muted', text: forgetCause(m.forgotten) }) : null),
       h('td', { class: 'num hide-narrow', text: m.scores && m.scores.importance !== undefined ? fmt(m.scores.importance) : '' }));
   }
 
@@ -573,7 +576,7 @@
     const sources = await Promise.all(m.provenance.slice(0, 6).map((t) =>
       api('GET', `${userPath(user)}/turns/${enc(t)}?around=2`).catch((error) => ({ error, id: t }))));
     return [
-      h('h1', {}, `${m.kind} memory `, pill(m.state, m.state)),
+      h('h1', {}, `${m.kind} memory `, pill(m.state, m.state), m.valid_to ? [' ', pill('superseded', 'superseded')] : null),
       h('div', { class: 'card' }, h('p', { class: 'memtext', id: 'memory-text', text: m.text })),
       memoryActions(user, m),
       h('h2', { text: 'Details' }),
@@ -601,6 +604,9 @@
       h('dt', { text: 'Scope' }), h('dd', { text: `agent ${m.agent} · session ${m.session}` }),
       h('dt', { text: 'Created' }), h('dd', { text: when(m.created) }),
       h('dt', { text: 'Valid' }), h('dd', { id: 'validity', text: `from ${isoShort(m.valid_from)}${m.valid_to ? ` to ${isoShort(m.valid_to)}` : ', still valid'}` }),
+      m.superseded_by ? [h('dt', { text: 'Superseded by' }), h('dd', { id: 'superseded-by' },
+        h('a', { href: href(['u', user, 'memory', m.superseded_by]), text: 'the memory that replaced it' }))] : null,
+      h('dt', { text: 'Said' }), h('dd', { id: 'times-said', text: `${m.times_said || 1} time(s)${m.last_said ? `, last ${isoShort(m.last_said)}` : ''}` }),
       h('dt', { text: 'Version' }), h('dd', { text: m.version }),
       h('dt', { text: 'State' }), h('dd', {}, m.state),
       f ? [h('dt', { text: 'Forgotten' }), h('dd', { id: 'forget-reason' },
@@ -749,12 +755,15 @@
     if (!q.trim()) return [h('h1', { text: 'Search and recall' }), form];
     const agent = query.get('agent') || undefined;
     const number = (name) => (query.get(name) ? Number(query.get(name)) : undefined);
+    const asOf = query.get('as_of') || undefined;
+    const floor = number('min_relevance');
     let result;
     if (mode === 'recall') {
-      const body = await api('POST', `${userPath(user)}/recall`, { query: q, agent, budget: number('budget') });
+      const body = await api('POST', `${userPath(user)}/recall`, { query: q, agent, budget: number('budget'), as_of: asOf, min_relevance: floor });
       result = recallResult(user, body);
     } else {
-      const body = await api('POST', `${userPath(user)}/search`, { query: q, agent, top_k: number('top_k'), budget: number('budget') });
+      const body = await api('POST', `${userPath(user)}/search`, { query: q, agent, top_k: number('top_k'), budget: number('budget'),
+        as_of: asOf, min_relevance: floor, include_superseded: query.get('include_superseded') === 'true' || undefined });
       result = searchResult(user, body);
     }
     return [h('h1', { text: 'Search and recall' }), form, result];
@@ -767,6 +776,10 @@
       h('option', { value: 'search', text: 'search: ranked memories' }),
       h('option', { value: 'recall', text: 'recall: the agent\'s context' }));
     modeSelect.value = mode;
+    const supersededSelect = h('select', { id: 's-include_superseded', name: 'include_superseded' },
+      h('option', { value: '', text: 'current only' }),
+      h('option', { value: 'true', text: 'include, marked' }));
+    supersededSelect.value = query.get('include_superseded') || '';
     return h('form', { class: 'filters card', role: 'search', 'aria-label': 'Search memories', onsubmit: (e) => {
       e.preventDefault();
       const values = {};
@@ -779,6 +792,9 @@
     h('datalist', { id: 's-agents' }, agents.map((a) => h('option', { value: a }))),
     input('top_k', 'Hits (search)', { type: 'number', min: 1, max: 100 }),
     input('budget', 'Token budget', { type: 'number', min: 1 }),
+    input('min_relevance', 'Least relevance (0–1)', { type: 'number', min: 0, max: 1, step: 0.01, placeholder: 'server default' }),
+    input('as_of', 'As of (the past)', { type: 'date' }),
+    h('div', { class: 'field' }, h('label', { for: 's-include_superseded', text: 'Superseded (search)' }), supersededSelect),
     h('div', {}, h('button', { type: 'submit', id: 'run-search', text: 'Run' })));
   }
 
@@ -821,7 +837,8 @@
     const m = hit.memory;
     return h('article', { class: 'hit', 'data-hit': m.id, 'aria-label': `hit ${rank}` },
       h('header', {}, h('strong', { text: `#${rank}` }), pill(m.kind),
-        h('span', { class: 'small muted', text: `score ${fmt(hit.score)} · ${hit.tokens} tokens · ${when(m.created)}` })),
+        hit.superseded ? [' ', pill('superseded', 'superseded')] : null,
+        h('span', { class: 'small muted', text: `score ${fmt(hit.score)}${hit.relevance !== undefined ? ` · relevance ${fmt(hit.relevance)}` : ''} · ${hit.tokens} tokens · ${when(m.created)}` })),
       h('p', { class: 'memtext' }, h('a', { href: href(['u', user, 'memory', m.id]), text: m.text })),
       hit.matched_terms.length ? h('div', { class: 'small' }, 'matched: ', hit.matched_terms.map((t, i) => [i ? ', ' : '', h('code', { text: t })])) : null,
       h('div', { class: 'bars' }, bars),

@@ -163,6 +163,28 @@ fn merge_by_rank(lists: Vec<Vec<Candidate>>) -> Vec<Candidate> {
         .collect()
 }
 
+/// A fact whose words its stating turn (also a hit) holds adds nothing to that turn: drop it,
+/// so one statement is not returned twice.
+fn without_repeated_facts(hits: &mut Vec<Hit>) {
+    use crate::truth::facts::SOURCE_KEY;
+    let turns: HashMap<MemoryId, String> = hits
+        .iter()
+        .filter(|h| h.memory.kind.tag() == mnemos_core::KindTag::Turn)
+        .map(|h| (h.memory.id, h.memory.text.clone()))
+        .collect();
+    hits.retain(|h| {
+        let source = h
+            .memory
+            .metadata
+            .get(SOURCE_KEY)
+            .and_then(|v| v.parse::<MemoryId>().ok());
+        let repeated = source
+            .and_then(|id| turns.get(&id))
+            .is_some_and(|turn| turn.contains(h.memory.text.trim()));
+        !(h.memory.kind.tag() == mnemos_core::KindTag::Fact && repeated)
+    });
+}
+
 /// Superseded hits after every current one, scaled to score below the last current hit (their
 /// own order kept), each with a `superseded` adjustment saying by how much.
 fn current_first(hits: &mut Vec<Hit>) {
@@ -255,6 +277,7 @@ impl Memories {
         if request.as_of.is_none() && request.include_superseded {
             current_first(&mut hits);
         }
+        without_repeated_facts(&mut hits);
         let hits = select_within_budget(hits, top_k, request.token_budget);
 
         if request.record_access && !hits.is_empty() {
@@ -411,7 +434,8 @@ impl Memories {
     }
 
     /// The candidates' memories as hits with their score breakdowns (forgotten ones skipped).
-    /// Without a budget or re-rankers only the top_k can be returned; otherwise it looks further.
+    /// Without a budget or re-rankers about the top_k (and a few more, for facts dropped as
+    /// repeats of their turn) are fetched; otherwise it looks further.
     fn explained_hits(
         &self,
         request: &SearchRequest,
@@ -420,10 +444,11 @@ impl Memories {
         top_k: usize,
     ) -> Result<Vec<Hit>> {
         let reranked = !self.rerankers.is_empty() || request.memory_type.is_some();
+        // A little more than top_k: a fact whose stating turn is also a hit is dropped later.
         let wanted = if request.token_budget.is_some() || reranked {
             candidates.len()
         } else {
-            top_k.min(candidates.len())
+            (top_k + top_k / 2 + 2).min(candidates.len())
         };
         let ids: Vec<MemoryId> = candidates.iter().take(wanted).map(|c| c.id).collect();
         let mut by_id: HashMap<MemoryId, Memory> = self

@@ -129,9 +129,9 @@ fn english_things(sentence: &str) -> Option<Asked> {
         r"\bwhere\s+(?:is|['’]s|are)\s+(?P<org>{ORG})\s+(?:now\s+)?(?:headquartered|based)",
         r"\bwhere\s+(?:is|are|['’]s)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:headquarters|hq|head\s+office|main\s+office)",
         r"\bwhere\s+did\s+(?P<org>{ORG})\s+(?:move|relocate)\s+(?:its|their)\s+(?:headquarters|hq|head\s+office)",
-        r"\b(?:when|what\s+(?:day|time|date))\s+(?:is|['’]s|was|will\s+be|did)\s+(?P<ev>(?:[a-z'’-]+\s+){0,3}?{EVENT})\b",
+        r"\b(?:when|what\s+(?:day|time|date))(?:\s+(?:is|was|will\s+be|did)|['’]s)\s+(?P<ev>(?:[a-z'’-]+\s+){0,3}?{EVENT})\b",
         r"\b(?:is|was)\s+(?P<ev>(?:the|my|our)\s+(?:[a-z'’-]+\s+){0,2}?{EVENT})\s+(?:still\s+)?(?:on|at|moved|rescheduled)\b",
-        r"\b(?:what(?:['’]s|\s+is)\s+the\s+(?:status|state|stage|phase|progress)\s+(?:of|on)|how(?:['’]s|\s+is)|where\s+(?:is|are)\s+we\s+(?:on|with)|what\s+(?:stage|phase)\s+is|how\s+far\s+along\s+is|is)\s+(?P<np>(?:(?:the|our|my)\s+)?(?:project\s+(?-i:\p{Lu}\w*)|(?-i:\p{Lu}\w*)\s+project|(?:[a-z0-9-]+\s+){0,2}?{PROJECT}))\b",
+        r"\b(?:what(?:['’]s|\s+is)\s+the\s+(?:status|state|stage|phase|progress)\s+(?:of|on)|how(?:['’]s|\s+is)|where\s+(?:is|are)\s+we\s+(?:on|with)|what\s+(?:stage|phase)\s+is|how\s+far\s+along\s+is|is)\s+(?P<np>(?:(?:the|our|my)\s+)?(?:project\s+(?-i:\p{Lu}\w*)|(?-i:\p{Lu}\w*)\s+project|(?:[a-z0-9-]+\s+){0,2}{PROJECT}))\b",
     ];
     let (index, caps) = first_match(compiled(&CELL, &sources), sentence)?;
     if let Some(org) = caps.name("org") {
@@ -198,12 +198,21 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
             return Some(Subject::Related(w.to_string()));
         }
     }
+    let first_person_at = toks.iter().position(|t| {
+        matches!(
+            t.lower.as_str(),
+            "i" | "me" | "my" | "we" | "our" | "us" | "i'm" | "i've" | "we're" | "mine"
+        )
+    });
     let named = toks.iter().enumerate().find(|(i, t)| {
+        // "Is my cat still called Biscotti?": a name after "my" is the value asked about.
+        let before_first_person = first_person_at.is_none_or(|p| *i < p);
         let after_preposition = i
             .checked_sub(1)
             .and_then(|p| toks.get(p))
             .is_some_and(|p| matches!(p.lower.as_str(), "in" | "to" | "at" | "from" | "near"));
         *i > 0
+            && before_first_person
             && !after_preposition
             && t.word
             && t.capital

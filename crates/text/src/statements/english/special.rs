@@ -264,6 +264,9 @@ fn counted(ctx: &Context, caps: &Captures) -> Option<Found> {
     ) && money
     {
         words.push("salary".to_string());
+    } else if matches!(verb.as_str(), "weigh" | "weighs") {
+        // Kilos and pounds measure the same thing.
+        words.push("weigh".to_string());
     } else {
         if measure.object.is_none() && !having {
             words.push(verb.clone());

@@ -343,6 +343,15 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("腾讯总部在哪？", "name:腾讯", Headquarters, ""),
     ("我月薪多少？", "me", Quantity, "工资 月"),
     ("我吃素吗？", "me", Diet, ""),
+    ("我姐姐住在哪儿？", "rel:姐姐", Residence, ""),
+    ("我老公在哪工作？", "rel:老公", Employer, ""),
+    ("我女儿叫什么名字？", "me", Child, "女儿"),
+    ("我家狗叫啥？", "me", Pet, "狗"),
+    ("我一个月房租多少钱？", "me", Quantity, "房租 月"),
+    ("我每天睡几个小时？", "me", Quantity, "天 小时 睡"),
+    ("面试是哪天？", "thing:面试", Date, ""),
+    ("论文进展怎么样了？", "thing:论文", Status, ""),
+    ("谁是华为的董事长？", "name:华为", Role, "董事长"),
 ];
 
 #[rustfmt::skip]
@@ -351,6 +360,8 @@ pub(in crate::statements) const ASKED_NOTHING: &[&str] = &[
     "你好吗？",
     "能推荐一本书吗？",
     "我住在上海。",
+    "你住在哪里？",
+    "你喜欢什么电影？",
 ];
 
 #[rustfmt::skip]

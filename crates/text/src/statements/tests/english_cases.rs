@@ -201,7 +201,7 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("I walk 10,000 steps a day.", "me", Quantity, "day step walk", "10,000 steps", false),
     ("I make $95,000 a year.", "me", Quantity, "salari", "$95,000", false),
     ("My salary is now 90k.", "me", Quantity, "salari", "90k", false),
-    ("I weigh 70 kg.", "me", Quantity, "kg weigh", "70 kg", false),
+    ("I weigh 70 kg.", "me", Quantity, "weigh", "70 kg", false),
     ("I turned 40 last Friday.", "me", Age, "", "40", false),
     ("I'm thirty-five.", "me", Age, "", "thirty-five", false),
     ("My brother is 16.", "rel:brother", Age, "", "16", false),
@@ -393,6 +393,17 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("Where does my sister live?", "rel:sister", Residence, ""),
     ("Am I still vegetarian?", "me", Diet, ""),
     ("Tell me where I live.", "me", Residence, ""),
+    ("Remind me, where does my brother work?", "rel:brother", Employer, ""),
+    ("What city is Alex living in these days?", "name:Alex", Residence, ""),
+    ("Is my cat still called Biscotti?", "me", Pet, "cat"),
+    ("What's the name of my daughter?", "me", Child, "daughter"),
+    ("What are my plans for the summer?", "me", Plan, "summer trip"),
+    ("How many books do I read a month?", "me", Quantity, "book month read"),
+    ("How much do I weigh?", "me", Quantity, "weigh"),
+    ("When's the wedding?", "thing:wedding", Date, ""),
+    ("How's the website redesign going?", "thing:website redesign", Status, ""),
+    ("Who heads Globex now?", "name:Globex", Role, "ceo"),
+    ("Where is Hooli based?", "name:Hooli", Headquarters, ""),
 ];
 
 #[rustfmt::skip]
@@ -402,6 +413,8 @@ pub(in crate::statements) const ASKED_NOTHING: &[&str] = &[
     "Can you recommend a book?",
     "I live in Porto.",
     "What time is it?",
+    "Where do you live?",
+    "Can you help me with my homework?",
 ];
 
 /// (question, statement) pairs: the question asks what the statement says.

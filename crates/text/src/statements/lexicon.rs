@@ -21,6 +21,13 @@ pub(super) fn placeholder(name: &str) -> Option<String> {
         "EVENT" => alternation(EVENTS),
         "PROJECT" => alternation(PROJECTS),
         "NUM" => NUMBER.to_string(),
+        "DIET" => alternation(&[DIET_ADJECTIVES, DIET_NAMES].concat()),
+        "DIETADJ" => alternation(DIET_ADJECTIVES),
+        // Abbreviated fields only in capitals: "I work in IT", not "I'm in it".
+        "FIELD" => format!(
+            "(?:(?-i:IT|HR|PR|AI|QA|UX|TV|R&D)|{})",
+            alternation(FIELDS)
+        ),
         "NUMWORD" => number_word_pattern(),
         "ROLEZH" => alternation(ROLES_ZH),
         "SPECIESZH" => alternation(SPECIES_ZH),
@@ -50,6 +57,46 @@ const NUMBER: &str = r"(?:[$€£¥]\s?)?(?:\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|(
 fn number_word_pattern() -> String {
     NUMBER.to_string()
 }
+
+/// Diets that describe a person on their own ("I'm vegan", "I went keto").
+#[rustfmt::skip]
+pub(super) const DIET_ADJECTIVES: &[&str] = &[
+    "vegetarian", "veggie", "vegan", "pescatarian", "pescetarian", "plant-based", "plant based",
+    "keto", "paleo", "gluten-free", "dairy-free", "lactose-free", "sugar-free", "carnivore",
+    "flexitarian", "kosher", "halal", "raw vegan", "fruitarian", "lacto-vegetarian",
+    "ovo-vegetarian", "lacto-ovo vegetarian", "low-carb", "low carb",
+];
+
+/// Diets named only before "diet" ("a Mediterranean diet", "the Atkins diet").
+#[rustfmt::skip]
+pub(super) const DIET_NAMES: &[&str] = &[
+    "ketogenic", "mediterranean", "atkins", "whole30", "dash", "low-fat", "low fat",
+    "low-sodium", "low-fodmap", "low fodmap", "high-protein", "high protein", "raw food",
+    "macrobiotic", "nordic", "zone", "south beach", "elimination", "intermittent fasting",
+    "nut-free", "egg-free", "soy-free", "grain-free", "whole-food plant-based", "low-calorie",
+    "low-sugar", "anti-inflammatory", "diabetic", "renal", "liquid", "juice",
+];
+
+/// Lines of work named after "I work in" ("marketing", "finance").
+#[rustfmt::skip]
+pub(super) const FIELDS: &[&str] = &[
+    "marketing", "sales", "finance", "accounting", "tech", "technology", "human resources", "healthcare", "health care", "education", "retail", "hospitality",
+    "construction", "insurance", "banking", "investment banking", "consulting", "law",
+    "medicine", "nursing", "engineering", "software", "software engineering", "design",
+    "graphic design", "ux design", "publishing", "media", "advertising", "journalism",
+    "research", "academia", "government", "logistics", "real estate", "public relations",
+    "customer service", "customer support", "operations", "product", "product management",
+    "data science", "data analytics", "analytics", "cybersecurity", "security", "biotech",
+    "pharma", "pharmaceuticals", "manufacturing", "agriculture", "fashion", "film", "television",
+    "music", "gaming", "games", "energy", "oil and gas", "telecoms", "telecommunications",
+    "transport", "transportation", "aviation", "social work", "recruitment", "recruiting",
+    "procurement", "supply chain", "architecture", "policy", "nonprofits", "the nonprofit sector",
+    "fintech", "e-commerce", "ecommerce", "compliance", "audit", "tax", "venture capital",
+    "private equity", "property", "catering", "food service", "childcare", "elder care",
+    "mental health", "public health", "dentistry", "veterinary medicine", "pharmacy",
+    "biology", "chemistry", "physics", "robotics", "machine learning", "web development",
+    "quality assurance", "devops", "events", "tourism", "translation", "localization",
+];
 
 /// Nouns that stand for an unnamed organization after "the/our/my".
 #[rustfmt::skip]

@@ -136,13 +136,17 @@ fn quantities(ctx: &Context, out: &mut Vec<Found>) {
         format!(r"\b(?P<verb>{QUANTITY_VERBS})\s+(?:(?:about|around|roughly|approximately|almost|nearly|over|under|at\s+least|at\s+most|up\s+to|like|maybe|only|just|exactly|easily|a\s+solid|now)\s+)*(?P<num>{{NUM}})"),
         r"\b(?:(?P<period>monthly|weekly|annual|yearly|daily|hourly)\s+)?(?P<what>rent|salary|income|pay|paycheck|mortgage|budget|weight|commute|savings|bill|car\s+payment|step\s+count|screen\s+time|handicap|rate|wage|wages|allowance|tuition)\s+(?:(?:now|these\s+days|currently)\s+)?(?:is|['’]s|went\s+up\s+to|has\s+gone\s+up\s+to|goes\s+up\s+to|rose\s+to|increased\s+to|dropped\s+to|went\s+down\s+to|fell\s+to|has\s+become|became|is\s+now|comes\s+to|was\s+raised\s+to|got\s+raised\s+to|isn['’]t|is\s+no\s+longer)\s+(?:(?:now|only|just|about|around|roughly|almost|nearly|over|under|exactly|a\s+whopping)\s+)*(?P<num>{NUM})".to_string(),
         r"\b(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:now\s+)?(?:costs?|is\s+priced\s+at|sells\s+for|goes\s+for)\s+(?:(?:now|only|just|about|around|like)\s+)*(?P<num>[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s*(?:dollars|euros|pounds|bucks|yuan|yen|rmb))".to_string(),
+        format!(r"\b(?:(?P<period>weekly|daily|monthly|yearly|annual|nightly)\s+)?(?P<act>{ACTIVITIES})\s+(?:(?:distance|mileage|volume|total|time|goal|target|average|load|hours|count|amount|streak)\s+)?(?:(?:now|these\s+days|currently|nowadays)\s+)?(?:is|['’]s|went\s+up\s+to|has\s+gone\s+up\s+to|rose\s+to|increased\s+to|dropped\s+to|went\s+down\s+to|fell\s+to|has\s+become|became|hit|reached|has\s+reached|is\s+up\s+to|is\s+down\s+to|stands\s+at|sits\s+at|isn['’]t|is\s+no\s+longer|:)\s+(?:(?:now|only|just|about|around|roughly|almost|nearly|over|under|exactly|still|up\s+to|down\s+to|a\s+solid|at)\s+)*(?P<num>{{NUM}})"),
+        r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|currently|already|finally|still)\s+)*(?:at|up\s+to|down\s+to|averaging|hitting|clocking|logging|covering|managing)\s+(?:(?:about|around|roughly|almost|nearly|over|a\s+solid)\s+)*(?P<num>{NUM})".to_string(),
     ];
     let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     for (index, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
         let found = match index {
             0 => counted(ctx, &caps),
             1 => measured(ctx, &caps),
-            _ => priced(ctx, &caps),
+            2 => priced(ctx, &caps),
+            3 => activity_measured(ctx, &caps),
+            _ => level(ctx, &caps),
         };
         out.extend(found);
     }
@@ -330,6 +334,63 @@ fn measured(ctx: &Context, caps: &Captures) -> Option<Found> {
         qualifier: normalize::qualifier(words.iter().map(String::as_str)),
         value: value.to_string(),
         negated: holder.negated || super::rules::says_not(whole.as_str()),
+        at: whole.start(),
+    })
+}
+
+/// Activities whose amount a noun phrase names ("my weekly running distance"); the stemmed
+/// noun keys like the verb ("running" = "run").
+const ACTIVITIES: &str = r"running|run|runs|jogging|cycling|cycle|bike|biking|riding|swimming|swim|walking|walk|hiking|rowing|reading|training|study|studying|sleep|sleeping|writing|meditation|meditating|practice|practising|practicing|commute|commuting|workout|lifting|climbing|yoga|gym";
+
+/// "My weekly running distance is 42 kilometres": the activity, unit and period key it like
+/// "I run 42 kilometres a week".
+fn activity_measured(ctx: &Context, caps: &Captures) -> Option<Found> {
+    let whole = caps.get(0)?;
+    let num = caps.name("num")?;
+    let holder = asserted(ctx, possessor(ctx, whole.start(), false))?;
+    let activity = caps.name("act")?.as_str().to_lowercase();
+    let measure = measure_after(ctx, num.end());
+    let period = caps
+        .name("period")
+        .and_then(|p| period_word(&p.as_str().to_lowercase()))
+        .or(measure.period);
+    let mut words: Vec<String> = vec![activity];
+    words.extend(measure.unit.iter().cloned());
+    words.extend(period.map(str::to_string));
+    let value = ctx
+        .text
+        .get(num.start()..measure.end.max(num.end()))?
+        .trim();
+    Some(Found {
+        subject: holder.subject,
+        slot: Slot::Quantity,
+        qualifier: normalize::qualifier(words.iter().map(String::as_str)),
+        value: value.to_string(),
+        negated: holder.negated || super::rules::says_not(whole.as_str()),
+        at: whole.start(),
+    })
+}
+
+/// "I'm at 31 kilometres per week these days": a level reached, keyed by its unit and period
+/// (it needs both, or "I'm at 5" would count anything).
+fn level(ctx: &Context, caps: &Captures) -> Option<Found> {
+    let whole = caps.get(0)?;
+    let num = caps.name("num")?;
+    let holder = asserted(ctx, holder(ctx, whole.start(), false))?;
+    let measure = measure_after(ctx, num.end());
+    let period = measure.period?;
+    if measure.unit.is_empty() || is_money(num.as_str(), &measure.unit) {
+        return None;
+    }
+    let mut words: Vec<String> = measure.unit.clone();
+    words.push(period.to_string());
+    let value = ctx.text.get(num.start()..measure.end)?.trim();
+    Some(Found {
+        subject: holder.subject,
+        slot: Slot::Quantity,
+        qualifier: normalize::qualifier(words.iter().map(String::as_str)),
+        value: value.to_string(),
+        negated: holder.negated,
         at: whole.start(),
     })
 }
@@ -552,7 +613,7 @@ fn break_ups(ctx: &Context, out: &mut Vec<Found>) {
     let sources = [
         r"\b(?:broke\s+up|split\s+up|called\s+it\s+quits|parted\s+ways|ended\s+things|got\s+dumped|(?:are|were)\s+over|broke\s+it\s+off)\b",
         r"(?P<name>{NAME})\s+(?:dumped|left|broke\s+up\s+with|divorced)\s+me\b",
-        r"(?P<name>{NAME})\s+and\s+I\s+(?:(?:are|got|have\s+been|just\s+got|are\s+now|finally\s+got|started|recently\s+got)\s+)?(?:dating|married|engaged|together|a\s+couple|going\s+out|seeing\s+each\s+other|an\s+item)\b",
+        r"(?P<name>{NAME})\s+and\s+I\s+(?:(?:are|got|have\s+been|['’]ve\s+been|just|now|still|finally|officially|happily|recently|started|are\s+back|got\s+back|back)\s+)*(?:dating|married|engaged|together|a\s+couple|going\s+out|seeing\s+each\s+other|an\s+item|living\s+together|moving\s+in\s+together)\b",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
         let Some(whole) = caps.get(0) else { continue };

@@ -340,3 +340,22 @@ pub(super) fn anymore_after(ctx: &Context, pos: usize) -> bool {
             .windows(2)
             .any(|p| matches!(p, ["any", "more"] | ["no", "more"] | ["no", "longer"]))
 }
+
+/// Stays that end soon: "for the weekend", "for a few days", "on holiday".
+const SHORT_STAYS: &[&str] = &[
+    "weekend", "night", "nights", "day", "days", "week", "weeks", "holiday", "holidays",
+    "vacation", "trip", "visit", "conference", "wedding", "business",
+];
+
+/// Whether the clause after `pos` makes a stay temporary ("… back in Melbourne for the
+/// weekend", "… in Paris on business", "… visiting family").
+pub(super) fn temporary_after(ctx: &Context, pos: usize) -> bool {
+    let rest = rest_of_clause(ctx, pos);
+    let lead = rest.first().copied().unwrap_or("");
+    let short = rest
+        .iter()
+        .skip(1)
+        .take(4)
+        .any(|w| SHORT_STAYS.contains(w));
+    (matches!(lead, "for" | "on") && short) || matches!(lead, "visiting" | "until" | "till")
+}

@@ -217,6 +217,42 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("Bob was appointed CTO at Initech.", "name:Initech", Role, "cto", "Bob", false),
     ("Hooli is based in Palo Alto.", "name:Hooli", Headquarters, "", "Palo Alto", false),
     ("Netflix moved its headquarters from Los Gatos to Los Angeles.", "name:Netflix", Headquarters, "", "Los Angeles", false),
+    // Names given by "will be called", "a name for …:", labels, and "Pepper the dog".
+    ("Our son is going to be called Felix.", "me", Child, "son", "Felix", false),
+    ("We've settled on a name for our daughter: Juniper.", "me", Child, "daughter", "Juniper", false),
+    ("The baby will be named Rowan.", "me", Child, "child", "Rowan", false),
+    ("The dog got a new name: Pickle.", "me", Pet, "dog", "Pickle", false),
+    ("We lost Pepper the dog last winter.", "me", Pet, "dog", "Pepper", true),
+    ("I still have Mochi the hamster.", "me", Pet, "hamster", "Mochi", false),
+    // Favourites as labels, go-to and "of choice".
+    ("Current favourite snack: salted almonds.", "me", Preference, "snack", "salted almonds", false),
+    ("My beverage of choice these days is iced matcha.", "me", Preference, "drink", "iced matcha", false),
+    ("My go-to drink is an espresso tonic.", "me", Preference, "drink", "espresso tonic", false),
+    // Diets followed.
+    ("I've been following a Mediterranean diet.", "me", Diet, "", "Mediterranean", false),
+    ("My diet is mostly plant-based now.", "me", Diet, "", "plant-based", false),
+    ("We're sticking to a low-carb eating plan.", "me", Diet, "", "low-carb", false),
+    // Partners by "a guy named", "still with", "back together".
+    ("I've been seeing a guy named Omar.", "me", Partner, "", "Omar", false),
+    ("I'm still with Priya.", "me", Partner, "", "Priya", false),
+    ("Priya and I are back together.", "me", Partner, "", "Priya", false),
+    // Employers and fields.
+    ("I began a new job with Harbor Freight.", "me", Employer, "", "Harbor Freight", false),
+    ("I'm currently at Atlassian.", "me", Employer, "", "Atlassian", false),
+    ("I got an internship at NASA.", "me", Employer, "", "NASA", false),
+    ("I work in finance now.", "me", Job, "", "finance", false),
+    ("I'm in HR.", "me", Job, "", "HR", false),
+    // Answers without a subject.
+    ("Still a vegan, yes.", "me", Diet, "", "vegan", false),
+    ("Yep, still living in Bergen.", "me", Residence, "", "Bergen", false),
+    ("Currently working as a barista.", "me", Job, "", "barista", false),
+    // Moves with a year, returns.
+    ("Back in 2021 we relocated to Denver.", "me", Residence, "", "Denver", false),
+    ("In 2019 I settled in Kraków.", "me", Residence, "", "Kraków", false),
+    ("We're back in Auckland for good.", "me", Residence, "", "Auckland", false),
+    // Amounts named by the activity, levels reached.
+    ("My monthly cycling distance is now 300 km.", "me", Quantity, "cycl kilometr month", "300 km", false),
+    ("I'm up to 25 miles a week.", "me", Quantity, "mile week", "25 miles", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -296,6 +332,13 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "I'm from Lisbon.",
     "I grew up in Ohio.",
     "Last year I lived in Seoul.",
+    "I'm back in Melbourne for the weekend.",
+    "My neighbours' dog is called Rex.",
+    "My sister's go-to drink is a negroni.",
+    "If we have a girl, she'll be called Maya.",
+    "I'm at the gym now.",
+    "I'm at 5 now.",
+    "I'm still with Kestrel Foods.",
 ];
 
 /// Lines that state nothing at all.
@@ -318,6 +361,8 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "If I moved to Paris, I'd learn French.",
     "",
     "🙂🙂🙂",
+    "I'm in it for the long haul.",
+    "Still, it's a nice city.",
 ];
 
 /// (older line, newer line) pairs whose statements share subject, slot and qualifier.
@@ -336,6 +381,11 @@ pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
     ("My rent is $1,200 a month.", "My rent went up to $1,500 a month."),
     ("Acme is headquartered in Austin.", "Acme moved its HQ to Denver."),
     ("I'm 28.", "I just turned 29."),
+    ("I run 17 kilometres every week.", "My weekly running distance is 42 kilometres."),
+    ("Our baby is going to be called Leopold.", "New decision on the baby's name: Casimir."),
+    ("My favourite drink is hibiscus tea.", "New favourite drink: sparkling yuzu."),
+    ("I'm vegetarian.", "I follow a pescatarian diet."),
+    ("I work at Google.", "I'm at Atlassian now."),
 ];
 
 /// (line, wrong, right)

@@ -18,7 +18,7 @@ pub(super) fn placeholder(name: &str) -> Option<String> {
         ),
         "ROLE" => alternation(ROLES),
         "SPECIES" => alternation(SPECIES),
-        "EVENT" => alternation(EVENTS),
+        "EVENT" => alternation(&[EVENTS, PROVIDERS].concat()),
         "PROJECT" => alternation(PROJECTS),
         "NUM" => NUMBER.to_string(),
         "DIET" => alternation(&[DIET_ADJECTIVES, DIET_NAMES].concat()),
@@ -212,6 +212,23 @@ pub(super) const EVENTS: &[&str] = &[
     "cleaning", "consultation", "screening", "viewing", "closing", "delivery", "training",
     "rehearsal", "practice", "tournament", "race", "marathon", "trip", "departure", "arrival",
     "event", "shift",
+];
+
+/// People whose name stands for an appointment with them ("I booked the dentist for Friday").
+#[rustfmt::skip]
+pub(super) const PROVIDERS: &[&str] = &[
+    "dentist", "doctor", "gp", "vet", "hairdresser", "barber", "physio", "physiotherapist",
+    "therapist", "optician", "optometrist", "orthodontist", "dermatologist", "gynaecologist",
+    "gynecologist", "chiropractor", "osteopath", "podiatrist", "dietitian", "nutritionist",
+    "psychiatrist", "psychologist", "counsellor", "counselor", "specialist", "cardiologist",
+    "allergist", "audiologist", "hygienist", "pediatrician", "paediatrician", "stylist",
+    "groomer", "masseuse", "acupuncturist", "ophthalmologist", "midwife", "obgyn", "ob-gyn",
+];
+
+/// Events that are appointments with someone, named after them ("dentist appointment").
+pub(super) const APPOINTMENTS: &[&str] = &[
+    "appointment", "appt", "session", "consultation", "visit", "check-up", "checkup", "cleaning",
+    "booking", "slot",
 ];
 
 /// Chinese events.

@@ -253,6 +253,22 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     // Amounts named by the activity, levels reached.
     ("My monthly cycling distance is now 300 km.", "me", Quantity, "cycl kilometr month", "300 km", false),
     ("I'm up to 25 miles a week.", "me", Quantity, "mile week", "25 miles", false),
+    // Appointments named after whom they are with, rescheduling and cancelling by any verb.
+    ("I've booked the vet for June 3.", "thing:vet appointment", Date, "", "June 3", false),
+    ("The hairdresser moved my appointment to 12 May.", "thing:hairdresser appointment", Date, "", "12 May", false),
+    ("Physio session rescheduled — it's on Friday now.", "thing:physio session", Date, "", "Friday", false),
+    ("We called off the barbecue on Saturday.", "thing:barbecue", Date, "", "Saturday", true),
+    ("Tonight's rehearsal is cancelled.", "thing:rehearsal", Date, "", "Tonight", true),
+    ("The interview was pushed back to October 3, 2024.", "thing:interview", Date, "", "October 3, 2024", false),
+    // Project phases by verbs of progress and after a label.
+    ("Project Osprey has entered beta testing.", "thing:project osprey", Status, "", "beta testing", false),
+    ("The website redesign just moved into user research.", "thing:website redesign", Status, "", "user research", false),
+    ("Quick update on the migration: it's in dry-run testing.", "thing:migration", Status, "", "dry-run testing", false),
+    // Roles and headquarters with "still", labels and "the X head office".
+    ("Globex has hired a new CFO, Lena Ortiz.", "name:Globex", Role, "cfo", "Lena Ortiz", false),
+    ("Maria Chen is still the chair of Initech.", "name:Initech", Role, "chair", "Maria Chen", false),
+    ("The Initech head office moved to Dallas.", "name:Initech", Headquarters, "", "Dallas", false),
+    ("Globex is still headquartered in Springfield.", "name:Globex", Headquarters, "", "Springfield", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -362,6 +378,11 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "",
     "🙂🙂🙂",
     "I'm in it for the long haul.",
+    "If Globex named Kim Lee as CEO, I'd be surprised.",
+    "If the vet has an opening on Friday, I'll take it.",
+    "I moved the book into the shelf.",
+    "The app hit 1 million users.",
+    "My dentist moved to Boston.",
     "Still, it's a nice city.",
 ];
 
@@ -386,6 +407,9 @@ pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
     ("My favourite drink is hibiscus tea.", "New favourite drink: sparkling yuzu."),
     ("I'm vegetarian.", "I follow a pescatarian diet."),
     ("I work at Google.", "I'm at Atlassian now."),
+    ("My dentist appointment is on March 14.", "The dentist moved my appointment to May 19."),
+    ("Project Heron is in QA testing.", "Project Heron just moved to code freeze."),
+    ("Acme's CEO is Dana Wu.", "Acme has a new CEO: Raj Patel."),
 ];
 
 /// (line, wrong, right)

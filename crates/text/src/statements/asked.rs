@@ -24,7 +24,13 @@ pub fn asked(text: &str) -> Vec<Asked> {
     let text = scan::cut_at_char(text, 4096);
     let mut out: Vec<Asked> = Vec::new();
     for (_, sentence) in scan::sentence_spans(text) {
-        let found = if scan::is_chinese(sentence) {
+        let confirming = super::declarative::asked_statements(sentence);
+        let found = if !confirming.is_empty() && is_question_sentence(sentence) {
+            confirming
+                .into_iter()
+                .map(|s| ask(s.subject, s.slot, s.qualifier))
+                .collect()
+        } else if scan::is_chinese(sentence) {
             if !super::chinese::is_question(sentence) && !is_request(sentence) {
                 continue;
             }
@@ -42,6 +48,14 @@ pub fn asked(text: &str) -> Vec<Asked> {
         }
     }
     out
+}
+
+fn is_question_sentence(sentence: &str) -> bool {
+    if scan::is_chinese(sentence) {
+        super::chinese::is_question(sentence)
+    } else {
+        super::english::is_question_text(sentence)
+    }
 }
 
 /// A request for a remembered fact that is not worded as a question ("Tell me where I live",
@@ -123,15 +137,15 @@ fn english_things(sentence: &str) -> Option<Asked> {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"\bwho\s+(?:is|['’]s|was)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\b",
-        r"\bwho\s+(?:is|['’]s)\s+(?:now\s+)?the\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
+        r"\bwho\s+(?:is|['’]s|was|will\s+be)\s+(?:now\s+)?the\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
         r"\bwho\s+(?:now\s+)?(?:runs|heads|leads|is\s+running|is\s+heading|is\s+leading|is\s+in\s+charge\s+(?:of|at)|took\s+over)\s+(?P<org>{ORG})",
         r"\bwho\s+did\s+(?P<org>{ORG})\s+(?:name|appoint|hire|pick|choose)\s+(?:as\s+)?(?:its\s+|the\s+)?(?:new\s+)?(?P<role>{ROLE})",
-        r"\bwhere\s+(?:is|['’]s|are)\s+(?P<org>{ORG})\s+(?:now\s+)?(?:headquartered|based)",
-        r"\bwhere\s+(?:is|are|['’]s)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:headquarters|hq|head\s+office|main\s+office)",
+        r"\bwhere\s+(?:is|['’]s|are|was|were)\s+(?P<org>{ORG})\s+(?:now\s+)?(?:headquartered|based)",
+        r"\bwhere\s+(?:is|are|['’]s|was|were)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:headquarters|hq|head\s+office|main\s+office)",
         r"\bwhere\s+did\s+(?P<org>{ORG})\s+(?:move|relocate)\s+(?:its|their)\s+(?:headquarters|hq|head\s+office)",
         r"\b(?:when|what\s+(?:day|time|date))(?:\s+(?:is|was|will\s+be|did)|['’]s)\s+(?P<ev>(?:[a-z'’-]+\s+){0,3}?{EVENT})\b",
         r"\b(?:is|was)\s+(?P<ev>(?:the|my|our)\s+(?:[a-z'’-]+\s+){0,2}?{EVENT})\s+(?:still\s+)?(?:on|at|moved|rescheduled)\b",
-        r"\b(?:what(?:['’]s|\s+is)\s+the\s+(?:status|state|stage|phase|progress)\s+(?:of|on)|how(?:['’]s|\s+is)|where\s+(?:is|are)\s+we\s+(?:on|with)|what\s+(?:stage|phase)\s+is|how\s+far\s+along\s+is|is)\s+(?P<np>(?:(?:the|our|my)\s+)?(?:project\s+(?-i:\p{Lu}\w*)|(?-i:\p{Lu}\w*)\s+project|(?:[a-z0-9-]+\s+){0,2}{PROJECT}))\b",
+        r"\b(?:what(?:['’]s|\s+is)\s+the\s+(?:status|state|stage|phase|progress)\s+(?:of|on)|how(?:['’]s|\s+is)|where\s+(?:is|are)\s+we\s+(?:on|with)|what\s+(?:stage|phase|state)\s+(?:is|was)|how\s+far\s+along\s+is|is)\s+(?P<np>(?:(?:the|our|my)\s+)?(?:project\s+(?-i:\p{Lu}\w*)|(?-i:\p{Lu}\w*)\s+project|(?:[a-z0-9-]+\s+){0,2}{PROJECT}))\b",
     ];
     let (index, caps) = first_match(compiled(&CELL, &sources), sentence)?;
     if let Some(org) = caps.name("org") {

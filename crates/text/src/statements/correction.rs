@@ -48,7 +48,8 @@ fn english_value(text: &str) -> Option<String> {
     for raw in text.split_whitespace() {
         let word = raw.trim_matches(|c: char| matches!(c, '"' | '\'' | '“' | '”' | '(' | ')'));
         let bare = word.trim_end_matches([',', '.', '!', '?', ';', ':']);
-        if EN_VALUE_ENDS.contains(&bare.to_lowercase().as_str()) || bare.is_empty() {
+        let no_word = !bare.chars().any(char::is_alphanumeric);
+        if EN_VALUE_ENDS.contains(&bare.to_lowercase().as_str()) || no_word {
             break;
         }
         if words.is_empty() && matches!(bare.to_lowercase().as_str(), "the" | "a" | "an" | "to") {
@@ -122,7 +123,7 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         r"\b(?:change|switch|update|move|set|correct)\s+(?:that|it|this|the\s+\w+(?:\s+\w+)?)\s+to\s+(?P<r>.+)",
         r"(?:^|\b(?:actually|let['’]s|please|ok|okay|no|then|so|just|can\s+you|could\s+you|wait)\W+)make\s+(?:that|it)\s+(?P<r>.+)",
         r"^(?:(?:sorry|oops|no|wait|actually|correction|err|um|ah|oh|my\s+bad|my\s+mistake)\W+)*(?:i\s+)?(?:meant|mean)(?:\s+to\s+say)?\s+(?P<r>.+)",
-        r"\b(?:scratch\s+that|correction|my\s+mistake|my\s+bad|i\s+misspoke|i\s+was\s+wrong)\b[,:;.!\s]+(?:(?:it['’]s|it\s+is|make\s+it|i\s+meant|it\s+should\s+be)\s+)?(?P<r>.+)",
+        r"\b(?:scratch\s+that|correction|my\s+mistake|my\s+bad|i\s+misspoke|i\s+was\s+wrong|typo|hold\s+on|whoops|i\s+mixed\s+(?:that|it|them)\s+up|i\s+got\s+(?:that|it)\s+wrong)\b[,:;.!\s]+(?:(?:it['’]s|it\s+is|make\s+it|i\s+meant|it\s+should\s+be)\s+)?(?P<r>.+)",
         r"^(?:actually|wait|no|sorry|oops)\b[,\s]+(?:it['’]s|it\s+is|its|that['’]s|it\s+should\s+be|it['’]ll\s+be|it\s+will\s+be)\s+(?P<r>.+)",
         r"^(?:(?:no|actually|sorry|wait|oops)\W+)*(?:it['’]s\s+)?not\s+(?P<w>[^,;.!?]+?)\s*[,;]\s*(?:but\s+)?(?:it['’]s\s+|rather\s+)?(?P<r>.+)",
         r"[,;]\s*not\s+(?P<w>[^,;.!?]+)",
@@ -133,6 +134,11 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         return None;
     }
     let cued = correction_cue(sentence);
+    if cued {
+        if let Some(c) = stated_not(sentence, found) {
+            return Some(c);
+        }
+    }
     for (index, re) in compiled(&CELL, &sources).iter().enumerate() {
         let Some(caps) = re.as_ref().and_then(|re| re.captures(sentence)) else {
             continue;
@@ -152,6 +158,11 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
             _ => None,
         };
         if let Some(right) = right {
+            let wrong = wrong.or_else(|| {
+                let r = caps.name("r")?;
+                let end = r.start() + r.as_str().find(right.as_str())? + right.len();
+                not_after(sentence, end)
+            });
             if wrong.as_deref() == Some(right.as_str()) {
                 continue;
             }
@@ -159,6 +170,48 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         }
     }
     None
+}
+
+/// "I'm a locksmith, not a pharmacist", "the CEO is Raj Okonkwo, not Dana Whitlock": the value
+/// of a statement the sentence makes, right before the "not" that names the wrong one.
+fn stated_not(sentence: &str, found: &[Found]) -> Option<Corrected> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| scan::compile(r"[,;—–]?\s*(?:and\s+|but\s+)?\bnot\s+(?P<w>[^,;.!?—–]+)"))
+        .as_ref()?;
+    for caps in re.captures_iter(sentence) {
+        let (Some(whole), Some(w)) = (caps.get(0), caps.name("w")) else {
+            continue;
+        };
+        let before = sentence
+            .get(..whole.start())?
+            .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '—' | '–'));
+        let right = found
+            .iter()
+            .filter(|f| !f.negated && !f.value.is_empty())
+            .find(|f| before.ends_with(f.value.as_str()));
+        let (Some(right), Some(wrong)) = (right, english_value(w.as_str())) else {
+            continue;
+        };
+        if wrong != right.value {
+            return Some(Corrected {
+                wrong: Some(wrong),
+                right: right.value.clone(),
+            });
+        }
+    }
+    None
+}
+
+/// The wrong value named by a "not …" right after byte `from` ("I meant cold brew, not
+/// hibiscus tea, …").
+fn not_after(sentence: &str, from: usize) -> Option<String> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| scan::compile(r"^\s*[,;—–]?\s*(?:and\s+|but\s+)?not\s+(?P<w>[^,;.!?—–]+)"))
+        .as_ref()?;
+    let caps = re.captures(sentence.get(from..)?)?;
+    english_value(caps.name("w")?.as_str())
 }
 
 /// Whether an English sentence signals a correction ("actually", "sorry", "it's X, not Y").
@@ -179,8 +232,22 @@ fn correction_cue(sentence: &str) -> bool {
                     | "rather"
                     | "mistake"
                     | "misspoke"
+                    | "typo"
+                    | "wrong"
+                    | "misread"
+                    | "misremembered"
+                    | "mistyped"
+                    | "mixed"
+                    | "clarify"
+                    | "correct"
+                    | "err"
+                    | "erm"
+                    | "whoops"
             )
-        });
+        })
+        || ["hold on", "i mean ", "slip of the tongue", "let me fix", "to be clear"]
+            .iter()
+            .any(|p| lower.contains(p));
     let opens = ["it's ", "it is ", "that's ", "make it ", "its "]
         .iter()
         .any(|p| lower.starts_with(p));

@@ -17,6 +17,7 @@
 mod asked;
 mod chinese;
 mod correction;
+mod declarative;
 mod english;
 mod lexicon;
 mod normalize;

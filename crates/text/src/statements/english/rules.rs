@@ -70,7 +70,7 @@ const fn rule(slot: Slot, who: Who, val: Val, negates: bool, pattern: &'static s
 /// called", "has a new name:", "name: …").
 macro_rules! named_link {
     () => {
-        r"(?:['’]s)?(?:\s+(?:full\s+|new\s+|real\s+|official\s+|final\s+)?name)?\s*(?:(?:is|['’]s|will\s+be|['’]ll\s+be|is\s+going\s+to\s+be|is\s+gonna\s+be|has\s+been|got|gets)\s+(?:(?:now|still|officially|finally|definitely|actually|also|just)\s+)*(?:called|named|renamed(?:\s+to)?)\s+|(?:is|['’]s|will\s+be|['’]ll\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:(?:now|still|officially|finally|definitely|actually|also)\s+)*|(?:has|got|gets|now\s+has)\s+(?:a\s+)?(?:new\s+)?name\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|which\s+is)\s+)?|\s?[:—–]\s*|,\s*|(?:now\s+|still\s+)?(?:called|named|goes\s+by|answers\s+to|responds\s+to)\s+(?:the\s+name\s+(?:of\s+)?)?)?"
+        r"(?:['’]s)?(?:\s+(?:full\s+|new\s+|real\s+|official\s+|final\s+)?name)?\s*(?:(?:is|['’]s|will|['’]ll|has\s+been|got|gets)\s+(?:(?:now|still|officially|finally|definitely|actually|also|just|probably)\s+)*(?:(?:going\s+to|gonna)\s+be\s+|be\s+)?(?:called|named|renamed(?:\s+to)?)\s+|(?:is|['’]s|will\s+be|['’]ll\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:(?:now|still|officially|finally|definitely|actually|also)\s+)*|(?:has|got|gets|now\s+has)\s+(?:a\s+)?(?:new\s+)?name\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|which\s+is)\s+)?|\s?[:—–]\s*|,\s*|(?:now\s+|still\s+)?(?:called|named|goes\s+by|answers\s+to|responds\s+to)\s+(?:the\s+name\s+(?:of\s+)?)?)?"
     };
 }
 

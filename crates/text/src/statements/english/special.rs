@@ -20,6 +20,7 @@ pub(super) use things::thing_name;
 /// Run the special readers.
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
     plans(ctx, out);
+    plan_changes(ctx, out);
     quantities(ctx, out);
     ages(ctx, out);
     favourite_before(ctx, out);
@@ -88,6 +89,47 @@ fn plans(ctx: &Context, out: &mut Vec<Found>) {
             qualifier: plan_qualifier(ctx, moving, trip.as_deref()),
             value: place.text,
             negated: holder.negated || anymore_after(ctx, place.end),
+            at: whole.start(),
+        });
+    }
+}
+
+/// Seasons and sizes before a trip noun ("the spring trip", "our big summer holiday").
+const TRIP_MODIFIERS: &str = r"(?:(?:next|upcoming|big|little|short|long|solo|family|road|summer|winter|spring|fall|autumn|weekend|two-week|week-long|dream|first|annual|planned)\s+)*";
+
+/// "We rebooked the spring trip, it's Hokkaido now", "the trip to Patagonia is cancelled":
+/// a plan changed after its trip was named, or called off.
+fn plan_changes(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let cancelled = r"cancelled|canceled|called\s+off|scrapped|off|postponed\s+indefinitely";
+    let sources = [
+        format!(r"\b(?:rebooked|re-booked|changed|moved|switched|rerouted|redirected|replanned|re-planned|updated|booked|planned|sorted|finalized|finalised)\s+(?:the|our|my)\s+{TRIP_MODIFIERS}(?P<trip>{TRIP_NOUNS})\s*[,;:—–]\s*(?:(?:so|and|now)\s+)?(?:it['’]s|it\s+is|it['’]ll\s+be|it\s+will\s+be|(?:we['’]re|we\s+are|i['’]m)\s+(?:now\s+)?(?:going|heading|off|flying)\s+to|now)\s+(?:(?:now|going\s+to|to|in)\s+)*"),
+        format!(r"\b{TRIP_MODIFIERS}(?P<trip>{TRIP_NOUNS})\s*[:—–]\s*(?:(?:now|it['’]s|it\s+is)\s+)*(?:(?:to|in)\s+)?"),
+        format!(r"\b{TRIP_MODIFIERS}(?P<trip>{TRIP_NOUNS})\s+to\s+(?P<place>{{NAME}})\s+(?:(?:next|this)\s+\w+\s+)?(?:is|has\s+been|was|got|['’]s)\s+(?:(?:now|officially|been|unfortunately|sadly)\s+)*(?:{cancelled})\b"),
+        format!(r"\b(?:cancelled|canceled|called\s+off|scrapped|dropped)\s+(?:the|our|my)\s+{TRIP_MODIFIERS}(?P<trip>{TRIP_NOUNS})\s+to\s+(?P<place>{{NAME}})"),
+    ];
+    let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
+    for (index, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
+        let Some(whole) = caps.get(0) else { continue };
+        let who = match index {
+            0 | 3 => holder(ctx, whole.start(), true),
+            _ => possessor(ctx, whole.start(), true),
+        };
+        let Some(holder) = asserted(ctx, who) else {
+            continue;
+        };
+        let place = match caps.name("place") {
+            Some(p) => Some(p.as_str().trim().to_string()),
+            None => values::place(ctx, whole.end()).map(|r| r.text),
+        };
+        let Some(place) = place else { continue };
+        let trip = caps.name("trip").map(|m| m.as_str().to_lowercase());
+        out.push(Found {
+            subject: holder.subject,
+            slot: Slot::Plan,
+            qualifier: plan_qualifier(ctx, false, trip.as_deref()),
+            value: place,
+            negated: index >= 2 || holder.negated,
             at: whole.start(),
         });
     }
@@ -502,13 +544,15 @@ fn age_follows(ctx: &Context, end: usize) -> bool {
 fn favourite_before(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"\b(?:is|['’]s|has\s+become|became|is\s+now|isn['’]t|is\s+not|is\s+no\s+longer)\s+(?:(?:now|still|definitely|officially|easily|probably|no\s+longer|not)\s+)*(?:my|our)\s+(?:(?:new|current|absolute|all-time|top)\s+)*(?:favou?rite|fave)\s+(?P<q>[a-z]+(?:[\s-][a-z]+)?)\b",
+        r"\b(?:is|['’]s|are|['’]re|has\s+become|have\s+become|became|is\s+now|isn['’]t|aren['’]t|is\s+not|is\s+no\s+longer)\s+(?:(?:now|still|definitely|officially|easily|probably|no\s+longer|not|always|hands\s+down)\s+)*(?:my|our)\s+(?:(?:new|current|absolute|all-time|top|usual)\s+)*(?:favou?rite|fave|go-to|preferred)\s+(?P<q>[a-z]+(?:[\s-][a-z]+)?)\b",
+        r"\b(?:is|['’]s|are|['’]re|has\s+become|became|is\s+now|isn['’]t|is\s+not|is\s+no\s+longer)\s+(?:(?:now|still|definitely|officially|no\s+longer|not|always)\s+)*(?:my|our)\s+(?P<q>[a-z]+)\s+of\s+choice\b",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
         let (Some(whole), Some(q)) = (caps.get(0), caps.name("q")) else {
             continue;
         };
-        let Some((value, start)) = phrase_before(ctx, whole.start()) else {
+        let before = phrase_before(ctx, whole.start()).filter(|(v, _)| !is_pronoun(v));
+        let Some((value, start)) = before.or_else(|| antecedent(ctx, whole.start())) else {
             continue;
         };
         if blocked_before(ctx, start) {
@@ -530,6 +574,81 @@ fn favourite_before(ctx: &Context, out: &mut Vec<Found>) {
             at: start,
         });
     }
+}
+
+fn is_pronoun(text: &str) -> bool {
+    matches!(
+        text.to_lowercase().as_str(),
+        "it" | "that" | "this" | "which" | "they" | "those" | "these"
+    )
+}
+
+/// Words that end, going left, the thing a pronoun stands for ("Nothing beats cold brew, it's
+/// my favourite drink" → "cold brew").
+#[rustfmt::skip]
+const ANTECEDENT_STOPS: &[&str] = &[
+    "beats", "beat", "tops", "love", "loves", "like", "likes", "adore", "adores", "drink",
+    "drinks", "drinking", "drank", "eat", "eats", "eating", "ate", "order", "orders", "ordering",
+    "ordered", "have", "having", "had", "tried", "try", "trying", "discovered", "found", "is",
+    "are", "was", "'s", "with", "of", "on", "into", "for", "about", "nothing", "than", "i", "we",
+    "my", "our", "the", "a", "an", "some", "really", "always", "just", "been", "get", "enough",
+    "obsessed", "hooked", "addicted", "fan", "like", "prefer", "prefers", "enjoy", "enjoys",
+    "make", "makes", "making", "made", "recommend", "picked", "chose", "choose", "switched", "to",
+    "me", "you", "compares", "gotten", "got", "into", "mad", "crazy", "there's", "it's",
+];
+
+/// Praise before the thing a pronoun stands for ("a good negroni").
+const PRAISE: &[&str] = &[
+    "good", "nice", "great", "proper", "decent", "solid", "lovely", "real", "perfect",
+];
+
+/// Time words that may trail the thing a pronoun stands for ("… matcha lattes lately").
+#[rustfmt::skip]
+const TIME_TAIL: &[&str] = &[
+    "lately", "recently", "these", "those", "days", "every", "day", "daily", "now", "today",
+    "week", "month", "year", "last", "this", "morning", "mornings", "afternoon", "evening",
+    "night", "at", "the", "moment", "all", "time", "again", "too", "nowadays", "honestly",
+];
+
+/// The noun phrase at the end of the clause before byte `at`, which a pronoun opening the
+/// clause at `at` stands for.
+fn antecedent(ctx: &Context, at: usize) -> Option<(String, usize)> {
+    let before: Vec<&scan::Tok> = ctx.toks.iter().take_while(|t| t.start < at).collect();
+    let boundary = before.iter().rposition(|t| {
+        !t.word && matches!(t.lower.as_str(), "," | ";" | ":" | "—" | "–" | "-" | "(")
+    })?;
+    let clause = before.get(..boundary)?;
+    let clause_start = clause
+        .iter()
+        .rposition(|t| !t.word)
+        .map_or(0, |p| p + 1);
+    let mut words: Vec<&scan::Tok> = clause.get(clause_start..)?.to_vec();
+    while words
+        .last()
+        .is_some_and(|t| TIME_TAIL.contains(&t.lower.as_str()))
+    {
+        words.pop();
+    }
+    let kept_from = words
+        .iter()
+        .rposition(|t| {
+            ANTECEDENT_STOPS.contains(&t.lower.as_str()) || t.lower.ends_with("n't")
+        })
+        .map_or(0, |p| p + 1);
+    let mut phrase = words.get(kept_from..)?;
+    while phrase
+        .first()
+        .is_some_and(|t| PRAISE.contains(&t.lower.as_str()) && phrase.len() > 1)
+    {
+        phrase = phrase.get(1..)?;
+    }
+    if phrase.is_empty() || phrase.len() > 4 || kept_from == 0 {
+        return None;
+    }
+    let start = phrase.first()?.start;
+    let end = phrase.last()?.end;
+    let text = scan::trim_value(ctx.text.get(start..end)?).to_string();
+    (!text.is_empty()).then_some((text, start))
 }
 
 /// Openers that are not part of a value said before its slot ("Honestly, …", "these days").

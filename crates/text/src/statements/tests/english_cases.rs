@@ -269,6 +269,15 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("Maria Chen is still the chair of Initech.", "name:Initech", Role, "chair", "Maria Chen", false),
     ("The Initech head office moved to Dallas.", "name:Initech", Headquarters, "", "Dallas", false),
     ("Globex is still headquartered in Springfield.", "name:Globex", Headquarters, "", "Springfield", false),
+    // Favourites named by a pronoun back to the clause before.
+    ("I'm obsessed with matcha lattes lately — they're my favourite drink.", "me", Preference, "drink", "matcha lattes", false),
+    ("I've been drinking a lot of yerba mate, which is my go-to drink now.", "me", Preference, "drink", "yerba mate", false),
+    ("Honestly, you can't beat a good negroni; it's my favourite cocktail.", "me", Preference, "cocktail", "negroni", false),
+    // Trips changed after they are named, or called off.
+    ("We called off our summer holiday to Crete.", "me", Plan, "summer trip", "Crete", true),
+    ("I changed the honeymoon — we're going to Fiji now.", "me", Plan, "honeymoon trip", "Fiji", false),
+    ("We moved the autumn trip, it's Lisbon now.", "me", Plan, "autumn trip", "Lisbon", false),
+    ("Our son will probably be named Theo.", "me", Child, "son", "Theo", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -355,6 +364,8 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "I'm at the gym now.",
     "I'm at 5 now.",
     "I'm still with Kestrel Foods.",
+    "My sister loves kombucha, it's her favourite drink.",
+    "My cousin's trip to Rome got cancelled.",
 ];
 
 /// Lines that state nothing at all.
@@ -425,6 +436,11 @@ pub(in crate::statements) const CORRECTIONS: &[(&str, Option<&str>, &str)] = &[
     ("Oops, I meant the 5th.", None, "5th"),
     ("Let's go with Tuesday instead.", None, "Tuesday"),
     ("Actually, it's Kyoto.", None, "Kyoto"),
+    ("Whoops, I'm a paramedic, not a nurse.", Some("nurse"), "paramedic"),
+    ("Hold on, the dog is called Rex, not Max.", Some("Max"), "Rex"),
+    ("Sorry, I meant Lisbon, not Porto, for the summer trip.", Some("Porto"), "Lisbon"),
+    ("Typo: it's 25 miles a week, not 15.", Some("15"), "25 miles a week"),
+    ("Not Friday, Saturday — the invite was wrong.", Some("Friday"), "Saturday"),
 ];
 
 #[rustfmt::skip]
@@ -478,6 +494,12 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("How's the website redesign going?", "thing:website redesign", Status, ""),
     ("Who heads Globex now?", "name:Globex", Role, "ceo"),
     ("Where is Hooli based?", "name:Hooli", Headquarters, ""),
+    ("Am I still a barista?", "me", Job, ""),
+    ("Is the vet appointment still on June 3?", "thing:vet appointment", Date, ""),
+    ("Do I still have Mochi the hamster?", "me", Pet, "hamster"),
+    ("Who was the CFO of Globex last year?", "name:Globex", Role, "cfo"),
+    ("Where was Initech based in 2020?", "name:Initech", Headquarters, ""),
+    ("Is Maria Chen still the chair of Initech?", "name:Initech", Role, "chair"),
 ];
 
 #[rustfmt::skip]
@@ -489,6 +511,8 @@ pub(in crate::statements) const ASKED_NOTHING: &[&str] = &[
     "What time is it?",
     "Where do you live?",
     "Can you help me with my homework?",
+    "Do you still live in Paris?",
+    "Is it raining?",
 ];
 
 /// (question, statement) pairs: the question asks what the statement says.

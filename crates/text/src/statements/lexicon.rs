@@ -33,6 +33,7 @@ pub(super) fn placeholder(name: &str) -> Option<String> {
         "SPECIESZH" => alternation(SPECIES_ZH),
         "EVENTZH" => alternation(EVENTS_ZH),
         "PROJECTZH" => alternation(PROJECTS_ZH),
+        "DIETZH" => r"(?:素食|纯素食?|全素|鱼素|蛋奶素|奶素|生酮饮食|生酮|低碳水饮食|低碳饮食|低碳水|无麸质饮食|无麸质|地中海饮食|轻断食|间歇性断食|断食|清真饮食|低脂饮食|低糖饮食|高蛋白饮食|控糖饮食|\p{Han}{1,4}饮食)".to_string(),
         "NUMZH" => r"(?:\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿半]+)".to_string(),
         _ => return None,
     };

@@ -273,6 +273,37 @@ pub(super) fn subject_of(prefix: &str) -> Option<Subject> {
     values::person_name(prefix).map(Subject::Named)
 }
 
+/// The owner of a noun at byte `at` that the line may leave unsaid: "宝宝叫…", "猫咪有了新名字"
+/// are the speaker's; "我姐的宝宝", "邻居家的猫", "他家猫" are someone else's.
+pub(super) fn owner_before(sentence: &str, at: usize) -> Option<Subject> {
+    let before = sentence.get(..at)?;
+    let clause_start = before
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| is_clause_mark(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let prefix = before.get(clause_start..)?.trim();
+    let owned = prefix.strip_suffix('的');
+    let owner = owned.unwrap_or(prefix);
+    let owner = owner.strip_suffix('家').unwrap_or(owner);
+    const SPEAKER: &[&str] = &["我们", "咱们", "我", "咱", "俺"];
+    if SPEAKER.iter().any(|s| owner.ends_with(s)) {
+        return Some(Subject::Speaker);
+    }
+    if let Some(rel) = relation_at_end(owner) {
+        return rel;
+    }
+    let others = ["他", "她", "你", "他们", "她们", "你们", "别人", "人家", "朋友", "邻居"];
+    if others.iter().any(|o| owner.ends_with(o)) {
+        return None;
+    }
+    match owned {
+        // "小王的猫": a named owner.
+        Some(named) if !named.is_empty() => values::person_name(named).map(Subject::Named),
+        _ => Some(Subject::Speaker),
+    }
+}
+
 /// "我哥" → Related("哥"), "妈妈" → Related("妈妈"); `Some(None)` when the relative is someone
 /// else's ("他哥").
 fn relation_at_end(prefix: &str) -> Option<Option<Subject>> {
@@ -369,8 +400,24 @@ pub(super) fn blocked_before(sentence: &str, start: usize, plan: bool) -> bool {
     let hypothetical = HYPOTHETICAL
         .iter()
         .filter(|h| !(plan && ["打算", "计划", "准备"].contains(h)))
-        .any(|h| before.contains(h));
+        .any(|h| before.match_indices(h).any(|(i, _)| !noun_use(before, i + h.len())));
     hypothetical || reported(before) || in_past(before)
+}
+
+/// Whether 计划/打算/准备 ending at byte `end` is a noun ("新计划，…", "春天的计划变了"),
+/// which makes nothing after it hypothetical.
+fn noun_use(text: &str, end: usize) -> bool {
+    let word = text.get(..end).unwrap_or("");
+    if !["计划", "打算", "准备"].iter().any(|w| word.ends_with(w)) {
+        return false;
+    }
+    let next = text.get(end..).and_then(|r| r.chars().next());
+    let before = word
+        .trim_end_matches(['计', '划', '打', '算', '准', '备'])
+        .chars()
+        .last();
+    next.is_none_or(|c| is_clause_mark(c) || matches!(c, '变' | '有' | '是' | '了' | '改' | '取'))
+        || before.is_some_and(|c| matches!(c, '的' | '新' | '个'))
 }
 
 /// Whether someone other than the speaker reports what follows.
@@ -382,6 +429,11 @@ fn reported(before: &str) -> bool {
     REPORTING.iter().any(|r| {
         cleaned.match_indices(r).any(|(i, _)| {
             let reporter = cleaned.get(..i).unwrap_or("");
+            let after = cleaned.get(i + r.len()..).unwrap_or("");
+            let to_you = ["跟你", "和你", "对你", "给你"]
+                .iter()
+                .any(|y| reporter.ends_with(y))
+                || after.starts_with('你');
             let reporter = strip_end(
                 reporter,
                 &[
@@ -390,7 +442,9 @@ fn reported(before: &str) -> bool {
                 ],
             )
             .unwrap_or(reporter);
-            !(reporter.ends_with('我') || reporter.ends_with("我们"))
+            // "告诉你个消息", "跟你说个事": the speaker telling the listener, not a report.
+            let speaker_to_you = to_you && strip_openers(reporter).is_empty();
+            !(reporter.ends_with('我') || reporter.ends_with("我们") || speaker_to_you)
         })
     })
 }

@@ -12,6 +12,7 @@ use super::{blocked_before, holder, is_clause_mark, tags, Holder};
 
 pub(super) fn apply(sentence: &str, out: &mut Vec<Found>) {
     plans(sentence, out);
+    cancelled_plans(sentence, out);
     quantities(sentence, out);
     ages(sentence, out);
     dates(sentence, out);
@@ -94,6 +95,7 @@ fn plans(sentence: &str, out: &mut Vec<Found>) {
         r"(?:打算|计划|准备|将要|要|快要|决定)(?:[^，。！？；、,.!?\s]{0,6}?)(?:搬到|搬去|搬家到|移居到?|移民到?)(?:了)?",
         r"(?:旅行|旅游|度假|蜜月|行程|目的地|出游)(?:的目的地)?(?:现在|已经|也)?(?:改成了?去?|改去了?|换成了?去?|定在了?|是|改为|变成了?|去|改到了?)",
         r"(?:改去|改成去|换成去|改为去)",
+        r"(?:明年|今年|年底|年初|暑假|寒假|国庆|春节|五一|十一|春天|夏天|秋天|冬天|圣诞节|元旦|假期|长假|下个月|下半年|上半年|中秋|端午|清明|蜜月)[^，。！？；、,.!?\s]{0,6}?(?:还是|还|也|就|都|照样|照旧)?(?P<go>去|飞去|前往|飞往|飞到)",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let Some(whole) = caps.get(0) else { continue };
@@ -103,7 +105,11 @@ fn plans(sentence: &str, out: &mut Vec<Found>) {
         if index == 0 && moving_words {
             continue;
         }
-        let bare_want = index == 0 && whole.as_str().starts_with(['要', '将']);
+        // "我要去…" is a plan only with a trip or a time of year around it ("明年春天的计划变了，
+        // 我要去稻城亚丁"), not "我要去超市".
+        let bare_want = index == 0
+            && whole.as_str().starts_with(['要', '将'])
+            && !trip_context(sentence);
         let place = if bare_want {
             values::place(sentence, whole.end())
         } else {
@@ -112,7 +118,10 @@ fn plans(sentence: &str, out: &mut Vec<Found>) {
         let Some(place) = place else {
             continue;
         };
-        let h = if index == 2 {
+        let h = if index == 4 {
+            let go = caps.name("go").map_or(whole.start(), |g| g.start());
+            asserted(sentence, go, true, place.end)
+        } else if index == 2 {
             let third = holder(sentence, whole.start(), true)
                 .is_some_and(|h| h.subject != Subject::Speaker && !h.dropped);
             if third || blocked_before(sentence, whole.start(), true) {
@@ -138,21 +147,59 @@ fn plans(sentence: &str, out: &mut Vec<Found>) {
     }
 }
 
+/// Words that make "要去X" a trip ("旅行", "计划", a time of year).
+fn trip_context(sentence: &str) -> bool {
+    ["旅行", "旅游", "度假", "行程", "计划", "出游", "蜜月", "假期"]
+        .iter()
+        .chain(PLAN_TIME_WORDS)
+        .any(|w| sentence.contains(w))
+}
+
+/// "去喀纳斯的旅行取消了", "取消了去大理的行程": a trip called off.
+fn cancelled_plans(sentence: &str, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"(?:去|到)(?P<v>[^，。！？；、,.!?\s的]{1,8}?)的(?:旅行|旅游|行程|计划|度假|蜜月|出游)(?:已经|也|被|我们|我)*(?:取消|泡汤|黄|作废|搁浅|不去)了",
+        r"(?:取消了?|推掉了?|放弃了?)(?:去|到)(?P<v>[^，。！？；、,.!?\s的]{1,8}?)的(?:旅行|旅游|行程|计划|度假|蜜月|出游)",
+    ];
+    for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
+        let (Some(whole), Some(v)) = (caps.get(0), caps.name("v")) else {
+            continue;
+        };
+        if !values::is_place_after_verb(v.as_str()) || blocked_before(sentence, whole.start(), true) {
+            continue;
+        }
+        let Some(h) = holder(sentence, whole.start(), true) else {
+            continue;
+        };
+        out.push(Found {
+            subject: h.subject,
+            slot: Slot::Plan,
+            qualifier: plan_qualifier(sentence, false),
+            value: v.as_str().to_string(),
+            negated: true,
+            at: whole.start(),
+        });
+    }
+}
+
 /// "我每周跑17公里", "我月薪两万", "我有两个孩子", "一杯咖啡要30块".
 fn quantities(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<per>每(?:个)?(?:天|日|周|星期|礼拜|月|年|晚)|一(?:个)?(?:天|周|星期|礼拜|月|年))?(?:都|要|能|会|大概|差不多|至少|基本上|平均|只)*(?P<verb>跑步|跑|走路|步行|走|游泳|游|骑车|骑|开车|读|看|喝|抽|睡|工作|上班|赚|挣|花|存|吃|学习|学|练习|练|写|健身|锻炼|加班|背)(?:了)?(?:大概|差不多|至少|将近|快|近|约|超过)?(?P<num>{NUMZH})(?P<unit>个小时|小时|公里|千米|英里|米|分钟|本书|本|杯咖啡|杯|根烟|根|支|包|次|天|元|块钱|块|万|千|斤|公斤|页|篇|首|部|集|个|瓶|趟|步|圈|节课|节|道|顿)",
+        r"(?P<per>每(?:个)?(?:天|日|周|星期|礼拜|月|年|晚)|一(?:个)?(?:天|周|星期|礼拜|月|年))?(?:都|要|能|会|大概|差不多|至少|基本上|平均|只)*(?P<verb>跑步|跑|走路|步行|走|游泳|游|骑车|骑|开车|读|看|喝|抽|睡|工作|上班|赚|挣|花|存|吃|学习|学|练习|练|写|健身|锻炼|加班|背)(?:了|到了?)?(?:大概|差不多|至少|将近|快|近|约|超过)?(?P<num>{NUMZH})(?P<unit>个小时|小时|公里|千米|英里|米|分钟|本书|本|杯咖啡|杯|根烟|根|支|包|次|天|元|块钱|块|万|千|斤|公斤|页|篇|首|部|集|个|瓶|趟|步|圈|节课|节|道|顿)",
         r"(?P<what>房租|月租|租金|月薪|年薪|工资|薪水|收入|体重|身高|房贷|预算|存款|月收入|年收入)(?:现在|目前|已经|也)?(?:涨到了?|降到了?|涨了|变成了?|是|有|为|每个?月|一个月|大概|差不多|才|只有|不到|超过|达到了?)*(?P<num>{NUMZH})(?P<unit>万|千|元|块钱?|公斤|斤|kg|厘米|cm|米)?",
         r"有(?P<num>{NUMZH})(?:个|只|条|位|名|套|辆)(?P<what>孩子|儿子|女儿|猫|狗|房子|车|兄弟姐妹|哥哥|姐姐|弟弟|妹妹|宠物|小孩)",
         r"(?P<what>[^，。！？；、,.!?\s]{1,8}?)(?:现在|已经)?(?:要|卖|涨到了?|涨价到|降到了?|降价到)(?P<num>{NUMZH})(?:块钱?|元|美元|欧元|刀)",
+        r"(?P<per>每(?:个)?(?:天|日|周|星期|礼拜|月|年)|一(?:个)?(?:周|星期|月|年))?的?(?P<what>跑量|跑步量|跑步里程|骑行量|骑行里程|骑车里程|游泳量|步行量|步数|阅读量|训练量|运动量)(?:现在|目前|已经|也)*(?:是|有|达到了?|在|涨到了?|增加到了?|提高到了?|降到了?|变成了?|为)(?:大概|差不多|将近|约)?(?P<num>{NUMZH})(?P<unit>公里|千米|英里|米|本书|本|页|个小时|小时|分钟|步|次)",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let found = match index {
             0 => counted(sentence, &caps),
             1 => measured(sentence, &caps),
             2 => owned(sentence, &caps),
-            _ => priced(sentence, &caps),
+            3 => priced(sentence, &caps),
+            _ => activity_amount(sentence, &caps),
         };
         out.extend(found);
     }
@@ -292,6 +339,40 @@ fn counted(sentence: &str, caps: &Captures) -> Option<Found> {
         words.push(verb.to_string());
         words.extend(unit_words(unit.as_str()).into_iter().map(str::to_string));
     }
+    words.push(per);
+    Some(Found {
+        subject: h.subject,
+        slot: Slot::Quantity,
+        qualifier: normalize::qualifier(words.iter().map(String::as_str)),
+        value: sentence.get(num.start()..unit.end())?.to_string(),
+        negated: h.negated,
+        at: whole.start(),
+    })
+}
+
+/// "我每周的跑量是42公里": the activity's verb, unit and period key it like "我每周跑42公里".
+fn activity_amount(sentence: &str, caps: &Captures) -> Option<Found> {
+    let whole = caps.get(0)?;
+    let num = caps.name("num")?;
+    let unit = caps.name("unit")?;
+    let h = owner(sentence, whole.start())?;
+    if blocked_before(sentence, whole.start(), false) {
+        return None;
+    }
+    let verb = match caps.name("what")?.as_str() {
+        "跑量" | "跑步量" | "跑步里程" => "跑",
+        "骑行量" | "骑行里程" | "骑车里程" => "骑",
+        "游泳量" => "游",
+        "步行量" | "步数" => "走",
+        "阅读量" => "读",
+        _ => "练",
+    };
+    let per = caps
+        .name("per")
+        .map(|p| p.as_str().replace('个', ""))
+        .or_else(|| period_in(sentence, whole.start()).map(str::to_string))?;
+    let mut words: Vec<String> = vec![verb.to_string()];
+    words.extend(unit_words(unit.as_str()).into_iter().map(str::to_string));
     words.push(per);
     Some(Found {
         subject: h.subject,

@@ -206,6 +206,30 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("张总现在是我们公司的CEO。", "thing:公司", Role, "ceo", "张总", false),
     ("华为总部位于深圳。", "name:华为", Headquarters, "", "深圳", false),
     ("字节跳动的总部在北京。", "name:字节跳动", Headquarters, "", "北京", false),
+    // The speaker telling the listener is no report; employers named after their industry.
+    ("跟你说，我现在住在苏州了。", "me", Residence, "", "苏州", false),
+    ("我现在的东家是蓝鲸物流。", "me", Employer, "", "蓝鲸物流", false),
+    ("我已经去星河电子上班了。", "me", Employer, "", "星河电子", false),
+    ("上个月起我到云杉咨询工作了。", "me", Employer, "", "云杉咨询", false),
+    ("我如今的职业是摄影师。", "me", Job, "", "摄影师", false),
+    ("我们现在是同居状态。", "me", RelationshipStatus, "", "同居", false),
+    // Partners between 和 and 在一起, and "一个叫X的人".
+    ("我跟男朋友周子航一直在一起。", "me", Partner, "", "周子航", false),
+    ("我最近在跟一个叫林溪的女生约会。", "me", Partner, "", "林溪", false),
+    // Children and pets named without an owner, or right after the noun.
+    ("儿子的小名定了叫豆豆。", "me", Child, "儿子", "豆豆", false),
+    ("我们给女儿起了名字，叫念念。", "me", Child, "女儿", "念念", false),
+    ("我们已经没有豆包这条狗了。", "me", Pet, "狗", "豆包", true),
+    ("我家狗旺财最近胖了。", "me", Pet, "狗", "旺财", false),
+    // Diets by their noun.
+    ("我平时吃地中海饮食。", "me", Diet, "", "地中海饮食", false),
+    ("我现在遵循轻断食。", "me", Diet, "", "轻断食", false),
+    // Trips called off, or set by a time of year.
+    ("我们去大理的行程取消了。", "me", Plan, "旅行", "大理", true),
+    ("今年国庆还是去青海。", "me", Plan, "今年 国庆 旅行", "青海", false),
+    // Amounts by the activity's noun, levels reached.
+    ("我每天的步数是8000步。", "me", Quantity, "天 步 走", "8000步", false),
+    ("我现在每周骑到100公里了。", "me", Quantity, "公里 周 骑", "100公里", false),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -220,6 +244,9 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "你家的猫叫什么？",
     // Hypotheticals.
     "如果我搬到巴黎，我就学法语。",
+    "我要去超市。",
+    "我家猫很可爱。",
+    "如果宝宝是女孩，就叫念念。",
     "假如我住在上海，就方便多了。",
     "我在考虑搬去成都。",
     "也许我会去成都。",
@@ -269,6 +296,8 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我朋友说她搬到了成都。",
     "我想当医生。",
     "我妈说我应该搬回家。",
+    "他跟你说他搬到上海了。",
+    "我朋友家的狗叫旺财。",
 ];
 
 /// Lines that state nothing at all.
@@ -298,6 +327,9 @@ pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
     ("项目现在处于规划阶段。", "项目进入了测试阶段。"),
     ("腾讯的CEO是张伟。", "腾讯任命李明为新的CEO。"),
     ("我在腾讯上班。", "我跳槽到字节跳动了。"),
+    ("我每周跑17公里。", "我每周的跑量是42公里。"),
+    ("我吃素食。", "现在我坚持无麸质饮食。"),
+    ("宝宝的名字定为若溪。", "我们改主意了，宝宝叫景行。"),
     ("我今年28岁。", "我今年二十九岁。"),
 ];
 

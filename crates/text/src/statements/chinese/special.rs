@@ -503,9 +503,11 @@ const THING_LEADS: &[&str] = &[
 /// A thing's name without possessives and determiners ("我的牙医预约" → "牙医预约").
 pub(super) fn thing_name(np: &str) -> Option<String> {
     let mut text = np.trim();
+    let mut owner = None;
     if let Some(i) = text.rfind('的') {
         let after = text.get(i + '的'.len_utf8()..).unwrap_or("");
         if after.chars().count() >= 2 {
+            owner = other_owner(text.get(..i).unwrap_or(""));
             text = after;
         }
     }
@@ -519,35 +521,151 @@ pub(super) fn thing_name(np: &str) -> Option<String> {
             None => break,
         }
     }
-    (!text.is_empty()).then(|| text.to_string())
+    if text.is_empty() {
+        return None;
+    }
+    let event = canonical_event(text);
+    Some(match owner {
+        // "我姐的牙医预约": someone else's event is another thing than the speaker's.
+        Some(owner) => format!("{owner}的{event}"),
+        None => event,
+    })
 }
 
-/// "会议改到周四了", "面试定在下周一上午十点".
+/// The owner before 的 when it is someone other than the speaker ("我姐" → "姐", "小王").
+fn other_owner(before: &str) -> Option<String> {
+    let trimmed = super::strip_openers(before.trim());
+    let bare = ["我们", "我", "咱们", "咱"]
+        .iter()
+        .find_map(|p| trimmed.strip_prefix(p))
+        .unwrap_or(trimmed);
+    let relation = super::super::lexicon::RELATIONS_ZH.contains(&bare);
+    let dated = date_at(bare, 0).is_some();
+    (relation || (!dated && values::person_name(bare).is_some())).then(|| bare.to_string())
+}
+
+/// Providers an appointment is named after: "看牙", "牙科预约", "牙医的预约" are all "牙医预约".
+const PROVIDERS_ZH: &[(&str, &str)] = &[
+    ("牙医", "牙医"),
+    ("牙科", "牙医"),
+    ("看牙", "牙医"),
+    ("洗牙", "牙医"),
+    ("医生", "医生"),
+    ("看病", "医生"),
+    ("中医", "中医"),
+    ("眼科", "眼科"),
+    ("皮肤科", "皮肤科"),
+    ("兽医", "兽医"),
+    ("理发", "理发"),
+    ("心理医生", "心理医生"),
+    ("心理咨询", "心理咨询"),
+];
+
+/// An event's canonical name: an appointment with a provider is "<provider>预约" whichever
+/// words name it ("看牙", "牙科预约", "看牙的时间").
+fn canonical_event(name: &str) -> String {
+    let core = name
+        .trim_end_matches("的时间")
+        .trim_end_matches("时间")
+        .trim_end_matches("的日子")
+        .trim_end_matches("日期")
+        .trim_end_matches("的预约")
+        .trim_end_matches("预约");
+    let core = core.strip_prefix('看').filter(|c| !c.is_empty()).unwrap_or(core);
+    let provider = PROVIDERS_ZH
+        .iter()
+        .find(|(word, _)| core == *word || core == word.trim_start_matches('看'))
+        .map(|(_, p)| *p);
+    match provider {
+        Some(p) => format!("{p}预约"),
+        None => name.to_string(),
+    }
+}
+
+/// The provider named before an appointment in the sentence ("牙医把我的预约改到…").
+fn provider_in(text: &str) -> Option<&'static str> {
+    PROVIDERS_ZH
+        .iter()
+        .find(|(word, _)| text.contains(word))
+        .map(|(_, p)| *p)
+}
+
+/// "会议改到周四了", "面试定在下周一上午十点", "我约了4月2日看牙".
 fn dates(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<ev>[^，。！？；、,.!?\s]{0,8}?{EVENTZH})(?:的)?(?:时间|日期|日子)?(?:现在|已经|也|被)*(?:改到了?|改成了?|改为|改在了?|调整到了?|调整为|调到了?|推迟到了?|延期到了?|延后到了?|推到了?|提前到了?|挪到了?|换到了?|定在了?|定于|安排在了?|约在了?|放在了?|在|是)",
+        r"(?P<ev>[^，。！？；、,.!?\s：:]{0,8}?{EVENTZH})(?:的)?(?:时间|日期|日子)?(?:现在|已经|也|被|还|仍然|依然|仍)*(?:改到了?|改成了?|改为|改在了?|调整到了?|调整为|调到了?|推迟到了?|延期到了?|延后到了?|推到了?|提前到了?|挪到了?|换到了?|定在了?|定于|安排在了?|约在了?|放在了?|在|是)",
+        r"(?:约了|约在了?|预约了|预约在|订了|定了|安排了|挂了|挂号了?|约好了?)",
     ];
-    for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
-        let (Some(whole), Some(ev)) = (caps.get(0), caps.name("ev")) else {
-            continue;
-        };
+    for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
+        let Some(whole) = caps.get(0) else { continue };
         if blocked_before(sentence, whole.start(), false) {
             continue;
         }
-        let Some(event) = thing_name(ev.as_str()) else {
-            continue;
-        };
         let Some(date) = date_at(sentence, whole.end()) else {
             continue;
         };
-        let negated = whole.as_str().contains('不');
+        let event = match (index, caps.name("ev")) {
+            (0, Some(ev)) => thing_name(ev.as_str()).map(|e| named_for_provider(e, ev.as_str())),
+            _ => event_after(sentence, date.end),
+        };
+        let Some(event) = event else { continue };
         out.push(Found {
             subject: Subject::Thing(event),
             slot: Slot::Date,
             qualifier: String::new(),
             value: date.text,
-            negated,
+            negated: whole.as_str().contains('不'),
+            at: whole.start(),
+        });
+    }
+    cancelled_dates(sentence, out);
+}
+
+/// A bare "预约" named after the provider the words around it name ("牙医把我的预约…").
+fn named_for_provider(event: String, words: &str) -> String {
+    match provider_in(words) {
+        Some(p) if event == "预约" => format!("{p}预约"),
+        _ => event,
+    }
+}
+
+/// The event named right after a date ("约了4月2日看牙" → 牙医预约).
+fn event_after(sentence: &str, pos: usize) -> Option<String> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| scan::compile(r"^的?(?P<ev>看\p{Han}{1,2}|{EVENTZH})"))
+        .as_ref()?;
+    let caps = re.captures(sentence.get(pos..)?)?;
+    let ev = caps.name("ev")?.as_str();
+    Some(named_for_provider(thing_name(ev)?, ev))
+}
+
+/// "3月14日的牙医预约我取消了", "明天的会议取消了": the event no longer happens then.
+fn cancelled_dates(sentence: &str, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"(?P<ev>[^，。！？；、,.!?\s：:]{0,12}?{EVENTZH})(?:我|我们)?(?:已经|也|被|给|都)*(?:取消|推掉|退掉|黄|泡汤|不去)了",
+        r"(?:取消了?|推掉了?|退掉了?)(?P<ev>[^，。！？；、,.!?\s：:]{0,12}?{EVENTZH})",
+    ];
+    for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
+        let (Some(whole), Some(ev)) = (caps.get(0), caps.name("ev")) else {
+            continue;
+        };
+        if blocked_before(sentence, ev.end(), false) {
+            continue;
+        }
+        let Some(event) = thing_name(ev.as_str()).map(|e| named_for_provider(e, ev.as_str()))
+        else {
+            continue;
+        };
+        let value = date_at(sentence, ev.start()).map(|d| d.text).unwrap_or_default();
+        out.push(Found {
+            subject: Subject::Thing(event),
+            slot: Slot::Date,
+            qualifier: String::new(),
+            value,
+            negated: true,
             at: whole.start(),
         });
     }
@@ -573,25 +691,33 @@ pub(in crate::statements) fn date_at(sentence: &str, pos: usize) -> Option<Read>
 fn statuses(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<np>[^，。！？；、,.!?\s]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还)*(?:在|处于|进入了?|到了|转入了?|进行到了?|推进到了?|来到了?|进到了?|到)(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
-        r"(?P<np>[^，。！？；、,.!?\s]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|都)*(?P<neg>没有?|还没)?(?P<v>完成|结束|完工|上线|暂停|取消|延期|搁置|停了|交付|发布|启动|黄了|收尾|验收|结项|立项|叫停|终止|停工|开工)(?:了)?",
+        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|仍然|依然)*(?:在|处于|进入了?|到了|转入了?|进行到了?|推进到了?|来到了?|进到了?|到|迈入了?|走到了?)(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
+        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|都)*(?P<neg>没有?|还没)?(?P<v>完成|结束|完工|上线|暂停|取消|延期|搁置|停了|交付|发布|启动|黄了|收尾|验收|结项|立项|叫停|终止|停工|开工)(?:了)?",
+        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})的?(?:最新)?(?:进展|进度|状态|情况)(?:是|[：:，,])\s*(?:现在|目前|已经)?(?:是|在|处于|到了|进入了?)?(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let (Some(whole), Some(np), Some(v)) = (caps.get(0), caps.name("np"), caps.name("v"))
         else {
             continue;
         };
-        if blocked_before(sentence, whole.start(), false) {
+        // "要是苍鹭项目…": the project's words may hold what blocks them.
+        if blocked_before(sentence, np.end(), false) {
             continue;
         }
         let Some(subject) = thing_name(np.as_str()) else {
             continue;
         };
+        // "需求分析阶段" is the phase "需求分析", as "the QA phase" is "QA".
+        let phase = v.as_str();
+        let phase = phase
+            .strip_suffix("阶段")
+            .filter(|p| !p.is_empty())
+            .unwrap_or(phase);
         out.push(Found {
             subject: Subject::Thing(subject),
             slot: Slot::Status,
             qualifier: String::new(),
-            value: v.as_str().to_string(),
+            value: phase.to_string(),
             negated: caps.name("neg").is_some(),
             at: whole.start(),
         });
@@ -608,7 +734,14 @@ fn org_subject(raw: &str) -> Option<Subject> {
             break;
         }
     }
-    let text = text.trim_end_matches('的');
+    let mut text = text.trim_end_matches('的');
+    // "海川船舶现在总部在…": time words after the name are not part of it.
+    while let Some(rest) = ["现在", "目前", "如今", "已经", "也", "还", "仍然", "依然"]
+        .iter()
+        .find_map(|t| text.strip_suffix(t))
+    {
+        text = rest.trim_end_matches('的');
+    }
     if text.is_empty()
         || ["他", "她", "你", "它", "这", "那"]
             .iter()
@@ -630,14 +763,16 @@ fn org_subject(raw: &str) -> Option<Subject> {
 fn roles(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?(?:新任|新|现任|现在的)?(?P<role>{ROLEZH})(?:现在|目前|已经)?(?:是|换成了?|变成了?|成了)",
-        r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式|刚刚?|近日)?(?:成为了?|出任了?|担任了?|接任了?|当上了?|升任了?|被任命为|被提拔为|升为|是|当选为?)(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?(?:新任|新|新一任|现任)?(?P<role>{ROLEZH})",
+        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)的?(?:新任|新|现任|现在的)?(?P<role>{ROLEZH})(?:现在|目前|已经|还|仍然|依然)?(?:是|换成了?|变成了?|成了)",
+        r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式|刚刚?|近日|还|仍然|依然|仍|也|一直)*(?:成为了?|出任了?|担任了?|接任了?|当上了?|升任了?|被任命为|被提拔为|升为|是|当选为?)(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?(?:新任|新|新一任|现任)?(?P<role>{ROLEZH})",
         r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)(?:已经|正式|近日)?(?:任命|聘请|提拔|选举|宣布|请来)(?:了)?(?P<name>\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:为|担任|出任|做)(?:公司的?)?(?:新任|新的|新一任)?(?P<role>{ROLEZH})",
         r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式)?(?P<gone>卸任|辞去|离任|辞职|被免去|被解雇|下台)(?:了)?(?P<org>[^，。！？；、,.!?\s]{0,10}?)的?(?P<role>{ROLEZH})",
+        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:已经|正式|最近)?(?:换了|有了|迎来了?|来了|任命了|请来了|选出了)(?:一位|一个|一名)?(?:新的?|新任)(?P<role>{ROLEZH})(?:[，,：:]\s*)(?:是|叫|由)?",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let Some(whole) = caps.get(0) else { continue };
-        if blocked_before(sentence, whole.start(), false) {
+        // "要是许嘉禾当上…": the name's run may hold what blocks it.
+        if blocked_before(sentence, whole.end(), false) {
             continue;
         }
         let name = match caps.name("name") {
@@ -670,7 +805,10 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
 /// → "张总").
 fn role_holder_name(raw: &str) -> Option<String> {
     let mut raw = raw;
-    for time in ["现在", "目前", "已经", "正式", "刚刚", "刚", "近日", "如今"] {
+    for time in [
+        "现在", "目前", "已经", "正式", "刚刚", "刚", "近日", "如今", "还", "仍然", "依然", "仍",
+        "也", "一直",
+    ] {
         raw = raw.strip_suffix(time).unwrap_or(raw);
     }
     if let Some(name) = values::person_name(raw) {
@@ -688,14 +826,14 @@ fn role_holder_name(raw: &str) -> Option<String> {
 fn headquarters(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?总部(?:现在|目前|已经|也)?(?:设在了?|设于|位于|在|搬到了?|搬去了?|迁到了?|迁至|迁往|搬迁到了?|迁移到了?|落户在?|落户于)",
-        r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)(?:已经|正式)?把总部(?:搬到了?|迁到了?|迁至|设在了?|搬迁到了?)",
+        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)的?总部(?:现在|目前|已经|也|还|仍然|依然)*(?:设在了?|设于|位于|在|搬到了?|搬去了?|迁到了?|迁至|迁往|搬迁到了?|迁移到了?|落户在?|落户于)",
+        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:已经|正式)?把总部(?:搬到了?|迁到了?|迁至|设在了?|搬迁到了?)",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let (Some(whole), Some(org)) = (caps.get(0), caps.name("org")) else {
             continue;
         };
-        if blocked_before(sentence, whole.start(), false) {
+        if blocked_before(sentence, whole.end(), false) {
             continue;
         }
         let (Some(subject), Some(place)) = (

@@ -134,8 +134,8 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("周会推迟到星期五了。", "thing:周会", Date, "", "星期五", false),
     ("我把体检改到明天了。", "thing:体检", Date, "", "明天", false),
     // Project status.
-    ("项目进入了测试阶段。", "thing:项目", Status, "", "测试阶段", false),
-    ("项目现在处于规划阶段。", "thing:项目", Status, "", "规划阶段", false),
+    ("项目进入了测试阶段。", "thing:项目", Status, "", "测试", false),
+    ("项目现在处于规划阶段。", "thing:项目", Status, "", "规划", false),
     ("阿波罗项目已经上线了。", "thing:阿波罗项目", Status, "", "上线", false),
     ("我们的新项目暂停了。", "thing:新项目", Status, "", "暂停", false),
     ("装修已经完成了。", "thing:装修", Status, "", "完成", false),
@@ -198,7 +198,7 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("周五的聚餐改到周六了。", "thing:聚餐", Date, "", "周六", false),
     ("体检推迟到下周三了。", "thing:体检", Date, "", "下周三", false),
     ("航班改成明天上午九点了。", "thing:航班", Date, "", "明天上午九点", false),
-    ("论文进入了答辩阶段。", "thing:论文", Status, "", "答辩阶段", false),
+    ("论文进入了答辩阶段。", "thing:论文", Status, "", "答辩", false),
     ("项目延期了。", "thing:项目", Status, "", "延期", false),
     ("产品已经上线了。", "thing:产品", Status, "", "上线", false),
     ("李华成为了小米的新CEO。", "name:小米", Role, "ceo", "李华", false),
@@ -230,6 +230,16 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     // Amounts by the activity's noun, levels reached.
     ("我每天的步数是8000步。", "me", Quantity, "天 步 走", "8000步", false),
     ("我现在每周骑到100公里了。", "me", Quantity, "公里 周 骑", "100公里", false),
+    // Phases without 阶段, after a label; roles and headquarters with 依然 and time words.
+    ("白鹭项目已经迈入了内测阶段。", "thing:白鹭项目", Status, "", "内测", false),
+    ("官网改版项目的最新进展：目前在验收阶段。", "thing:官网改版项目", Status, "", "验收", false),
+    ("星海银行迎来了新任行长，叫周立群。", "name:星海银行", Role, "行长", "周立群", false),
+    ("周立群依然是星海银行的行长。", "name:星海银行", Role, "行长", "周立群", false),
+    ("云帆物流现在总部设在武汉。", "name:云帆物流", Headquarters, "", "武汉", false),
+    // Appointments booked, moved by whoever, cancelled.
+    ("我约了下周三体检。", "thing:体检", Date, "", "下周三", false),
+    ("医生把我的复诊改到周五了。", "thing:复诊", Date, "", "周五", false),
+    ("周六的聚餐我们取消了。", "thing:聚餐", Date, "", "周六", true),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -247,6 +257,8 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我要去超市。",
     "我家猫很可爱。",
     "如果宝宝是女孩，就叫念念。",
+    "要是白鹭项目到了内测阶段，我就放心了。",
+    "要是周立群当上行长，我就辞职。",
     "假如我住在上海，就方便多了。",
     "我在考虑搬去成都。",
     "也许我会去成都。",
@@ -298,6 +310,7 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我妈说我应该搬回家。",
     "他跟你说他搬到上海了。",
     "我朋友家的狗叫旺财。",
+    "我同事的体检在周五。",
 ];
 
 /// Lines that state nothing at all.
@@ -330,6 +343,8 @@ pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
     ("我每周跑17公里。", "我每周的跑量是42公里。"),
     ("我吃素食。", "现在我坚持无麸质饮食。"),
     ("宝宝的名字定为若溪。", "我们改主意了，宝宝叫景行。"),
+    ("我的牙医预约在3月14日。", "牙医把我的预约改到5月19日了。"),
+    ("苍鹭项目现在在原型设计阶段。", "苍鹭项目的进展：现在是集成测试阶段。"),
     ("我今年28岁。", "我今年二十九岁。"),
 ];
 

@@ -436,12 +436,23 @@ fn chinese_things(sentence: &str) -> Option<Asked> {
         return Some(ask(Subject::Thing(thing), Slot::Date, String::new()));
     }
     let np = caps.name("np")?;
-    let thing = super::chinese::thing_name(np.as_str())?;
+    let thing = super::chinese::thing_name(after_time_lead(np.as_str()))?;
     Some(ask(Subject::Thing(thing), Slot::Status, String::new()))
 }
 
+/// `text` after a time it opens with ("2024年3月3日的时候鸣鹤科技" → "鸣鹤科技"): a question
+/// about a past date names its subject after the date.
+fn after_time_lead(text: &str) -> &str {
+    ["的时候", "时候", "那时", "当时"]
+        .iter()
+        .find_map(|lead| text.rfind(lead).map(|i| i + lead.len()))
+        .and_then(|at| text.get(at..))
+        .unwrap_or(text)
+        .trim_start_matches(['，', ','])
+}
+
 fn chinese_org(raw: &str) -> Option<Subject> {
-    let mut text = raw.trim();
+    let mut text = after_time_lead(raw.trim());
     for lead in [
         "请问",
         "你知道",
@@ -454,7 +465,13 @@ fn chinese_org(raw: &str) -> Option<Subject> {
     ] {
         text = text.strip_prefix(lead).unwrap_or(text);
     }
-    let text = text.trim_end_matches('的');
+    let mut text = text.trim_end_matches('的');
+    while let Some(rest) = ["现在", "目前", "如今", "还"]
+        .iter()
+        .find_map(|t| text.strip_suffix(t))
+    {
+        text = rest.trim_end_matches('的');
+    }
     if text.is_empty() || text.starts_with(['谁', '你', '他', '她']) {
         return None;
     }
@@ -514,6 +531,18 @@ fn chinese_person(sentence: &str, slot: Slot) -> Option<Subject> {
     if ["我", "咱", "俺"].iter().any(|p| sentence.contains(p)) {
         return Some(Subject::Speaker);
     }
+    // "宝宝的名字定的是什么？", "猫咪现在叫什么？": a child or pet nobody is said to own is the
+    // speaker's, as in statements.
+    let own_noun = match slot {
+        Slot::Child => ["宝宝", "儿子", "女儿", "闺女", "宝贝"]
+            .iter()
+            .find_map(|n| sentence.find(n)),
+        Slot::Pet => SPECIES_ZH.iter().find_map(|n| sentence.find(n)),
+        _ => None,
+    };
+    if let Some(at) = own_noun {
+        return super::chinese::owner_before(sentence, at);
+    }
     let name = super::chinese::tags(sentence)
         .into_iter()
         .find(|(_, t)| matches!(t.as_str(), "nr" | "nrfg" | "nrt"))
@@ -536,7 +565,7 @@ const CHINESE_SLOTS: &[(Slot, &str)] = &[
     ),
     (
         Slot::RelationshipStatus,
-        r"单身|结婚|已婚|恋爱|对象吗|离婚|订婚",
+        r"单身|结婚|已婚|恋爱|对象吗|离婚|订婚|分居|同居|丧偶|(?:感情|婚姻|恋爱|情感)(?:状况|状态|生活)",
     ),
     (
         Slot::Preference,

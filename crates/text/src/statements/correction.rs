@@ -280,7 +280,7 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"不是(?P<w>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而|应该|其实)?是(?P<r>.+)",
-        r"(?:^|[，,。！!])(?:其实|应该)?是(?P<r>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而)?不是(?P<w>[^，。！？；、,.!?;\s]{1,12})",
+        r"(?:^|[，,。！!：:])(?P<topic>[^，,。！!？?；;：:]{0,12}?)(?:其实|应该)?(?:是|叫|在|去)(?P<r>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而)?不(?:是|叫|在|去)(?P<w>[^，。！？；、,.!?;\s]{1,12})",
         r"(?:^|[，,。！!：:])\s*(?:那就|那|就|还是|要不|帮我|麻烦|请|算了|不对|哦|啊|嗯|对了)?(?:改成|改为|换成|改到|改在|换到)(?P<r>.+)",
         r"(?:我说错了|说错了|搞错了|记错了|口误|更正一下|纠正一下|不对|错了|我搞错了|我记错了|打错了|写错了)[，,。！!\s]*(?:应该|其实|实际上)?(?:是|在)(?P<r>.+)",
     ];
@@ -291,9 +291,22 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
         let Some(caps) = re.captures(sentence) else {
             continue;
         };
+        // "我是锁匠，不是药剂师" corrects only when the line says it does; "是上海，不是北京"
+        // always does.
+        let topic = caps.name("topic").is_some_and(|t| !t.as_str().trim().is_empty());
+        if topic && !chinese_cue(sentence) {
+            continue;
+        }
         let wrong = caps.name("w").and_then(|w| chinese_value(w.as_str()));
         let Some(right) = caps.name("r").and_then(|r| chinese_value(r.as_str())) else {
             continue;
+        };
+        let (right, wrong) = match wrong {
+            Some(w) => {
+                let (r, w) = trimmed_alike(&right, &w);
+                (r, Some(w))
+            }
+            None => (right, None),
         };
         if wrong.as_deref() == Some(right.as_str()) {
             continue;
@@ -301,6 +314,36 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
         return Some(Corrected { wrong, right });
     }
     None
+}
+
+/// Words with which a Chinese line says it corrects something.
+const CUES_ZH: &[&str] = &[
+    "说错", "搞错", "记错", "打错", "写错", "看错", "弄错", "错了", "口误", "更正", "纠正",
+    "不对", "等等", "哎呀", "不好意思", "抱歉", "我是说", "应该是", "其实是", "失误",
+];
+
+fn chinese_cue(sentence: &str) -> bool {
+    CUES_ZH.iter().any(|c| sentence.contains(c))
+}
+
+/// The right and wrong values without what only one of them carries: "去西双版纳"/"喀纳斯" →
+/// "西双版纳"; "原型设计阶段"/"需求分析" → "原型设计"; "订婚状态"/"单身" → "订婚".
+fn trimmed_alike(right: &str, wrong: &str) -> (String, String) {
+    let mut right = right.to_string();
+    let mut wrong = wrong.to_string();
+    for lead in ["去", "到", "在"] {
+        if right.starts_with(lead) != wrong.starts_with(lead) {
+            right = right.strip_prefix(lead).unwrap_or(&right).to_string();
+            wrong = wrong.strip_prefix(lead).unwrap_or(&wrong).to_string();
+        }
+    }
+    for tail in ["阶段", "状态", "这只猫", "这只狗"] {
+        if right.ends_with(tail) != wrong.ends_with(tail) {
+            right = right.strip_suffix(tail).unwrap_or(&right).to_string();
+            wrong = wrong.strip_suffix(tail).unwrap_or(&wrong).to_string();
+        }
+    }
+    (right, wrong)
 }
 
 /// A sentence that only says the previous words were wrong ("我说错了。", "Sorry, my

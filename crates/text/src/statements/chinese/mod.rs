@@ -376,7 +376,7 @@ const REPORTING: &[&str] = &[
 #[rustfmt::skip]
 const NOT_REPORTING: &[&str] = &[
     "说实话", "说真的", "说起来", "说到", "小说", "说明", "说不定", "说白了", "话说", "听说过", "说好", "说法", "所以说", "虽说",
-    "换句话说", "怎么说", "说来",
+    "换句话说", "怎么说", "说来", "说错", "说漏", "我是说", "我说的是",
 ];
 
 /// Phrases that set what follows in the past.
@@ -402,6 +402,17 @@ pub(super) fn blocked_before(sentence: &str, start: usize, plan: bool) -> bool {
         .filter(|h| !(plan && ["打算", "计划", "准备"].contains(h)))
         .any(|h| before.match_indices(h).any(|(i, _)| !noun_use(before, i + h.len())));
     hypothetical || reported(before) || in_past(before)
+}
+
+/// Whether a run of characters a pattern took as a name starts with a word that makes it
+/// hypothetical ("要是苍鹭项目…", "如果海川船舶…"): a name may hold 若 (沈若曦), so only words of
+/// two or more characters count.
+pub(super) fn opens_hypothetically(text: &str) -> bool {
+    let text = strip_openers(text.trim());
+    HYPOTHETICAL
+        .iter()
+        .filter(|h| h.chars().count() >= 2)
+        .any(|h| text.starts_with(h))
 }
 
 /// Whether 计划/打算/准备 ending at byte `end` is a noun ("新计划，…", "春天的计划变了"),

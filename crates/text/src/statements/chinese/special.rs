@@ -21,6 +21,7 @@ pub(super) fn apply(sentence: &str, out: &mut Vec<Found>) {
     headquarters(sentence, out);
     favourites(sentence, out);
     pet_names(sentence, out);
+    partner_names(sentence, out);
     employer_and_job(sentence, out);
 }
 
@@ -701,7 +702,8 @@ fn statuses(sentence: &str, out: &mut Vec<Found>) {
             continue;
         };
         // "要是苍鹭项目…": the project's words may hold what blocks them.
-        if blocked_before(sentence, np.end(), false) {
+        if blocked_before(sentence, np.start(), false) || super::opens_hypothetically(np.as_str())
+        {
             continue;
         }
         let Some(subject) = thing_name(np.as_str()) else {
@@ -771,15 +773,26 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let Some(whole) = caps.get(0) else { continue };
-        // "要是许嘉禾当上…": the name's run may hold what blocks it.
-        if blocked_before(sentence, whole.end(), false) {
-            continue;
-        }
         let name = match caps.name("name") {
             Some(n) => role_holder_name(n.as_str()),
             None => values::span(sentence, whole.end(), &["担任", "接任", "出任"], true)
                 .and_then(|r| values::person_name(&r.text)),
         };
+        // "要是许嘉禾当上…": the name's run may hold what blocks it, so the line is read up to
+        // where the name itself starts.
+        let named_at = caps.name("name").map_or(whole.start(), |n| {
+            let held = name.as_deref().unwrap_or("");
+            n.as_str()
+                .find(held)
+                .filter(|_| !held.is_empty())
+                .map_or(n.start(), |i| n.start() + i)
+        });
+        let org_hypothetical = caps
+            .name("org")
+            .is_some_and(|o| super::opens_hypothetically(o.as_str()));
+        if blocked_before(sentence, named_at, false) || org_hypothetical {
+            continue;
+        }
         let org = caps.name("org").map_or("", |m| m.as_str());
         let organization = if org.is_empty() && index == 3 {
             Some(Subject::Thing("公司".to_string()))
@@ -833,7 +846,9 @@ fn headquarters(sentence: &str, out: &mut Vec<Found>) {
         let (Some(whole), Some(org)) = (caps.get(0), caps.name("org")) else {
             continue;
         };
-        if blocked_before(sentence, whole.end(), false) {
+        if blocked_before(sentence, whole.start(), false)
+            || super::opens_hypothetically(org.as_str())
+        {
             continue;
         }
         let (Some(subject), Some(place)) = (
@@ -860,6 +875,7 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
         r"最(?:喜欢|爱)的(?P<q>\p{Han}{1,4}?)(?:现在|目前)?(?:是|变成了?|换成了?|成了|就是|改成了?)",
         r"最(?:喜欢|爱)(?P<q>喝|吃|听|看|玩|去|穿|用|读)(?:的(?:是|就是)?)?",
         r"(?P<v>[^，。！？；、,.!?\s]{1,10}?)(?:现在|目前|已经)?(?P<neg>不再|已经不|不)?(?:是|成了|成为了?)(?:我|我们)(?:现在|目前)?最(?:喜欢|爱)的(?P<q>\p{Han}{1,4})",
+        r"(?:不再|不那么|没那么|不太|不怎么|不再那么|没有那么)(?:最)?(?:喜欢|爱)(?P<q>喝|吃|听|看|玩|去|穿|用|读)",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let (Some(whole), Some(q)) = (caps.get(0), caps.name("q")) else {
@@ -886,12 +902,14 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
             };
             (read.text, h)
         };
+        // "我已经不那么喜欢喝桂花乌龙了": no longer the favourite.
+        let no_longer = index == 3;
         out.push(Found {
             subject: h.subject,
             slot: Slot::Preference,
             qualifier: canonical_preference(q.as_str().trim_end_matches('的')),
             value,
-            negated: h.negated,
+            negated: h.negated || no_longer,
             at: whole.start(),
         });
     }
@@ -901,17 +919,19 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
 fn pet_names(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?:现在叫|叫它|叫他|叫她|它叫|她叫|他叫|它的名字是|名字叫|改名叫|改叫|改名为|改成了?|改为)",
+        r"(?:现在叫|叫它|叫他|叫她|它叫|她叫|他叫|它的名字是|名字叫|改名叫|改叫|改名为|改成了?|改为|新名字(?:是|叫|[：:])|名字[：:])",
     ];
-    let first_person = ["我", "咱"].iter().any(|p| sentence.contains(p));
     let species = SPECIES_ZH
         .iter()
         .filter_map(|s| sentence.find(s).map(|i| (i, *s)))
-        .min_by_key(|&(i, s)| (i, std::cmp::Reverse(s.len())))
-        .map(|(_, s)| s);
-    let (true, Some(species)) = (first_person, species) else {
+        .min_by_key(|&(i, s)| (i, std::cmp::Reverse(s.len())));
+    let Some((species_at, species)) = species else {
         return;
     };
+    // "猫咪有了新名字：月饼": a pet nobody is said to own is the speaker's; "我朋友家的猫" is not.
+    if super::owner_before(sentence, species_at) != Some(Subject::Speaker) {
+        return;
+    }
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let Some(whole) = caps.get(0) else { continue };
         if blocked_before(sentence, whole.start(), false) {
@@ -927,6 +947,45 @@ fn pet_names(sentence: &str, out: &mut Vec<Found>) {
             subject: Subject::Speaker,
             slot: Slot::Pet,
             qualifier: canonical_species(species),
+            value: name.text,
+            negated: false,
+            at: whole.start(),
+        });
+    }
+}
+
+/// Cues that a sentence is about the speaker's love life.
+const DATING_CUES_ZH: &[&str] = &[
+    "对象", "男朋友", "女朋友", "男友", "女友", "恋爱", "约会", "在一起", "交往", "新欢", "另一半",
+    "老公", "老婆", "相亲", "脱单",
+];
+
+/// "我现在有了新的对象，名字叫邵晓棠": a partner named in a sentence about the speaker's love
+/// life.
+fn partner_names(sentence: &str, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [r"(?:名字叫做?|名叫|名字是|名字[：:]|叫做)"];
+    let dating = DATING_CUES_ZH.iter().any(|c| sentence.contains(c));
+    let pet = SPECIES_ZH.iter().any(|s| sentence.contains(s));
+    if !dating || pet || !sentence.contains('我') {
+        return;
+    }
+    for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
+        let Some(whole) = caps.get(0) else { continue };
+        // "我叫小明": the speaker's own name.
+        let own_name = sentence
+            .get(..whole.start())
+            .is_some_and(|b| b.ends_with('我') || b.ends_with("我的"));
+        if own_name || blocked_before(sentence, whole.start(), false) {
+            continue;
+        }
+        let Some(name) = values::given_name(sentence, whole.end()) else {
+            continue;
+        };
+        out.push(Found {
+            subject: Subject::Speaker,
+            slot: Slot::Partner,
+            qualifier: String::new(),
             value: name.text,
             negated: false,
             at: whole.start(),

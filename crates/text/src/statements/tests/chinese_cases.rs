@@ -240,6 +240,10 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("我约了下周三体检。", "thing:体检", Date, "", "下周三", false),
     ("医生把我的复诊改到周五了。", "thing:复诊", Date, "", "周五", false),
     ("周六的聚餐我们取消了。", "thing:聚餐", Date, "", "周六", true),
+    // Names after a label or in a sentence about dating; favourites no longer liked as much.
+    ("狗狗的新名字是可乐。", "me", Pet, "狗", "可乐", false),
+    ("我最近和一个人在约会，名字叫周航。", "me", Partner, "", "周航", false),
+    ("我没那么爱吃火锅了。", "me", Preference, "食物", "火锅", true),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -358,6 +362,10 @@ pub(in crate::statements) const CORRECTIONS: &[(&str, Option<&str>, &str)] = &[
     ("是上海，不是北京", Some("北京"), "上海"),
     ("不对，应该是下午三点", None, "下午三点"),
     ("不是厦门而是福州", Some("厦门"), "福州"),
+    ("抱歉，我住在杭州，不是苏州。", Some("苏州"), "杭州"),
+    ("口误，狗叫豆包，不叫旺财。", Some("旺财"), "豆包"),
+    ("记错了，我女朋友叫林溪，不是陈默。", Some("陈默"), "林溪"),
+    ("我说错了，会议在周四，不在周三。", Some("周三"), "周四"),
 ];
 
 #[rustfmt::skip]
@@ -365,6 +373,7 @@ pub(in crate::statements) const NOT_CORRECTIONS: &[&str] = &[
     "会议改到周四了。",
     "我住在上海。",
     "要不要改成周四？",
+    "我是老师，不是学生。",
 ];
 
 /// (question, subject, slot, qualifier)
@@ -399,6 +408,12 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("面试是哪天？", "thing:面试", Date, ""),
     ("论文进展怎么样了？", "thing:论文", Status, ""),
     ("谁是华为的董事长？", "name:华为", Role, "董事长"),
+    ("我还在星河电子上班吗？", "me", Employer, ""),
+    ("宝宝现在叫什么名字？", "me", Child, "孩子"),
+    ("我的婚姻状况是什么？", "me", RelationshipStatus, ""),
+    ("去年这个时候星海银行的行长是谁？", "name:星海银行", Role, "行长"),
+    ("白鹭项目还在内测阶段吗？", "thing:白鹭项目", Status, ""),
+    ("云帆物流的总部还在武汉吗？", "name:云帆物流", Headquarters, ""),
 ];
 
 #[rustfmt::skip]
@@ -409,6 +424,7 @@ pub(in crate::statements) const ASKED_NOTHING: &[&str] = &[
     "我住在上海。",
     "你住在哪里？",
     "你喜欢什么电影？",
+    "你还住在北京吗？",
 ];
 
 #[rustfmt::skip]

@@ -21,6 +21,8 @@ pub(super) fn placeholder(name: &str) -> Option<String> {
         "EVENT" => alternation(&[EVENTS, PROVIDERS].concat()),
         "PROJECT" => alternation(PROJECTS),
         "NUM" => NUMBER.to_string(),
+        // Drinks whose habit a line may end ("I quit coffee", "I no longer drink alcohol").
+        "DRINKS" => r"(?:coffee|alcohol|booze|beer|wine|caffeine|soda|fizzy\s+drinks|soft\s+drinks|energy\s+drinks|sugary\s+drinks|spirits|liquor|cow['’]s\s+milk|milk)".to_string(),
         "DIET" => alternation(&[DIET_ADJECTIVES, DIET_NAMES].concat()),
         "DIETADJ" => alternation(DIET_ADJECTIVES),
         // Abbreviated fields only in capitals: "I work in IT", not "I'm in it".
@@ -34,6 +36,7 @@ pub(super) fn placeholder(name: &str) -> Option<String> {
         "EVENTZH" => alternation(EVENTS_ZH),
         "PROJECTZH" => alternation(PROJECTS_ZH),
         "DIETZH" => r"(?:素食|纯素食?|全素|鱼素|蛋奶素|奶素|生酮饮食|生酮|低碳水饮食|低碳饮食|低碳水|无麸质饮食|无麸质|地中海饮食|轻断食|间歇性断食|断食|清真饮食|低脂饮食|低糖饮食|高蛋白饮食|控糖饮食|\p{Han}{1,4}饮食)".to_string(),
+        "DRINKSZH" => "(?:咖啡|白酒|啤酒|红酒|酒|奶茶|可乐|碳酸饮料|含糖饮料|饮料|牛奶)".to_string(),
         "NUMZH" => r"(?:\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿半]+)".to_string(),
         _ => return None,
     };
@@ -328,7 +331,7 @@ pub(super) const OCCUPATIONS: &[&str] = &[
     "substitute teacher", "headteacher", "headmaster", "headmistress", "dean", "provost",
     "registrar", "scholar", "academic", "fellow", "resident", "nurse practitioner", "caretaker",
     "babysitter", "au pair", "housewife", "homemaker", "stay-at-home mom", "stay-at-home dad",
-    "stay-at-home parent",
+    "stay-at-home parent", "team lead", "tech lead", "lead", "team leader",
 ];
 
 /// Heads that end like occupations but are not ("a big fan", "a believer", "a smoker").

@@ -134,7 +134,8 @@ const RULES: &[Rule] = &[
     // Diet.
     rule(Diet, Actor, Group, false, r"(?:吃|坚持|改吃|开始吃|又开始吃|采用|遵循|实行|执行|奉行|保持|选择|转向|改成|换成|改为|尝试)(?:了|着)?(?P<v>{DIETZH})"),
     rule(Diet, Actor, Group, false, r"(?:是|开始|改吃|又开始)?(?P<v>吃素|吃全素|吃斋|素食主义者|素食者|纯素食者|纯素|生酮饮食|吃清真|吃肉|吃荤|吃海鲜|吃猪肉|吃牛肉)"),
-    rule(Diet, Actor, Group, true, r"戒(?P<v>肉|荤|糖|碳水|海鲜)(?:了)?"),
+    rule(Diet, Actor, Group, true, r"戒(?:掉了?)?(?P<v>肉|荤|糖|碳水|海鲜|{DRINKSZH})(?:了)?"),
+    rule(Diet, Actor, Group, false, r"喝(?P<v>{DRINKSZH})"),
 ];
 
 struct Compiled {
@@ -338,8 +339,13 @@ fn retarget(slot: Slot, value: String, negated: bool) -> Option<(Slot, String)> 
             let canonical = match value.as_str() {
                 "肉" | "荤" => "吃肉".to_string(),
                 "糖" | "碳水" | "海鲜" => format!("吃{value}"),
+                v if DRINKS_ZH.contains(&v) => format!("喝{value}"),
                 _ => value,
             };
+            // "我喝咖啡" tells a habit worth keeping only when it ends ("我已经不喝咖啡了").
+            if canonical.starts_with('喝') && !negated {
+                return None;
+            }
             Some((Diet, canonical))
         }
         RelationshipStatus => {
@@ -356,6 +362,11 @@ fn retarget(slot: Slot, value: String, negated: bool) -> Option<(Slot, String)> 
         _ => Some((slot, value)),
     }
 }
+
+/// Drinks whose habit a line may end ("戒酒", "不喝咖啡了").
+const DRINKS_ZH: &[&str] = &[
+    "咖啡", "酒", "白酒", "啤酒", "红酒", "奶茶", "可乐", "碳酸饮料", "含糖饮料", "饮料", "牛奶",
+];
 
 /// 儿子/女儿/孩子 from the noun used.
 fn child_kind(q: &str) -> &'static str {

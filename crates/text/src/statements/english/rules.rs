@@ -109,6 +109,7 @@ const RULES: &[Rule] = &[
     rule(Job, Possessor, JobWeak, false, r"\b(?:new\s+|current\s+)?(?:job|job\s+title|title|position|occupation|profession|career|day\s+job|role)\s+(?:(?:now|these\s+days)\s+)?(?:is|['’]s)\s+(?:(?:now|officially)\s+)*(?:as\s+)?(?:an?\s+)?"),
     // Relationship status.
     rule(RelationshipStatus, Actor, Group, false, r"\b(?:(?:now|officially|finally|happily|newly|recently|just|still|not|no\s+longer|never|already|legally|secretly|currently)\s+)*(?P<v>single|married|engaged|divorced|separated|widowed|hitched|dating|in\s+a\s+(?:committed\s+|serious\s+|new\s+|happy\s+)?relationship|seeing\s+someone(?:\s+new)?|a\s+widow(?:er)?|spoken\s+for|off\s+the\s+market|unattached)\b"),
+    rule(RelationshipStatus, Actor, Group, false, r"\b(?:was|were|became|got)\s+(?:(?:recently|tragically|sadly|suddenly)\s+)?(?P<v>widowed)\b"),
     // Partner.
     rule(Partner, Possessor, Name, false, concat!(r"\b(?:girlfriend|boyfriend|gf|bf|wife|husband|hubby|partner|fianc[ée]e?|spouse|other\s+half|significant\s+other|better\s+half)\b", named_link!())),
     rule(Partner, Actor, Name, false, r"\b(?:dating|seeing|going\s+out\s+with|married(?:\s+to)?|engaged\s+to|in\s+a\s+(?:committed\s+|serious\s+|new\s+|happy\s+)?relationship\s+with|together\s+with)\s+(?:(?:someone|somebody|a\s+(?:new\s+)?(?:guy|girl|man|woman|person|lady|fellow|boy|bloke|chap))\s+(?:new\s+)?(?:(?:called|named)\s+|(?:who\s+)?goes\s+by\s+(?:the\s+name\s+(?:of\s+)?)?|by\s+the\s+name\s+(?:of\s+)?))?"),
@@ -137,7 +138,8 @@ const RULES: &[Rule] = &[
     // Diet.
     rule(Diet, Actor, Group, false, r"\b(?:(?:went|gone|go|going|turned|stayed|staying|eat|eats|am|['’]m|is|are|['’]re)\s+)?(?:(?:now|fully|completely|officially|totally|strictly|mostly|still|not|no\s+longer|never|back|full|a)\s+)*(?P<v>{DIETADJ})\b"),
     rule(Diet, Actor, Matched, false, r"\b(?:eat|eats|eating|(?P<past>ate))\s+(?:(?:any|no)\s+)?(?:meat|fish|pork|beef|dairy|eggs|chicken|seafood|red\s+meat|animal\s+products|gluten|halal|kosher)\b"),
-    rule(Diet, Actor, Group, true, r"\b(?:gave\s+up|cut\s+out|ditched|dropped|went\s+off)\s+(?P<v>meat|dairy|gluten|sugar|carbs|pork|beef|fish|eggs|red\s+meat|animal\s+products)\b"),
+    rule(Diet, Actor, Group, true, r"\b(?:gave\s+up|cut\s+out|ditched|dropped|went\s+off|quit|kicked|stopped)\s+(?P<v>meat|dairy|gluten|sugar|carbs|pork|beef|fish|eggs|red\s+meat|animal\s+products|{DRINKS})\b"),
+    rule(Diet, Actor, Matched, false, r"\b(?:drink|drinks|drinking|(?P<past>drank))\s+(?:(?:any|no)\s+)?(?:{DRINKS})\b"),
     rule(Diet, Actor, Group, false, r"\b(?:on|follow|follows|following|(?P<past>followed)|doing|do|started|start|starting|began|tried|trying|adopted|switched\s+to|went\s+on|gone\s+on|going\s+on|keep|keeping|stick\s+to|sticking\s+to|stuck\s+to|stick\s+with|sticking\s+with|eat|eating|live|living)\s+(?:an?|the|my)\s+(?:(?:strict|strictly|mostly|fully|mainly|new|whole-food|whole\s+food)\s+)*(?P<v>{DIET})\s+(?:diet|lifestyle|regime|regimen|plan|way\s+of\s+eating|eating\s+plan)\b"),
     rule(Diet, Possessor, Group, false, r"\bdiet\s+(?:(?:now|these\s+days|nowadays)\s+)?(?:is|['’]s)\s+(?:(?:now|mostly|strictly|fully|still|no\s+longer|not)\s+)*(?:an?\s+)?(?P<v>{DIET})\b"),
 ];
@@ -209,6 +211,11 @@ fn apply_one(ctx: &Context, rule: &Rule, caps: &Captures) -> Option<Found> {
     if value.is_empty() && !negated {
         return None;
     }
+    if slot == Diet && !negated && value.to_lowercase().starts_with("drink") {
+        // "I drink coffee" tells a habit worth keeping only when it ends ("I no longer drink
+        // coffee"); a cup now and then is no diet.
+        return None;
+    }
     let qualifier = qualifier_for(ctx, slot, caps);
     if slot == Pet && qualifier.is_empty() {
         return None;
@@ -259,7 +266,7 @@ fn read_value(ctx: &Context, val: Val, caps: &Captures, end: usize) -> Option<Re
             let ok = if val == JobWeak {
                 values::is_occupation(&read.text)
             } else {
-                !is_pronoun_start(&read.text)
+                !is_pronoun_start(&read.text) || values::is_occupation(&read.text)
             };
             if !ok {
                 return None;

@@ -175,7 +175,7 @@ const QUANTITY_VERBS: &str = r"run|runs|running|walk|walks|walking|swim|swims|sw
 fn quantities(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        format!(r"\b(?P<verb>{QUANTITY_VERBS})\s+(?:(?:about|around|roughly|approximately|almost|nearly|over|under|at\s+least|at\s+most|up\s+to|like|maybe|only|just|exactly|easily|a\s+solid|now)\s+)*(?P<num>{{NUM}})"),
+        format!(r"\b(?P<verb>{QUANTITY_VERBS})\s+(?:(?:about|around|roughly|approximately|almost|nearly|over|under|at\s+least|at\s+most|up\s+to|like|maybe|only|just|exactly|easily|a\s+solid|now)\s+)*(?P<num>{{NUM}}|once|twice|thrice)"),
         r"\b(?:(?P<period>monthly|weekly|annual|yearly|daily|hourly)\s+)?(?P<what>rent|salary|income|pay|paycheck|mortgage|budget|weight|commute|savings|bill|car\s+payment|step\s+count|screen\s+time|handicap|rate|wage|wages|allowance|tuition)\s+(?:(?:now|these\s+days|currently)\s+)?(?:is|['’]s|went\s+up\s+to|has\s+gone\s+up\s+to|goes\s+up\s+to|rose\s+to|increased\s+to|dropped\s+to|went\s+down\s+to|fell\s+to|has\s+become|became|is\s+now|comes\s+to|was\s+raised\s+to|got\s+raised\s+to|isn['’]t|is\s+no\s+longer)\s+(?:(?:now|only|just|about|around|roughly|almost|nearly|over|under|exactly|a\s+whopping)\s+)*(?P<num>{NUM})".to_string(),
         r"\b(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:now\s+)?(?:costs?|is\s+priced\s+at|sells\s+for|goes\s+for)\s+(?:(?:now|only|just|about|around|like)\s+)*(?P<num>[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s*(?:dollars|euros|pounds|bucks|yuan|yen|rmb))".to_string(),
         format!(r"\b(?:(?P<period>weekly|daily|monthly|yearly|annual|nightly)\s+)?(?P<act>{ACTIVITIES})\s+(?:(?:distance|mileage|volume|total|time|goal|target|average|load|hours|count|amount|streak)\s+)?(?:(?:now|these\s+days|currently|nowadays)\s+)?(?:is|['’]s|went\s+up\s+to|has\s+gone\s+up\s+to|rose\s+to|increased\s+to|dropped\s+to|went\s+down\s+to|fell\s+to|has\s+become|became|hit|reached|has\s+reached|is\s+up\s+to|is\s+down\s+to|stands\s+at|sits\s+at|isn['’]t|is\s+no\s+longer|:)\s+(?:(?:now|only|just|about|around|roughly|almost|nearly|over|under|exactly|still|up\s+to|down\s+to|a\s+solid|at)\s+)*(?P<num>{{NUM}})"),
@@ -272,6 +272,20 @@ fn measure_after(ctx: &Context, num_end: usize) -> Measure {
     m
 }
 
+/// A period named before the verb in the same sentence: "every week", "each month",
+/// "weekly,".
+fn period_before(ctx: &Context, at: usize) -> Option<&'static str> {
+    let before: Vec<&scan::Tok> = ctx.toks.iter().take_while(|t| t.end <= at).collect();
+    before.iter().enumerate().find_map(|(i, t)| {
+        let next = before.get(i + 1).map(|n| n.lower.as_str());
+        match t.lower.as_str() {
+            "every" | "each" | "per" => next.and_then(period_word),
+            w if w.ends_with("ly") => period_word(w),
+            _ => None,
+        }
+    })
+}
+
 /// Objects of spending that name what a sum is ("in rent").
 #[rustfmt::skip]
 const OBJECTS: &[&str] = &[
@@ -296,7 +310,9 @@ fn counted(ctx: &Context, caps: &Captures) -> Option<Found> {
     let verb_m = caps.name("verb")?;
     let num = caps.name("num")?;
     let holder = asserted(ctx, holder(ctx, verb_m.start(), false))?;
-    let measure = measure_after(ctx, num.end());
+    let mut measure = measure_after(ctx, num.end());
+    // "Every week I run 17 km", "Weekly, I cycle 80 km": the period may come first.
+    measure.period = measure.period.or_else(|| period_before(ctx, verb_m.start()));
     let verb = verb_m.as_str().to_lowercase();
     let money = is_money(num.as_str(), &measure.unit);
     let mut words: Vec<String> = Vec::new();

@@ -222,11 +222,61 @@ pub(super) fn name(ctx: &Context, pos: usize) -> Option<Read> {
         i += 1;
     }
     let start = ctx.toks.get(i)?.start;
-    let read = capitalized(ctx, start, 3)?;
+    let read = capitalized(ctx, start, 3).or_else(|| named_by_cue(ctx, i))?;
     let first_word = read.text.split_whitespace().next()?.to_lowercase();
     let plausible = !DETERMINERS.contains(&first_word.as_str())
         && !read.text.chars().any(|c| c.is_ascii_digit());
     plausible.then_some(read)
+}
+
+/// Words right before a name that make it one even in lower case ("called biscotti").
+const NAME_CUES: &[&[&str]] = &[
+    &["called"], &["named"], &["name", "is"], &["name's"], &["by"], &["answers", "to"],
+    &["answer", "to"], &["responds", "to"], &["renamed"], &["call", "her"], &["call", "him"],
+    &["call", "it"], &["call", "them"],
+];
+
+/// Words a cue may come before that are not names ("called it off", "named after").
+const NOT_GIVEN_NAMES: &[&str] = &[
+    "it", "him", "her", "them", "me", "us", "you", "after", "something", "that", "this", "the",
+    "a", "an", "my", "our", "his", "their", "your", "off", "out", "up", "back", "in", "on", "for",
+    "as", "to", "by", "and", "but", "because", "so", "now", "too", "again", "later", "home",
+    "work", "everyone", "someone", "anything", "nothing", "what", "whatever",
+];
+
+/// One lower-case word at token `i` that a cue just before marks as a name ("my cat is called
+/// biscotti", "someone named tobias").
+fn named_by_cue(ctx: &Context, i: usize) -> Option<Read> {
+    let tok = ctx.toks.get(i)?;
+    let cued = NAME_CUES.iter().any(|cue| {
+        let n = cue.len();
+        i >= n
+            && ctx
+                .toks
+                .get(i - n..i)
+                .is_some_and(|before| before.iter().map(|t| t.lower.as_str()).eq(cue.iter().copied()))
+    });
+    // "named our son theo": the verb of naming a few words before, with only words between.
+    let naming_verb = (1..=4).any(|back| {
+        i >= back
+            && ctx.toks.get(i - back..i).is_some_and(|between| {
+                between.iter().all(|t| t.word)
+                    && between
+                        .first()
+                        .is_some_and(|t| matches!(t.lower.as_str(), "named" | "renamed" | "called"))
+            })
+    });
+    let cued = cued || naming_verb;
+    let wordlike = tok.word
+        && tok.lower.len() >= 2
+        && tok.lower.chars().all(char::is_alphabetic)
+        && !NOT_GIVEN_NAMES.contains(&tok.lower.as_str())
+        && !PHRASE_ENDS.contains(&tok.lower.as_str());
+    (cued && wordlike).then(|| Read {
+        text: ctx.text.get(tok.start..tok.end).unwrap_or("").to_string(),
+        start: tok.start,
+        end: tok.end,
+    })
 }
 
 /// Up to `max` plain words from `pos`: determiners skipped, stopping at punctuation or a word

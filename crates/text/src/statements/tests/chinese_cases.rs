@@ -244,6 +244,10 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("狗狗的新名字是可乐。", "me", Pet, "狗", "可乐", false),
     ("我最近和一个人在约会，名字叫周航。", "me", Partner, "", "周航", false),
     ("我没那么爱吃火锅了。", "me", Preference, "食物", "火锅", true),
+    // Drinking habits that end.
+    ("我已经不喝咖啡了。", "me", Diet, "", "喝咖啡", true),
+    ("我戒酒了。", "me", Diet, "", "喝酒", true),
+    ("我不再喝奶茶了。", "me", Diet, "", "喝奶茶", true),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -260,6 +264,8 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "如果我搬到巴黎，我就学法语。",
     "我要去超市。",
     "我家猫很可爱。",
+    "我每天喝咖啡。",
+    "我喝了一杯咖啡。",
     "如果宝宝是女孩，就叫念念。",
     "要是白鹭项目到了内测阶段，我就放心了。",
     "要是周立群当上行长，我就辞职。",

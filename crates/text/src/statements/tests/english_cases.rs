@@ -278,6 +278,19 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("I changed the honeymoon — we're going to Fiji now.", "me", Plan, "honeymoon trip", "Fiji", false),
     ("We moved the autumn trip, it's Lisbon now.", "me", Plan, "autumn trip", "Lisbon", false),
     ("Our son will probably be named Theo.", "me", Child, "son", "Theo", false),
+    // States and habits that end; periods before the verb; names a cue makes clear in lower case.
+    ("I was widowed last year.", "me", RelationshipStatus, "", "widowed", false),
+    ("I'm separated now.", "me", RelationshipStatus, "", "separated", false),
+    ("I no longer drink coffee.", "me", Diet, "", "drink coffee", true),
+    ("I quit coffee.", "me", Diet, "", "coffee", true),
+    ("I stopped drinking alcohol.", "me", Diet, "", "drinking alcohol", true),
+    ("Every week I run 17 km.", "me", Quantity, "kilometr run week", "17 km", false),
+    ("Weekly, I cycle about 80 km.", "me", Quantity, "cycl kilometr week", "80 km", false),
+    ("I swim twice a week.", "me", Quantity, "swim week", "twice", false),
+    ("my cat is called biscotti", "me", Pet, "cat", "biscotti", false),
+    ("I'm dating someone named tobias.", "me", Partner, "", "tobias", false),
+    ("we named our son theo", "me", Child, "son", "theo", false),
+    ("I got promoted to team lead.", "me", Job, "", "team lead", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -389,6 +402,9 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "",
     "🙂🙂🙂",
     "I'm in it for the long haul.",
+    "I had a coffee with Sam.",
+    "We called it off.",
+    "My cat is called after midnight.",
     "If Globex named Kim Lee as CEO, I'd be surprised.",
     "If the vet has an opening on Friday, I'll take it.",
     "I moved the book into the shelf.",
@@ -417,6 +433,7 @@ pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
     ("Our baby is going to be called Leopold.", "New decision on the baby's name: Casimir."),
     ("My favourite drink is hibiscus tea.", "New favourite drink: sparkling yuzu."),
     ("I'm vegetarian.", "I follow a pescatarian diet."),
+    ("I swim 3 times a week.", "I swim twice a week."),
     ("I work at Google.", "I'm at Atlassian now."),
     ("My dentist appointment is on March 14.", "The dentist moved my appointment to May 19."),
     ("Project Heron is in QA testing.", "Project Heron just moved to code freeze."),

@@ -111,7 +111,8 @@ fn is_food(word: &str) -> bool {
 fn relationship_key(value: &str) -> String {
     let general = key(value);
     let canonical = match general.as_str() {
-        "hitched" | "married" | "newlywed" | "a newlywed" | "newlyweds" => "married",
+        "hitched" | "married" | "newlywed" | "a newlywed" | "newlyweds" | "tied the knot"
+        | "got hitched" | "said i do" | "said we do" => "married",
         "seeing someone"
         | "seeing someone new"
         | "dating"

@@ -70,7 +70,7 @@ const fn rule(slot: Slot, who: Who, val: Val, negates: bool, pattern: &'static s
 /// called", "has a new name:", "name: …").
 macro_rules! named_link {
     () => {
-        r"(?:['’]s)?(?:\s+(?:full\s+|new\s+|real\s+|official\s+|final\s+)?name)?\s*(?:(?:is|['’]s|will|['’]ll|has\s+been|got|gets)\s+(?:(?:now|still|officially|finally|definitely|actually|also|just|probably)\s+)*(?:(?:going\s+to|gonna)\s+be\s+|be\s+)?(?:called|named|renamed(?:\s+to)?)\s+|(?:is|['’]s|will\s+be|['’]ll\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:(?:now|still|officially|finally|definitely|actually|also)\s+)*|(?:has|got|gets|now\s+has)\s+(?:a\s+)?(?:new\s+)?name\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|which\s+is)\s+)?|\s?[:—–]\s*|,\s*|(?:now\s+|still\s+)?(?:called|named|goes\s+by|answers\s+to|responds\s+to)\s+(?:the\s+name\s+(?:of\s+)?)?)?"
+        r"(?:['’]s\s+(?:(?:now|still|officially|definitely|probably)\s+)*(?:going\s+to|gonna)\s+be\s+(?:called|named)\s+|(?:['’]s)?(?:\s+(?:full\s+|new\s+|real\s+|official\s+|final\s+)?name)?\s*(?:(?:is|['’]s|will|['’]ll|has\s+been|got|gets)\s+(?:(?:now|still|officially|finally|definitely|actually|also|just|probably)\s+)*(?:(?:going\s+to|gonna)\s+be\s+|be\s+)?(?:called|named|renamed(?:\s+to)?)\s+|(?:is|['’]s|will\s+be|['’]ll\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:(?:now|still|officially|finally|definitely|actually|also)\s+)*|(?:has|got|gets|now\s+has)\s+(?:a\s+)?(?:new\s+)?name\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|which\s+is)\s+)?|\s?[:—–]\s*|,\s*|(?:now\s+|still\s+)?(?:called|named|goes\s+by|answers\s+to|responds\s+to)\s+(?:the\s+name\s+(?:of\s+)?)?)?)"
     };
 }
 
@@ -85,7 +85,7 @@ const RULES: &[Rule] = &[
     rule(Residence, ActorOrDropped, Place, false, r"\b(?:moved|relocated|emigrated|immigrated|settled|made\s+the\s+move)\s+(?:(?:back|over|down|up|out|abroad|home|permanently|here|there)\s+)*(?:to|into|in)\s+(?:the\s+city\s+of\s+)?"),
     rule(Residence, Actor, Place, true, r"\bmoved\s+(?:out\s+of|away\s+from)\s+"),
     rule(Residence, Actor, Place, false, r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|finally|officially|permanently|happily|already)\s+)*back\s+(?:home\s+)?in\s+"),
-    rule(Residence, PossessorOrSpeaker, Place, false, r"\bhome\s+(?:(?:now|these\s+days|nowadays)\s+)?(?:is|['’]s)\s+(?:(?:now|officially|finally)\s+)*(?:in\s+)?"),
+    rule(Residence, PossessorOrSpeaker, Place, false, r"\bhome\s+(?:(?:now|these\s+days|nowadays|for\s+(?:me|us))\s+)*(?:is|['’]s)\s+(?:(?:now|officially|finally)\s+)*(?:in\s+)?"),
     rule(Residence, Actor, Group, false, r"\bcall\s+(?P<v>{NAME})\s+home\b"),
     rule(Residence, Actor, Place, false, r"\bbased\s+(?:in|out\s+of)\s+"),
     rule(Residence, PossessorOrSpeaker, Place, false, r"\bnew\s+(?:place|flat|apartment|house|home|address)\s+(?:is\s+)?in\s+"),
@@ -97,10 +97,11 @@ const RULES: &[Rule] = &[
     rule(Employer, ActorOrDropped, Empty, true, r"\b(?:(?:quit|left|lost)\s+my\s+(?:job|position)|laid\s+off|fired|sacked|let\s+go|made\s+redundant|resigned)\b"),
     rule(Employer, Actor, Org, false, r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|currently|still)\s+)+at\s+"),
     rule(Employer, Actor, Group, false, r"\b(?:am|['’]m|are|['’]re)\s+at\s+(?P<v>{ORG})\s+(?:now|these\s+days|nowadays)\b"),
+    rule(Employer, Actor, Group, false, r"\bbeen\s+(?:working\s+)?(?:at|with)\s+(?P<v>{ORG})\s+(?:for\s+(?:(?:about|almost|over|nearly|more\s+than|a\s+few|several|a|an|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)*(?:years?|months?|decades?)|since\s+(?:\d{4}|last\s+\w+|(?-i:\p{Lu})\w+))"),
     rule(Employer, Possessor, Org, false, r"\b(?:new\s+|current\s+)?(?:employer|workplace|company)\s+(?:is|['’]s)\s+(?:now\s+)?"),
     rule(Employer, Possessor, Org, false, r"\b(?:new\s+)?job\s+(?:is|['’]s)\s+(?:now\s+)?(?:at|with)\s+"),
     // Job.
-    rule(Job, Actor, JobOpen, false, r"\b(?:(?P<past>worked)|work|works|working|started\s+working|employed|hired|got\s+(?:a\s+)?(?:new\s+)?job|took\s+(?:a\s+)?(?:new\s+)?job|got\s+hired|trained|retrained|qualified|signed\s+on|freelancing|moonlighting)\b[^,.;:!?]{0,40}?\s+as\s+(?:an?\s+|the\s+)?"),
+    rule(Job, Actor, JobOpen, false, r"\b(?:(?P<past>worked)|work|works|working|started\s+working|employed|hired|got\s+(?:a\s+)?(?:new\s+)?job|took\s+(?:a\s+)?(?:new\s+)?job|got\s+hired|trained|retrained|qualified|signed\s+on|freelancing|moonlighting|(?:make|makes|making|earn|earns|earning)\s+(?:a|my|our|their)\s+living)\b[^,.;:!?]{0,40}?\s+as\s+(?:an?\s+|the\s+)?"),
     rule(Job, ActorOrDropped, JobOpen, false, r"\b(?:became|become|promoted\s+to|switched\s+careers?\s+to|changed\s+careers?\s+to|switched\s+to\s+being|went\s+back\s+to\s+being|landed\s+(?:a\s+)?(?:new\s+)?job\s+as|took\s+a\s+job\s+as|started\s+a\s+new\s+job\s+as|hired\s+(?:on\s+)?as)\s+(?:an?\s+|the\s+)?"),
     rule(Job, Actor, JobWeak, false, r"\b(?:am|['’]m|is|are|['’]re)\s+(?:(?:now|currently|still|officially|actually|also|finally|just|no\s+longer|not|never|really|basically|technically)\s+)*(?:an?\s+)(?:(?:qualified|certified|licensed|trained|registered|full-time|part-time|practicing|practising|professional|freelance)\s+)?"),
     rule(Job, Actor, Group, false, r"\b(?:am|['’]m|is|are|['’]re|got)\s+(?:(?:now|currently|officially|finally|just|no\s+longer|not|happily|recently)\s+)*(?P<v>retired|unemployed|self-employed|jobless|between\s+jobs|semi-retired|out\s+of\s+work)\b"),
@@ -110,6 +111,7 @@ const RULES: &[Rule] = &[
     // Relationship status.
     rule(RelationshipStatus, Actor, Group, false, r"\b(?:(?:now|officially|finally|happily|newly|recently|just|still|not|no\s+longer|never|already|legally|secretly|currently)\s+)*(?P<v>single|married|engaged|divorced|separated|widowed|hitched|dating|in\s+a\s+(?:committed\s+|serious\s+|new\s+|happy\s+)?relationship|seeing\s+someone(?:\s+new)?|a\s+widow(?:er)?|spoken\s+for|off\s+the\s+market|unattached)\b"),
     rule(RelationshipStatus, Actor, Group, false, r"\b(?:was|were|became|got)\s+(?:(?:recently|tragically|sadly|suddenly)\s+)?(?P<v>widowed)\b"),
+    rule(RelationshipStatus, ActorOrDropped, Group, false, r"\b(?P<v>tied\s+the\s+knot|got\s+hitched|said\s+(?:I|we)\s+do)\b"),
     // Partner.
     rule(Partner, Possessor, Name, false, concat!(r"\b(?:girlfriend|boyfriend|gf|bf|wife|husband|hubby|partner|fianc[ée]e?|spouse|other\s+half|significant\s+other|better\s+half)\b", named_link!())),
     rule(Partner, Actor, Name, false, r"\b(?:dating|seeing|going\s+out\s+with|married(?:\s+to)?|engaged\s+to|in\s+a\s+(?:committed\s+|serious\s+|new\s+|happy\s+)?relationship\s+with|together\s+with)\s+(?:(?:someone|somebody|a\s+(?:new\s+)?(?:guy|girl|man|woman|person|lady|fellow|boy|bloke|chap))\s+(?:new\s+)?(?:(?:called|named)\s+|(?:who\s+)?goes\s+by\s+(?:the\s+name\s+(?:of\s+)?)?|by\s+the\s+name\s+(?:of\s+)?))?"),
@@ -117,7 +119,7 @@ const RULES: &[Rule] = &[
     rule(Partner, Actor, Group, false, r"\b(?:am|['’]m|are|['’]re)\s+with\s+(?P<v>{NAME})\s+(?:now|these\s+days|nowadays)\b"),
     rule(Partner, Actor, Name, true, r"\b(?:broke\s+up\s+with|split\s+up\s+with|divorced|dumped|separated\s+from|stopped\s+(?:dating|seeing)|no\s+longer\s+with|not\s+with)\s+"),
     // Child.
-    rule(Child, Possessor, Name, false, concat!(r"\b(?:(?:baby|little|eldest|oldest|youngest|older|younger|middle|newborn|first|second|third|new)\s+)*(?P<q>son|daughter|kid|child|baby\s+boy|baby\s+girl|baby|boy|girl|stepson|stepdaughter)\b", named_link!())),
+    rule(Child, Possessor, Name, false, concat!(r"\b(?:(?:baby|little|eldest|oldest|youngest|older|younger|middle|newborn|first|second|third|new)\s+)*(?P<q>son|daughter|kid|child|baby\s+boy|baby\s+girl|baby|boy|girl|stepson|stepdaughter|little\s+one|firstborn|newborn)\b", named_link!())),
     rule(Child, PossessorOrSpeaker, Name, false, concat!(r"\b(?P<q>baby)\b", named_link!())),
     rule(Child, ActorOrDropped, Name, false, r"\b(?:picked|chose|chosen|settled\s+on|decided\s+on|found|came\s+up\s+with|went\s+with|agreed\s+on|have|got)\s+(?:a|the|our)\s+(?:(?:new|final)\s+)?name\s+for\s+(?:the|our|my)\s+(?:(?:new|little)\s+)*(?P<q>baby\s+boy|baby\s+girl|baby|son|daughter|kid|child)\b\s*(?:[:—–,]|\s-|\s+(?:is|it['’]s))\s*"),
     rule(Child, ActorOrDropped, Name, false, r"\b(?:had|welcomed|adopted|gave\s+birth\s+to)\s+(?:a\s+|our\s+|my\s+)?(?:(?:baby|little|new|healthy|beautiful)\s+)*(?P<q>boy|girl|son|daughter|baby)\b\s*,?\s*(?:(?:named|called)\s+)?"),
@@ -130,14 +132,14 @@ const RULES: &[Rule] = &[
     rule(Pet, Actor, Empty, false, r"\b(?:have|own|keep|has|owns)\s+(?:a|an|any)\s+(?P<q>{SPECIES})\b"),
     rule(Pet, Actor, Group, false, r"\b(?:have|has|own|owns|keep|keeps|(?P<neg>lost|gave\s+away|rehomed|re-homed|said\s+goodbye\s+to))\s+(?P<v>{NAME})\s+the\s+(?P<q>{SPECIES})\b"),
     // Preference.
-    rule(Preference, Possessor, Phrase, false, r"\b(?:(?:new|current|all-time|absolute|top|very|ultimate)\s+)*(?:favou?rite|fave|fav|go-to)\s+(?P<q>[a-z]+(?:[\s-][a-z]+){0,2}?)\s+(?:(?:of\s+all\s+time|these\s+days|right\s+now|at\s+the\s+moment|lately|nowadays|now|ever|so\s+far|this\s+year|in\s+the\s+world)\s+)?(?:is|['’]s|are|has\s+become|isn['’]t|is\s+not|is\s+no\s+longer)\s+(?:(?:now|currently|still|probably|definitely|easily|actually|officially|hands\s+down|no\s+longer|not)\s+)*"),
-    rule(Preference, PossessorOrSpeaker, Phrase, false, r"\b(?:(?:new|current|all-time|absolute|top|ultimate)\s+)*(?:favou?rite|fave|fav|go-to)\s+(?P<q>[a-z]+(?:[\s-][a-z]+){0,2}?)\s*(?:[:—–=]|\s-)\s*(?:(?:now|currently|still)\s+)?"),
-    rule(Preference, Possessor, Phrase, false, r"\b(?P<q>[a-z]+)\s+of\s+choice\s+(?:(?:these\s+days|right\s+now|lately|nowadays|now)\s+)?(?:is|['’]s|has\s+become|isn['’]t|is\s+no\s+longer|:)\s+(?:(?:now|currently|still|no\s+longer|not)\s+)*"),
+    rule(Preference, Possessor, Phrase, false, r"\b(?:(?:new|current|all-time|absolute|top|very|ultimate)\s+)*(?:favou?rite|fave|fav|go-to)\s+(?P<q>[a-z]+(?:[\s-][a-z]+){0,2}?)\s+(?:(?:of\s+all\s+time|these\s+days|right\s+now|at\s+the\s+moment|lately|nowadays|now|ever|so\s+far|this\s+year|in\s+the\s+world)\s+)?(?:is|['’]s|are|has\s+become|has\s+been|have\s+been|isn['’]t|is\s+not|is\s+no\s+longer)\s+(?:(?:now|currently|still|probably|definitely|easily|actually|officially|hands\s+down|no\s+longer|not)\s+)*"),
+    rule(Preference, PossessorOrSpeaker, Phrase, false, r"\b(?:(?:new|current|all-time|absolute|top|ultimate)\s+)*(?:favou?rite|fave|fav|go-to)\s+(?P<q>[a-z]+(?:[\s-][a-z]+){0,2}?)(?:\s+(?:at\s+the\s+moment|right\s+now|these\s+days|lately|now|of\s+all\s+time|this\s+year|so\s+far))?\s*(?:[:—–=]|\s-)\s*(?:(?:now|currently|still)\s+)?"),
+    rule(Preference, Possessor, Phrase, false, r"\b(?P<q>[a-z]+)\s+of\s+choice\s+(?:(?:these\s+days|right\s+now|lately|nowadays|now)\s+)?(?:is|['’]s|has\s+become|has\s+been|have\s+been|isn['’]t|is\s+no\s+longer|:)\s+(?:(?:now|currently|still|no\s+longer|not)\s+)*"),
     // Likes.
     rule(Likes, Actor, Liked, false, r"\b(?:like|likes|love|loves|enjoy|enjoys|adore|adores|dig|digs|(?:am|['’]m|is|are|['’]re)\s+(?:(?:really|totally|so|very|quite|not|no\s+longer|now|still)\s+)*(?:into|obsessed\s+with|crazy\s+about|passionate\s+about|a\s+(?:big\s+|huge\s+)?fan\s+of|keen\s+on|fond\s+of|hooked\s+on)|got\s+into|gotten\s+into|getting\s+into|fell\s+in\s+love\s+with|(?P<neg>hate|hates|dislike|dislikes|can['’]t\s+stand|cannot\s+stand|detest|detests|despise|despises|gone\s+off|went\s+off|got\s+tired\s+of|(?:am|['’]m)\s+(?:sick|tired)\s+of|grew\s+out\s+of|lost\s+interest\s+in))\s+"),
     // Diet.
-    rule(Diet, Actor, Group, false, r"\b(?:(?:went|gone|go|going|turned|stayed|staying|eat|eats|am|['’]m|is|are|['’]re)\s+)?(?:(?:now|fully|completely|officially|totally|strictly|mostly|still|not|no\s+longer|never|back|full|a)\s+)*(?P<v>{DIETADJ})\b"),
-    rule(Diet, Actor, Matched, false, r"\b(?:eat|eats|eating|(?P<past>ate))\s+(?:(?:any|no)\s+)?(?:meat|fish|pork|beef|dairy|eggs|chicken|seafood|red\s+meat|animal\s+products|gluten|halal|kosher)\b"),
+    rule(Diet, Actor, Group, false, r"\b(?:(?:went|gone|go|going|turned|stayed|staying|eat|eats|eating|living|am|['’]m|is|are|['’]re)\s+)?(?:(?:now|fully|completely|officially|totally|strictly|mostly|still|not|no\s+longer|never|back|full|a)\s+)*(?P<v>{DIETADJ})\b"),
+    rule(Diet, Actor, Matched, false, r"\b(?:eat|eats|eating|(?P<past>ate))\s+(?:(?:any|no)\s+)?(?:meat|fish|pork|beef|dairy|eggs|chicken|seafood|red\s+meat|animal\s+products|gluten|halal|kosher)(?:[^\w-]|$)"),
     rule(Diet, Actor, Group, true, r"\b(?:gave\s+up|cut\s+out|ditched|dropped|went\s+off|quit|kicked|stopped)\s+(?P<v>meat|dairy|gluten|sugar|carbs|pork|beef|fish|eggs|red\s+meat|animal\s+products|{DRINKS})\b"),
     rule(Diet, Actor, Matched, false, r"\b(?:drink|drinks|drinking|(?P<past>drank))\s+(?:(?:any|no)\s+)?(?:{DRINKS})\b"),
     rule(Diet, Actor, Group, false, r"\b(?:on|follow|follows|following|(?P<past>followed)|doing|do|started|start|starting|began|tried|trying|adopted|switched\s+to|went\s+on|gone\s+on|going\s+on|keep|keeping|stick\s+to|sticking\s+to|stuck\s+to|stick\s+with|sticking\s+with|eat|eating|live|living)\s+(?:an?|the|my)\s+(?:(?:strict|strictly|mostly|fully|mainly|new|whole-food|whole\s+food)\s+)*(?P<v>{DIET})\s+(?:diet|lifestyle|regime|regimen|plan|way\s+of\s+eating|eating\s+plan)\b"),

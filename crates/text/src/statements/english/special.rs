@@ -19,6 +19,7 @@ pub(super) use things::thing_name;
 
 /// Run the special readers.
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
+    moved_in(ctx, out);
     plans(ctx, out);
     plan_changes(ctx, out);
     quantities(ctx, out);
@@ -94,6 +95,44 @@ fn plans(ctx: &Context, out: &mut Vec<Found>) {
     }
 }
 
+/// Words that tell of a move in the same sentence ("we moved house, we're in Bergen now").
+const MOVE_CUES: &[&str] = &[
+    "moved", "move", "moving", "relocated", "relocation", "settled", "emigrated", "house",
+    "flat", "apartment", "place",
+];
+
+/// "We moved house, we're in Bergen now": after a move, being somewhere is living there.
+fn moved_in(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|currently|finally|officially|all|happily|properly)\s+)*(?:settled\s+)?in\s+",
+    ];
+    let cued = ctx.toks.iter().any(|t| MOVE_CUES.contains(&t.lower.as_str()));
+    if !cued {
+        return;
+    }
+    for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let Some(whole) = caps.get(0) else { continue };
+        let Some(holder) = asserted(ctx, holder(ctx, whole.start(), false)) else {
+            continue;
+        };
+        let Some(place) = values::place(ctx, whole.end()) else {
+            continue;
+        };
+        if values::temporary_after(ctx, place.end) {
+            continue;
+        }
+        out.push(Found {
+            subject: holder.subject,
+            slot: Slot::Residence,
+            qualifier: String::new(),
+            value: place.text,
+            negated: holder.negated,
+            at: whole.start(),
+        });
+    }
+}
+
 /// Seasons and sizes before a trip noun ("the spring trip", "our big summer holiday").
 const TRIP_MODIFIERS: &str = r"(?:(?:next|upcoming|big|little|short|long|solo|family|road|summer|winter|spring|fall|autumn|weekend|two-week|week-long|dream|first|annual|planned)\s+)*";
 
@@ -107,6 +146,7 @@ fn plan_changes(ctx: &Context, out: &mut Vec<Found>) {
         format!(r"\b{TRIP_MODIFIERS}(?P<trip>{TRIP_NOUNS})\s*[:—–]\s*(?:(?:now|it['’]s|it\s+is)\s+)*(?:(?:to|in)\s+)?"),
         format!(r"\b{TRIP_MODIFIERS}(?P<trip>{TRIP_NOUNS})\s+to\s+(?P<place>{{NAME}})\s+(?:(?:next|this)\s+\w+\s+)?(?:is|has\s+been|was|got|['’]s)\s+(?:(?:now|officially|been|unfortunately|sadly)\s+)*(?:{cancelled})\b"),
         format!(r"\b(?:cancelled|canceled|called\s+off|scrapped|dropped)\s+(?:the|our|my)\s+{TRIP_MODIFIERS}(?P<trip>{TRIP_NOUNS})\s+to\s+(?P<place>{{NAME}})"),
+        r"\b(?:plans?|destination|(?P<trip>trip|holiday|vacation|getaway))\s+for\s+(?:the\s+|next\s+|this\s+|our\s+)?(?:spring|summer|autumn|fall|winter|holidays|break|weekend|month|year|christmas|easter|honeymoon)\s+(?:is|are|['’]s|will\s+be)\s+(?:now\s+|still\s+)*(?:(?:to\s+)?(?:go\s+to|visit|see|head\s+to|fly\s+to|travel\s+to)\s+|to\s+|in\s+)?".to_string(),
     ];
     let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     for (index, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
@@ -115,6 +155,7 @@ fn plan_changes(ctx: &Context, out: &mut Vec<Found>) {
             0 | 3 => holder(ctx, whole.start(), true),
             _ => possessor(ctx, whole.start(), true),
         };
+        let negated_here = matches!(index, 2 | 3);
         let Some(holder) = asserted(ctx, who) else {
             continue;
         };
@@ -129,7 +170,7 @@ fn plan_changes(ctx: &Context, out: &mut Vec<Found>) {
             slot: Slot::Plan,
             qualifier: plan_qualifier(ctx, false, trip.as_deref()),
             value: place,
-            negated: index >= 2 || holder.negated,
+            negated: negated_here || holder.negated,
             at: whole.start(),
         });
     }
@@ -748,6 +789,7 @@ fn break_ups(ctx: &Context, out: &mut Vec<Found>) {
     let sources = [
         r"\b(?:broke\s+up|split\s+up|called\s+it\s+quits|parted\s+ways|ended\s+things|got\s+dumped|(?:are|were)\s+over|broke\s+it\s+off)\b",
         r"(?P<name>{NAME})\s+(?:dumped|left|broke\s+up\s+with|divorced)\s+me\b",
+        r"(?P<name>{NAME})\s+(?:is|['’]s)\s+(?:(?:now|still|officially|finally|also)\s+)*my\s+(?:new\s+|current\s+)?(?:girlfriend|boyfriend|partner|wife|husband|fianc[ée]e?|spouse|other\s+half|significant\s+other|better\s+half)\b",
         r"(?P<name>{NAME})\s+and\s+I\s+(?:(?:are|got|have\s+been|['’]ve\s+been|just|now|still|finally|officially|happily|recently|started|are\s+back|got\s+back|back)\s+)*(?:dating|married|engaged|together|a\s+couple|going\s+out|seeing\s+each\s+other|an\s+item|living\s+together|moving\s+in\s+together)\b",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
@@ -765,8 +807,10 @@ fn break_ups(ctx: &Context, out: &mut Vec<Found>) {
                 (h.subject, partner, h.start)
             }
             _ => match named {
-                Some(n) => (Subject::Speaker, n, whole.start()),
-                None => continue,
+                Some(n) if !NOT_PARTNERS.contains(&n.to_lowercase().as_str()) => {
+                    (Subject::Speaker, n, whole.start())
+                }
+                _ => continue,
             },
         };
         if blocked_before(ctx, start) {
@@ -793,6 +837,9 @@ fn break_ups(ctx: &Context, out: &mut Vec<Found>) {
         }
     }
 }
+
+/// Capitalized words before "is my partner" that are no one's name.
+const NOT_PARTNERS: &[&str] = &["she", "he", "they", "this", "that", "who", "it"];
 
 /// Who the speaker broke up with: "… with Anna" after, or "Anna and I …" before.
 fn partner_of_break_up(ctx: &Context, end: usize, subject_start: usize) -> String {

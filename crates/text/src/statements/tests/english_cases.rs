@@ -291,6 +291,22 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("I'm dating someone named tobias.", "me", Partner, "", "tobias", false),
     ("we named our son theo", "me", Child, "son", "theo", false),
     ("I got promoted to team lead.", "me", Job, "", "team lead", false),
+    // Being somewhere after a move, tenure, idioms, "X is my partner", "led by", labels with time.
+    ("Quick update — we moved house, we're in Bergen now.", "me", Residence, "", "Bergen", false),
+    ("Home for me is now Tallinn.", "me", Residence, "", "Tallinn", false),
+    ("I've been at Brightwater Logistics for three years.", "me", Employer, "", "Brightwater Logistics", false),
+    ("I make a living as a locksmith.", "me", Job, "", "locksmith", false),
+    ("We tied the knot in June.", "me", RelationshipStatus, "", "tied the knot", false),
+    ("Tobias is my partner now.", "me", Partner, "", "Tobias", false),
+    ("The baby's going to be named Leopold.", "me", Child, "child", "Leopold", false),
+    ("Our little one will be called Wrenna.", "me", Child, "child", "Wrenna", false),
+    ("Lately my drink of choice has been cold brew.", "me", Preference, "drink", "cold brew", false),
+    ("My favourite drink at the moment: mango lassi.", "me", Preference, "drink", "mango lassi", false),
+    ("I'm eating gluten-free now.", "me", Diet, "", "gluten-free", false),
+    ("The plan for next spring is Svalbard.", "me", Plan, "spring trip", "Svalbard", false),
+    ("We're now in the code freeze phase on Project Heron.", "thing:project heron", Status, "", "code freeze", false),
+    ("Kestrel Dynamics is now led by Raj Okonkwo.", "name:Kestrel Dynamics", Role, "ceo", "Raj Okonkwo", false),
+    ("Halvorsen Marine has its headquarters in Halifax.", "name:Halvorsen Marine", Headquarters, "", "Halifax", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -379,6 +395,10 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "I'm still with Kestrel Foods.",
     "My sister loves kombucha, it's her favourite drink.",
     "My cousin's trip to Rome got cancelled.",
+    "We're in Paris for the weekend, then we move on.",
+    "My sister moved house, she's in Leeds now.",
+    "Tobias is my sister's boyfriend.",
+    "If we tie the knot, we'll go to Fiji.",
 ];
 
 /// Lines that state nothing at all.
@@ -402,6 +422,9 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "",
     "🙂🙂🙂",
     "I'm in it for the long haul.",
+    "Our plan for the summer is to relax.",
+    "I've been at the airport for three hours.",
+    "She is my partner in crime.",
     "I had a coffee with Sam.",
     "We called it off.",
     "My cat is called after midnight.",

@@ -42,6 +42,9 @@ enum Val {
     GroupPlace,
     /// The `v` group, as an organization.
     GroupOrg,
+    /// The `v` group, as an organization by its ending, in a sentence about work ("我换了工作，
+    /// 现在在云杉咨询").
+    GroupOrgStrict,
     /// The `v` group, as a person's name.
     GroupPerson,
     /// The `v` group as written.
@@ -90,11 +93,13 @@ const RULES: &[Rule] = &[
     rule(Residence, Actor, PlaceAfterVerb, false, r"(?:搬到|搬去|搬回到|搬回|搬进|搬来|搬至|迁到|迁居到|迁居|迁往|移居到|移居|移民到|移民|定居到|搬家到|搬家去)(?:了)?"),
     rule(Residence, Speaker, Place, false, r"(?:我们家|咱们家|我家|咱家)(?:现在|目前|已经|也|就)*(?:在|住在|搬到了?|搬去了?)"),
     rule(Residence, Actor, Place, true, r"(?:搬离了?|搬出了?|离开了?)"),
+    rule(Residence, Actor, PlaceAfterVerb, false, r"家(?:现在|目前|已经|也|就|还)*(?:在|安在|安到了?)"),
     rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{1,9}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),
     // Employer.
     rule(Employer, Actor, GroupOrg, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{0,15}?)(?:上班|工作|任职|实习|打工|供职|就职)(?P<past>过)?")),
     rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?)"),
     rule(Employer, Actor, Org, false, r"(?:转到了?|换到了?)"),
+    rule(Employer, Actor, GroupOrgStrict, false, r"在(?P<v>[^在，。！？；、,.!?;\s]{2,10}?)(?:了|呢|啦)?(?:[，。！!,.;；]|$)"),
     rule(Employer, Speaker, OrgAfterIs, false, r"(?:我的|我)(?:现在的?|目前的?|新的?|如今的?)?(?:单位|公司|东家|雇主|工作单位|新东家)(?:现在|目前|已经)?(?:是|换成了?|变成了?|改成了?)"),
     rule(Employer, Actor, GroupOrg, false, concat!(r"(?:去|到)(?P<v>[^去到，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:上班|工作|任职|报到|入职|实习)")),
     rule(Employer, Actor, GroupOrg, true, concat!(r"从(?P<v>", run!(), r"{2,12}?)(?:离职|辞职|退休|跳槽|出来)")),
@@ -126,6 +131,7 @@ const RULES: &[Rule] = &[
     rule(Pet, Speaker, GivenName, false, r"(?:我家的?|我们家的?|我的|我们的|我养的|我们养的|咱家的?)(?:那只|这只|那条|这条)?(?P<q>{SPECIESZH})(?:的)?(?:名字|名)?(?:叫做?|名叫|取名叫?|是)"),
     rule(Pet, Actor, GivenName, false, r"养了?(?:一|两|三)?(?:只|条|个)(?P<q>{SPECIESZH})(?:，|,)?(?:叫做?|名叫|取名叫?)"),
     rule(Pet, Actor, Empty, false, r"养(?:了)?(?:一只|一条)?(?P<q>{SPECIESZH})"),
+    rule(Pet, Actor, GivenName, false, r"给(?:我们的?|我的?|我家的?|我们家的?)?(?:那只|这只|那条|这条)?(?P<q>{SPECIESZH})(?:取|起|改)(?:了|好了?)?(?:个|一个)?(?:新)?(?:名字?)(?:了)?(?:，|,)?(?:就|现在)?(?:叫做?|为|是)?"),
     rule(Pet, Actor, Group, false, r"(?:(?P<neg>没有|没养|没)|有|养着?|养了)(?P<v>[^，。！？；、,.!?;\s这那]{1,6}?)(?:这|那)(?:只|条|个|头)(?P<q>{SPECIESZH})"),
     rule(Pet, Speaker, NameAfterNoun, false, r"(?:我家的?|我们家的?|我的|我们的|咱家的?|我养的)(?:那只|这只|那条|这条)?(?P<q>{SPECIESZH})"),
     rule(Pet, Speaker, Empty, true, r"(?:我家的?|我们家的?|我的|我们的|我养的)(?:那只|这只)?(?P<q>{SPECIESZH})(?:死了|去世了|走了|丢了|送人了|跑丢了|没了)"),
@@ -305,6 +311,14 @@ fn read_value(sentence: &str, val: Val, caps: &Captures, end: usize) -> Option<R
         GroupOrg => group().and_then(|r| {
             let text = strip_measure(&r.text);
             values::is_org_between(&text).then_some(Read { text, end: r.end })
+        }),
+        GroupOrgStrict => group().filter(|r| {
+            values::is_org(&r.text)
+                && values::is_org_between(&r.text)
+                && !values::is_place(&r.text)
+                && ["工作", "跳槽", "入职", "上班", "公司", "单位", "离职", "offer", "职位"]
+                    .iter()
+                    .any(|w| sentence.contains(w))
         }),
         GroupPerson => {
             group().and_then(|r| values::person_name(&r.text).map(|text| Read { text, end: r.end }))

@@ -692,7 +692,8 @@ pub(in crate::statements) fn date_at(sentence: &str, pos: usize) -> Option<Read>
 fn statuses(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|仍然|依然)*(?:在|处于|进入了?|到了|转入了?|进行到了?|推进到了?|来到了?|进到了?|到|迈入了?|走到了?)(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
+        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|仍然|依然)*(?:在|处于|进入了?|到了|转入了?|进行到了?|推进到了?|来到了?|进到了?|到|迈入了?|走到了?|是)(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
+        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正|还|仍然)*(?:在做|正在做|在进行|正在进行|在搞|忙着做?|进行)(?P<v>[^，。！？；、,.!?\s的了]{2,8})",
         r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|都)*(?P<neg>没有?|还没)?(?P<v>完成|结束|完工|上线|暂停|取消|延期|搁置|停了|交付|发布|启动|黄了|收尾|验收|结项|立项|叫停|终止|停工|开工)(?:了)?",
         r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})的?(?:最新)?(?:进展|进度|状态|情况)(?:是|[：:，,])\s*(?:现在|目前|已经)?(?:是|在|处于|到了|进入了?)?(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
     ];
@@ -738,7 +739,7 @@ fn org_subject(raw: &str) -> Option<Subject> {
     }
     let mut text = text.trim_end_matches('的');
     // "海川船舶现在总部在…": time words after the name are not part of it.
-    while let Some(rest) = ["现在", "目前", "如今", "已经", "也", "还", "仍然", "依然"]
+    while let Some(rest) = ["现在", "目前", "如今", "已经", "也", "还", "仍然", "依然", "把", "将"]
         .iter()
         .find_map(|t| text.strip_suffix(t))
     {
@@ -769,6 +770,7 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
         r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式|刚刚?|近日|还|仍然|依然|仍|也|一直)*(?:成为了?|出任了?|担任了?|接任了?|当上了?|升任了?|被任命为|被提拔为|升为|是|当选为?)(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?(?:新任|新|新一任|现任)?(?P<role>{ROLEZH})",
         r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)(?:已经|正式|近日)?(?:任命|聘请|提拔|选举|宣布|请来)(?:了)?(?P<name>\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:为|担任|出任|做)(?:公司的?)?(?:新任|新的|新一任)?(?P<role>{ROLEZH})",
         r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式)?(?P<gone>卸任|辞去|离任|辞职|被免去|被解雇|下台)(?:了)?(?P<org>[^，。！？；、,.!?\s]{0,10}?)的?(?P<role>{ROLEZH})",
+        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:现在|目前|已经|正式)?由(?P<name>\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:来)?(?:担任|出任|接任|执掌|领导|掌舵|负责)(?P<role>{ROLEZH})?",
         r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:已经|正式|最近)?(?:换了|有了|迎来了?|来了|任命了|请来了|选出了)(?:一位|一个|一名)?(?:新的?|新任)(?P<role>{ROLEZH})(?:[，,：:]\s*)(?:是|叫|由)?",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
@@ -799,14 +801,17 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
         } else {
             org_subject(org)
         };
-        let (Some(name), Some(organization), Some(role)) = (name, organization, caps.name("role"))
-        else {
-            continue;
-        };
+        // "鸣鹤科技由陆承泽执掌": whoever runs an organization is its CEO.
+    let role = caps
+        .name("role")
+        .map_or_else(|| "ceo".to_string(), |r| canonical_role(r.as_str()));
+    let (Some(name), Some(organization)) = (name, organization) else {
+        continue;
+    };
         out.push(Found {
             subject: organization,
             slot: Slot::Role,
-            qualifier: canonical_role(role.as_str()),
+            qualifier: role,
             value: name,
             negated: caps.name("gone").is_some(),
             at: whole.start(),
@@ -874,11 +879,12 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
     let sources = [
         r"最(?:喜欢|爱)的(?P<q>\p{Han}{1,4}?)(?:现在|目前)?(?:是|变成了?|换成了?|成了|就是|改成了?)",
         r"最(?:喜欢|爱)(?P<q>喝|吃|听|看|玩|去|穿|用|读)(?:的(?:是|就是)?)?",
-        r"(?P<v>[^，。！？；、,.!?\s]{1,10}?)(?:现在|目前|已经)?(?P<neg>不再|已经不|不)?(?:是|成了|成为了?)(?:我|我们)(?:现在|目前)?最(?:喜欢|爱)的(?P<q>\p{Han}{1,4})",
+        r"(?P<v>[^，。！？；、,.!?\s]{1,10}?)(?:现在|目前|已经)?(?P<neg>不再|已经不|不)?(?:是|成了|成为了?)(?:我|我们)(?:现在|目前)?最(?:喜欢|爱)(?:的(?P<q>\p{Han}{1,4})|(?P<qv>喝|吃|听|看|玩|穿|用|读)的)",
         r"(?:不再|不那么|没那么|不太|不怎么|不再那么|没有那么)(?:最)?(?:喜欢|爱)(?P<q>喝|吃|听|看|玩|去|穿|用|读)",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
-        let (Some(whole), Some(q)) = (caps.get(0), caps.name("q")) else {
+        let (Some(whole), Some(q)) = (caps.get(0), caps.name("q").or_else(|| caps.name("qv")))
+        else {
             continue;
         };
         let (value, h) = if index == 2 {

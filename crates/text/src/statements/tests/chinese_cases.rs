@@ -248,6 +248,16 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("我已经不喝咖啡了。", "me", Diet, "", "喝咖啡", true),
     ("我戒酒了。", "me", Diet, "", "喝酒", true),
     ("我不再喝奶茶了。", "me", Diet, "", "喝奶茶", true),
+    // Home after 家在, employers after a job change, pets named by 给…起名, favourites "最爱喝的",
+    // phases in progress, organizations run "由X".
+    ("我现在家在青岛。", "me", Residence, "", "青岛", false),
+    ("我换了工作，现在在云杉咨询。", "me", Employer, "", "云杉咨询", false),
+    ("我们给狗起名叫豆包。", "me", Pet, "狗", "豆包", false),
+    ("柠檬茶是我最爱喝的。", "me", Preference, "饮料", "柠檬茶", false),
+    ("苍鹭项目目前在做需求分析。", "thing:苍鹭项目", Status, "", "需求分析", false),
+    ("苍鹭项目现在是上线阶段。", "thing:苍鹭项目", Status, "", "上线", false),
+    ("鸣鹤科技由陆承泽担任CEO。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("海川船舶把总部迁到了舟山。", "name:海川船舶", Headquarters, "", "舟山", false),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -265,6 +275,9 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我要去超市。",
     "我家猫很可爱。",
     "我每天喝咖啡。",
+    "我在星巴克。",
+    "我现在在北京。",
+    "我在地铁上，工作好累。",
     "我喝了一杯咖啡。",
     "如果宝宝是女孩，就叫念念。",
     "要是白鹭项目到了内测阶段，我就放心了。",
@@ -321,6 +334,7 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "他跟你说他搬到上海了。",
     "我朋友家的狗叫旺财。",
     "我同事的体检在周五。",
+    "他家在北京。",
 ];
 
 /// Lines that state nothing at all.

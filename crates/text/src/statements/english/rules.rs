@@ -162,6 +162,7 @@ fn compiled() -> &'static Compiled {
         )
         .case_insensitive(true)
         .size_limit(1 << 26)
+        .dfa_size_limit(1 << 24)
         .build()
         .ok();
         Compiled { set, regexes }

@@ -404,6 +404,23 @@ pub(super) fn blocked_before(sentence: &str, start: usize, plan: bool) -> bool {
     hypothetical || reported(before) || in_past(before)
 }
 
+/// `text` without the openers, hearsay and conditions a pattern may have taken in front of a
+/// name ("听说苍鹭项目" → "苍鹭项目", "要是海川船舶" → "海川船舶").
+pub(super) fn without_lead_ins(text: &str) -> &str {
+    let mut text = strip_openers(text.trim());
+    loop {
+        let lead = HYPOTHETICAL
+            .iter()
+            .chain(REPORTING)
+            .filter(|w| w.chars().count() >= 2 && text.starts_with(*w) && text.len() > w.len())
+            .max_by_key(|w| w.len());
+        match lead {
+            Some(w) => text = strip_openers(text.get(w.len()..).unwrap_or("")),
+            None => return text,
+        }
+    }
+}
+
 /// Whether a run of characters a pattern took as a name starts with a word that makes it
 /// hypothetical ("要是苍鹭项目…", "如果海川船舶…"): a name may hold 若 (沈若曦), so only words of
 /// two or more characters count.

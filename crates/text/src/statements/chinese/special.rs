@@ -503,7 +503,7 @@ const THING_LEADS: &[&str] = &[
 
 /// A thing's name without possessives and determiners ("我的牙医预约" → "牙医预约").
 pub(super) fn thing_name(np: &str) -> Option<String> {
-    let mut text = np.trim();
+    let mut text = super::without_lead_ins(np);
     let mut owner = None;
     if let Some(i) = text.rfind('的') {
         let after = text.get(i + '的'.len_utf8()..).unwrap_or("");
@@ -540,7 +540,8 @@ fn other_owner(before: &str) -> Option<String> {
         .iter()
         .find_map(|p| trimmed.strip_prefix(p))
         .unwrap_or(trimmed);
-    let relation = super::super::lexicon::RELATIONS_ZH.contains(&bare);
+    let pronoun = ["他", "她", "他们", "她们", "你", "你们", "您"].contains(&bare);
+    let relation = pronoun || super::super::lexicon::RELATIONS_ZH.contains(&bare);
     let dated = date_at(bare, 0).is_some();
     (relation || (!dated && values::person_name(bare).is_some())).then(|| bare.to_string())
 }
@@ -702,14 +703,15 @@ fn statuses(sentence: &str, out: &mut Vec<Found>) {
         else {
             continue;
         };
-        // "要是苍鹭项目…": the project's words may hold what blocks them.
-        if blocked_before(sentence, np.start(), false) || super::opens_hypothetically(np.as_str())
-        {
-            continue;
-        }
         let Some(subject) = thing_name(np.as_str()) else {
             continue;
         };
+        // "要是苍鹭项目…", "听说苍鹭项目…": the words before the project's own name may block it.
+        let named_at = np.start() + np.as_str().find(subject.as_str()).unwrap_or(0);
+        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(np.as_str())
+        {
+            continue;
+        }
         // "需求分析阶段" is the phase "需求分析", as "the QA phase" is "QA".
         let phase = v.as_str();
         let phase = phase
@@ -730,7 +732,7 @@ fn statuses(sentence: &str, out: &mut Vec<Found>) {
 /// The subject for an organization written in Chinese: 公司 and the like are things, a name
 /// is named.
 fn org_subject(raw: &str) -> Option<Subject> {
-    let mut text = super::strip_openers(raw.trim());
+    let mut text = super::without_lead_ins(raw);
     for lead in ["我们的", "我们", "我的", "咱们的", "咱们", "本", "我"] {
         if let Some(rest) = text.strip_prefix(lead) {
             text = rest;
@@ -851,9 +853,13 @@ fn headquarters(sentence: &str, out: &mut Vec<Found>) {
         let (Some(whole), Some(org)) = (caps.get(0), caps.name("org")) else {
             continue;
         };
-        if blocked_before(sentence, whole.start(), false)
-            || super::opens_hypothetically(org.as_str())
-        {
+        let named_at = org_subject(org.as_str())
+            .and_then(|s| match s {
+                Subject::Named(n) | Subject::Thing(n) => org.as_str().find(n.as_str()),
+                _ => None,
+            })
+            .map_or(org.start(), |i| org.start() + i);
+        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(org.as_str()) {
             continue;
         }
         let (Some(subject), Some(place)) = (

@@ -399,6 +399,11 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "My sister moved house, she's in Leeds now.",
     "Tobias is my sister's boyfriend.",
     "If we tie the knot, we'll go to Fiji.",
+    "Her dentist appointment is on June 27.",
+    "My friend's new favourite drink: sake.",
+    "My dad loves coffee, it's his favourite drink.",
+    "He's with Callum now.",
+    "I used to run 40 km a week.",
 ];
 
 /// Lines that state nothing at all.
@@ -423,6 +428,10 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "🙂🙂🙂",
     "I'm in it for the long haul.",
     "Our plan for the summer is to relax.",
+    "If we ever named a cat, we'd call it Noodle.",
+    "Maybe the trip will be to Iceland.",
+    "I'd cancel the meeting on Friday if I could.",
+    "If I were at 30 km a week, I'd be happy.",
     "I've been at the airport for three hours.",
     "She is my partner in crime.",
     "I had a coffee with Sam.",

@@ -158,9 +158,10 @@ fn provider_before(ctx: &Context, at: usize) -> Option<String> {
         .map(|t| t.lower.clone())
 }
 
-/// Words dropped from the front of a thing's name.
+/// Words dropped from the front of a thing's name; someone else's ("her dentist appointment")
+/// stays another thing than the speaker's.
 const THING_DROPS: &[&str] = &[
-    "the", "my", "our", "a", "an", "this", "that", "your", "his", "her", "their", "next",
+    "the", "my", "our", "a", "an", "this", "that", "next",
     "upcoming", "its", "and", "so", "but", "now", "also", "then", "oh", "well", "actually",
     "moved", "have", "got", "i", "we", "is", "was", "has", "on", "about", "for", "re",
     "regarding", "with", "of", "to", "in", "at", "from", "update", "news",

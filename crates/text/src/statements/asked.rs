@@ -136,12 +136,12 @@ fn org_subject(raw: &str) -> Option<Subject> {
 fn english_things(sentence: &str) -> Option<Asked> {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"\bwho\s+(?:is|['’]s|was)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\b",
-        r"\bwho\s+(?:is|['’]s|was|will\s+be)\s+(?:now\s+)?the\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
-        r"\bwho\s+(?:now\s+)?(?:runs|heads|leads|is\s+running|is\s+heading|is\s+leading|is\s+in\s+charge\s+(?:of|at)|took\s+over)\s+(?P<org>{ORG})",
+        r"\bwho(?:\s+(?:is|was)|['’]s)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\b",
+        r"\bwho(?:\s+(?:is|was|will\s+be)|['’]s)\s+(?:now\s+)?the\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
+        r"\bwho(?:\s+(?:now\s+)?(?:runs|heads|leads|ran|led|headed|took\s+over|is\s+running|is\s+heading|is\s+leading|is\s+in\s+charge\s+(?:of|at)|was\s+in\s+charge\s+(?:of|at))|['’]s\s+(?:running|heading|leading|in\s+charge\s+(?:of|at)))\s+(?P<org>{ORG})",
         r"\bwho\s+did\s+(?P<org>{ORG})\s+(?:name|appoint|hire|pick|choose)\s+(?:as\s+)?(?:its\s+|the\s+)?(?:new\s+)?(?P<role>{ROLE})",
-        r"\bwhere\s+(?:is|['’]s|are|was|were)\s+(?P<org>{ORG})\s+(?:now\s+)?(?:headquartered|based)",
-        r"\bwhere\s+(?:is|are|['’]s|was|were)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:headquarters|hq|head\s+office|main\s+office)",
+        r"\bwhere(?:\s+(?:is|are|was|were)|['’]s)\s+(?P<org>{ORG})\s+(?:now\s+)?(?:headquartered|based)",
+        r"\bwhere(?:\s+(?:is|are|was|were)|['’]s)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:headquarters|hq|head\s+office|main\s+office)",
         r"\bwhere\s+did\s+(?P<org>{ORG})\s+(?:move|relocate)\s+(?:its|their)\s+(?:headquarters|hq|head\s+office)",
         r"\b(?:when|what\s+(?:day|time|date))(?:\s+(?:is|was|will\s+be|did)|['’]s)\s+(?P<ev>(?:[a-z'’-]+\s+){0,3}?{EVENT})\b",
         r"\b(?:is|was)\s+(?P<ev>(?:the|my|our)\s+(?:[a-z'’-]+\s+){0,2}?{EVENT})\s+(?:still\s+)?(?:on|at|moved|rescheduled)\b",
@@ -175,6 +175,7 @@ fn english_things(sentence: &str) -> Option<Asked> {
 /// The person an English question is about: "my sister" → the sister, a name, or the speaker.
 fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
     let toks = scan::tokens(sentence);
+    let mut someone_else = false;
     for (i, tok) in toks.iter().enumerate() {
         let w = tok.lower.trim_end_matches("'s");
         if !RELATIONS.contains(&w) {
@@ -211,6 +212,7 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
         if mine && !own_kind {
             return Some(Subject::Related(w.to_string()));
         }
+        someone_else |= !mine && !own_kind;
     }
     let first_person_at = toks.iter().position(|t| {
         matches!(
@@ -247,7 +249,12 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
             "i" | "me" | "my" | "we" | "our" | "us" | "i'm" | "i've" | "we're" | "mine"
         )
     });
-    first_person.then_some(Subject::Speaker)
+    // "What's the baby's name going to be?", "Is the trip to Patagonia still on?": the baby,
+    // the pet and the trip of a line about nobody else are the speaker's, as in statements.
+    let own_thing = matches!(slot, Slot::Child | Slot::Pet | Slot::Plan)
+        && !someone_else
+        && toks.iter().any(|t| t.lower == "the");
+    (first_person || own_thing).then_some(Subject::Speaker)
 }
 
 /// English keyword rules: (slot, pattern) in priority order.
@@ -259,11 +266,11 @@ const ENGLISH_SLOTS: &[(Slot, &str)] = &[
     (Slot::Quantity, r"\bhow\s+(?:many|much|far)\b"),
     (
         Slot::Pet,
-        r"\b(?:{SPECIES})\b.*\b(?:name|called|named)\b|\b(?:name|call|called|named)\b.*\b(?:{SPECIES})\b",
+        r"\b(?:{SPECIES})\b.*\b(?:name|called|named)\b|\b(?:name|call|called|named|naming|calling)\b.*\b(?:{SPECIES})\b",
     ),
     (
         Slot::Child,
-        r"\b(?:son|daughter|kid|child|baby|boy|girl)['’]?s?\b.*\b(?:name|called|named)\b|\b(?:name|named|call|called)\b.*\b(?:son|daughter|kid|child|baby)\b",
+        r"\b(?:son|daughter|kid|child|baby|boy|girl)['’]?s?\b.*\b(?:name|called|named)\b|\b(?:name|named|naming|call|called|calling)\b.*\b(?:son|daughter|kid|child|baby)\b",
     ),
     (
         Slot::Partner,
@@ -275,7 +282,7 @@ const ENGLISH_SLOTS: &[(Slot, &str)] = &[
     ),
     (
         Slot::Preference,
-        r"\b(?:favou?rite|fave)\s+(?P<q>[a-z]+(?:[\s-][a-z]+)?)",
+        r"\b(?:favou?rite|fave|go-to|preferred)\s+(?P<q>[a-z]+(?:[\s-][a-z]+)?)|\b(?P<q2>[a-z]+)\s+of\s+choice\b|\b(?:what|which)\s+(?P<q3>[a-z]+)\s+(?:do|does|did)\s+(?:i|we)\s+(?:like|love|enjoy|prefer)\s+(?:the\s+)?(?:best|most)\b",
     ),
     (
         Slot::Diet,
@@ -357,6 +364,8 @@ fn english_qualifier(sentence: &str, slot: Slot, caps: &Captures) -> String {
         }
         Slot::Preference => caps
             .name("q")
+            .or_else(|| caps.name("q2"))
+            .or_else(|| caps.name("q3"))
             .map(|q| {
                 let words: Vec<String> = q
                     .as_str()
@@ -553,7 +562,7 @@ fn chinese_person(sentence: &str, slot: Slot) -> Option<Subject> {
 /// Chinese keyword rules: (slot, pattern) in priority order.
 const CHINESE_SLOTS: &[(Slot, &str)] = &[
     (Slot::Age, r"多大了|几岁|年龄|多少岁|多大年纪"),
-    (Slot::Quantity, r"多少|几(?:个|本|杯|次|公里|小时|天|只)"),
+    (Slot::Quantity, r"多少|多远|多久|多长时间|几(?:个|本|杯|次|公里|小时|天|只|趟|圈)"),
     (Slot::Pet, r"(?:{SPECIESZH}).*(?:叫什么|叫啥|名字)"),
     (
         Slot::Child,

@@ -127,7 +127,8 @@ pub(super) fn canonical_role(role: &str) -> String {
     let words: Vec<&str> = lower.split_whitespace().collect();
     let joined = words.join(" ");
     let canonical = match joined.as_str() {
-        "chief executive officer" | "chief executive" | "首席执行官" => "ceo",
+        "chief executive officer" | "chief executive" | "首席执行官" | "老板" | "一把手"
+        | "掌门人" | "当家人" => "ceo",
         "chief technology officer" | "chief technical officer" | "首席技术官" => "cto",
         "chief financial officer" | "首席财务官" => "cfo",
         "chief operating officer" | "首席运营官" => "coo",

@@ -440,6 +440,8 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("去年这个时候星海银行的行长是谁？", "name:星海银行", Role, "行长"),
     ("白鹭项目还在内测阶段吗？", "thing:白鹭项目", Status, ""),
     ("云帆物流的总部还在武汉吗？", "name:云帆物流", Headquarters, ""),
+    ("我每周跑多远？", "me", Quantity, "周 跑"),
+    ("鸣鹤科技的老板是谁？", "name:鸣鹤科技", Role, "ceo"),
 ];
 
 #[rustfmt::skip]

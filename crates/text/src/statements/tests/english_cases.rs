@@ -549,6 +549,13 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("Who was the CFO of Globex last year?", "name:Globex", Role, "cfo"),
     ("Where was Initech based in 2020?", "name:Initech", Headquarters, ""),
     ("Is Maria Chen still the chair of Initech?", "name:Initech", Role, "chair"),
+    ("What are we naming the baby?", "me", Child, "child"),
+    ("What's the cat's name now?", "me", Pet, "cat"),
+    ("What drink do I like best?", "me", Preference, "drink"),
+    ("What's my drink of choice?", "me", Preference, "drink"),
+    ("Who's in charge of Kestrel Dynamics?", "name:Kestrel Dynamics", Role, "ceo"),
+    ("Where's Halvorsen Marine's head office?", "name:Halvorsen Marine", Headquarters, ""),
+    ("Is the trip to Patagonia still on?", "me", Plan, "trip"),
 ];
 
 #[rustfmt::skip]
@@ -562,6 +569,7 @@ pub(in crate::statements) const ASKED_NOTHING: &[&str] = &[
     "Can you help me with my homework?",
     "Do you still live in Paris?",
     "Is it raining?",
+    "What's the neighbour's cat called?",
 ];
 
 /// (question, statement) pairs: the question asks what the statement says.

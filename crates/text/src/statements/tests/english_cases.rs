@@ -307,6 +307,10 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("We're now in the code freeze phase on Project Heron.", "thing:project heron", Status, "", "code freeze", false),
     ("Kestrel Dynamics is now led by Raj Okonkwo.", "name:Kestrel Dynamics", Role, "ceo", "Raj Okonkwo", false),
     ("Halvorsen Marine has its headquarters in Halifax.", "name:Halvorsen Marine", Headquarters, "", "Halifax", false),
+    ("I've been in Denver since March.", "me", Residence, "", "Denver", false),
+    ("Dinner with Sarah is on Friday at 7pm.", "thing:dinner with sarah", Date, "", "Friday at 7pm", false),
+    ("My appointment with Dr. Lee is on Monday.", "thing:appointment with dr. lee", Date, "", "Monday", false),
+    ("Our migration project just went live.", "thing:migration project", Status, "", "live", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -433,6 +437,7 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "I'd cancel the meeting on Friday if I could.",
     "If I were at 30 km a week, I'd be happy.",
     "I've been at the airport for three hours.",
+    "I've been in Paris for two days.",
     "She is my partner in crime.",
     "I had a coffee with Sam.",
     "We called it off.",

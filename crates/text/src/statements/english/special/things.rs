@@ -29,7 +29,7 @@ const CANCELLED: &str = r"cancelled|canceled|called\s+off|scrapped|skipped|dropp
 /// appointment rescheduled: it's on June 27 now", "I cancelled the meeting on Friday".
 fn dates(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
-    let with = r"(?:\s+with\s+(?:the|my|our|a|an)\s+(?P<with>[a-z]+))?";
+    let with = r"(?:\s+with\s+(?:(?:the|my|our|a|an)\s+(?P<with>[a-z]+)|(?P<who>(?-i:\p{Lu})[\w'’-]*\.?(?:\s+(?-i:\p{Lu})[\w'’-]*)?)))?";
     let sources = [
         format!(r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:is|['’]s|has\s+been|got|was|will\s+be|has|have|are)\s+)(?:(?:now|officially|been|finally|just|still|already)\s+)*(?:(?:{RESCHEDULED}|set|scheduled|booked|planned|confirmed|pushed\s+out|now)\s+)?(?:(?:to|for|on|at|until|till)\s+)?"),
         format!(r"\b(?:{RESCHEDULED}|booked|scheduled|set|have|['’]ve\s+got|got|made|arranged|fixed|put|slotted|pencilled|penciled|locked\s+in|planned|organised|organized)\s+(?:(?:my|our|the|a|an|this|that)\s+)(?P<ev>(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:back|forward|up|out|in)\s+)?(?:to|for|on|until|at|till)\s+"),
@@ -44,9 +44,14 @@ fn dates(ctx: &Context, out: &mut Vec<Found>) {
         if blocked_before(ctx, whole.start()) {
             continue;
         }
-        let Some(event) = event_name(ctx, ev.as_str(), caps.name("with"), whole.start()) else {
+        let Some(mut event) = event_name(ctx, ev.as_str(), caps.name("with"), whole.start())
+        else {
             continue;
         };
+        if let Some(who) = caps.name("who") {
+            // "Dinner with Sarah" is another event than dinner with Tom.
+            event = format!("{event} with {}", who.as_str().to_lowercase());
+        }
         let Some((value, end)) = date_at(ctx, whole.end()) else {
             continue;
         };
@@ -195,7 +200,11 @@ pub(in crate::statements) fn thing_name(np: &str) -> Option<String> {
     }
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     if let [name, "project"] = words.as_slice() {
-        if np.contains(|c: char| c.is_uppercase()) {
+        // "the Apollo project" is "project apollo"; "our migration project" keeps its order.
+        let capitalized = written
+            .iter()
+            .any(|w| w.to_lowercase() == *name && w.starts_with(char::is_uppercase));
+        if capitalized {
             return Some(format!("project {name}"));
         }
     }

@@ -206,6 +206,16 @@ fn quantities(sentence: &str, out: &mut Vec<Found>) {
     }
 }
 
+/// A period as a qualifier term: "每个月", "一个月", "每月" → "月"; "一周", "每星期" → "周".
+fn canonical_period(per: &str) -> String {
+    let bare = per.trim_start_matches(['每', '一']).trim_start_matches('个');
+    match bare {
+        "星期" | "礼拜" => "周".to_string(),
+        "日" => "天".to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// The period a clause counts over when it is not next to the verb ("每个星期我都跑…").
 fn period_in(sentence: &str, at: usize) -> Option<&'static str> {
     let before = sentence.get(..at)?.trim_end_matches(is_clause_mark);
@@ -331,7 +341,7 @@ fn counted(sentence: &str, caps: &Captures) -> Option<Found> {
     // A count without a period ("我看了一本书") is an event, not a standing fact.
     let per = caps
         .name("per")
-        .map(|p| p.as_str().replace('个', ""))
+        .map(|p| canonical_period(p.as_str()))
         .or_else(|| period_in(sentence, whole.start()).map(str::to_string))?;
     let mut words: Vec<String> = Vec::new();
     if matches!(verb, "赚" | "挣") {
@@ -370,7 +380,7 @@ fn activity_amount(sentence: &str, caps: &Captures) -> Option<Found> {
     };
     let per = caps
         .name("per")
-        .map(|p| p.as_str().replace('个', ""))
+        .map(|p| canonical_period(p.as_str()))
         .or_else(|| period_in(sentence, whole.start()).map(str::to_string))?;
     let mut words: Vec<String> = vec![verb.to_string()];
     words.extend(unit_words(unit.as_str()).into_iter().map(str::to_string));
@@ -768,7 +778,7 @@ fn org_subject(raw: &str) -> Option<Subject> {
 fn roles(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)的?(?:新任|新|现任|现在的)?(?P<role>{ROLEZH})(?:现在|目前|已经|还|仍然|依然)?(?:是|换成了?|变成了?|成了)",
+        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)的?(?:新上任的?|刚上任的?|新任的?|新一任的?|新的?|现任的?|现在的)?(?P<role>{ROLEZH})(?:现在|目前|已经|还|仍然|依然)?(?:是|换成了?|变成了?|成了)",
         r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式|刚刚?|近日|还|仍然|依然|仍|也|一直)*(?:成为了?|出任了?|担任了?|接任了?|当上了?|升任了?|被任命为|被提拔为|升为|是|当选为?)(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?(?:新任|新|新一任|现任)?(?P<role>{ROLEZH})",
         r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)(?:已经|正式|近日)?(?:任命|聘请|提拔|选举|宣布|请来)(?:了)?(?P<name>\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:为|担任|出任|做)(?:公司的?)?(?:新任|新的|新一任)?(?P<role>{ROLEZH})",
         r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式)?(?P<gone>卸任|辞去|离任|辞职|被免去|被解雇|下台)(?:了)?(?P<org>[^，。！？；、,.!?\s]{0,10}?)的?(?P<role>{ROLEZH})",

@@ -33,7 +33,8 @@ fn ends_value(tag: &str, cut_verbs: bool) -> bool {
 
 /// Leading words dropped from a value ("一名护士" → "护士").
 const VALUE_LEADS: &[&str] = &[
-    "一名", "一位", "一个", "一家", "一间", "一所", "这家", "那家", "了",
+    "一名", "一位", "一个", "一家", "一间", "一所", "这家", "那家", "了", "一家叫", "一个叫",
+    "一所叫", "一间叫", "家叫", "叫做",
 ];
 
 /// The value at byte `pos`: the run up to a clause mark, without leading measure words, cut
@@ -240,7 +241,15 @@ pub(super) fn is_org(text: &str) -> bool {
 
 /// An occupation at `pos`; `strict` asks for an occupation ending ("锁匠", "护士").
 pub(super) fn job(sentence: &str, pos: usize, strict: bool) -> Option<Read> {
-    let read = span(sentence, pos, &["工作", "了"], false)?;
+    let mut read = span(sentence, pos, &["工作", "了"], false)?;
+    // "我的工作是做翻译": the occupation is what is done.
+    if let Some(rest) = ["做", "当", "干"]
+        .iter()
+        .find_map(|v| read.text.strip_prefix(v))
+        .filter(|r| r.chars().count() >= 2)
+    {
+        read.text = rest.to_string();
+    }
     let text = read.text.as_str();
     // "成为了小米的新CEO": the phrase owns what follows, it is not the job.
     if sentence

@@ -258,6 +258,20 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("苍鹭项目现在是上线阶段。", "thing:苍鹭项目", Status, "", "上线", false),
     ("鸣鹤科技由陆承泽担任CEO。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
     ("海川船舶把总部迁到了舟山。", "name:海川船舶", Headquarters, "", "舟山", false),
+    // "说个事" is no report; 从…开始; "一家叫X的公司"; 给X打工; 做翻译; "X是我男朋友"; a child
+    // named when born; "新猫"; "一只叫X的猫"; periods 一个月; "新上任的CEO".
+    ("说个事，我搬到武汉了。", "me", Residence, "", "武汉", false),
+    ("我从上周开始在青禾食品上班。", "me", Employer, "", "青禾食品", false),
+    ("我加入了一家叫云杉咨询的公司。", "me", Employer, "", "云杉咨询", false),
+    ("我现在给蓝鲸物流打工。", "me", Employer, "", "蓝鲸物流", false),
+    ("我的工作是做翻译。", "me", Job, "", "翻译", false),
+    ("周子航是我男朋友。", "me", Partner, "", "周子航", false),
+    ("宝宝出生了，叫念念。", "me", Child, "孩子", "念念", false),
+    ("我们家的新猫叫糯米。", "me", Pet, "猫", "糯米", false),
+    ("我养了一只叫团子的猫。", "me", Pet, "猫", "团子", false),
+    ("我从上个月开始吃素了。", "me", Diet, "", "吃素", false),
+    ("我现在一个月跑100公里。", "me", Quantity, "公里 月 跑", "100公里", false),
+    ("鸣鹤科技新上任的CEO是陆承泽。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -339,6 +353,8 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我朋友家的狗叫旺财。",
     "我同事的体检在周五。",
     "他家在北京。",
+    "他是我男朋友的同事。",
+    "我朋友的宝宝出生了，叫小满。",
     "他的牙医预约改到周五了。",
     "我朋友的宝宝叫小满。",
 ];

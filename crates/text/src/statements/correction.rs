@@ -68,7 +68,7 @@ fn english_value(text: &str) -> Option<String> {
 fn english_value_before(text: &str, end: usize) -> Option<String> {
     let before = text.get(..end)?;
     let clause = before
-        .rsplit([',', ';', ':', '.', '!', '?'])
+        .rsplit([',', ';', ':', '.', '!', '?', '—', '–'])
         .next()
         .unwrap_or(before);
     let words: Vec<&str> = clause.split_whitespace().collect();
@@ -125,7 +125,8 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         r"^(?:(?:sorry|oops|no|wait|actually|correction|err|um|ah|oh|my\s+bad|my\s+mistake)\W+)*(?:i\s+)?(?:meant|mean)(?:\s+to\s+say)?\s+(?P<r>.+)",
         r"\b(?:scratch\s+that|correction|my\s+mistake|my\s+bad|i\s+misspoke|i\s+was\s+wrong|typo|hold\s+on|whoops|i\s+mixed\s+(?:that|it|them)\s+up|i\s+got\s+(?:that|it)\s+wrong)\b[,:;.!\s]+(?:(?:it['’]s|it\s+is|make\s+it|i\s+meant|it\s+should\s+be)\s+)?(?P<r>.+)",
         r"^(?:actually|wait|no|sorry|oops)\b[,\s]+(?:it['’]s|it\s+is|its|that['’]s|it\s+should\s+be|it['’]ll\s+be|it\s+will\s+be)\s+(?P<r>.+)",
-        r"^(?:(?:no|actually|sorry|wait|oops)\W+)*(?:it['’]s\s+)?not\s+(?P<w>[^,;.!?]+?)\s*[,;]\s*(?:but\s+)?(?:it['’]s\s+|rather\s+)?(?P<r>.+)",
+        r"^(?:(?:no|actually|sorry|wait|oops)\W+)*(?:it['’]s\s+)?not\s+(?P<w>[^,;.!?—–]+?)\s*[,;—–]\s*(?:but\s+)?(?:it['’]s\s+|rather\s+)?(?P<r>.+)",
+        r"\b(?:said|wrote|typed|told\s+you|put)\s+(?P<w>[^,;.!?]+?)\s*,?\s+(?:but|when)\s+(?:i\s+|we\s+)?(?:meant|mean)\s+(?P<r>.+)",
         r"[,;]\s*not\s+(?P<w>[^,;.!?]+)",
         r"\b(?:go\s+with|let['’]s\s+do|let['’]s\s+go\s+with|let['’]s\s+say|do)\s+(?P<r>[^,;.!?]+?)\s+instead\b",
         r"\binstead\s+of\s+(?P<w>[^,;.!?]+)",
@@ -143,17 +144,17 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         let Some(caps) = re.as_ref().and_then(|re| re.captures(sentence)) else {
             continue;
         };
-        if index == 6 && !cued {
+        if index == 7 && !cued {
             continue;
         }
         let wrong = caps.name("w").and_then(|w| english_value(w.as_str()));
         let right = match (index, caps.name("r")) {
-            (6, _) => found
+            (7, _) => found
                 .last()
                 .map(|f| f.value.clone())
                 .filter(|v| !v.is_empty())
                 .or_else(|| english_value_before(sentence, caps.get(0)?.start())),
-            (8, _) => english_value_before(sentence, caps.get(0)?.start()),
+            (9, _) => english_value_before(sentence, caps.get(0)?.start()),
             (_, Some(r)) => english_value(r.as_str()),
             _ => None,
         };
@@ -282,19 +283,20 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
         r"不是(?P<w>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而|应该|其实)?是(?P<r>.+)",
         r"(?:^|[，,。！!：:])(?P<topic>[^，,。！!？?；;：:]{0,12}?)(?:其实|应该)?(?:是|叫|在|去)(?P<r>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而)?不(?:是|叫|在|去)(?P<w>[^，。！？；、,.!?;\s]{1,12})",
         r"(?:^|[，,。！!：:])\s*(?:那就|那|就|还是|要不|帮我|麻烦|请|算了|不对|哦|啊|嗯|对了)?(?:改成|改为|换成|改到|改在|换到)(?P<r>.+)",
-        r"(?:我说错了|说错了|搞错了|记错了|口误|更正一下|纠正一下|不对|错了|我搞错了|我记错了|打错了|写错了)[，,。！!\s]*(?:应该|其实|实际上)?(?:是|在)(?P<r>.+)",
+        r"(?:我说错了|说错了|搞错了|记错了|口误|更正一下|纠正一下|更正|纠正|不对|错了|我搞错了|我记错了|打错了|写错了|看错了)[，,。！!：:\s]*(?:应该|其实|实际上)?(?:是|在)(?P<r>.+)",
+        r"(?:我是说|我的意思是|我指的是|我想说的是)(?P<r>.+)",
     ];
     if super::chinese::is_question(sentence) {
         return None;
     }
-    for re in compiled(&CELL, &sources).iter().flatten() {
-        let Some(caps) = re.captures(sentence) else {
+    for (index, re) in compiled(&CELL, &sources).iter().enumerate() {
+        let Some(caps) = re.as_ref().and_then(|re| re.captures(sentence)) else {
             continue;
         };
-        // "我是锁匠，不是药剂师" corrects only when the line says it does; "是上海，不是北京"
-        // always does.
+        // "我是锁匠，不是药剂师" and "我是说…" correct only when the line says it does; "是上海，
+        // 不是北京" always does.
         let topic = caps.name("topic").is_some_and(|t| !t.as_str().trim().is_empty());
-        if topic && !chinese_cue(sentence) {
+        if (topic || index == 4) && !chinese_cue(sentence) {
             continue;
         }
         let wrong = caps.name("w").and_then(|w| chinese_value(w.as_str()));
@@ -319,7 +321,7 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
 /// Words with which a Chinese line says it corrects something.
 const CUES_ZH: &[&str] = &[
     "说错", "搞错", "记错", "打错", "写错", "看错", "弄错", "错了", "口误", "更正", "纠正",
-    "不对", "等等", "哎呀", "不好意思", "抱歉", "我是说", "应该是", "其实是", "失误",
+    "不对", "等等", "哎呀", "不好意思", "抱歉", "应该是", "其实是", "失误",
 ];
 
 fn chinese_cue(sentence: &str) -> bool {

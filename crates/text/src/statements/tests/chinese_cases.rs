@@ -408,6 +408,9 @@ pub(in crate::statements) const CORRECTIONS: &[(&str, Option<&str>, &str)] = &[
     ("口误，狗叫豆包，不叫旺财。", Some("旺财"), "豆包"),
     ("记错了，我女朋友叫林溪，不是陈默。", Some("陈默"), "林溪"),
     ("我说错了，会议在周四，不在周三。", Some("周三"), "周四"),
+    ("更正：应该是卑尔根。", None, "卑尔根"),
+    ("口误，我是说卑尔根。", None, "卑尔根"),
+    ("刚才说错了，CEO是陆承泽，不是唐明远。", Some("唐明远"), "陆承泽"),
 ];
 
 #[rustfmt::skip]
@@ -416,6 +419,7 @@ pub(in crate::statements) const NOT_CORRECTIONS: &[&str] = &[
     "我住在上海。",
     "要不要改成周四？",
     "我是老师，不是学生。",
+    "我是说真的。",
 ];
 
 /// (question, subject, slot, qualifier)

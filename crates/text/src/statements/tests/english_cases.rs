@@ -495,6 +495,10 @@ pub(in crate::statements) const CORRECTIONS: &[(&str, Option<&str>, &str)] = &[
     ("Sorry, I meant Lisbon, not Porto, for the summer trip.", Some("Porto"), "Lisbon"),
     ("Typo: it's 25 miles a week, not 15.", Some("15"), "25 miles a week"),
     ("Not Friday, Saturday — the invite was wrong.", Some("Friday"), "Saturday"),
+    ("Sorry — Bergen, not Oslo.", Some("Oslo"), "Bergen"),
+    ("Oops, I said Oslo but I meant Bergen.", Some("Oslo"), "Bergen"),
+    ("Not Oslo — Bergen.", Some("Oslo"), "Bergen"),
+    ("Wrong date — it's June 27, not June 7.", Some("June 7"), "June 27"),
 ];
 
 #[rustfmt::skip]

@@ -439,7 +439,7 @@ fn measured(ctx: &Context, caps: &Captures) -> Option<Found> {
 
 /// Activities whose amount a noun phrase names ("my weekly running distance"); the stemmed
 /// noun keys like the verb ("running" = "run").
-const ACTIVITIES: &str = r"running|run|runs|jogging|cycling|cycle|bike|biking|riding|swimming|swim|walking|walk|hiking|rowing|reading|training|study|studying|sleep|sleeping|writing|meditation|meditating|practice|practising|practicing|commute|commuting|workout|lifting|climbing|yoga|gym";
+const ACTIVITIES: &str = r"running|run|runs|jogging|mileage|distance|cycling|cycle|bike|biking|riding|swimming|swim|walking|walk|hiking|rowing|reading|training|study|studying|sleep|sleeping|writing|meditation|meditating|practice|practising|practicing|commute|commuting|workout|lifting|climbing|yoga|gym";
 
 /// "My weekly running distance is 42 kilometres": the activity, unit and period key it like
 /// "I run 42 kilometres a week".

@@ -256,7 +256,7 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     // Appointments named after whom they are with, rescheduling and cancelling by any verb.
     ("I've booked the vet for June 3.", "thing:vet appointment", Date, "", "June 3", false),
     ("The hairdresser moved my appointment to 12 May.", "thing:hairdresser appointment", Date, "", "12 May", false),
-    ("Physio session rescheduled — it's on Friday now.", "thing:physio session", Date, "", "Friday", false),
+    ("Physio session rescheduled — it's on Friday now.", "thing:physio appointment", Date, "", "Friday", false),
     ("We called off the barbecue on Saturday.", "thing:barbecue", Date, "", "Saturday", true),
     ("Tonight's rehearsal is cancelled.", "thing:rehearsal", Date, "", "Tonight", true),
     ("The interview was pushed back to October 3, 2024.", "thing:interview", Date, "", "October 3, 2024", false),
@@ -311,6 +311,9 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("Dinner with Sarah is on Friday at 7pm.", "thing:dinner with sarah", Date, "", "Friday at 7pm", false),
     ("My appointment with Dr. Lee is on Monday.", "thing:appointment with dr. lee", Date, "", "Monday", false),
     ("Our migration project just went live.", "thing:migration project", Status, "", "live", false),
+    ("My dental checkup is on May 3.", "thing:dentist appointment", Date, "", "May 3", false),
+    ("The vet visit got moved to Friday.", "thing:vet appointment", Date, "", "Friday", false),
+    ("My weekly mileage is 40 km.", "me", Quantity, "kilometr mileag week", "40 km", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -475,6 +478,7 @@ pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
     ("My dentist appointment is on March 14.", "The dentist moved my appointment to May 19."),
     ("Project Heron is in QA testing.", "Project Heron just moved to code freeze."),
     ("Acme's CEO is Dana Wu.", "Acme has a new CEO: Raj Patel."),
+    ("My dentist appointment is on March 14.", "My dental checkup got moved to May 3."),
 ];
 
 /// (line, wrong, right)

@@ -214,6 +214,16 @@ pub(in crate::statements) fn thing_name(np: &str) -> Option<String> {
             return Some(format!("{} appointment", words.join(" ")));
         }
     }
+    if let [.., provider, kind] = words.as_slice() {
+        // "dentist checkup", "dental cleaning", "vet visit": all the appointment with them.
+        let provider = if *provider == "dental" { "dentist" } else { provider };
+        if PROVIDERS.contains(&provider) && APPOINTMENTS.contains(kind) {
+            let owner = words.get(..words.len() - 2).unwrap_or(&[]);
+            let mut name: Vec<&str> = owner.to_vec();
+            name.extend([provider, "appointment"]);
+            return Some(name.join(" "));
+        }
+    }
     let joined = words.join(" ");
     (!joined.is_empty()).then_some(joined)
 }

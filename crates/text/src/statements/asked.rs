@@ -562,7 +562,10 @@ fn chinese_person(sentence: &str, slot: Slot) -> Option<Subject> {
 /// Chinese keyword rules: (slot, pattern) in priority order.
 const CHINESE_SLOTS: &[(Slot, &str)] = &[
     (Slot::Age, r"多大了|几岁|年龄|多少岁|多大年纪"),
-    (Slot::Quantity, r"多少|多远|多久|多长时间|几(?:个|本|杯|次|公里|小时|天|只|趟|圈)"),
+    (
+        Slot::Quantity,
+        r"多少|多远|多久|多长时间|几(?:个|本|杯|次|公里|小时|天|只|趟|圈)",
+    ),
     (Slot::Pet, r"(?:{SPECIESZH}).*(?:叫什么|叫啥|名字)"),
     (
         Slot::Child,

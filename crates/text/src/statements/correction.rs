@@ -246,9 +246,15 @@ fn correction_cue(sentence: &str) -> bool {
                     | "whoops"
             )
         })
-        || ["hold on", "i mean ", "slip of the tongue", "let me fix", "to be clear"]
-            .iter()
-            .any(|p| lower.contains(p));
+        || [
+            "hold on",
+            "i mean ",
+            "slip of the tongue",
+            "let me fix",
+            "to be clear",
+        ]
+        .iter()
+        .any(|p| lower.contains(p));
     let opens = ["it's ", "it is ", "that's ", "make it ", "its "]
         .iter()
         .any(|p| lower.starts_with(p));
@@ -295,7 +301,9 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
         };
         // "我是锁匠，不是药剂师" and "我是说…" correct only when the line says it does; "是上海，
         // 不是北京" always does.
-        let topic = caps.name("topic").is_some_and(|t| !t.as_str().trim().is_empty());
+        let topic = caps
+            .name("topic")
+            .is_some_and(|t| !t.as_str().trim().is_empty());
         if (topic || index == 4) && !chinese_cue(sentence) {
             continue;
         }
@@ -320,8 +328,25 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
 
 /// Words with which a Chinese line says it corrects something.
 const CUES_ZH: &[&str] = &[
-    "说错", "搞错", "记错", "打错", "写错", "看错", "弄错", "错了", "口误", "更正", "纠正",
-    "不对", "等等", "哎呀", "不好意思", "抱歉", "应该是", "其实是", "失误",
+    "说错",
+    "搞错",
+    "记错",
+    "打错",
+    "写错",
+    "看错",
+    "弄错",
+    "错了",
+    "口误",
+    "更正",
+    "纠正",
+    "不对",
+    "等等",
+    "哎呀",
+    "不好意思",
+    "抱歉",
+    "应该是",
+    "其实是",
+    "失误",
 ];
 
 fn chinese_cue(sentence: &str) -> bool {

@@ -7,8 +7,17 @@ use super::{analyze, scan, Statement};
 /// Adverbs before which the verb of an "Is X still …?" question goes back ("Is Project Heron
 /// still in QA?" → "Project Heron is still in QA").
 const VERB_GOES_BEFORE: &[&str] = &[
-    "still", "now", "currently", "already", "really", "actually", "always", "also", "officially",
-    "no", "not",
+    "still",
+    "now",
+    "currently",
+    "already",
+    "really",
+    "actually",
+    "always",
+    "also",
+    "officially",
+    "no",
+    "not",
 ];
 
 /// Copulas that open a yes/no question and move after its subject.
@@ -83,7 +92,9 @@ fn english_statements(question: &str) -> Vec<String> {
 /// The statement a Chinese yes/no question (ending in 吗) stands for.
 fn chinese_statement(question: &str) -> Option<String> {
     let text = stripped(question);
-    let bare = text.strip_suffix('吗').or_else(|| text.strip_suffix('么'))?;
+    let bare = text
+        .strip_suffix('吗')
+        .or_else(|| text.strip_suffix('么'))?;
     let alternative = ["是不是", "有没有", "要不要", "会不会", "能不能"]
         .iter()
         .any(|a| bare.contains(a));

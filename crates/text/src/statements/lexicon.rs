@@ -127,8 +127,13 @@ pub(super) fn canonical_role(role: &str) -> String {
     let words: Vec<&str> = lower.split_whitespace().collect();
     let joined = words.join(" ");
     let canonical = match joined.as_str() {
-        "chief executive officer" | "chief executive" | "首席执行官" | "老板" | "一把手"
-        | "掌门人" | "当家人" => "ceo",
+        "chief executive officer"
+        | "chief executive"
+        | "首席执行官"
+        | "老板"
+        | "一把手"
+        | "掌门人"
+        | "当家人" => "ceo",
         "chief technology officer" | "chief technical officer" | "首席技术官" => "cto",
         "chief financial officer" | "首席财务官" => "cfo",
         "chief operating officer" | "首席运营官" => "coo",
@@ -232,8 +237,16 @@ pub(super) const PROVIDERS: &[&str] = &[
 
 /// Events that are appointments with someone, named after them ("dentist appointment").
 pub(super) const APPOINTMENTS: &[&str] = &[
-    "appointment", "appt", "session", "consultation", "visit", "check-up", "checkup", "cleaning",
-    "booking", "slot",
+    "appointment",
+    "appt",
+    "session",
+    "consultation",
+    "visit",
+    "check-up",
+    "checkup",
+    "cleaning",
+    "booking",
+    "slot",
 ];
 
 /// Chinese events.

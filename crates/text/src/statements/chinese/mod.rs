@@ -293,7 +293,9 @@ pub(super) fn owner_before(sentence: &str, at: usize) -> Option<Subject> {
     if let Some(rel) = relation_at_end(owner) {
         return rel;
     }
-    let others = ["他", "她", "你", "他们", "她们", "你们", "别人", "人家", "朋友", "邻居"];
+    let others = [
+        "他", "她", "你", "他们", "她们", "你们", "别人", "人家", "朋友", "邻居",
+    ];
     if others.iter().any(|o| owner.ends_with(o)) {
         return None;
     }
@@ -401,7 +403,11 @@ pub(super) fn blocked_before(sentence: &str, start: usize, plan: bool) -> bool {
     let hypothetical = HYPOTHETICAL
         .iter()
         .filter(|h| !(plan && ["打算", "计划", "准备"].contains(h)))
-        .any(|h| before.match_indices(h).any(|(i, _)| !noun_use(before, i + h.len())));
+        .any(|h| {
+            before
+                .match_indices(h)
+                .any(|(i, _)| !noun_use(before, i + h.len()))
+        });
     hypothetical || reported(before) || in_past(before)
 }
 

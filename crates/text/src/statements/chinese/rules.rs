@@ -321,9 +321,11 @@ fn read_value(sentence: &str, val: Val, caps: &Captures, end: usize) -> Option<R
             values::is_org(&r.text)
                 && values::is_org_between(&r.text)
                 && !values::is_place(&r.text)
-                && ["工作", "跳槽", "入职", "上班", "公司", "单位", "离职", "offer", "职位"]
-                    .iter()
-                    .any(|w| sentence.contains(w))
+                && [
+                    "工作", "跳槽", "入职", "上班", "公司", "单位", "离职", "offer", "职位",
+                ]
+                .iter()
+                .any(|w| sentence.contains(w))
         }),
         GroupPerson => {
             group().and_then(|r| values::person_name(&r.text).map(|text| Read { text, end: r.end }))
@@ -384,7 +386,17 @@ fn retarget(slot: Slot, value: String, negated: bool) -> Option<(Slot, String)> 
 
 /// Drinks whose habit a line may end ("戒酒", "不喝咖啡了").
 const DRINKS_ZH: &[&str] = &[
-    "咖啡", "酒", "白酒", "啤酒", "红酒", "奶茶", "可乐", "碳酸饮料", "含糖饮料", "饮料", "牛奶",
+    "咖啡",
+    "酒",
+    "白酒",
+    "啤酒",
+    "红酒",
+    "奶茶",
+    "可乐",
+    "碳酸饮料",
+    "含糖饮料",
+    "饮料",
+    "牛奶",
 ];
 
 /// 儿子/女儿/孩子 from the noun used.

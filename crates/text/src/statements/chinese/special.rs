@@ -108,9 +108,8 @@ fn plans(sentence: &str, out: &mut Vec<Found>) {
         }
         // "我要去…" is a plan only with a trip or a time of year around it ("明年春天的计划变了，
         // 我要去稻城亚丁"), not "我要去超市".
-        let bare_want = index == 0
-            && whole.as_str().starts_with(['要', '将'])
-            && !trip_context(sentence);
+        let bare_want =
+            index == 0 && whole.as_str().starts_with(['要', '将']) && !trip_context(sentence);
         let place = if bare_want {
             values::place(sentence, whole.end())
         } else {
@@ -150,10 +149,12 @@ fn plans(sentence: &str, out: &mut Vec<Found>) {
 
 /// Words that make "要去X" a trip ("旅行", "计划", a time of year).
 fn trip_context(sentence: &str) -> bool {
-    ["旅行", "旅游", "度假", "行程", "计划", "出游", "蜜月", "假期"]
-        .iter()
-        .chain(PLAN_TIME_WORDS)
-        .any(|w| sentence.contains(w))
+    [
+        "旅行", "旅游", "度假", "行程", "计划", "出游", "蜜月", "假期",
+    ]
+    .iter()
+    .chain(PLAN_TIME_WORDS)
+    .any(|w| sentence.contains(w))
 }
 
 /// "去喀纳斯的旅行取消了", "取消了去大理的行程": a trip called off.
@@ -167,7 +168,8 @@ fn cancelled_plans(sentence: &str, out: &mut Vec<Found>) {
         let (Some(whole), Some(v)) = (caps.get(0), caps.name("v")) else {
             continue;
         };
-        if !values::is_place_after_verb(v.as_str()) || blocked_before(sentence, whole.start(), true) {
+        if !values::is_place_after_verb(v.as_str()) || blocked_before(sentence, whole.start(), true)
+        {
             continue;
         }
         let Some(h) = holder(sentence, whole.start(), true) else {
@@ -208,7 +210,9 @@ fn quantities(sentence: &str, out: &mut Vec<Found>) {
 
 /// A period as a qualifier term: "每个月", "一个月", "每月" → "月"; "一周", "每星期" → "周".
 fn canonical_period(per: &str) -> String {
-    let bare = per.trim_start_matches(['每', '一']).trim_start_matches('个');
+    let bare = per
+        .trim_start_matches(['每', '一'])
+        .trim_start_matches('个');
     match bare {
         "星期" | "礼拜" => "周".to_string(),
         "日" => "天".to_string(),
@@ -583,7 +587,10 @@ fn canonical_event(name: &str) -> String {
         .trim_end_matches("日期")
         .trim_end_matches("的预约")
         .trim_end_matches("预约");
-    let core = core.strip_prefix('看').filter(|c| !c.is_empty()).unwrap_or(core);
+    let core = core
+        .strip_prefix('看')
+        .filter(|c| !c.is_empty())
+        .unwrap_or(core);
     let provider = PROVIDERS_ZH
         .iter()
         .find(|(word, _)| core == *word || core == word.trim_start_matches('看'))
@@ -671,7 +678,9 @@ fn cancelled_dates(sentence: &str, out: &mut Vec<Found>) {
         else {
             continue;
         };
-        let value = date_at(sentence, ev.start()).map(|d| d.text).unwrap_or_default();
+        let value = date_at(sentence, ev.start())
+            .map(|d| d.text)
+            .unwrap_or_default();
         out.push(Found {
             subject: Subject::Thing(event),
             slot: Slot::Date,
@@ -718,8 +727,7 @@ fn statuses(sentence: &str, out: &mut Vec<Found>) {
         };
         // "要是苍鹭项目…", "听说苍鹭项目…": the words before the project's own name may block it.
         let named_at = np.start() + np.as_str().find(subject.as_str()).unwrap_or(0);
-        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(np.as_str())
-        {
+        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(np.as_str()) {
             continue;
         }
         // "需求分析阶段" is the phase "需求分析", as "the QA phase" is "QA".
@@ -751,9 +759,11 @@ fn org_subject(raw: &str) -> Option<Subject> {
     }
     let mut text = text.trim_end_matches('的');
     // "海川船舶现在总部在…": time words after the name are not part of it.
-    while let Some(rest) = ["现在", "目前", "如今", "已经", "也", "还", "仍然", "依然", "把", "将"]
-        .iter()
-        .find_map(|t| text.strip_suffix(t))
+    while let Some(rest) = [
+        "现在", "目前", "如今", "已经", "也", "还", "仍然", "依然", "把", "将",
+    ]
+    .iter()
+    .find_map(|t| text.strip_suffix(t))
     {
         text = rest.trim_end_matches('的');
     }
@@ -814,12 +824,12 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
             org_subject(org)
         };
         // "鸣鹤科技由陆承泽执掌": whoever runs an organization is its CEO.
-    let role = caps
-        .name("role")
-        .map_or_else(|| "ceo".to_string(), |r| canonical_role(r.as_str()));
-    let (Some(name), Some(organization)) = (name, organization) else {
-        continue;
-    };
+        let role = caps
+            .name("role")
+            .map_or_else(|| "ceo".to_string(), |r| canonical_role(r.as_str()));
+        let (Some(name), Some(organization)) = (name, organization) else {
+            continue;
+        };
         out.push(Found {
             subject: organization,
             slot: Slot::Role,
@@ -978,8 +988,21 @@ fn pet_names(sentence: &str, out: &mut Vec<Found>) {
 
 /// Cues that a sentence is about the speaker's love life.
 const DATING_CUES_ZH: &[&str] = &[
-    "对象", "男朋友", "女朋友", "男友", "女友", "恋爱", "约会", "在一起", "交往", "新欢", "另一半",
-    "老公", "老婆", "相亲", "脱单",
+    "对象",
+    "男朋友",
+    "女朋友",
+    "男友",
+    "女友",
+    "恋爱",
+    "约会",
+    "在一起",
+    "交往",
+    "新欢",
+    "另一半",
+    "老公",
+    "老婆",
+    "相亲",
+    "脱单",
 ];
 
 /// "我现在有了新的对象，名字叫邵晓棠": a partner named in a sentence about the speaker's love

@@ -33,8 +33,21 @@ fn ends_value(tag: &str, cut_verbs: bool) -> bool {
 
 /// Leading words dropped from a value ("一名护士" → "护士").
 const VALUE_LEADS: &[&str] = &[
-    "一名", "一位", "一个", "一家", "一间", "一所", "这家", "那家", "了", "一家叫", "一个叫",
-    "一所叫", "一间叫", "家叫", "叫做",
+    "一名",
+    "一位",
+    "一个",
+    "一家",
+    "一间",
+    "一所",
+    "这家",
+    "那家",
+    "了",
+    "一家叫",
+    "一个叫",
+    "一所叫",
+    "一间叫",
+    "家叫",
+    "叫做",
 ];
 
 /// The value at byte `pos`: the run up to a clause mark, without leading measure words, cut
@@ -339,7 +352,9 @@ pub(super) fn given_name(sentence: &str, pos: usize) -> Option<Read> {
 /// not an adverb, a verb, a time or a measure, up to the words that end values.
 pub(super) fn name_after_noun(sentence: &str, pos: usize) -> Option<Read> {
     let rest = sentence.get(pos..)?;
-    if rest.starts_with(['叫', '是', '的', '也', '都', '还', '又', '就', '在', '很', '最', '咪', '猫', '狗']) {
+    if rest.starts_with([
+        '叫', '是', '的', '也', '都', '还', '又', '就', '在', '很', '最', '咪', '猫', '狗',
+    ]) {
         return None;
     }
     let ends = [

@@ -154,8 +154,16 @@ pub(super) fn holder(ctx: &Context, at: usize, dropped_ok: bool) -> Option<Holde
 /// Words that open an answer whose subject is left out: "Still vegetarian, yes.", "Currently
 /// living in Austin."
 const ELLIPTICAL_OPENERS: &[&str] = &[
-    "still", "currently", "now", "also", "nowadays", "lately", "recently", "happily",
-    "officially", "finally",
+    "still",
+    "currently",
+    "now",
+    "also",
+    "nowadays",
+    "lately",
+    "recently",
+    "happily",
+    "officially",
+    "finally",
 ];
 
 /// Replies that may come before an elliptical answer ("Yes, still …").

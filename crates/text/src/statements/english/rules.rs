@@ -240,7 +240,16 @@ const MOVES: &[&str] = &["moved", "relocated", "emigrated", "immigrated", "settl
 
 /// Words after a dated move that tell of a later one ("…, then in 2018 to Berlin").
 const LATER: &[&str] = &[
-    "then", "later", "after", "afterwards", "before", "until", "till", "but", "left", "since",
+    "then",
+    "later",
+    "after",
+    "afterwards",
+    "before",
+    "until",
+    "till",
+    "but",
+    "left",
+    "since",
 ];
 
 /// A move blocked only by the year it names, with nothing after it telling of another move:

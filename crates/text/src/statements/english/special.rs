@@ -97,8 +97,17 @@ fn plans(ctx: &Context, out: &mut Vec<Found>) {
 
 /// Words that tell of a move in the same sentence ("we moved house, we're in Bergen now").
 const MOVE_CUES: &[&str] = &[
-    "moved", "move", "moving", "relocated", "relocation", "settled", "emigrated", "house",
-    "flat", "apartment", "place",
+    "moved",
+    "move",
+    "moving",
+    "relocated",
+    "relocation",
+    "settled",
+    "emigrated",
+    "house",
+    "flat",
+    "apartment",
+    "place",
 ];
 
 /// "We moved house, we're in Bergen now": after a move, being somewhere is living there.
@@ -107,7 +116,10 @@ fn moved_in(ctx: &Context, out: &mut Vec<Found>) {
     let sources = [
         r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|currently|finally|officially|all|happily|properly)\s+)*(?:settled\s+)?in\s+",
     ];
-    let cued = ctx.toks.iter().any(|t| MOVE_CUES.contains(&t.lower.as_str()));
+    let cued = ctx
+        .toks
+        .iter()
+        .any(|t| MOVE_CUES.contains(&t.lower.as_str()));
     if !cued {
         return;
     }
@@ -353,7 +365,9 @@ fn counted(ctx: &Context, caps: &Captures) -> Option<Found> {
     let holder = asserted(ctx, holder(ctx, verb_m.start(), false))?;
     let mut measure = measure_after(ctx, num.end());
     // "Every week I run 17 km", "Weekly, I cycle 80 km": the period may come first.
-    measure.period = measure.period.or_else(|| period_before(ctx, verb_m.start()));
+    measure.period = measure
+        .period
+        .or_else(|| period_before(ctx, verb_m.start()));
     let verb = verb_m.as_str().to_lowercase();
     let money = is_money(num.as_str(), &measure.unit);
     let mut words: Vec<String> = Vec::new();
@@ -675,10 +689,7 @@ fn antecedent(ctx: &Context, at: usize) -> Option<(String, usize)> {
         !t.word && matches!(t.lower.as_str(), "," | ";" | ":" | "—" | "–" | "-" | "(")
     })?;
     let clause = before.get(..boundary)?;
-    let clause_start = clause
-        .iter()
-        .rposition(|t| !t.word)
-        .map_or(0, |p| p + 1);
+    let clause_start = clause.iter().rposition(|t| !t.word).map_or(0, |p| p + 1);
     let mut words: Vec<&scan::Tok> = clause.get(clause_start..)?.to_vec();
     while words
         .last()
@@ -688,9 +699,7 @@ fn antecedent(ctx: &Context, at: usize) -> Option<(String, usize)> {
     }
     let kept_from = words
         .iter()
-        .rposition(|t| {
-            ANTECEDENT_STOPS.contains(&t.lower.as_str()) || t.lower.ends_with("n't")
-        })
+        .rposition(|t| ANTECEDENT_STOPS.contains(&t.lower.as_str()) || t.lower.ends_with("n't"))
         .map_or(0, |p| p + 1);
     let mut phrase = words.get(kept_from..)?;
     while phrase

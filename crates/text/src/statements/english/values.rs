@@ -231,17 +231,68 @@ pub(super) fn name(ctx: &Context, pos: usize) -> Option<Read> {
 
 /// Words right before a name that make it one even in lower case ("called biscotti").
 const NAME_CUES: &[&[&str]] = &[
-    &["called"], &["named"], &["name", "is"], &["name's"], &["by"], &["answers", "to"],
-    &["answer", "to"], &["responds", "to"], &["renamed"], &["call", "her"], &["call", "him"],
-    &["call", "it"], &["call", "them"],
+    &["called"],
+    &["named"],
+    &["name", "is"],
+    &["name's"],
+    &["by"],
+    &["answers", "to"],
+    &["answer", "to"],
+    &["responds", "to"],
+    &["renamed"],
+    &["call", "her"],
+    &["call", "him"],
+    &["call", "it"],
+    &["call", "them"],
 ];
 
 /// Words a cue may come before that are not names ("called it off", "named after").
 const NOT_GIVEN_NAMES: &[&str] = &[
-    "it", "him", "her", "them", "me", "us", "you", "after", "something", "that", "this", "the",
-    "a", "an", "my", "our", "his", "their", "your", "off", "out", "up", "back", "in", "on", "for",
-    "as", "to", "by", "and", "but", "because", "so", "now", "too", "again", "later", "home",
-    "work", "everyone", "someone", "anything", "nothing", "what", "whatever",
+    "it",
+    "him",
+    "her",
+    "them",
+    "me",
+    "us",
+    "you",
+    "after",
+    "something",
+    "that",
+    "this",
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "his",
+    "their",
+    "your",
+    "off",
+    "out",
+    "up",
+    "back",
+    "in",
+    "on",
+    "for",
+    "as",
+    "to",
+    "by",
+    "and",
+    "but",
+    "because",
+    "so",
+    "now",
+    "too",
+    "again",
+    "later",
+    "home",
+    "work",
+    "everyone",
+    "someone",
+    "anything",
+    "nothing",
+    "what",
+    "whatever",
 ];
 
 /// One lower-case word at token `i` that a cue just before marks as a name ("my cat is called
@@ -251,10 +302,12 @@ fn named_by_cue(ctx: &Context, i: usize) -> Option<Read> {
     let cued = NAME_CUES.iter().any(|cue| {
         let n = cue.len();
         i >= n
-            && ctx
-                .toks
-                .get(i - n..i)
-                .is_some_and(|before| before.iter().map(|t| t.lower.as_str()).eq(cue.iter().copied()))
+            && ctx.toks.get(i - n..i).is_some_and(|before| {
+                before
+                    .iter()
+                    .map(|t| t.lower.as_str())
+                    .eq(cue.iter().copied())
+            })
     });
     // "named our son theo": the verb of naming a few words before, with only words between.
     let naming_verb = (1..=4).any(|back| {
@@ -393,8 +446,21 @@ pub(super) fn anymore_after(ctx: &Context, pos: usize) -> bool {
 
 /// Stays that end soon: "for the weekend", "for a few days", "on holiday".
 const SHORT_STAYS: &[&str] = &[
-    "weekend", "night", "nights", "day", "days", "week", "weeks", "holiday", "holidays",
-    "vacation", "trip", "visit", "conference", "wedding", "business",
+    "weekend",
+    "night",
+    "nights",
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "holiday",
+    "holidays",
+    "vacation",
+    "trip",
+    "visit",
+    "conference",
+    "wedding",
+    "business",
 ];
 
 /// Whether the clause after `pos` makes a stay temporary ("… back in Melbourne for the
@@ -402,10 +468,6 @@ const SHORT_STAYS: &[&str] = &[
 pub(super) fn temporary_after(ctx: &Context, pos: usize) -> bool {
     let rest = rest_of_clause(ctx, pos);
     let lead = rest.first().copied().unwrap_or("");
-    let short = rest
-        .iter()
-        .skip(1)
-        .take(4)
-        .any(|w| SHORT_STAYS.contains(w));
+    let short = rest.iter().skip(1).take(4).any(|w| SHORT_STAYS.contains(w));
     (matches!(lead, "for" | "on") && short) || matches!(lead, "visiting" | "until" | "till")
 }

@@ -154,12 +154,9 @@ fn check(slot: Slot, key: Option<&Key>, line: &Line) -> Option<String> {
             let wrong_ok = c
                 .and_then(|c| c.wrong.as_deref())
                 .is_some_and(|w| value_ok(slot, w, wrong));
-            let restates_wrong = analysis
-                .statements
-                .iter()
-                .any(|s| {
-                    s.slot == slot && !s.negated && about_subject(s) && value_ok(slot, &s.value, wrong)
-                });
+            let restates_wrong = analysis.statements.iter().any(|s| {
+                s.slot == slot && !s.negated && about_subject(s) && value_ok(slot, &s.value, wrong)
+            });
             (!right_ok || !wrong_ok || restates_wrong).then(|| {
                 format!(
                     "correction {:?}: {got}",

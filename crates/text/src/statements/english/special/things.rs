@@ -23,7 +23,8 @@ pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
 const RESCHEDULED: &str = r"moved|rescheduled|re-scheduled|pushed(?:\s+back)?|postponed|changed|bumped|shifted|brought\s+forward|delayed|switched|swapped|rebooked|re-booked|updated|pulled\s+forward|put\s+back";
 
 /// Verbs that call an event off.
-const CANCELLED: &str = r"cancelled|canceled|called\s+off|scrapped|skipped|dropped|cancel|cancelling|canceling";
+const CANCELLED: &str =
+    r"cancelled|canceled|called\s+off|scrapped|skipped|dropped|cancel|cancelling|canceling";
 
 /// "the dentist appointment is on Wednesday", "we moved the meeting to Friday", "Dentist
 /// appointment rescheduled: it's on June 27 now", "I cancelled the meeting on Friday".
@@ -31,10 +32,18 @@ fn dates(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let with = r"(?:\s+with\s+(?:(?:the|my|our|a|an)\s+(?P<with>[a-z]+)|(?P<who>(?-i:\p{Lu})[\w'’-]*\.?(?:\s+(?-i:\p{Lu})[\w'’-]*)?)))?";
     let sources = [
-        format!(r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:is|['’]s|has\s+been|got|was|will\s+be|has|have|are)\s+)(?:(?:now|officially|been|finally|just|still|already)\s+)*(?:(?:{RESCHEDULED}|set|scheduled|booked|planned|confirmed|pushed\s+out|now)\s+)?(?:(?:to|for|on|at|until|till)\s+)?"),
-        format!(r"\b(?:{RESCHEDULED}|booked|scheduled|set|have|['’]ve\s+got|got|made|arranged|fixed|put|slotted|pencilled|penciled|locked\s+in|planned|organised|organized)\s+(?:(?:my|our|the|a|an|this|that)\s+)(?P<ev>(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:back|forward|up|out|in)\s+)?(?:to|for|on|until|at|till)\s+"),
-        format!(r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:has\s+been|have\s+been|was|got|is|now|just|officially)\s+)*(?:{RESCHEDULED}|confirmed|booked|set)\s*(?:[:—–,;]|\s-)\s*(?:(?:it['’]s|it\s+is|it['’]ll\s+be|it\s+will\s+be|now|new\s+date|new\s+time|the\s+new\s+date\s+is)\s*:?\s*)*(?:(?:on|to|for|at)\s+)?"),
-        format!(r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:just|now|officially|has|have|got|been)\s+)*(?:{RESCHEDULED})\s+(?:(?:back|forward|out)\s+)?(?:to|until|till|for)\s+"),
+        format!(
+            r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:is|['’]s|has\s+been|got|was|will\s+be|has|have|are)\s+)(?:(?:now|officially|been|finally|just|still|already)\s+)*(?:(?:{RESCHEDULED}|set|scheduled|booked|planned|confirmed|pushed\s+out|now)\s+)?(?:(?:to|for|on|at|until|till)\s+)?"
+        ),
+        format!(
+            r"\b(?:{RESCHEDULED}|booked|scheduled|set|have|['’]ve\s+got|got|made|arranged|fixed|put|slotted|pencilled|penciled|locked\s+in|planned|organised|organized)\s+(?:(?:my|our|the|a|an|this|that)\s+)(?P<ev>(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:back|forward|up|out|in)\s+)?(?:to|for|on|until|at|till)\s+"
+        ),
+        format!(
+            r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:has\s+been|have\s+been|was|got|is|now|just|officially)\s+)*(?:{RESCHEDULED}|confirmed|booked|set)\s*(?:[:—–,;]|\s-)\s*(?:(?:it['’]s|it\s+is|it['’]ll\s+be|it\s+will\s+be|now|new\s+date|new\s+time|the\s+new\s+date\s+is)\s*:?\s*)*(?:(?:on|to|for|at)\s+)?"
+        ),
+        format!(
+            r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:just|now|officially|has|have|got|been)\s+)*(?:{RESCHEDULED})\s+(?:(?:back|forward|out)\s+)?(?:to|until|till|for)\s+"
+        ),
     ];
     let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     for (_, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
@@ -44,8 +53,7 @@ fn dates(ctx: &Context, out: &mut Vec<Found>) {
         if blocked_before(ctx, whole.start()) {
             continue;
         }
-        let Some(mut event) = event_name(ctx, ev.as_str(), caps.name("with"), whole.start())
-        else {
+        let Some(mut event) = event_name(ctx, ev.as_str(), caps.name("with"), whole.start()) else {
             continue;
         };
         if let Some(who) = caps.name("who") {
@@ -73,8 +81,12 @@ fn cancellations(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let with = r"(?:\s+with\s+(?:the|my|our|a|an)\s+(?P<with>[a-z]+))?";
     let sources = [
-        format!(r"\b(?:{CANCELLED})\s+(?:(?:my|our|the|this|that|a|an)\s+)(?P<ev>(?:[a-z'’-]+\s+){{0,2}}{{EVENT}}){with}\b"),
-        format!(r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}(?P<mid>(?:\s+(?:on|for|at|this|next|tomorrow|today|tonight)\b[^.!?;,]{{0,25}}?)?)\s+(?:is|has\s+been|was|got|['’]s|have\s+been|are|were)\s+(?:(?:now|officially|been|just|unfortunately|sadly)\s+)*(?:{CANCELLED}|off)\b"),
+        format!(
+            r"\b(?:{CANCELLED})\s+(?:(?:my|our|the|this|that|a|an)\s+)(?P<ev>(?:[a-z'’-]+\s+){{0,2}}{{EVENT}}){with}\b"
+        ),
+        format!(
+            r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}(?P<mid>(?:\s+(?:on|for|at|this|next|tomorrow|today|tonight)\b[^.!?;,]{{0,25}}?)?)\s+(?:is|has\s+been|was|got|['’]s|have\s+been|are|were)\s+(?:(?:now|officially|been|just|unfortunately|sadly)\s+)*(?:{CANCELLED}|off)\b"
+        ),
     ];
     let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     for (_, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
@@ -124,7 +136,9 @@ fn day_in(ctx: &Context, start: usize, end: usize) -> Option<String> {
 fn clause_end(ctx: &Context, pos: usize) -> usize {
     ctx.toks
         .iter()
-        .find(|t| t.start >= pos && !t.word && matches!(t.lower.as_str(), "," | ";" | "." | "!" | "?"))
+        .find(|t| {
+            t.start >= pos && !t.word && matches!(t.lower.as_str(), "," | ";" | "." | "!" | "?")
+        })
         .map_or(ctx.text.len(), |t| t.start)
 }
 
@@ -166,10 +180,46 @@ fn provider_before(ctx: &Context, at: usize) -> Option<String> {
 /// Words dropped from the front of a thing's name; someone else's ("her dentist appointment")
 /// stays another thing than the speaker's.
 const THING_DROPS: &[&str] = &[
-    "the", "my", "our", "a", "an", "this", "that", "next",
-    "upcoming", "its", "and", "so", "but", "now", "also", "then", "oh", "well", "actually",
-    "moved", "have", "got", "i", "we", "is", "was", "has", "on", "about", "for", "re",
-    "regarding", "with", "of", "to", "in", "at", "from", "update", "news",
+    "the",
+    "my",
+    "our",
+    "a",
+    "an",
+    "this",
+    "that",
+    "next",
+    "upcoming",
+    "its",
+    "and",
+    "so",
+    "but",
+    "now",
+    "also",
+    "then",
+    "oh",
+    "well",
+    "actually",
+    "moved",
+    "have",
+    "got",
+    "i",
+    "we",
+    "is",
+    "was",
+    "has",
+    "on",
+    "about",
+    "for",
+    "re",
+    "regarding",
+    "with",
+    "of",
+    "to",
+    "in",
+    "at",
+    "from",
+    "update",
+    "news",
 ];
 
 /// A thing's name: lower-case, determiners and possessives dropped ("the dentist
@@ -216,7 +266,11 @@ pub(in crate::statements) fn thing_name(np: &str) -> Option<String> {
     }
     if let [.., provider, kind] = words.as_slice() {
         // "dentist checkup", "dental cleaning", "vet visit": all the appointment with them.
-        let provider = if *provider == "dental" { "dentist" } else { provider };
+        let provider = if *provider == "dental" {
+            "dentist"
+        } else {
+            provider
+        };
         if PROVIDERS.contains(&provider) && APPOINTMENTS.contains(kind) {
             let owner = words.get(..words.len() - 2).unwrap_or(&[]);
             let mut name: Vec<&str> = owner.to_vec();
@@ -337,7 +391,9 @@ pub(super) fn date_at(ctx: &Context, pos: usize) -> Option<(String, usize)> {
         // "March 14", "14 March", "March 14, 2024": a day or a year next to a month.
         let after_month = i > 0 && last_anchor.is_some() && is_day_or_year(&tok.lower);
         let before_month = is_day_number(&tok.lower)
-            && toks.get(i + 1).is_some_and(|n| is_month(n) || n.lower == "of");
+            && toks
+                .get(i + 1)
+                .is_some_and(|n| is_month(n) || n.lower == "of");
         if is_date_anchor(tok)
             || after_month
             || before_month
@@ -380,8 +436,12 @@ fn statuses(ctx: &Context, out: &mut Vec<Found>) {
     let aux = r"(?:is|['’]s|are|has|have|been|just|finally|officially|now|currently|still|already|got|went|not|no\s+longer|isn['’]t)";
     let sources = [
         format!(r"(?P<np>{PROJECT_NP})\s+(?P<aux>(?:{aux}\s+)*)"),
-        format!(r"\b(?:we['’]re|we\s+are|i['’]m|i\s+am)\s+(?:(?:now|currently|still|already|finally|officially)\s+)*(?:in|at)\s+(?:the\s+)?(?P<stage>(?:[\w-]+\s+){{1,3}}?)(?:phase|stage)\s+(?:on|of|for|with)\s+(?P<np>{PROJECT_NP})"),
-        format!(r"(?P<np>{PROJECT_NP})\s*[,:—–]\s*(?:(?:so|now|well|and)\s*,?\s+)?(?:it|we)(?P<aux>(?:['’]s|['’]re|\s+is|\s+are|\s+has|\s+have|['’]ve|\s+just|\s+finally|\s+now|\s+officially|\s+already|\s+currently|\s+still)+)\s+"),
+        format!(
+            r"\b(?:we['’]re|we\s+are|i['’]m|i\s+am)\s+(?:(?:now|currently|still|already|finally|officially)\s+)*(?:in|at)\s+(?:the\s+)?(?P<stage>(?:[\w-]+\s+){{1,3}}?)(?:phase|stage)\s+(?:on|of|for|with)\s+(?P<np>{PROJECT_NP})"
+        ),
+        format!(
+            r"(?P<np>{PROJECT_NP})\s*[,:—–]\s*(?:(?:so|now|well|and)\s*,?\s+)?(?:it|we)(?P<aux>(?:['’]s|['’]re|\s+is|\s+are|\s+has|\s+have|['’]ve|\s+just|\s+finally|\s+now|\s+officially|\s+already|\s+currently|\s+still)+)\s+"
+        ),
     ];
     let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     for (_, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {
@@ -404,12 +464,30 @@ const STATE_WORDS: &[&str] = &[
 /// Verbs of progress: what follows them is a stage, whatever its words ("moved to code
 /// freeze", "has reached user acceptance testing").
 const PROGRESS: &[&[&str]] = &[
-    &["moved", "to"], &["moved", "into"], &["moved", "on", "to"], &["reached"], &["entered"],
-    &["advanced", "to"], &["advanced", "into"], &["progressed", "to"],
-    &["progressed", "into"], &["transitioned", "to"], &["transitioned", "into"], &["went", "into"],
-    &["gone", "into"], &["got", "to"], &["made", "it", "to"], &["heading", "into"],
-    &["headed", "into"], &["slipped", "into"], &["passed", "into"], &["graduated", "to"],
-    &["entering"], &["moving", "into"], &["moving", "to"], &["switched", "to"],
+    &["moved", "to"],
+    &["moved", "into"],
+    &["moved", "on", "to"],
+    &["reached"],
+    &["entered"],
+    &["advanced", "to"],
+    &["advanced", "into"],
+    &["progressed", "to"],
+    &["progressed", "into"],
+    &["transitioned", "to"],
+    &["transitioned", "into"],
+    &["went", "into"],
+    &["gone", "into"],
+    &["got", "to"],
+    &["made", "it", "to"],
+    &["heading", "into"],
+    &["headed", "into"],
+    &["slipped", "into"],
+    &["passed", "into"],
+    &["graduated", "to"],
+    &["entering"],
+    &["moving", "into"],
+    &["moving", "to"],
+    &["switched", "to"],
 ];
 
 /// Words that make a phrase after "in"/"at" a stage ("in QA testing", "at the review stage").
@@ -451,7 +529,9 @@ fn status_of(ctx: &Context, caps: &Captures) -> Option<Found> {
         });
     }
     let rest = values::rest_of_clause(ctx, whole.end());
-    let has_aux = caps.name("aux").is_some_and(|a| !a.as_str().trim().is_empty());
+    let has_aux = caps
+        .name("aux")
+        .is_some_and(|a| !a.as_str().trim().is_empty());
     let negated = super::super::rules::says_not(whole.as_str());
     let first = *rest.first()?;
     let progress = PROGRESS
@@ -496,9 +576,37 @@ fn opens_clause(ctx: &Context, at: usize) -> bool {
 
 /// Words that end a stage's phrase.
 const STAGE_ENDS: &[&str] = &[
-    "now", "and", "but", "since", "after", "for", "with", "so", "because", "until", "already",
-    "today", "yesterday", "this", "last", "as", "at", "on", "by", "which", "though", "finally",
-    "officially", "again", "too", "yet", "ahead", "early", "earlier", "soon", "recently",
+    "now",
+    "and",
+    "but",
+    "since",
+    "after",
+    "for",
+    "with",
+    "so",
+    "because",
+    "until",
+    "already",
+    "today",
+    "yesterday",
+    "this",
+    "last",
+    "as",
+    "at",
+    "on",
+    "by",
+    "which",
+    "though",
+    "finally",
+    "officially",
+    "again",
+    "too",
+    "yet",
+    "ahead",
+    "early",
+    "earlier",
+    "soon",
+    "recently",
 ];
 
 /// The stage after "in (the)", "at", "moved to": up to four words, without "phase"/"stage".

@@ -364,7 +364,8 @@ fn dropped_subject(sentence: &str, clause_start: usize) -> Option<Subject> {
 const HYPOTHETICAL: &[&str] = &[
     "如果", "假如", "假设", "要是", "万一", "倘若", "若是", "想象", "幻想", "梦想", "希望", "但愿", "也许", "或许", "可能",
     "说不定", "考虑", "想着", "要不要", "该不该", "是否", "的话", "要不", "还是说", "假若", "设想", "憧憬", "做梦", "梦见", "梦到",
-    "如若", "若", "想想", "打算", "计划", "准备", "建议", "不如", "应该", "最好",
+    "如若", "若", "想想", "打算", "计划", "准备", "建议", "不如", "应该", "最好", "等我", "等我们",
+    "等到", "一旦", "待我",
 ];
 
 /// Words that report someone's words or thoughts.
@@ -415,6 +416,25 @@ pub(super) fn blocked_before(sentence: &str, start: usize, plan: bool) -> bool {
 /// name ("听说苍鹭项目" → "苍鹭项目", "要是海川船舶" → "海川船舶").
 pub(super) fn without_lead_ins(text: &str) -> &str {
     let mut text = strip_openers(text.trim());
+    // "他们说苍鹭项目…": a report before the name, up to its verb.
+    let reported_up_to = REPORTING
+        .iter()
+        .flat_map(|r| text.match_indices(r).map(move |(i, _)| (i, i + r.len())))
+        .filter(|&(start, end)| {
+            let by = text.get(..start).unwrap_or("");
+            let someone = subject_of(by).is_some()
+                || ["他", "她", "他们", "她们", "你", "你们"]
+                    .iter()
+                    .any(|p| by.ends_with(p));
+            // A one-character verb (说, 问) may be part of a name (顾问公司) unless someone says it.
+            let long = text.get(start..end).is_some_and(|w| w.chars().count() >= 2);
+            end < text.len() && (someone || (long && text.get(..end).is_some_and(reported)))
+        })
+        .map(|(_, end)| end)
+        .max();
+    if let Some(end) = reported_up_to {
+        text = strip_openers(text.get(end..).unwrap_or(""));
+    }
     loop {
         let lead = HYPOTHETICAL
             .iter()

@@ -272,6 +272,8 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("我从上个月开始吃素了。", "me", Diet, "", "吃素", false),
     ("我现在一个月跑100公里。", "me", Quantity, "公里 月 跑", "100公里", false),
     ("鸣鹤科技新上任的CEO是陆承泽。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("我说苍鹭项目已经上线了。", "thing:苍鹭项目", Status, "", "上线", false),
+    ("顾问公司的总部在上海。", "name:顾问公司", Headquarters, "", "上海", false),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -291,6 +293,8 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我每天喝咖啡。",
     "我在星巴克。",
     "听说苍鹭项目进入测试阶段了。",
+    "等我搬到成都以后，我们再聚。",
+    "我在考虑改吃素。",
     "据说海川船舶的总部在宁波。",
     "如果给猫起名，我会叫它布丁。",
     "要是明天的会议取消了就好了。",
@@ -354,6 +358,7 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我同事的体检在周五。",
     "他家在北京。",
     "他是我男朋友的同事。",
+    "他们说苍鹭项目已经上线了。",
     "我朋友的宝宝出生了，叫小满。",
     "他的牙医预约改到周五了。",
     "我朋友的宝宝叫小满。",

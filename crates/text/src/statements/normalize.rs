@@ -122,6 +122,8 @@ fn relationship_key(value: &str) -> String {
         | "spoken for"
         | "off the market" => "dating",
         "widow" | "a widow" | "widower" | "a widower" | "widowed" => "widowed",
+        "living together" | "cohabiting" => "living together",
+        other if other.starts_with("in a ") && other.ends_with("relationship") => "dating",
         "unattached" | "single" | "back on the market" => "single",
         "结婚" | "已婚" | "成家" => "已婚",
         "恋爱" | "谈恋爱" | "脱单" | "有对象" | "有女朋友" | "有男朋友" | "在一起" | "交往" => {

@@ -36,6 +36,23 @@ const AUXILIARIES: &[&str] = &[
     "became",
 ];
 
+/// Participles after "was" that tell of a change that still holds ("I was promoted to …").
+const PASSIVE_CHANGES: &[&str] = &[
+    "promoted",
+    "hired",
+    "appointed",
+    "transferred",
+    "posted",
+    "relocated",
+    "named",
+    "made",
+    "elected",
+    "recruited",
+    "offered",
+    "moved",
+    "reassigned",
+];
+
 /// Verbs that start or end a habit before a gerund ("I stopped eating meat").
 const ASPECT_VERBS: &[&str] = &[
     "started", "start", "starting", "began", "begun", "stopped", "quit", "ceased", "keep",
@@ -122,6 +139,13 @@ pub(super) fn holder(ctx: &Context, at: usize, dropped_ok: bool) -> Option<Holde
         }
         if matches!(w, "have" | "has" | "'ve") {
             perfect = true;
+            continue;
+        }
+        // "I was promoted to manager", "I was hired by Globex": a passive change still holds.
+        let passive_change = toks
+            .get(i + 1)
+            .is_some_and(|n| PASSIVE_CHANGES.contains(&n.lower.as_str()));
+        if matches!(w, "was" | "were") && passive_change {
             continue;
         }
         if matches!(w, "stopped" | "quit" | "ceased") {

@@ -110,7 +110,7 @@ const RULES: &[Rule] = &[
     rule(Job, Actor, Group, false, r"\b(?:work|works|working|(?P<past>worked)|am|['’]m|is|['’]s)\s+(?:(?:now|currently|still|mainly|mostly|full-time|part-time|professionally)\s+)*in\s+(?P<v>{FIELD})(?:\s*(?:[.!,;:)]|$)|\s+(?:now|these|nowadays|at|for|and|but|since|as|full-time|part-time|professionally|too|anymore|again|though)\b)"),
     rule(Job, Possessor, JobWeak, false, r"\b(?:new\s+|current\s+)?(?:job|job\s+title|title|position|occupation|profession|career|day\s+job|role)\s+(?:(?:now|these\s+days)\s+)?(?:is|['’]s)\s+(?:(?:now|officially)\s+)*(?:as\s+)?(?:an?\s+)?"),
     // Relationship status.
-    rule(RelationshipStatus, Actor, Group, false, r"\b(?:(?:now|officially|finally|happily|newly|recently|just|still|not|no\s+longer|never|already|legally|secretly|currently)\s+)*(?P<v>single|married|engaged|divorced|separated|widowed|hitched|dating|in\s+a\s+(?:committed\s+|serious\s+|new\s+|happy\s+)?relationship|seeing\s+someone(?:\s+new)?|a\s+widow(?:er)?|spoken\s+for|off\s+the\s+market|unattached)\b"),
+    rule(RelationshipStatus, Actor, Group, false, r"\b(?:(?:now|officially|finally|happily|newly|recently|just|still|not|no\s+longer|never|already|legally|secretly|currently)\s+)*(?P<v>single|married|engaged|divorced|separated|widowed|hitched|dating|in\s+a\s+(?:(?:committed|serious|new|happy|long-term|long-distance|steady|stable|loving|monogamous|open)\s+)?relationship|seeing\s+someone(?:\s+new)?|a\s+widow(?:er)?|spoken\s+for|off\s+the\s+market|unattached|living\s+together|cohabiting)\b"),
     rule(RelationshipStatus, Actor, Group, false, r"\b(?:was|were|became|got)\s+(?:(?:recently|tragically|sadly|suddenly)\s+)?(?P<v>widowed)\b"),
     rule(RelationshipStatus, ActorOrDropped, Group, false, r"\b(?P<v>tied\s+the\s+knot|got\s+hitched|said\s+(?:I|we)\s+do)\b"),
     // Partner.
@@ -190,7 +190,15 @@ pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
 
 fn apply_one(ctx: &Context, rule: &Rule, caps: &Captures) -> Option<Found> {
     let whole = caps.get(0)?;
+    // "Acme hired me as a designer": the job is the speaker's, whoever hired them.
+    let hired = rule.slot == Job && hires_the_speaker(whole.as_str());
     let holder = match rule.who {
+        _ if hired => Some(Holder {
+            subject: Subject::Speaker,
+            negated: false,
+            perfect: false,
+            start: whole.start(),
+        }),
         Actor => holder(ctx, whole.start(), false),
         ActorOrDropped => holder(ctx, whole.start(), true),
         Possessor => possessor(ctx, whole.start(), false),
@@ -232,6 +240,18 @@ fn apply_one(ctx: &Context, rule: &Rule, caps: &Captures) -> Option<Found> {
         negated,
         at: whole.start(),
     })
+}
+
+/// Whether a match starts with a verb of hiring whose object is the speaker ("hired me as").
+fn hires_the_speaker(matched: &str) -> bool {
+    let lower = matched.to_lowercase();
+    let mut words = lower.split_whitespace();
+    let verb = words.next().unwrap_or("");
+    let object = words.next().unwrap_or("");
+    matches!(
+        verb,
+        "hired" | "employed" | "took" | "brought" | "recruited" | "signed"
+    ) && matches!(object, "me" | "us")
 }
 
 /// Verbs of moving house whose year does not make the move history ("In 2023 I moved to

@@ -20,6 +20,7 @@ pub(super) use things::thing_name;
 /// Run the special readers.
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
     moved_in(ctx, out);
+    hired_me(ctx, out);
     plans(ctx, out);
     plan_changes(ctx, out);
     quantities(ctx, out);
@@ -140,6 +141,41 @@ fn moved_in(ctx: &Context, out: &mut Vec<Found>) {
             qualifier: String::new(),
             value: place.text,
             negated: holder.negated,
+            at: whole.start(),
+        });
+    }
+}
+
+/// "Globex hired me", "Acme offered me a job and I took it": the speaker's employer.
+fn hired_me(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"(?P<org>{ORG})\s+(?:(?:has|have|just|finally|officially)\s+)*(?:hired|employed|took\s+on|brought\s+on|recruited|signed|poached)\s+(?:me|us)\b",
+    ];
+    for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let (Some(whole), Some(org)) = (caps.get(0), caps.name("org")) else {
+            continue;
+        };
+        let written: Vec<&str> = org
+            .as_str()
+            .split_whitespace()
+            .skip_while(|w| super::NOT_NAMES.contains(&w.to_lowercase().as_str()))
+            .collect();
+        let Some(first) = written.first() else {
+            continue;
+        };
+        let start = org.start() + org.as_str().find(first).unwrap_or(0);
+        let lower_noun = org.as_str().to_lowercase();
+        let unnamed = lower_noun.starts_with("the ") || lower_noun.starts_with("my ");
+        if unnamed || blocked_before(ctx, start) {
+            continue;
+        }
+        out.push(Found {
+            subject: Subject::Speaker,
+            slot: Slot::Employer,
+            qualifier: String::new(),
+            value: written.join(" "),
+            negated: false,
             at: whole.start(),
         });
     }

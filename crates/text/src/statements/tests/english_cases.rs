@@ -314,6 +314,18 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("My dental checkup is on May 3.", "thing:dentist appointment", Date, "", "May 3", false),
     ("The vet visit got moved to Friday.", "thing:vet appointment", Date, "", "Friday", false),
     ("My weekly mileage is 40 km.", "me", Quantity, "kilometr mileag week", "40 km", false),
+    // Passive changes, being hired, relationship states, moves "from X to Y", -ing reschedules.
+    ("I was promoted to manager last month.", "me", Job, "", "manager", false),
+    ("I was hired by Globex in May.", "me", Employer, "", "Globex", false),
+    ("Acme hired me as a designer.", "me", Job, "", "designer", false),
+    ("Globex just hired me!", "me", Employer, "", "Globex", false),
+    ("They hired me as a nurse.", "me", Job, "", "nurse", false),
+    ("I'm in a long-term relationship.", "me", RelationshipStatus, "", "in a long-term relationship", false),
+    ("We're living together now.", "me", RelationshipStatus, "", "living together", false),
+    ("The wedding has moved from June 3 to June 10.", "thing:wedding", Date, "", "June 10", false),
+    ("The meeting's been moved up to Monday.", "thing:meeting", Date, "", "Monday", false),
+    ("We're pushing the launch back to April.", "thing:launch", Date, "", "April", false),
+    ("The board made Dana Whitlock CEO of Kestrel Dynamics.", "name:Kestrel Dynamics", Role, "ceo", "Dana Whitlock", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -440,6 +452,8 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "I'd cancel the meeting on Friday if I could.",
     "If I were at 30 km a week, I'd be happy.",
     "I'd rather be a locksmith.",
+    "If they hired me as a nurse, I'd be glad.",
+    "My friend hired me.",
     "Suppose the baby were called Odalys.",
     "I applied to Pinecrest Analytics.",
     "Kestrel Foods might hire Raj Okonkwo as CEO.",

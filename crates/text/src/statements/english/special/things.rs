@@ -20,7 +20,7 @@ pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
 }
 
 /// Verbs that set or change when an event happens.
-const RESCHEDULED: &str = r"moved|rescheduled|re-scheduled|pushed(?:\s+back)?|postponed|changed|bumped|shifted|brought\s+forward|delayed|switched|swapped|rebooked|re-booked|updated|pulled\s+forward|put\s+back";
+const RESCHEDULED: &str = r"moved|rescheduled|re-scheduled|pushed(?:\s+back)?|postponed|changed|bumped|shifted|brought\s+forward|delayed|switched|swapped|rebooked|re-booked|updated|pulled\s+forward|put\s+back|moving|rescheduling|pushing|postponing|changing|bumping|shifting|bringing\s+forward|delaying|switching|rebooking";
 
 /// Verbs that call an event off.
 const CANCELLED: &str =
@@ -33,7 +33,7 @@ fn dates(ctx: &Context, out: &mut Vec<Found>) {
     let with = r"(?:\s+with\s+(?:(?:the|my|our|a|an)\s+(?P<with>[a-z]+)|(?P<who>(?-i:\p{Lu})[\w'’-]*\.?(?:\s+(?-i:\p{Lu})[\w'’-]*)?)))?";
     let sources = [
         format!(
-            r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:is|['’]s|has\s+been|got|was|will\s+be|has|have|are)\s+)(?:(?:now|officially|been|finally|just|still|already)\s+)*(?:(?:{RESCHEDULED}|set|scheduled|booked|planned|confirmed|pushed\s+out|now)\s+)?(?:(?:to|for|on|at|until|till)\s+)?"
+            r"(?P<ev>\b(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}(?:\s+(?:is|['’]s|has\s+been|got|was|will\s+be|has|have|are)|['’]s(?:\s+been)?)\s+(?:(?:now|officially|been|finally|just|still|already)\s+)*(?:(?:{RESCHEDULED}|set|scheduled|booked|planned|confirmed|pushed\s+out|now)\s+(?:(?:up|back|forward|out)\s+)?)?(?:(?:to|for|on|at|until|till)\s+)?"
         ),
         format!(
             r"\b(?:{RESCHEDULED}|booked|scheduled|set|have|['’]ve\s+got|got|made|arranged|fixed|put|slotted|pencilled|penciled|locked\s+in|planned|organised|organized)\s+(?:(?:my|our|the|a|an|this|that)\s+)(?P<ev>(?:[a-z'’-]+\s+){{0,2}}?{{EVENT}}){with}\s+(?:(?:back|forward|up|out|in)\s+)?(?:to|for|on|until|at|till)\s+"
@@ -173,8 +173,9 @@ fn provider_before(ctx: &Context, at: usize) -> Option<String> {
         .rev()
         .take_while(|t| t.word)
         .take(4)
-        .find(|t| PROVIDERS.contains(&t.lower.as_str()))
-        .map(|t| t.lower.clone())
+        .map(|t| t.lower.trim_end_matches("'s"))
+        .find(|w| PROVIDERS.contains(w))
+        .map(str::to_string)
 }
 
 /// Words dropped from the front of a thing's name; someone else's ("her dentist appointment")
@@ -407,6 +408,17 @@ pub(super) fn date_at(ctx: &Context, pos: usize) -> Option<(String, usize)> {
         }
     }
     let last = last_anchor?;
+    // "from June 3 to June 10": the date it is now is the one after "to".
+    let moved_from = toks.get(..last).and_then(|before| {
+        let from = before.iter().position(|t| t.lower == "from")?;
+        let to = before.iter().rposition(|t| t.lower == "to")?;
+        (to > from).then_some(to + 1)
+    });
+    let toks = match moved_from {
+        Some(after) => toks.get(after..).unwrap_or(&[]).to_vec(),
+        None => toks,
+    };
+    let last = last - moved_from.unwrap_or(0);
     let first = toks
         .iter()
         .position(|t| !matches!(t.lower.as_str(), "the" | "at" | "on" | "," | "in"))?;
@@ -661,6 +673,7 @@ fn roles(ctx: &Context, out: &mut Vec<Found>) {
         r"(?P<org>{ORG})\s+(?:has\s+)?(?:just\s+)?(?:named|appointed|hired|promoted|picked|chose|tapped|elected|brought\s+in|welcomed)\s+(?P<name>{NAME})\s+(?:as|to\s+be|to)?\s*(?:(?:its|their|the|our)\s+)?(?:(?:new|next|interim|acting|incoming)\s+)*(?P<role>{ROLE})\b",
         r"(?P<name>{NAME})\s+(?:now\s+)?(?P<runs>runs|heads|leads|is\s+running|is\s+heading|is\s+leading|took\s+over|has\s+taken\s+over)\s+(?P<org>{ORG})",
         r"(?P<org>{ORG})\s+(?:is|['’]s|has\s+been)\s+(?:(?:now|still|currently|officially)\s+)*(?P<runs>led|run|headed|managed|helmed)\s+by\s+(?P<name>{NAME})",
+        r"\b(?:made|named|appointed|elected|picked|chose)\s+(?P<name>{NAME})\s+(?:as\s+)?(?:the\s+|its\s+)?(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
         r"(?P<name>{NAME})\s+(?:has\s+)?(?:just\s+)?(?P<gone>stepped\s+down|resigned|retired|was\s+fired|was\s+ousted|left|quit|departed|was\s+removed)\s+as\s+(?:the\s+)?(?P<role>{ROLE})(?:\s+(?:of|at)\s+(?P<org>{ORG}))?",
         r"(?P<org>{ORG})\s+(?:(?:has|have|just|now|finally|officially)\s+)*(?:got|gets|welcomed|announced|hired|named|appointed|picked|chose|has|have|brought\s+in)\s+(?:a|an|its|their)\s+(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|namely|called|named)\s+)?(?P<name>{NAME})",
         r"\b(?:our|the)\s+(?:(?:new|current|interim|acting)\s+)*(?P<role>ceo|cto|cfo|coo|president|chairman|chair|managing\s+director|general\s+manager|founder|chief\s+executive)\s+(?:is\s+now|is|['’]s)\s+(?:now\s+)?(?P<name>{NAME})",

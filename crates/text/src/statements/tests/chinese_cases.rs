@@ -467,6 +467,8 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("云帆物流的总部还在武汉吗？", "name:云帆物流", Headquarters, ""),
     ("我每周跑多远？", "me", Quantity, "周 跑"),
     ("鸣鹤科技的老板是谁？", "name:鸣鹤科技", Role, "ceo"),
+    ("我现在跟谁在一起？", "me", Partner, ""),
+    ("我现在是住在兰州吗？", "me", Residence, ""),
 ];
 
 #[rustfmt::skip]

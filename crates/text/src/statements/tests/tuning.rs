@@ -229,6 +229,33 @@ fn tuning_lines() {
     );
 }
 
+/// Every two statement lines of a group share a key with each other, not only with the first
+/// (loose matching is not transitive, and the engine compares each new fact with each old one).
+#[test]
+fn tuning_keys_pairwise() {
+    let mut failed = Vec::new();
+    for &(slot, _, lines) in GROUPS {
+        let stating: Vec<(&str, Vec<Statement>)> = lines
+            .iter()
+            .filter(|l| matches!(l.0, Stated | Update | Repeat | Negated))
+            .filter(|l| !KNOWN_MISSES.contains(&l.1))
+            .map(|l| (l.1, candidates(slot, l)))
+            .collect();
+        for (i, (a_line, a)) in stating.iter().enumerate() {
+            for (b_line, b) in stating.iter().skip(i + 1) {
+                let shared = a.iter().any(|x| {
+                    b.iter()
+                        .any(|y| Key::of(x).matches(&y.subject, y.slot, &y.qualifier))
+                });
+                if !shared {
+                    failed.push(format!("{a_line:?} / {b_line:?}"));
+                }
+            }
+        }
+    }
+    assert!(failed.is_empty(), "keys differ:\n{}", failed.join("\n"));
+}
+
 #[test]
 fn loose_qualifiers() {
     assert!(loosely_equal("", ""));

@@ -345,7 +345,7 @@ pub(super) const OCCUPATIONS: &[&str] = &[
     "substitute teacher", "headteacher", "headmaster", "headmistress", "dean", "provost",
     "registrar", "scholar", "academic", "fellow", "resident", "nurse practitioner", "caretaker",
     "babysitter", "au pair", "housewife", "homemaker", "stay-at-home mom", "stay-at-home dad",
-    "stay-at-home parent", "team lead", "tech lead", "lead", "team leader",
+    "stay-at-home parent", "stay-at-home mum", "team lead", "tech lead", "lead", "team leader",
 ];
 
 /// Heads that end like occupations but are not ("a big fan", "a believer", "a smoker").

@@ -21,6 +21,7 @@ pub(super) use things::thing_name;
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
     moved_in(ctx, out);
     hired_me(ctx, out);
+    job_at(ctx, out);
     plans(ctx, out);
     plan_changes(ctx, out);
     quantities(ctx, out);
@@ -140,6 +141,36 @@ fn moved_in(ctx: &Context, out: &mut Vec<Found>) {
             slot: Slot::Residence,
             qualifier: String::new(),
             value: place.text,
+            negated: holder.negated,
+            at: whole.start(),
+        });
+    }
+}
+
+/// "I'm a software engineer at Google": an occupation held at an employer names both.
+fn job_at(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"\b(?:am|['’]m|is|['’]s)\s+(?:(?:now|currently|still|also)\s+)*an?\s+(?P<job>[^,.;:!?]{2,40}?)\s+(?:at|for|with)\s+",
+    ];
+    for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let (Some(whole), Some(job)) = (caps.get(0), caps.name("job")) else {
+            continue;
+        };
+        if !values::is_occupation(job.as_str()) {
+            continue;
+        }
+        let Some(holder) = asserted(ctx, holder(ctx, whole.start(), false)) else {
+            continue;
+        };
+        let Some(org) = values::org(ctx, whole.end()) else {
+            continue;
+        };
+        out.push(Found {
+            subject: holder.subject,
+            slot: Slot::Employer,
+            qualifier: String::new(),
+            value: org.text,
             negated: holder.negated,
             at: whole.start(),
         });

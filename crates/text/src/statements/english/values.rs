@@ -407,7 +407,13 @@ pub(super) fn is_occupation(phrase: &str) -> bool {
         return false;
     };
     let first = words.first().map_or("", String::as_str);
-    if JUDGEMENT_ADJECTIVES.contains(&first) || phrase.starts_with(char::is_uppercase) {
+    // "a UX designer", "an IT consultant": an acronym leads a title; "a Londoner" is no job.
+    let acronym = phrase
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w.chars().filter(|c| c.is_uppercase()).count() >= 2);
+    if JUDGEMENT_ADJECTIVES.contains(&first) || (phrase.starts_with(char::is_uppercase) && !acronym)
+    {
         return OCCUPATIONS.contains(&phrase.to_lowercase().as_str());
     }
     let joined = words.join(" ");

@@ -326,6 +326,10 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("The meeting's been moved up to Monday.", "thing:meeting", Date, "", "Monday", false),
     ("We're pushing the launch back to April.", "thing:launch", Date, "", "April", false),
     ("The board made Dana Whitlock CEO of Kestrel Dynamics.", "name:Kestrel Dynamics", Role, "ceo", "Dana Whitlock", false),
+    ("I'm a UX designer now.", "me", Job, "", "UX designer", false),
+    ("I'm an IT consultant.", "me", Job, "", "IT consultant", false),
+    ("I'm a software engineer at Google.", "me", Employer, "", "Google", false),
+    ("My sister is a nurse at St Mary's Hospital.", "rel:sister", Employer, "", "St Mary's Hospital", false),
 ];
 
 /// Lines that state nothing about the speaker (they may state others' facts).
@@ -454,6 +458,8 @@ pub(in crate::statements) const NOTHING: &[&str] = &[
     "I'd rather be a locksmith.",
     "If they hired me as a nurse, I'd be glad.",
     "My friend hired me.",
+    "I'm a regular at Joe's.",
+    "I'm a Londoner.",
     "Suppose the baby were called Odalys.",
     "I applied to Pinecrest Analytics.",
     "Kestrel Foods might hire Raj Okonkwo as CEO.",

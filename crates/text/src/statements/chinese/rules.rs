@@ -100,6 +100,7 @@ const RULES: &[Rule] = &[
     rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?)"),
     rule(Employer, Actor, Org, false, r"(?:转到了?|换到了?)"),
     rule(Employer, Actor, GroupOrg, false, concat!(r"给(?P<v>[^给，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:打工|干活|工作|做事|效力)")),
+    rule(Employer, Speaker, GroupOrg, false, concat!(r"(?P<v>[^，。！？；、,.!?;\s是]", run!(), r"{1,11}?)(?:现在|已经|就)?(?:是|成了|成为了)我(?:的)?(?:新|现在的|目前的)?(?:东家|单位|公司|雇主)")),
     rule(Employer, Actor, GroupOrgStrict, false, r"在(?P<v>[^在，。！？；、,.!?;\s]{2,10}?)(?:了|呢|啦)?(?:[，。！!,.;；]|$)"),
     rule(Employer, Speaker, OrgAfterIs, false, r"(?:我的|我)(?:现在的?|目前的?|新的?|如今的?)?(?:单位|公司|东家|雇主|工作单位|新东家)(?:现在|目前|已经)?(?:是|换成了?|变成了?|改成了?)"),
     rule(Employer, Actor, GroupOrg, false, concat!(r"(?:去|到)(?P<v>[^去到，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:上班|工作|任职|报到|入职|实习)")),

@@ -70,7 +70,7 @@ const fn rule(slot: Slot, who: Who, val: Val, negates: bool, pattern: &'static s
 /// called", "has a new name:", "name: …").
 macro_rules! named_link {
     () => {
-        r"(?:['’]s\s+(?:(?:now|still|officially|definitely|probably)\s+)*(?:going\s+to|gonna)\s+be\s+(?:called|named)\s+|(?:['’]s)?(?:\s+(?:full\s+|new\s+|real\s+|official\s+|final\s+)?name)?\s*(?:(?:is|['’]s|will|['’]ll|has\s+been|got|gets)\s+(?:(?:now|still|officially|finally|definitely|actually|also|just|probably)\s+)*(?:(?:going\s+to|gonna)\s+be\s+|be\s+)?(?:called|named|renamed(?:\s+to)?)\s+|(?:is|['’]s|will\s+be|['’]ll\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:(?:now|still|officially|finally|definitely|actually|also)\s+)*|(?:has|got|gets|now\s+has)\s+(?:a\s+)?(?:new\s+)?name\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|which\s+is)\s+)?|\s?[:—–]\s*|,\s*|(?:now\s+|still\s+)?(?:called|named|goes\s+by|answers\s+to|responds\s+to)\s+(?:the\s+name\s+(?:of\s+)?)?)?)"
+        r"(?:['’]s\s+(?:(?:now|still|officially|definitely|probably)\s+)*(?:going\s+to|gonna)\s+be\s+(?:called|named)\s+|(?:['’]s)?(?:\s+(?:full\s+|new\s+|real\s+|official\s+|final\s+)?name)?\s*(?:(?:is|['’]s|will|['’]ll|has\s+been|got|gets)\s+(?:(?:now|still|officially|finally|definitely|actually|also|just|probably)\s+)*(?:(?:going\s+to|gonna)\s+be\s+|be\s+)?(?:called|named|renamed(?:\s+to)?)\s+|(?:has\s+)?(?:been\s+)?changed\s+to\s+|(?:is|['’]s|will\s+be|['’]ll\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:(?:now|still|officially|finally|definitely|actually|also)\s+)*|(?:has|got|gets|now\s+has)\s+(?:a\s+)?(?:new\s+)?name\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|which\s+is)\s+)?|\s?[:—–]\s*|,\s*|(?:now\s+|still\s+)?(?:called|named|goes\s+by|answers\s+to|responds\s+to)\s+(?:the\s+name\s+(?:of\s+)?)?)?)"
     };
 }
 
@@ -96,7 +96,7 @@ const RULES: &[Rule] = &[
     rule(Employer, ActorOrDropped, Org, false, r"\b(?:joined|(?:started|began|start|starting)\s+(?:working\s+|(?:a|an|my)\s+(?:new\s+)?(?:full-time\s+|part-time\s+|permanent\s+|temporary\s+)?(?:job|position|role|post|gig|internship|contract|placement)\s+)?(?:at|for|with)|got\s+(?:a\s+|an\s+)?(?:new\s+)?(?:position|role|post|internship|offer)\s+(?:at|with|from)|got\s+(?:a\s+)?(?:new\s+)?job\s+(?:at|with)|got\s+hired\s+(?:at|by)|hired\s+by|took\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)\s+(?:at|with)|accepted\s+(?:a\s+|an\s+)?(?:new\s+)?(?:job|offer|position|role)\s+(?:at|with|from)|signed\s+(?:on\s+)?with|switched\s+jobs?\s+to|jumped\s+ship\s+to|landed\s+(?:a\s+)?(?:new\s+)?job\s+(?:at|with)|employed\s+(?:at|by)|went\s+to\s+work\s+(?:at|for))\s+"),
     rule(Employer, ActorOrDropped, Org, true, r"\b(?:(?:left|quit)\s+my\s+(?:job|position|role)\s+(?:at|with)|resigned\s+from|retired\s+from|(?:laid\s+off|fired|let\s+go|sacked|made\s+redundant)\s+(?:from|by|at)|left|quit)\s+"),
     rule(Employer, ActorOrDropped, Empty, true, r"\b(?:(?:quit|left|lost)\s+my\s+(?:job|position)|laid\s+off|fired|sacked|let\s+go|made\s+redundant|resigned)\b"),
-    rule(Employer, Actor, Org, false, r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|currently|still)\s+)+at\s+"),
+    rule(Employer, Actor, Org, false, r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|currently|still)\s+)+(?:at|with)\s+"),
     rule(Employer, Actor, Group, false, r"\b(?:am|['’]m|are|['’]re)\s+at\s+(?P<v>{ORG})\s+(?:now|these\s+days|nowadays)\b"),
     rule(Employer, Actor, Group, false, r"\bbeen\s+(?:working\s+)?(?:at|with)\s+(?P<v>{ORG})\s+(?:for\s+(?:(?:about|almost|over|nearly|more\s+than|a\s+few|several|a|an|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)*(?:years?|months?|decades?)|since\s+(?:\d{4}|last\s+\w+|(?-i:\p{Lu})\w+))"),
     rule(Employer, Possessor, Org, false, r"\b(?:new\s+|current\s+)?(?:employer|workplace|company)\s+(?:is|['’]s)\s+(?:now\s+)?"),
@@ -423,6 +423,15 @@ fn is_pronoun_start(text: &str) -> bool {
 fn retarget(slot: Slot, subject: &Subject, matched: &str, value: String) -> Option<(Slot, String)> {
     if slot == Employer && value.starts_with(|c: char| c.is_ascii_digit()) {
         // "I'm at 5 now", "I started at 9": a number or a time, not an employer.
+        return None;
+    }
+    let lower = matched.trim_end().to_lowercase().replace('’', "'");
+    let being_with = lower.ends_with("with")
+        && ["am ", "'m ", "are ", "'re "]
+            .iter()
+            .any(|b| lower.starts_with(b));
+    if slot == Employer && being_with && !looks_like_org(&value) {
+        // "I'm still with Priya" is a partner; only an organization's name makes it a job.
         return None;
     }
     if slot == Partner && looks_like_org(&value) {

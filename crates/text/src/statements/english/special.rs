@@ -182,6 +182,7 @@ fn hired_me(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"(?P<org>{ORG})\s+(?:(?:has|have|just|finally|officially)\s+)*(?:hired|employed|took\s+on|brought\s+on|recruited|signed|poached)\s+(?:me|us)\b",
+        r"(?P<org>{ORG})\s+(?:is|['’]s)\s+(?:(?:now|officially|finally)\s+)*(?:my|our)\s+(?:new\s+|current\s+)?(?:employer|workplace|company)\b",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
         let (Some(whole), Some(org)) = (caps.get(0), caps.name("org")) else {

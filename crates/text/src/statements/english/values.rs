@@ -224,7 +224,10 @@ pub(super) fn name(ctx: &Context, pos: usize) -> Option<Read> {
     let start = ctx.toks.get(i)?.start;
     let read = capitalized(ctx, start, 3).or_else(|| named_by_cue(ctx, i))?;
     let first_word = read.text.split_whitespace().next()?.to_lowercase();
+    // "Priya's brother": a name that owns what follows is not the one given.
+    let possessive = read.text.ends_with("'s") || read.text.ends_with("’s");
     let plausible = !DETERMINERS.contains(&first_word.as_str())
+        && !possessive
         && !read.text.chars().any(|c| c.is_ascii_digit());
     plausible.then_some(read)
 }

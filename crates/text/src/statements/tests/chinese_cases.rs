@@ -274,6 +274,7 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("鸣鹤科技新上任的CEO是陆承泽。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
     ("我说苍鹭项目已经上线了。", "thing:苍鹭项目", Status, "", "上线", false),
     ("顾问公司的总部在上海。", "name:顾问公司", Headquarters, "", "上海", false),
+    ("兰亭通信是我的新东家。", "me", Employer, "", "兰亭通信", false),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -359,6 +360,7 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "他家在北京。",
     "他是我男朋友的同事。",
     "他们说苍鹭项目已经上线了。",
+    "他的公司是兰亭通信。",
     "我朋友的宝宝出生了，叫小满。",
     "他的牙医预约改到周五了。",
     "我朋友的宝宝叫小满。",

@@ -329,6 +329,10 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("I'm a UX designer now.", "me", Job, "", "UX designer", false),
     ("I'm an IT consultant.", "me", Job, "", "IT consultant", false),
     ("I'm a software engineer at Google.", "me", Employer, "", "Google", false),
+    ("I'm now with Orchid Telecom.", "me", Employer, "", "Orchid Telecom", false),
+    ("I'm still with Kestrel Foods.", "me", Employer, "", "Kestrel Foods", false),
+    ("Halvorsen Marine is my new employer.", "me", Employer, "", "Halvorsen Marine", false),
+    ("Our dog's name has changed to Rufus.", "me", Pet, "dog", "Rufus", false),
     ("My sister is a nurse at St Mary's Hospital.", "rel:sister", Employer, "", "St Mary's Hospital", false),
 ];
 
@@ -415,7 +419,7 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "If we have a girl, she'll be called Maya.",
     "I'm at the gym now.",
     "I'm at 5 now.",
-    "I'm still with Kestrel Foods.",
+    "I'm still with Priya's brother.",
     "My sister loves kombucha, it's her favourite drink.",
     "My cousin's trip to Rome got cancelled.",
     "We're in Paris for the weekend, then we move on.",

@@ -362,6 +362,17 @@ pub(super) fn subject_at(ctx: &Context, i: usize) -> Option<(Subject, usize)> {
     if OTHER_PERSON.contains(&w) {
         return None;
     }
+    // "Our family relocated to Perth": the speaker's household is the speaker.
+    let ours = i
+        .checked_sub(1)
+        .and_then(|p| ctx.toks.get(p))
+        .is_some_and(|p| matches!(p.lower.as_str(), "my" | "our"));
+    if ours && matches!(w, "family" | "household" | "whole family") {
+        return Some((
+            Subject::Speaker,
+            ctx.toks.get(i - 1).map_or(tok.start, |p| p.start),
+        ));
+    }
     if RELATIONS.contains(&w) {
         return related(ctx, i);
     }

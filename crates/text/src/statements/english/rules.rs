@@ -86,8 +86,9 @@ const RULES: &[Rule] = &[
     rule(Residence, Actor, Place, true, r"\bmoved\s+(?:out\s+of|away\s+from)\s+"),
     rule(Residence, Actor, Place, false, r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|finally|officially|permanently|happily|already)\s+)*back\s+(?:home\s+)?in\s+"),
     rule(Residence, Actor, Group, false, r"\bbeen\s+(?:living\s+|based\s+|settled\s+)?in\s+(?P<v>{NAME})\s+(?:for\s+(?:(?:about|almost|over|nearly|more\s+than|a\s+few|several|a|an|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)*(?:years?|months?|decades?|while|ages)|since\s+(?:\d{4}|last\s+\w+|(?-i:\p{Lu})\w+))"),
-    rule(Residence, PossessorOrSpeaker, Place, false, r"\bhome\s+(?:(?:now|these\s+days|nowadays|for\s+(?:me|us))\s+)*(?:is|['’]s)\s+(?:(?:now|officially|finally)\s+)*(?:in\s+)?"),
+    rule(Residence, PossessorOrSpeaker, Place, false, r"\bhome\s+(?:(?:base|now|these\s+days|nowadays|for\s+(?:me|us))\s+)*(?:is|['’]s)\s+(?:(?:now|officially|finally)\s+)*(?:in\s+)?"),
     rule(Residence, Actor, Group, false, r"\bcall\s+(?P<v>{NAME})\s+home\b"),
+    rule(Residence, Actor, Group, false, r"\bmade\s+(?P<v>{NAME})\s+(?:my|our)\s+(?:new\s+|permanent\s+)?home\b"),
     rule(Residence, Actor, Place, false, r"\bbased\s+(?:in|out\s+of)\s+"),
     rule(Residence, PossessorOrSpeaker, Place, false, r"\bnew\s+(?:place|flat|apartment|house|home|address)\s+(?:is\s+)?in\s+"),
     rule(Residence, Actor, Place, false, r"\b(?:an?\s+)?(?:permanent\s+|legal\s+|new\s+|proud\s+)?(?:resident|citizen)\s+of\s+"),
@@ -102,7 +103,7 @@ const RULES: &[Rule] = &[
     rule(Employer, Possessor, Org, false, r"\b(?:new\s+|current\s+)?(?:employer|workplace|company)\s+(?:is|['’]s)\s+(?:now\s+)?"),
     rule(Employer, Possessor, Org, false, r"\b(?:new\s+)?job\s+(?:is|['’]s)\s+(?:now\s+)?(?:at|with)\s+"),
     // Job.
-    rule(Job, Actor, JobOpen, false, r"\b(?:(?P<past>worked)|work|works|working|started\s+working|employed|hired|got\s+(?:a\s+)?(?:new\s+)?job|took\s+(?:a\s+)?(?:new\s+)?job|got\s+hired|trained|retrained|qualified|signed\s+on|freelancing|moonlighting|(?:make|makes|making|earn|earns|earning)\s+(?:a|my|our|their)\s+living)\b[^,.;:!?]{0,40}?\s+as\s+(?:an?\s+|the\s+)?"),
+    rule(Job, Actor, JobOpen, false, r"\b(?:(?P<past>worked)|work|works|working|started\s+working|employed|hired|got\s+(?:a\s+)?(?:new\s+)?job|took\s+(?:a\s+)?(?:new\s+)?job|got\s+hired|trained|retrained|qualified|signed\s+on|freelancing|moonlighting|(?:make|makes|making|earn|earns|earning)\s+(?:a|my|our|their)\s+living|(?:started|began|start|starting)|(?:taken|take|taking|accepted|landed|found|secured)\s+(?:a|an|the|my)\s+(?:new\s+)?(?:job|position|role|post|gig))\b[^,.;:!?]{0,40}?\s+as\s+(?:an?\s+|the\s+)?"),
     rule(Job, ActorOrDropped, JobOpen, false, r"\b(?:became|become|promoted\s+to|switched\s+careers?\s+to|changed\s+careers?\s+to|switched\s+to\s+being|went\s+back\s+to\s+being|landed\s+(?:a\s+)?(?:new\s+)?job\s+as|took\s+a\s+job\s+as|started\s+a\s+new\s+job\s+as|hired\s+(?:on\s+)?as)\s+(?:an?\s+|the\s+)?"),
     rule(Job, Actor, JobWeak, false, r"\b(?:am|['’]m|is|are|['’]re)\s+(?:(?:now|currently|still|officially|actually|also|finally|just|no\s+longer|not|never|really|basically|technically)\s+)*(?:an?\s+)(?:(?:qualified|certified|licensed|trained|registered|full-time|part-time|practicing|practising|professional|freelance)\s+)?"),
     rule(Job, Actor, Group, false, r"\b(?:am|['’]m|is|are|['’]re|got)\s+(?:(?:now|currently|officially|finally|just|no\s+longer|not|happily|recently)\s+)*(?P<v>retired|unemployed|self-employed|jobless|between\s+jobs|semi-retired|out\s+of\s+work)\b"),
@@ -439,6 +440,12 @@ fn retarget(slot: Slot, subject: &Subject, matched: &str, value: String) -> Opti
         return None;
     }
     let lower_match = matched.to_lowercase();
+    let project_or_org =
+        matches!(subject, Subject::Named(n) if n.starts_with("Project") || looks_like_org(n));
+    if slot == Job && project_or_org {
+        // "Project Heron's in QA now": a phase, not a line of work.
+        return None;
+    }
     if slot == Residence && lower_match.contains("based") && matches!(subject, Subject::Named(_)) {
         return Some((Headquarters, value));
     }

@@ -20,6 +20,8 @@ pub(super) use things::thing_name;
 /// Run the special readers.
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
     moved_in(ctx, out);
+    home_is(ctx, out);
+    baby_names(ctx, out);
     hired_me(ctx, out);
     job_at(ctx, out);
     plans(ctx, out);
@@ -63,7 +65,7 @@ const TRIP_NOUNS: &str = r"(?:trip|vacation|holiday|honeymoon|getaway|visit|jour
 fn plans(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        format!(r"\b(?:planning|planned|booked|booking|taking|doing|organizing|organising|arranging)\s+(?:(?:a|an|our|my|the)\s+)?(?:(?:big|little|short|long|solo|family|road|summer|winter|spring|fall|autumn|weekend|two-week|week-long|much-needed|dream|first)\s+)*(?P<trip>{TRIP_NOUNS})\s+(?:to|in)\s+"),
+        format!(r"\b(?:planning|planned|booked|booking|taking|doing|organizing|organising|arranging|have|has|['’]ve\s+got|got)\s+(?:(?:a|an|our|my|the)\s+)?(?:(?:big|little|short|long|solo|family|road|summer|winter|spring|fall|autumn|weekend|two-week|week-long|much-needed|dream|first)\s+)*(?P<trip>{TRIP_NOUNS})\s+(?:to|in)\s+"),
         r"\b(?:planning\s+(?:to|on)\s+(?:go(?:ing)?|visit(?:ing)?|travel(?:l?ing)?|fly(?:ing)?|head(?:ing)?|(?P<move>mov(?:e|ing)|relocat(?:e|ing)))\s+(?:to\s+)?|going\s+to\s+(?:go|fly|travel|head)\s+to\s+|going\s+to\s+(?P<move2>move|relocate)\s+to\s+|(?:going|heading|headed|flying|off|travel(?:l)?ing|driving|sailing|(?P<move3>moving|relocating))\s+(?:back\s+|over\s+)?to\s+|visiting\s+)".to_string(),
         format!(r"\b(?:(?:next|upcoming|big|summer|winter|spring|autumn|fall|family|road)\s+)*(?P<trip>{TRIP_NOUNS}|destination)\s+(?:plans?\s+)?(?:is|['’]s|will\s+be|is\s+now)\s+(?:now\s+)?(?:(?:going|heading)\s+to|to|in|be\s+in)\s+"),
         r"\b(?:decided|chose|switched|changed\s+(?:it|the\s+(?:trip|plan|plans|destination))|rebooked)\s+(?:(?:to\s+)?(?:go|head|fly|travel)\s+)?to\s+".to_string(),
@@ -92,6 +94,93 @@ fn plans(ctx: &Context, out: &mut Vec<Found>) {
             qualifier: plan_qualifier(ctx, moving, trip.as_deref()),
             value: place.text,
             negated: holder.negated || anymore_after(ctx, place.end),
+            at: whole.start(),
+        });
+    }
+}
+
+/// "Lisbon is home now", "Seoul has become our home": the place before "home".
+fn home_is(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"(?P<v>{NAME})\s+(?:is|['’]s|has\s+become|became)\s+(?:(?:now|officially|finally|still|really)\s+)*(?:(?:my|our)\s+(?:new\s+)?)?home(?:\s+(?:now|these\s+days|for\s+(?:me|us)|base))*\s*(?:[.!,;]|$)",
+    ];
+    for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let (Some(whole), Some(v)) = (caps.get(0), caps.name("v")) else {
+            continue;
+        };
+        let place = v.as_str().trim();
+        let first = place.split_whitespace().next().unwrap_or("").to_lowercase();
+        if super::NOT_NAMES.contains(&first.as_str()) || blocked_before(ctx, v.start()) {
+            continue;
+        }
+        out.push(Found {
+            subject: Subject::Speaker,
+            slot: Slot::Residence,
+            qualifier: String::new(),
+            value: place.to_string(),
+            negated: false,
+            at: whole.start(),
+        });
+    }
+}
+
+/// Words that tell a sentence is about a child on the way or just born.
+const CHILD_CUES: &[&str] = &[
+    "baby",
+    "boy",
+    "girl",
+    "son",
+    "daughter",
+    "expecting",
+    "pregnant",
+    "due",
+    "born",
+    "twins",
+    "newborn",
+    "bump",
+];
+
+/// "We're expecting a boy and we'll name him Felix": a name chosen for a child on the way is
+/// said in the future and is still the child's name.
+fn baby_names(ctx: &Context, out: &mut Vec<Found>) {
+    static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    let sources = [
+        r"\b(?:we['’]ll|we\s+will|(?:we['’]re|we\s+are)\s+(?:going\s+to|gonna)|we\s+plan\s+to|(?:we['’]ve|we\s+have)?\s*decided\s+to|we\s+want\s+to)\s+(?:name|call)\s+(?:him|her|them|the\s+baby|our\s+(?:son|daughter|baby))\s+",
+    ];
+    let cued = ctx
+        .toks
+        .iter()
+        .any(|t| CHILD_CUES.contains(&t.lower.as_str()));
+    if !cued || species_in(ctx).is_some() {
+        return;
+    }
+    for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
+        let Some(whole) = caps.get(0) else { continue };
+        if blocked_before(ctx, whole.start()) {
+            continue;
+        }
+        let Some(name) = values::name(ctx, whole.end()) else {
+            continue;
+        };
+        let lower = ctx.text.to_lowercase();
+        let kind =
+            if lower.contains("boy") || lower.contains(" son") || whole.as_str().contains("him") {
+                "son"
+            } else if lower.contains("girl")
+                || lower.contains("daughter")
+                || whole.as_str().contains("her")
+            {
+                "daughter"
+            } else {
+                "child"
+            };
+        out.push(Found {
+            subject: Subject::Speaker,
+            slot: Slot::Child,
+            qualifier: kind.to_string(),
+            value: name.text,
+            negated: false,
             at: whole.start(),
         });
     }
@@ -152,6 +241,7 @@ fn job_at(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"\b(?:am|['’]m|is|['’]s)\s+(?:(?:now|currently|still|also)\s+)*an?\s+(?P<job>[^,.;:!?]{2,40}?)\s+(?:at|for|with)\s+",
+        r"\b(?P<as>as)\s+an?\s+(?P<job>[^,.;:!?]{2,40}?)\s+(?:at|for|with)\s+",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), ctx.text) {
         let (Some(whole), Some(job)) = (caps.get(0), caps.name("job")) else {
@@ -160,9 +250,18 @@ fn job_at(ctx: &Context, out: &mut Vec<Found>) {
         if !values::is_occupation(job.as_str()) {
             continue;
         }
-        let Some(holder) = asserted(ctx, holder(ctx, whole.start(), false)) else {
+        let who = if caps.name("as").is_some() {
+            clause_speaker(ctx, whole.start())
+        } else {
+            holder(ctx, whole.start(), false)
+        };
+        let Some(holder) = asserted(ctx, who) else {
             continue;
         };
+        // "I'd love to work as a chef at Noma": what lies between the subject and "as" counts.
+        if blocked_before(ctx, whole.start()) {
+            continue;
+        }
         let Some(org) = values::org(ctx, whole.end()) else {
             continue;
         };
@@ -175,6 +274,29 @@ fn job_at(ctx: &Context, out: &mut Vec<Found>) {
             at: whole.start(),
         });
     }
+}
+
+/// The speaker as the subject of the clause holding byte `at` ("I just started as a barista at
+/// …"): the clause's first word that can be a subject is "I" or "we".
+fn clause_speaker(ctx: &Context, at: usize) -> Option<Holder> {
+    let before: Vec<&scan::Tok> = ctx.toks.iter().take_while(|t| t.end <= at).collect();
+    let start = before.iter().rposition(|t| !t.word).map_or(0, |p| p + 1);
+    let subject = before.get(start..)?.iter().find(|t| {
+        !matches!(
+            t.lower.as_str(),
+            "so" | "and" | "but" | "just" | "recently" | "finally" | "then" | "now" | "today"
+        )
+    })?;
+    let speaker = matches!(
+        subject.lower.as_str(),
+        "i" | "we" | "i've" | "we've" | "i'm" | "we're" | "i'd" | "we'd"
+    );
+    speaker.then_some(Holder {
+        subject: Subject::Speaker,
+        negated: false,
+        perfect: false,
+        start: subject.start,
+    })
 }
 
 /// "Globex hired me", "Acme offered me a job and I took it": the speaker's employer.

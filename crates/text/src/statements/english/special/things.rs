@@ -447,7 +447,10 @@ fn statuses(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let aux = r"(?:is|['’]s|are|has|have|been|just|finally|officially|now|currently|still|already|got|went|not|no\s+longer|isn['’]t)";
     let sources = [
-        format!(r"(?P<np>{PROJECT_NP})\s+(?P<aux>(?:{aux}\s+)*)"),
+        format!(r"(?P<np>{PROJECT_NP})(?P<poss>['’]s)?\s+(?P<aux>(?:{aux}\s+)*)"),
+        format!(
+            r"(?P<np>{PROJECT_NP})(?:['’]s)?\s+(?:status|phase|stage|state)\s+(?:is|['’]s|has\s+changed\s+to|changed\s+to|moved\s+to)\s+(?:(?:now|currently|officially)\s+)*(?P<label>)"
+        ),
         format!(
             r"\b(?:we['’]re|we\s+are|i['’]m|i\s+am)\s+(?:(?:now|currently|still|already|finally|officially)\s+)*(?:in|at)\s+(?:the\s+)?(?P<stage>(?:[\w-]+\s+){{1,3}}?)(?:phase|stage)\s+(?:on|of|for|with)\s+(?P<np>{PROJECT_NP})"
         ),
@@ -540,10 +543,27 @@ fn status_of(ctx: &Context, caps: &Captures) -> Option<Found> {
             at: whole.start(),
         });
     }
+    if caps.name("label").is_some() {
+        // "Project Heron's status is now \"code complete\"".
+        let quoted = ctx
+            .text
+            .get(whole.end()..)?
+            .trim_start_matches(['"', '“', '\'', '‘']);
+        let at = ctx.text.len() - quoted.len();
+        return Some(Found {
+            subject: Subject::Thing(thing_name(np.as_str())?),
+            slot: Slot::Status,
+            qualifier: String::new(),
+            value: stage_after(ctx, at, false)?,
+            negated: false,
+            at: whole.start(),
+        });
+    }
     let rest = values::rest_of_clause(ctx, whole.end());
     let has_aux = caps
         .name("aux")
-        .is_some_and(|a| !a.as_str().trim().is_empty());
+        .is_some_and(|a| !a.as_str().trim().is_empty())
+        || caps.name("poss").is_some();
     let negated = super::super::rules::says_not(whole.as_str());
     let first = *rest.first()?;
     let progress = PROGRESS
@@ -674,6 +694,7 @@ fn roles(ctx: &Context, out: &mut Vec<Found>) {
         r"(?P<name>{NAME})\s+(?:now\s+)?(?P<runs>runs|heads|leads|is\s+running|is\s+heading|is\s+leading|took\s+over|has\s+taken\s+over)\s+(?P<org>{ORG})",
         r"(?P<org>{ORG})\s+(?:is|['’]s|has\s+been)\s+(?:(?:now|still|currently|officially)\s+)*(?P<runs>led|run|headed|managed|helmed)\s+by\s+(?P<name>{NAME})",
         r"\b(?:made|named|appointed|elected|picked|chose)\s+(?P<name>{NAME})\s+(?:as\s+)?(?:the\s+|its\s+)?(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
+        r"(?P<org>{ORG})\s+(?:has\s+)?(?:just\s+)?replaced\s+(?:its|their|the)\s+(?P<role>{ROLE})\s+with\s+(?P<name>{NAME})",
         r"(?P<name>{NAME})\s+(?:has\s+)?(?:just\s+)?(?P<gone>stepped\s+down|resigned|retired|was\s+fired|was\s+ousted|left|quit|departed|was\s+removed)\s+as\s+(?:the\s+)?(?P<role>{ROLE})(?:\s+(?:of|at)\s+(?P<org>{ORG}))?",
         r"(?P<org>{ORG})\s+(?:(?:has|have|just|now|finally|officially)\s+)*(?:got|gets|welcomed|announced|hired|named|appointed|picked|chose|has|have|brought\s+in)\s+(?:a|an|its|their)\s+(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|namely|called|named)\s+)?(?P<name>{NAME})",
         r"\b(?:our|the)\s+(?:(?:new|current|interim|acting)\s+)*(?P<role>ceo|cto|cfo|coo|president|chairman|chair|managing\s+director|general\s+manager|founder|chief\s+executive)\s+(?:is\s+now|is|['’]s)\s+(?:now\s+)?(?P<name>{NAME})",
@@ -772,6 +793,7 @@ fn headquarters(ctx: &Context, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"(?P<org>{ORG})\s+(?:(?:is|['’]s|are|has\s+been|was|now|currently|still|also|officially)\s+)*(?:headquartered|based)\s+(?:in|out\s+of)\s+",
+        r"(?P<org>{ORG})\s+(?:(?:now|still|currently|mainly)\s+)*(?:operates|runs|works|is\s+run)\s+(?:out\s+of|from)\s+",
         r"(?P<org>{ORG})\s+(?:(?:now|still|also)\s+)?(?:has|keeps|maintains|had)\s+(?:its|their)\s+(?:(?:new|global|main|corporate)\s+)*(?:headquarters|hq|head\s+office|main\s+office|home\s+base)\s+in\s+",
         r"(?P<org>{ORG})\s+(?:(?:new|global|main|corporate|current)\s+)*(?:headquarters|hq|head\s+office|main\s+office)\s+(?:(?:has|have|just|now|officially)\s+)*(?:moved|relocated|is\s+moving|moves|is|are|is\s+now|are\s+now|will\s+be)\s+(?:now\s+)?(?:(?:in|to|located\s+in)\s+)?",
         r"(?P<org>{ORG})(?:['’]s|['’])\s+(?:(?:new|global|main|corporate|european|us|current)\s+)*(?:headquarters|hq|head\s+office|main\s+office|home\s+base|base)\s+(?:is|are|has\s+moved|have\s+moved|moved|is\s+now|are\s+now|will\s+be|relocated)\s+(?:now\s+)?(?:(?:in|to|located\s+in)\s+)?",

@@ -49,6 +49,8 @@ enum Val {
     GroupPerson,
     /// The `v` group as written.
     Group,
+    /// A place the speaker is in, in a sentence that tells of a move ("我现在人在深圳，已经搬过来了").
+    PlaceIfMoved,
     /// An employer after 是 (我的单位是…): not a verb phrase, a place or a clause.
     OrgAfterIs,
     /// A pet's name right after its species (我家猫芝麻糊…): a noun, not an adverb or verb.
@@ -94,10 +96,12 @@ const RULES: &[Rule] = &[
     rule(Residence, Speaker, Place, false, r"(?:我们家|咱们家|我家|咱家)(?:现在|目前|已经|也|就)*(?:在|住在|搬到了?|搬去了?)"),
     rule(Residence, Actor, Place, true, r"(?:搬离了?|搬出了?|离开了?)"),
     rule(Residence, Actor, PlaceAfterVerb, false, r"家(?:现在|目前|已经|也|就|还)*(?:在|安在|安到了?)"),
+    rule(Residence, Actor, PlaceIfMoved, false, r"人(?:现在|目前|已经|也|就|还)*在"),
     rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{1,9}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),
     // Employer.
     rule(Employer, Actor, GroupOrg, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{0,15}?)(?:上班|工作|任职|实习|打工|供职|就职)(?P<past>过)?")),
-    rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?)"),
+    rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?|就职于|任职于|供职于|受雇于|效力于|服务于)"),
+    rule(Employer, Actor, GroupOrg, false, concat!(r"被(?P<v>[^被，。！？；、,.!?;\s]", run!(), r"{1,11}?)(?:正式)?(?:录用|录取|聘用|雇用|聘请|招进去|招进来|招聘|签下)(?:了)?")),
     rule(Employer, Actor, Org, false, r"(?:转到了?|换到了?)"),
     rule(Employer, Actor, GroupOrg, false, concat!(r"给(?P<v>[^给，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:打工|干活|工作|做事|效力)")),
     rule(Employer, Speaker, GroupOrg, false, concat!(r"(?P<v>[^，。！？；、,.!?;\s是]", run!(), r"{1,11}?)(?:现在|已经|就)?(?:是|成了|成为了)我(?:的)?(?:新|现在的|目前的)?(?:东家|单位|公司|雇主)")),
@@ -130,7 +134,7 @@ const RULES: &[Rule] = &[
     rule(Child, Actor, GivenName, false, r"给(?:我们的?|我的?)?(?:大|小)?(?P<q>儿子|女儿|孩子|宝宝)(?:取|起|改)(?:好|了)*(?:名字?)(?:了)?(?:，|,)?(?:就|现在)?(?:叫做?|为|是)?"),
     rule(Child, Owned, GivenName, false, r"(?:大|小|二|老大|老二)?(?P<q>儿子|女儿|宝宝|闺女|宝贝)(?:的?(?:名字|小名|大名)(?:已经|就|又|还是|也|最后|最终|现在|正式|还)*(?:叫做?|名叫|定为|定成|定了叫?|改成了?|改为|改叫|取为|是)|(?:已经|就|又|还是|也|最后|最终|现在|正式|还)*(?:叫做?|名叫|取名叫?|改叫|改名叫))"),
     rule(Child, Owned, GivenName, false, r"(?P<q>宝宝|儿子|女儿|孩子|闺女|宝贝)(?:已经|终于|平安|顺利)*(?:出生了|生了|降生了|来了|出世了)(?:，|,)(?:取名|名字)?叫做?"),
-    rule(Child, Owned, GivenName, false, r"(?:大|小|二|老大|老二)?(?P<q>儿子|女儿|孩子|宝宝|闺女)的?(?:名字|小名|大名)(?:又|已经|也|最后|终于)*(?:改|换|定|取)(?:了|好了|下来了)(?:，|,)(?:现在|就|最后)?(?:叫做?|是|为)"),
+    rule(Child, Owned, GivenName, false, r"(?:大|小|二|老大|老二)?(?P<q>儿子|女儿|孩子|宝宝|闺女)的?(?:名字|小名|大名)(?:我们|我)?(?:又|已经|也|最后|终于)*(?:改|换|定|取)(?:了|好了|下来了)(?:，|,)(?:现在|就|最后)?(?:叫做?|是|为)"),
     // Pet.
     rule(Pet, Actor, Group, false, r"养了?(?:一|两|三)?(?:只|条|个)叫(?P<v>[^，。！？；、,.!?;\s的]{1,6})的(?P<q>{SPECIESZH})"),
     rule(Pet, Speaker, GivenName, false, r"(?:我家的?|我们家的?|我的|我们的|我养的|我们养的|咱家的?)(?:那只|这只|那条|这条)?(?:新|新养的|新来的)?(?P<q>{SPECIESZH})(?:的)?(?:名字|名)?(?:叫做?|名叫|取名叫?|是)"),
@@ -303,6 +307,11 @@ fn read_value(sentence: &str, val: Val, caps: &Captures, end: usize) -> Option<R
     match val {
         Place => values::place(sentence, end),
         PlaceAfterVerb => values::place_after_verb(sentence, end),
+        PlaceIfMoved => ["搬", "定居", "落户", "安家", "移居"]
+            .iter()
+            .any(|w| sentence.contains(w))
+            .then(|| values::place_after_verb(sentence, end))
+            .flatten(),
         Org => values::org(sentence, end),
         OrgLoose => values::org_loose(sentence, end),
         JobOpen => values::job(sentence, end, false),

@@ -712,22 +712,31 @@ pub(in crate::statements) fn date_at(sentence: &str, pos: usize) -> Option<Read>
 fn statuses(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|仍然|依然)*(?:在|处于|进入了?|到了|转入了?|进行到了?|推进到了?|来到了?|进到了?|到|迈入了?|走到了?|是)(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
+        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|已|正式|刚刚?|终于|也|还|仍然|依然)*(?:在|处于|进入了?|到了|转入了?|进行到了?|推进到了?|来到了?|进到了?|到|迈入了?|走到了?|是)(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
         r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正|还|仍然)*(?:在做|正在做|在进行|正在进行|在搞|忙着做?|进行)(?P<v>[^，。！？；、,.!?\s的了]{2,8})",
-        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|都)*(?P<neg>没有?|还没)?(?P<v>完成|结束|完工|上线|暂停|取消|延期|搁置|停了|交付|发布|启动|黄了|收尾|验收|结项|立项|叫停|终止|停工|开工)(?:了)?",
+        r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})(?:现在|目前|已经|正式|刚刚?|终于|也|还|都)*(?P<neg>没有?|还没)?(?P<v>完成|结束|完工|上线|暂停|取消|延期|搁置|停了|交付|发布|启动|黄了|收尾|验收|结项|立项|叫停|终止|停工|开工)(?:了|啦)?(?:[，。！？；、,.!?;\s]|$)",
+        r"[，,]\s*(?:现在|目前|已经|已|正式|也|又|随后|接着|然后|并)*(?:进入了?|到了|转入了?|迈入了?|处于|来到了?)(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
         r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})的?(?:最新)?(?:进展|进度|状态|情况)(?:是|[：:，,])\s*(?:现在|目前|已经)?(?:是|在|处于|到了|进入了?)?(?P<v>[^，。！？；、,.!?\s]{1,8}?(?:阶段|期))",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
-        let (Some(whole), Some(np), Some(v)) = (caps.get(0), caps.name("np"), caps.name("v"))
+        let (Some(whole), Some(v)) = (caps.get(0), caps.name("v")) else {
+            continue;
+        };
+        // "苍鹭项目完成了需求分析，进入设计阶段": a clause without a subject goes on about the
+        // project the clause before named.
+        let Some((np_start, np)) = caps
+            .name("np")
+            .map(|m| (m.start(), m.as_str()))
+            .or_else(|| project_before(sentence, whole.start()))
         else {
             continue;
         };
-        let Some(subject) = thing_name(np.as_str()) else {
+        let Some(subject) = thing_name(np) else {
             continue;
         };
         // "要是苍鹭项目…", "听说苍鹭项目…": the words before the project's own name may block it.
-        let named_at = np.start() + np.as_str().find(subject.as_str()).unwrap_or(0);
-        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(np.as_str()) {
+        let named_at = np_start + np.find(subject.as_str()).unwrap_or(0);
+        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(np) {
             continue;
         }
         // "需求分析阶段" is the phase "需求分析", as "the QA phase" is "QA".
@@ -747,6 +756,23 @@ fn statuses(sentence: &str, out: &mut Vec<Found>) {
     }
 }
 
+/// The project the clause before byte `at` opens with, and where it starts.
+fn project_before(sentence: &str, at: usize) -> Option<(usize, &str)> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| scan::compile(r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})"))
+        .as_ref()?;
+    let before = sentence.get(..at)?.trim_end_matches(super::is_clause_mark);
+    let clause_start = before
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| super::is_clause_mark(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let clause = before.get(clause_start..)?;
+    let m = re.captures(clause)?.name("np")?;
+    Some((clause_start + m.start(), m.as_str()))
+}
+
 /// The subject for an organization written in Chinese: 公司 and the like are things, a name
 /// is named.
 fn org_subject(raw: &str) -> Option<Subject> {
@@ -760,7 +786,8 @@ fn org_subject(raw: &str) -> Option<Subject> {
     let mut text = text.trim_end_matches('的');
     // "海川船舶现在总部在…": time words after the name are not part of it.
     while let Some(rest) = [
-        "现在", "目前", "如今", "已经", "也", "还", "仍然", "依然", "把", "将",
+        "现在", "目前", "如今", "已经", "已", "也", "还", "仍然", "依然", "把", "将", "宣布",
+        "表示", "正式",
     ]
     .iter()
     .find_map(|t| text.strip_suffix(t))
@@ -793,6 +820,7 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
         r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)(?:已经|正式|近日)?(?:任命|聘请|提拔|选举|宣布|请来)(?:了)?(?P<name>\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:为|担任|出任|做)(?:公司的?)?(?:新任|新的|新一任)?(?P<role>{ROLEZH})",
         r"(?P<name>\p{Han}{2,4}|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|正式)?(?P<gone>卸任|辞去|离任|辞职|被免去|被解雇|下台)(?:了)?(?P<org>[^，。！？；、,.!?\s]{0,10}?)的?(?P<role>{ROLEZH})",
         r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:现在|目前|已经|正式)?由(?P<name>\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:来)?(?:担任|出任|接任|执掌|领导|掌舵|负责)(?P<role>{ROLEZH})?",
+        r"(?P<name>\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:已经|已|正式|近日)*(?:接替|取代|替代|顶替)了?(?:\p{Han}{2,4}?|[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)(?:成为了?|出任了?|担任了?|任)(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)的?(?:新任|新一任|新)?(?P<role>{ROLEZH})",
         r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:已经|正式|最近)?(?:换了|有了|迎来了?|来了|任命了|请来了|选出了)(?:一位|一个|一名)?(?:新的?|新任)(?P<role>{ROLEZH})(?:[，,：:]\s*)(?:是|叫|由)?",
     ];
     for (index, caps) in each_match(patterns(&CELL, &sources), sentence) {
@@ -802,6 +830,18 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
             None => values::span(sentence, whole.end(), &["担任", "接任", "出任"], true)
                 .and_then(|r| values::person_name(&r.text)),
         };
+        // "陆承泽接替唐明远成为…": the one replaced is no holder.
+        let replaced = caps.name("name").is_some_and(|n| {
+            let held = name.as_deref().unwrap_or("");
+            let at = n.start() + n.as_str().find(held).unwrap_or(0);
+            let before = sentence.get(..at).unwrap_or("");
+            ["接替", "取代", "接任", "替代", "代替", "顶替"]
+                .iter()
+                .any(|w| before.ends_with(w) || before.ends_with(&format!("{w}了")))
+        });
+        if replaced {
+            continue;
+        }
         // "要是许嘉禾当上…": the name's run may hold what blocks it, so the line is read up to
         // where the name itself starts.
         let named_at = caps.name("name").map_or(whole.start(), |n| {
@@ -867,7 +907,7 @@ fn headquarters(sentence: &str, out: &mut Vec<Found>) {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)的?总部(?:现在|目前|已经|也|还|仍然|依然)*(?:设在了?|设于|位于|在|搬到了?|搬去了?|迁到了?|迁至|迁往|搬迁到了?|迁移到了?|落户在?|落户于)",
-        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:已经|正式)?把总部(?:搬到了?|迁到了?|迁至|设在了?|搬迁到了?)",
+        r"(?P<org>[^，。！？；、,.!?\s：:]{1,10}?)(?:已经|已|正式)?(?:把|将)总部(?:搬到了?|迁到了?|迁至|迁往|设在了?|搬迁到了?)",
     ];
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {
         let (Some(whole), Some(org)) = (caps.get(0), caps.name("org")) else {
@@ -915,7 +955,15 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
         };
         let (value, h) = if index == 2 {
             let Some(v) = caps.name("v") else { continue };
-            let text = super::strip_openers(v.as_str()).to_string();
+            let mut text = super::strip_openers(v.as_str()).to_string();
+            if ["这", "这个", "它", "那", "那个", "这款", "这种", "这家"].contains(&text.as_str())
+            {
+                // "我现在只喝燕麦拿铁，这是我最喜欢的饮料": 这 stands for the drink just named.
+                match drunk_before(sentence, v.start()) {
+                    Some(named) => text = named,
+                    None => continue,
+                }
+            }
             if blocked_before(sentence, whole.start(), false) || text.is_empty() {
                 continue;
             }
@@ -945,6 +993,34 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
             at: whole.start(),
         });
     }
+}
+
+/// What the clause before byte `at` says is drunk, eaten, heard or used ("只喝燕麦拿铁").
+fn drunk_before(sentence: &str, at: usize) -> Option<String> {
+    let before = sentence.get(..at)?.trim_end_matches(super::is_clause_mark);
+    let clause_start = before
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| super::is_clause_mark(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let clause = before.get(clause_start..)?;
+    let verb_end = [
+        "喝",
+        "吃",
+        "听",
+        "看",
+        "玩",
+        "用",
+        "穿",
+        "读",
+        "迷上了",
+        "爱上了",
+        "喜欢上了",
+    ]
+    .iter()
+    .filter_map(|v| clause.rfind(v).map(|i| i + v.len()))
+    .max()?;
+    values::phrase(sentence, clause_start + verb_end).map(|r| r.text)
 }
 
 /// "我们给猫改了名字，现在叫它小橘灯": a name given to the pet the sentence is about.

@@ -275,6 +275,17 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("我说苍鹭项目已经上线了。", "thing:苍鹭项目", Status, "", "上线", false),
     ("顾问公司的总部在上海。", "name:顾问公司", Headquarters, "", "上海", false),
     ("兰亭通信是我的新东家。", "me", Employer, "", "兰亭通信", false),
+    ("我现在人在深圳，已经搬过来了。", "me", Residence, "", "深圳", false),
+    ("我目前就职于云杉咨询。", "me", Employer, "", "云杉咨询", false),
+    ("我被星河电子录用了。", "me", Employer, "", "星河电子", false),
+    ("孩子的名字我们定了，叫安安。", "me", Child, "孩子", "安安", false),
+    ("我们新养了一条狗，叫可乐。", "me", Pet, "狗", "可乐", false),
+    ("我现在只喝燕麦拿铁，这是我最喜欢的饮料。", "me", Preference, "饮料", "燕麦拿铁", false),
+    ("项目目前已进入验收阶段。", "thing:项目", Status, "", "验收", false),
+    ("苍鹭项目已经完成需求分析，进入设计阶段。", "thing:苍鹭项目", Status, "", "设计", false),
+    ("鸣鹤科技宣布由陆承泽出任CEO。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("陆承泽已正式接替唐明远成为鸣鹤科技CEO。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("海川船舶已将总部迁往舟山。", "name:海川船舶", Headquarters, "", "舟山", false),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -361,6 +372,7 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "他是我男朋友的同事。",
     "他们说苍鹭项目已经上线了。",
     "他的公司是兰亭通信。",
+    "我现在人在深圳出差。",
     "我朋友的宝宝出生了，叫小满。",
     "他的牙医预约改到周五了。",
     "我朋友的宝宝叫小满。",

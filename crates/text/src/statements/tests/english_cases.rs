@@ -345,6 +345,8 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("Project Heron's status is now \"code complete\".", "thing:project heron", Status, "", "code complete", false),
     ("Kestrel Dynamics replaced its CEO with Mireille Sandoval.", "name:Kestrel Dynamics", Role, "ceo", "Mireille Sandoval", false),
     ("Halvorsen Marine now operates out of Bergen.", "name:Halvorsen Marine", Headquarters, "", "Bergen", false),
+    ("Raj Okonkwo replaced Dana Whitlock as CEO of Kestrel Dynamics.", "name:Kestrel Dynamics", Role, "ceo", "Raj Okonkwo", false),
+    ("Dana Whitlock was replaced by Raj Okonkwo as CEO of Kestrel Dynamics.", "name:Kestrel Dynamics", Role, "ceo", "Raj Okonkwo", false),
     ("My sister is a nurse at St Mary's Hospital.", "rel:sister", Employer, "", "St Mary's Hospital", false),
 ];
 

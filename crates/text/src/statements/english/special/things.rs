@@ -695,6 +695,8 @@ fn roles(ctx: &Context, out: &mut Vec<Found>) {
         r"(?P<org>{ORG})\s+(?:is|['’]s|has\s+been)\s+(?:(?:now|still|currently|officially)\s+)*(?P<runs>led|run|headed|managed|helmed)\s+by\s+(?P<name>{NAME})",
         r"\b(?:made|named|appointed|elected|picked|chose)\s+(?P<name>{NAME})\s+(?:as\s+)?(?:the\s+|its\s+)?(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
         r"(?P<org>{ORG})\s+(?:has\s+)?(?:just\s+)?replaced\s+(?:its|their|the)\s+(?P<role>{ROLE})\s+with\s+(?P<name>{NAME})",
+        r"(?P<name>{NAME})\s+(?:has\s+)?(?:just\s+)?(?:replaced|succeeded|took\s+over\s+from|is\s+replacing|is\s+succeeding)\s+(?:{NAME})\s+as\s+(?:the\s+)?(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})(?:\s+(?:of|at)\s+(?P<org>{ORG}))?",
+        r"(?:{NAME})\s+(?:was|has\s+been|got|is\s+being)\s+(?:replaced|succeeded)\s+by\s+(?P<name>{NAME})\s+as\s+(?:the\s+)?(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})(?:\s+(?:of|at)\s+(?P<org>{ORG}))?",
         r"(?P<name>{NAME})\s+(?:has\s+)?(?:just\s+)?(?P<gone>stepped\s+down|resigned|retired|was\s+fired|was\s+ousted|left|quit|departed|was\s+removed)\s+as\s+(?:the\s+)?(?P<role>{ROLE})(?:\s+(?:of|at)\s+(?P<org>{ORG}))?",
         r"(?P<org>{ORG})\s+(?:(?:has|have|just|now|finally|officially)\s+)*(?:got|gets|welcomed|announced|hired|named|appointed|picked|chose|has|have|brought\s+in)\s+(?:a|an|its|their)\s+(?:(?:new|next|interim|acting)\s+)*(?P<role>{ROLE})\s*(?:[:—–,]|\s-)\s*(?:(?:it['’]s|namely|called|named)\s+)?(?P<name>{NAME})",
         r"\b(?:our|the)\s+(?:(?:new|current|interim|acting)\s+)*(?P<role>ceo|cto|cfo|coo|president|chairman|chair|managing\s+director|general\s+manager|founder|chief\s+executive)\s+(?:is\s+now|is|['’]s)\s+(?:now\s+)?(?P<name>{NAME})",

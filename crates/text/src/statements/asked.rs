@@ -24,7 +24,13 @@ pub fn asked(text: &str) -> Vec<Asked> {
     let text = scan::cut_at_char(text, 4096);
     let mut out: Vec<Asked> = Vec::new();
     for (_, sentence) in scan::sentence_spans(text) {
-        let found = if scan::is_chinese(sentence) {
+        let confirming = super::declarative::asked_statements(sentence);
+        let found = if !confirming.is_empty() && is_question_sentence(sentence) {
+            confirming
+                .into_iter()
+                .map(|s| ask(s.subject, s.slot, s.qualifier))
+                .collect()
+        } else if scan::is_chinese(sentence) {
             if !super::chinese::is_question(sentence) && !is_request(sentence) {
                 continue;
             }
@@ -42,6 +48,14 @@ pub fn asked(text: &str) -> Vec<Asked> {
         }
     }
     out
+}
+
+fn is_question_sentence(sentence: &str) -> bool {
+    if scan::is_chinese(sentence) {
+        super::chinese::is_question(sentence)
+    } else {
+        super::english::is_question_text(sentence)
+    }
 }
 
 /// A request for a remembered fact that is not worded as a question ("Tell me where I live",
@@ -122,16 +136,16 @@ fn org_subject(raw: &str) -> Option<Subject> {
 fn english_things(sentence: &str) -> Option<Asked> {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
-        r"\bwho\s+(?:is|['’]s|was)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\b",
-        r"\bwho\s+(?:is|['’]s)\s+(?:now\s+)?the\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
-        r"\bwho\s+(?:now\s+)?(?:runs|heads|leads|is\s+running|is\s+heading|is\s+leading|is\s+in\s+charge\s+(?:of|at)|took\s+over)\s+(?P<org>{ORG})",
+        r"\bwho(?:\s+(?:is|was)|['’]s)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\b",
+        r"\bwho(?:\s+(?:is|was|will\s+be)|['’]s)\s+(?:now\s+)?the\s+(?:new\s+|current\s+)?(?P<role>{ROLE})\s+(?:of|at)\s+(?P<org>{ORG})",
+        r"\bwho(?:\s+(?:now\s+)?(?:runs|heads|leads|ran|led|headed|took\s+over|is\s+running|is\s+heading|is\s+leading|is\s+in\s+charge\s+(?:of|at)|was\s+in\s+charge\s+(?:of|at))|['’]s\s+(?:running|heading|leading|in\s+charge\s+(?:of|at)))\s+(?P<org>{ORG})",
         r"\bwho\s+did\s+(?P<org>{ORG})\s+(?:name|appoint|hire|pick|choose)\s+(?:as\s+)?(?:its\s+|the\s+)?(?:new\s+)?(?P<role>{ROLE})",
-        r"\bwhere\s+(?:is|['’]s|are)\s+(?P<org>{ORG})\s+(?:now\s+)?(?:headquartered|based)",
-        r"\bwhere\s+(?:is|are|['’]s)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:headquarters|hq|head\s+office|main\s+office)",
+        r"\bwhere(?:\s+(?:is|are|was|were)|['’]s)\s+(?P<org>{ORG})\s+(?:now\s+)?(?:headquartered|based)",
+        r"\bwhere(?:\s+(?:is|are|was|were)|['’]s)\s+(?:now\s+)?(?P<org>{ORG})['’]s?\s+(?:headquarters|hq|head\s+office|main\s+office)",
         r"\bwhere\s+did\s+(?P<org>{ORG})\s+(?:move|relocate)\s+(?:its|their)\s+(?:headquarters|hq|head\s+office)",
-        r"\b(?:when|what\s+(?:day|time|date))\s+(?:is|['’]s|was|will\s+be|did)\s+(?P<ev>(?:[a-z'’-]+\s+){0,3}?{EVENT})\b",
+        r"\b(?:when|what\s+(?:day|time|date))(?:\s+(?:is|was|will\s+be|did)|['’]s)\s+(?P<ev>(?:[a-z'’-]+\s+){0,3}?{EVENT})\b",
         r"\b(?:is|was)\s+(?P<ev>(?:the|my|our)\s+(?:[a-z'’-]+\s+){0,2}?{EVENT})\s+(?:still\s+)?(?:on|at|moved|rescheduled)\b",
-        r"\b(?:what(?:['’]s|\s+is)\s+the\s+(?:status|state|stage|phase|progress)\s+(?:of|on)|how(?:['’]s|\s+is)|where\s+(?:is|are)\s+we\s+(?:on|with)|what\s+(?:stage|phase)\s+is|how\s+far\s+along\s+is|is)\s+(?P<np>(?:(?:the|our|my)\s+)?(?:project\s+(?-i:\p{Lu}\w*)|(?-i:\p{Lu}\w*)\s+project|(?:[a-z0-9-]+\s+){0,2}?{PROJECT}))\b",
+        r"\b(?:what(?:['’]s|\s+is)\s+the\s+(?:status|state|stage|phase|progress)\s+(?:of|on)|how(?:['’]s|\s+is)|where\s+(?:is|are)\s+we\s+(?:on|with)|what\s+(?:stage|phase|state)\s+(?:is|was)|how\s+far\s+along\s+is|is)\s+(?P<np>(?:(?:the|our|my)\s+)?(?:project\s+(?-i:\p{Lu}\w*)|(?-i:\p{Lu}\w*)\s+project|(?:[a-z0-9-]+\s+){0,2}{PROJECT}))\b",
     ];
     let (index, caps) = first_match(compiled(&CELL, &sources), sentence)?;
     if let Some(org) = caps.name("org") {
@@ -161,6 +175,7 @@ fn english_things(sentence: &str) -> Option<Asked> {
 /// The person an English question is about: "my sister" → the sister, a name, or the speaker.
 fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
     let toks = scan::tokens(sentence);
+    let mut someone_else = false;
     for (i, tok) in toks.iter().enumerate() {
         let w = tok.lower.trim_end_matches("'s");
         if !RELATIONS.contains(&w) {
@@ -197,13 +212,23 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
         if mine && !own_kind {
             return Some(Subject::Related(w.to_string()));
         }
+        someone_else |= !mine && !own_kind;
     }
+    let first_person_at = toks.iter().position(|t| {
+        matches!(
+            t.lower.as_str(),
+            "i" | "me" | "my" | "we" | "our" | "us" | "i'm" | "i've" | "we're" | "mine"
+        )
+    });
     let named = toks.iter().enumerate().find(|(i, t)| {
+        // "Is my cat still called Biscotti?": a name after "my" is the value asked about.
+        let before_first_person = first_person_at.is_none_or(|p| *i < p);
         let after_preposition = i
             .checked_sub(1)
             .and_then(|p| toks.get(p))
             .is_some_and(|p| matches!(p.lower.as_str(), "in" | "to" | "at" | "from" | "near"));
         *i > 0
+            && before_first_person
             && !after_preposition
             && t.word
             && t.capital
@@ -224,7 +249,12 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
             "i" | "me" | "my" | "we" | "our" | "us" | "i'm" | "i've" | "we're" | "mine"
         )
     });
-    first_person.then_some(Subject::Speaker)
+    // "What's the baby's name going to be?", "Is the trip to Patagonia still on?": the baby,
+    // the pet and the trip of a line about nobody else are the speaker's, as in statements.
+    let own_thing = matches!(slot, Slot::Child | Slot::Pet | Slot::Plan)
+        && !someone_else
+        && toks.iter().any(|t| t.lower == "the");
+    (first_person || own_thing).then_some(Subject::Speaker)
 }
 
 /// English keyword rules: (slot, pattern) in priority order.
@@ -236,11 +266,11 @@ const ENGLISH_SLOTS: &[(Slot, &str)] = &[
     (Slot::Quantity, r"\bhow\s+(?:many|much|far)\b"),
     (
         Slot::Pet,
-        r"\b(?:{SPECIES})\b.*\b(?:name|called|named)\b|\b(?:name|call|called|named)\b.*\b(?:{SPECIES})\b",
+        r"\b(?:{SPECIES})\b.*\b(?:name|called|named)\b|\b(?:name|call|called|named|naming|calling)\b.*\b(?:{SPECIES})\b",
     ),
     (
         Slot::Child,
-        r"\b(?:son|daughter|kid|child|baby|boy|girl)['’]?s?\b.*\b(?:name|called|named)\b|\b(?:name|named|call|called)\b.*\b(?:son|daughter|kid|child|baby)\b",
+        r"\b(?:son|daughter|kid|child|baby|boy|girl)['’]?s?\b.*\b(?:name|called|named)\b|\b(?:name|named|naming|call|called|calling)\b.*\b(?:son|daughter|kid|child|baby)\b",
     ),
     (
         Slot::Partner,
@@ -252,7 +282,7 @@ const ENGLISH_SLOTS: &[(Slot, &str)] = &[
     ),
     (
         Slot::Preference,
-        r"\b(?:favou?rite|fave)\s+(?P<q>[a-z]+(?:[\s-][a-z]+)?)",
+        r"\b(?:favou?rite|fave|go-to|preferred)\s+(?P<q>[a-z]+(?:[\s-][a-z]+)?)|\b(?P<q2>[a-z]+)\s+of\s+choice\b|\b(?:what|which)\s+(?P<q3>[a-z]+)\s+(?:do|does|did)\s+(?:i|we)\s+(?:like|love|enjoy|prefer)\s+(?:the\s+)?(?:best|most)\b",
     ),
     (
         Slot::Diet,
@@ -334,6 +364,8 @@ fn english_qualifier(sentence: &str, slot: Slot, caps: &Captures) -> String {
         }
         Slot::Preference => caps
             .name("q")
+            .or_else(|| caps.name("q2"))
+            .or_else(|| caps.name("q3"))
             .map(|q| {
                 let words: Vec<String> = q
                     .as_str()
@@ -395,7 +427,7 @@ fn chinese_things(sentence: &str) -> Option<Asked> {
         r"谁(?:是|在当|当上了|接任了?)(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?(?:新任|新)?(?P<role>{ROLEZH})",
         r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)(?:现在)?(?:谁在?管|谁负责|谁说了算|谁当家)",
         r"(?P<org>[^，。！？；、,.!?\s]{1,10}?)的?总部(?:现在|目前)?(?:在哪|设在哪|位于哪|搬到哪|搬去哪|迁到哪|在什么地方)",
-        r"(?P<ev>[^，。！？；、,.!?\s]{0,8}?{EVENTZH})(?:的)?(?:时间)?(?:现在|改|又|定|是)?(?:在|到|成|于)?(?:什么时候|哪天|哪一天|几号|周几|星期几|礼拜几|几点|啥时候)",
+        r"(?P<ev>[^，。！？；、,.!?\s]{0,8}?{EVENTZH})(?:的)?(?:时间)?(?:现在|目前|改|又|定|还|是|的|在|到|成|于)*(?:什么时候|哪天|哪一天|几号|周几|星期几|礼拜几|几点|啥时候)",
         r"(?P<np>[^，。！？；、,.!?\s]{0,8}?{PROJECTZH})(?:现在|目前)?(?:到|进行到|在|处于|进展到)?(?:哪个阶段|什么阶段|哪一步|哪一阶段|进展|进度|怎么样|状态)",
     ];
     let (index, caps) = first_match(compiled(&CELL, &sources), sentence)?;
@@ -413,12 +445,23 @@ fn chinese_things(sentence: &str) -> Option<Asked> {
         return Some(ask(Subject::Thing(thing), Slot::Date, String::new()));
     }
     let np = caps.name("np")?;
-    let thing = super::chinese::thing_name(np.as_str())?;
+    let thing = super::chinese::thing_name(after_time_lead(np.as_str()))?;
     Some(ask(Subject::Thing(thing), Slot::Status, String::new()))
 }
 
+/// `text` after a time it opens with ("2024年3月3日的时候鸣鹤科技" → "鸣鹤科技"): a question
+/// about a past date names its subject after the date.
+fn after_time_lead(text: &str) -> &str {
+    ["的时候", "时候", "那时", "当时"]
+        .iter()
+        .find_map(|lead| text.rfind(lead).map(|i| i + lead.len()))
+        .and_then(|at| text.get(at..))
+        .unwrap_or(text)
+        .trim_start_matches(['，', ','])
+}
+
 fn chinese_org(raw: &str) -> Option<Subject> {
-    let mut text = raw.trim();
+    let mut text = after_time_lead(raw.trim());
     for lead in [
         "请问",
         "你知道",
@@ -431,7 +474,13 @@ fn chinese_org(raw: &str) -> Option<Subject> {
     ] {
         text = text.strip_prefix(lead).unwrap_or(text);
     }
-    let text = text.trim_end_matches('的');
+    let mut text = text.trim_end_matches('的');
+    while let Some(rest) = ["现在", "目前", "如今", "还"]
+        .iter()
+        .find_map(|t| text.strip_suffix(t))
+    {
+        text = rest.trim_end_matches('的');
+    }
     if text.is_empty() || text.starts_with(['谁', '你', '他', '她']) {
         return None;
     }
@@ -491,6 +540,18 @@ fn chinese_person(sentence: &str, slot: Slot) -> Option<Subject> {
     if ["我", "咱", "俺"].iter().any(|p| sentence.contains(p)) {
         return Some(Subject::Speaker);
     }
+    // "宝宝的名字定的是什么？", "猫咪现在叫什么？": a child or pet nobody is said to own is the
+    // speaker's, as in statements.
+    let own_noun = match slot {
+        Slot::Child => ["宝宝", "儿子", "女儿", "闺女", "宝贝"]
+            .iter()
+            .find_map(|n| sentence.find(n)),
+        Slot::Pet => SPECIES_ZH.iter().find_map(|n| sentence.find(n)),
+        _ => None,
+    };
+    if let Some(at) = own_noun {
+        return super::chinese::owner_before(sentence, at);
+    }
     let name = super::chinese::tags(sentence)
         .into_iter()
         .find(|(_, t)| matches!(t.as_str(), "nr" | "nrfg" | "nrt"))
@@ -501,7 +562,10 @@ fn chinese_person(sentence: &str, slot: Slot) -> Option<Subject> {
 /// Chinese keyword rules: (slot, pattern) in priority order.
 const CHINESE_SLOTS: &[(Slot, &str)] = &[
     (Slot::Age, r"多大了|几岁|年龄|多少岁|多大年纪"),
-    (Slot::Quantity, r"多少|几(?:个|本|杯|次|公里|小时|天|只)"),
+    (
+        Slot::Quantity,
+        r"多少|多远|多久|多长时间|几(?:个|本|杯|次|公里|小时|天|只|趟|圈)",
+    ),
     (Slot::Pet, r"(?:{SPECIESZH}).*(?:叫什么|叫啥|名字)"),
     (
         Slot::Child,
@@ -509,11 +573,11 @@ const CHINESE_SLOTS: &[(Slot, &str)] = &[
     ),
     (
         Slot::Partner,
-        r"(?:男朋友|女朋友|男友|女友|对象|老公|老婆|丈夫|妻子|爱人|未婚夫|未婚妻|媳妇).*(?:叫什么|叫啥|是谁|名字)|和谁(?:在一起|谈恋爱|结婚)",
+        r"(?:男朋友|女朋友|男友|女友|对象|老公|老婆|丈夫|妻子|爱人|未婚夫|未婚妻|媳妇).*(?:叫什么|叫啥|是谁|名字)|(?:和|跟|与)谁(?:在一起|谈恋爱|结婚|交往|约会)",
     ),
     (
         Slot::RelationshipStatus,
-        r"单身|结婚|已婚|恋爱|对象吗|离婚|订婚",
+        r"单身|结婚|已婚|恋爱|对象吗|离婚|订婚|分居|同居|丧偶|(?:感情|婚姻|恋爱|情感)(?:状况|状态|生活)",
     ),
     (
         Slot::Preference,

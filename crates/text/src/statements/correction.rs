@@ -48,7 +48,8 @@ fn english_value(text: &str) -> Option<String> {
     for raw in text.split_whitespace() {
         let word = raw.trim_matches(|c: char| matches!(c, '"' | '\'' | '“' | '”' | '(' | ')'));
         let bare = word.trim_end_matches([',', '.', '!', '?', ';', ':']);
-        if EN_VALUE_ENDS.contains(&bare.to_lowercase().as_str()) || bare.is_empty() {
+        let no_word = !bare.chars().any(char::is_alphanumeric);
+        if EN_VALUE_ENDS.contains(&bare.to_lowercase().as_str()) || no_word {
             break;
         }
         if words.is_empty() && matches!(bare.to_lowercase().as_str(), "the" | "a" | "an" | "to") {
@@ -67,7 +68,7 @@ fn english_value(text: &str) -> Option<String> {
 fn english_value_before(text: &str, end: usize) -> Option<String> {
     let before = text.get(..end)?;
     let clause = before
-        .rsplit([',', ';', ':', '.', '!', '?'])
+        .rsplit([',', ';', ':', '.', '!', '?', '—', '–'])
         .next()
         .unwrap_or(before);
     let words: Vec<&str> = clause.split_whitespace().collect();
@@ -122,9 +123,10 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         r"\b(?:change|switch|update|move|set|correct)\s+(?:that|it|this|the\s+\w+(?:\s+\w+)?)\s+to\s+(?P<r>.+)",
         r"(?:^|\b(?:actually|let['’]s|please|ok|okay|no|then|so|just|can\s+you|could\s+you|wait)\W+)make\s+(?:that|it)\s+(?P<r>.+)",
         r"^(?:(?:sorry|oops|no|wait|actually|correction|err|um|ah|oh|my\s+bad|my\s+mistake)\W+)*(?:i\s+)?(?:meant|mean)(?:\s+to\s+say)?\s+(?P<r>.+)",
-        r"\b(?:scratch\s+that|correction|my\s+mistake|my\s+bad|i\s+misspoke|i\s+was\s+wrong)\b[,:;.!\s]+(?:(?:it['’]s|it\s+is|make\s+it|i\s+meant|it\s+should\s+be)\s+)?(?P<r>.+)",
+        r"\b(?:scratch\s+that|correction|my\s+mistake|my\s+bad|i\s+misspoke|i\s+was\s+wrong|typo|hold\s+on|whoops|i\s+mixed\s+(?:that|it|them)\s+up|i\s+got\s+(?:that|it)\s+wrong)\b[,:;.!\s]+(?:(?:it['’]s|it\s+is|make\s+it|i\s+meant|it\s+should\s+be)\s+)?(?P<r>.+)",
         r"^(?:actually|wait|no|sorry|oops)\b[,\s]+(?:it['’]s|it\s+is|its|that['’]s|it\s+should\s+be|it['’]ll\s+be|it\s+will\s+be)\s+(?P<r>.+)",
-        r"^(?:(?:no|actually|sorry|wait|oops)\W+)*(?:it['’]s\s+)?not\s+(?P<w>[^,;.!?]+?)\s*[,;]\s*(?:but\s+)?(?:it['’]s\s+|rather\s+)?(?P<r>.+)",
+        r"^(?:(?:no|actually|sorry|wait|oops)\W+)*(?:it['’]s\s+)?not\s+(?P<w>[^,;.!?—–]+?)\s*[,;—–]\s*(?:but\s+)?(?:it['’]s\s+|rather\s+)?(?P<r>.+)",
+        r"\b(?:said|wrote|typed|told\s+you|put)\s+(?P<w>[^,;.!?]+?)\s*,?\s+(?:but|when)\s+(?:i\s+|we\s+)?(?:meant|mean)\s+(?P<r>.+)",
         r"[,;]\s*not\s+(?P<w>[^,;.!?]+)",
         r"\b(?:go\s+with|let['’]s\s+do|let['’]s\s+go\s+with|let['’]s\s+say|do)\s+(?P<r>[^,;.!?]+?)\s+instead\b",
         r"\binstead\s+of\s+(?P<w>[^,;.!?]+)",
@@ -133,25 +135,35 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         return None;
     }
     let cued = correction_cue(sentence);
+    if cued {
+        if let Some(c) = stated_not(sentence, found) {
+            return Some(c);
+        }
+    }
     for (index, re) in compiled(&CELL, &sources).iter().enumerate() {
         let Some(caps) = re.as_ref().and_then(|re| re.captures(sentence)) else {
             continue;
         };
-        if index == 6 && !cued {
+        if index == 7 && !cued {
             continue;
         }
         let wrong = caps.name("w").and_then(|w| english_value(w.as_str()));
         let right = match (index, caps.name("r")) {
-            (6, _) => found
+            (7, _) => found
                 .last()
                 .map(|f| f.value.clone())
                 .filter(|v| !v.is_empty())
                 .or_else(|| english_value_before(sentence, caps.get(0)?.start())),
-            (8, _) => english_value_before(sentence, caps.get(0)?.start()),
+            (9, _) => english_value_before(sentence, caps.get(0)?.start()),
             (_, Some(r)) => english_value(r.as_str()),
             _ => None,
         };
         if let Some(right) = right {
+            let wrong = wrong.or_else(|| {
+                let r = caps.name("r")?;
+                let end = r.start() + r.as_str().find(right.as_str())? + right.len();
+                not_after(sentence, end)
+            });
             if wrong.as_deref() == Some(right.as_str()) {
                 continue;
             }
@@ -159,6 +171,48 @@ pub(super) fn english(sentence: &str, found: &[Found]) -> Option<Corrected> {
         }
     }
     None
+}
+
+/// "I'm a locksmith, not a pharmacist", "the CEO is Raj Okonkwo, not Dana Whitlock": the value
+/// of a statement the sentence makes, right before the "not" that names the wrong one.
+fn stated_not(sentence: &str, found: &[Found]) -> Option<Corrected> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| scan::compile(r"[,;—–]?\s*(?:and\s+|but\s+)?\bnot\s+(?P<w>[^,;.!?—–]+)"))
+        .as_ref()?;
+    for caps in re.captures_iter(sentence) {
+        let (Some(whole), Some(w)) = (caps.get(0), caps.name("w")) else {
+            continue;
+        };
+        let before = sentence
+            .get(..whole.start())?
+            .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '—' | '–'));
+        let right = found
+            .iter()
+            .filter(|f| !f.negated && !f.value.is_empty())
+            .find(|f| before.ends_with(f.value.as_str()));
+        let (Some(right), Some(wrong)) = (right, english_value(w.as_str())) else {
+            continue;
+        };
+        if wrong != right.value {
+            return Some(Corrected {
+                wrong: Some(wrong),
+                right: right.value.clone(),
+            });
+        }
+    }
+    None
+}
+
+/// The wrong value named by a "not …" right after byte `from` ("I meant cold brew, not
+/// hibiscus tea, …").
+fn not_after(sentence: &str, from: usize) -> Option<String> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| scan::compile(r"^\s*[,;—–]?\s*(?:and\s+|but\s+)?not\s+(?P<w>[^,;.!?—–]+)"))
+        .as_ref()?;
+    let caps = re.captures(sentence.get(from..)?)?;
+    english_value(caps.name("w")?.as_str())
 }
 
 /// Whether an English sentence signals a correction ("actually", "sorry", "it's X, not Y").
@@ -179,8 +233,28 @@ fn correction_cue(sentence: &str) -> bool {
                     | "rather"
                     | "mistake"
                     | "misspoke"
+                    | "typo"
+                    | "wrong"
+                    | "misread"
+                    | "misremembered"
+                    | "mistyped"
+                    | "mixed"
+                    | "clarify"
+                    | "correct"
+                    | "err"
+                    | "erm"
+                    | "whoops"
             )
-        });
+        })
+        || [
+            "hold on",
+            "i mean ",
+            "slip of the tongue",
+            "let me fix",
+            "to be clear",
+        ]
+        .iter()
+        .any(|p| lower.contains(p));
     let opens = ["it's ", "it is ", "that's ", "make it ", "its "]
         .iter()
         .any(|p| lower.starts_with(p));
@@ -213,20 +287,36 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
     static CELL: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
     let sources = [
         r"不是(?P<w>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而|应该|其实)?是(?P<r>.+)",
-        r"(?:^|[，,。！!])(?:其实|应该)?是(?P<r>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而)?不是(?P<w>[^，。！？；、,.!?;\s]{1,12})",
+        r"(?:^|[，,。！!：:])(?P<topic>[^，,。！!？?；;：:]{0,12}?)(?:其实|应该)?(?:是|叫|在|去)(?P<r>[^，。！？；、,.!?;\s]{1,12}?)[，,、\s]*(?:而)?不(?:是|叫|在|去)(?P<w>[^，。！？；、,.!?;\s]{1,12})",
         r"(?:^|[，,。！!：:])\s*(?:那就|那|就|还是|要不|帮我|麻烦|请|算了|不对|哦|啊|嗯|对了)?(?:改成|改为|换成|改到|改在|换到)(?P<r>.+)",
-        r"(?:我说错了|说错了|搞错了|记错了|口误|更正一下|纠正一下|不对|错了|我搞错了|我记错了|打错了|写错了)[，,。！!\s]*(?:应该|其实|实际上)?(?:是|在)(?P<r>.+)",
+        r"(?:我说错了|说错了|搞错了|记错了|口误|更正一下|纠正一下|更正|纠正|不对|错了|我搞错了|我记错了|打错了|写错了|看错了)[，,。！!：:\s]*(?:应该|其实|实际上)?(?:是|在)(?P<r>.+)",
+        r"(?:我是说|我的意思是|我指的是|我想说的是)(?P<r>.+)",
     ];
     if super::chinese::is_question(sentence) {
         return None;
     }
-    for re in compiled(&CELL, &sources).iter().flatten() {
-        let Some(caps) = re.captures(sentence) else {
+    for (index, re) in compiled(&CELL, &sources).iter().enumerate() {
+        let Some(caps) = re.as_ref().and_then(|re| re.captures(sentence)) else {
             continue;
         };
+        // "我是锁匠，不是药剂师" and "我是说…" correct only when the line says it does; "是上海，
+        // 不是北京" always does.
+        let topic = caps
+            .name("topic")
+            .is_some_and(|t| !t.as_str().trim().is_empty());
+        if (topic || index == 4) && !chinese_cue(sentence) {
+            continue;
+        }
         let wrong = caps.name("w").and_then(|w| chinese_value(w.as_str()));
         let Some(right) = caps.name("r").and_then(|r| chinese_value(r.as_str())) else {
             continue;
+        };
+        let (right, wrong) = match wrong {
+            Some(w) => {
+                let (r, w) = trimmed_alike(&right, &w);
+                (r, Some(w))
+            }
+            None => (right, None),
         };
         if wrong.as_deref() == Some(right.as_str()) {
             continue;
@@ -234,6 +324,53 @@ pub(super) fn chinese(sentence: &str, _found: &[Found]) -> Option<Corrected> {
         return Some(Corrected { wrong, right });
     }
     None
+}
+
+/// Words with which a Chinese line says it corrects something.
+const CUES_ZH: &[&str] = &[
+    "说错",
+    "搞错",
+    "记错",
+    "打错",
+    "写错",
+    "看错",
+    "弄错",
+    "错了",
+    "口误",
+    "更正",
+    "纠正",
+    "不对",
+    "等等",
+    "哎呀",
+    "不好意思",
+    "抱歉",
+    "应该是",
+    "其实是",
+    "失误",
+];
+
+fn chinese_cue(sentence: &str) -> bool {
+    CUES_ZH.iter().any(|c| sentence.contains(c))
+}
+
+/// The right and wrong values without what only one of them carries: "去西双版纳"/"喀纳斯" →
+/// "西双版纳"; "原型设计阶段"/"需求分析" → "原型设计"; "订婚状态"/"单身" → "订婚".
+fn trimmed_alike(right: &str, wrong: &str) -> (String, String) {
+    let mut right = right.to_string();
+    let mut wrong = wrong.to_string();
+    for lead in ["去", "到", "在"] {
+        if right.starts_with(lead) != wrong.starts_with(lead) {
+            right = right.strip_prefix(lead).unwrap_or(&right).to_string();
+            wrong = wrong.strip_prefix(lead).unwrap_or(&wrong).to_string();
+        }
+    }
+    for tail in ["阶段", "状态", "这只猫", "这只狗"] {
+        if right.ends_with(tail) != wrong.ends_with(tail) {
+            right = right.strip_suffix(tail).unwrap_or(&right).to_string();
+            wrong = wrong.strip_suffix(tail).unwrap_or(&wrong).to_string();
+        }
+    }
+    (right, wrong)
 }
 
 /// A sentence that only says the previous words were wrong ("我说错了。", "Sorry, my

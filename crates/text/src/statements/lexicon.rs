@@ -18,14 +18,25 @@ pub(super) fn placeholder(name: &str) -> Option<String> {
         ),
         "ROLE" => alternation(ROLES),
         "SPECIES" => alternation(SPECIES),
-        "EVENT" => alternation(EVENTS),
+        "EVENT" => alternation(&[EVENTS, PROVIDERS].concat()),
         "PROJECT" => alternation(PROJECTS),
         "NUM" => NUMBER.to_string(),
+        // Drinks whose habit a line may end ("I quit coffee", "I no longer drink alcohol").
+        "DRINKS" => r"(?:coffee|alcohol|booze|beer|wine|caffeine|soda|fizzy\s+drinks|soft\s+drinks|energy\s+drinks|sugary\s+drinks|spirits|liquor|cow['’]s\s+milk|milk)".to_string(),
+        "DIET" => alternation(&[DIET_ADJECTIVES, DIET_NAMES].concat()),
+        "DIETADJ" => alternation(DIET_ADJECTIVES),
+        // Abbreviated fields only in capitals: "I work in IT", not "I'm in it".
+        "FIELD" => format!(
+            "(?:(?-i:IT|HR|PR|AI|QA|UX|TV|R&D)|{})",
+            alternation(FIELDS)
+        ),
         "NUMWORD" => number_word_pattern(),
         "ROLEZH" => alternation(ROLES_ZH),
         "SPECIESZH" => alternation(SPECIES_ZH),
         "EVENTZH" => alternation(EVENTS_ZH),
         "PROJECTZH" => alternation(PROJECTS_ZH),
+        "DIETZH" => r"(?:素食|纯素食?|全素|鱼素|蛋奶素|奶素|生酮饮食|生酮|低碳水饮食|低碳饮食|低碳水|无麸质饮食|无麸质|地中海饮食|轻断食|间歇性断食|断食|清真饮食|低脂饮食|低糖饮食|高蛋白饮食|控糖饮食|\p{Han}{1,4}饮食)".to_string(),
+        "DRINKSZH" => "(?:咖啡|白酒|啤酒|红酒|酒|奶茶|可乐|碳酸饮料|含糖饮料|饮料|牛奶)".to_string(),
         "NUMZH" => r"(?:\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万亿半]+)".to_string(),
         _ => return None,
     };
@@ -50,6 +61,46 @@ const NUMBER: &str = r"(?:[$€£¥]\s?)?(?:\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|(
 fn number_word_pattern() -> String {
     NUMBER.to_string()
 }
+
+/// Diets that describe a person on their own ("I'm vegan", "I went keto").
+#[rustfmt::skip]
+pub(super) const DIET_ADJECTIVES: &[&str] = &[
+    "vegetarian", "veggie", "vegan", "pescatarian", "pescetarian", "plant-based", "plant based",
+    "keto", "paleo", "gluten-free", "dairy-free", "lactose-free", "sugar-free", "carnivore",
+    "flexitarian", "kosher", "halal", "raw vegan", "fruitarian", "lacto-vegetarian",
+    "ovo-vegetarian", "lacto-ovo vegetarian", "low-carb", "low carb",
+];
+
+/// Diets named only before "diet" ("a Mediterranean diet", "the Atkins diet").
+#[rustfmt::skip]
+pub(super) const DIET_NAMES: &[&str] = &[
+    "ketogenic", "mediterranean", "atkins", "whole30", "dash", "low-fat", "low fat",
+    "low-sodium", "low-fodmap", "low fodmap", "high-protein", "high protein", "raw food",
+    "macrobiotic", "nordic", "zone", "south beach", "elimination", "intermittent fasting",
+    "nut-free", "egg-free", "soy-free", "grain-free", "whole-food plant-based", "low-calorie",
+    "low-sugar", "anti-inflammatory", "diabetic", "renal", "liquid", "juice",
+];
+
+/// Lines of work named after "I work in" ("marketing", "finance").
+#[rustfmt::skip]
+pub(super) const FIELDS: &[&str] = &[
+    "marketing", "sales", "finance", "accounting", "tech", "technology", "human resources", "healthcare", "health care", "education", "retail", "hospitality",
+    "construction", "insurance", "banking", "investment banking", "consulting", "law",
+    "medicine", "nursing", "engineering", "software", "software engineering", "design",
+    "graphic design", "ux design", "publishing", "media", "advertising", "journalism",
+    "research", "academia", "government", "logistics", "real estate", "public relations",
+    "customer service", "customer support", "operations", "product", "product management",
+    "data science", "data analytics", "analytics", "cybersecurity", "security", "biotech",
+    "pharma", "pharmaceuticals", "manufacturing", "agriculture", "fashion", "film", "television",
+    "music", "gaming", "games", "energy", "oil and gas", "telecoms", "telecommunications",
+    "transport", "transportation", "aviation", "social work", "recruitment", "recruiting",
+    "procurement", "supply chain", "architecture", "policy", "nonprofits", "the nonprofit sector",
+    "fintech", "e-commerce", "ecommerce", "compliance", "audit", "tax", "venture capital",
+    "private equity", "property", "catering", "food service", "childcare", "elder care",
+    "mental health", "public health", "dentistry", "veterinary medicine", "pharmacy",
+    "biology", "chemistry", "physics", "robotics", "machine learning", "web development",
+    "quality assurance", "devops", "events", "tourism", "translation", "localization",
+];
 
 /// Nouns that stand for an unnamed organization after "the/our/my".
 #[rustfmt::skip]
@@ -76,7 +127,13 @@ pub(super) fn canonical_role(role: &str) -> String {
     let words: Vec<&str> = lower.split_whitespace().collect();
     let joined = words.join(" ");
     let canonical = match joined.as_str() {
-        "chief executive officer" | "chief executive" | "首席执行官" => "ceo",
+        "chief executive officer"
+        | "chief executive"
+        | "首席执行官"
+        | "老板"
+        | "一把手"
+        | "掌门人"
+        | "当家人" => "ceo",
         "chief technology officer" | "chief technical officer" | "首席技术官" => "cto",
         "chief financial officer" | "首席财务官" => "cfo",
         "chief operating officer" | "首席运营官" => "coo",
@@ -165,6 +222,31 @@ pub(super) const EVENTS: &[&str] = &[
     "cleaning", "consultation", "screening", "viewing", "closing", "delivery", "training",
     "rehearsal", "practice", "tournament", "race", "marathon", "trip", "departure", "arrival",
     "event", "shift",
+];
+
+/// People whose name stands for an appointment with them ("I booked the dentist for Friday").
+#[rustfmt::skip]
+pub(super) const PROVIDERS: &[&str] = &[
+    "dentist", "doctor", "gp", "vet", "hairdresser", "barber", "physio", "physiotherapist",
+    "therapist", "optician", "optometrist", "orthodontist", "dermatologist", "gynaecologist",
+    "gynecologist", "chiropractor", "osteopath", "podiatrist", "dietitian", "nutritionist",
+    "psychiatrist", "psychologist", "counsellor", "counselor", "specialist", "cardiologist",
+    "allergist", "audiologist", "hygienist", "pediatrician", "paediatrician", "stylist",
+    "groomer", "masseuse", "acupuncturist", "ophthalmologist", "midwife", "obgyn", "ob-gyn",
+];
+
+/// Events that are appointments with someone, named after them ("dentist appointment").
+pub(super) const APPOINTMENTS: &[&str] = &[
+    "appointment",
+    "appt",
+    "session",
+    "consultation",
+    "visit",
+    "check-up",
+    "checkup",
+    "cleaning",
+    "booking",
+    "slot",
 ];
 
 /// Chinese events.
@@ -263,7 +345,7 @@ pub(super) const OCCUPATIONS: &[&str] = &[
     "substitute teacher", "headteacher", "headmaster", "headmistress", "dean", "provost",
     "registrar", "scholar", "academic", "fellow", "resident", "nurse practitioner", "caretaker",
     "babysitter", "au pair", "housewife", "homemaker", "stay-at-home mom", "stay-at-home dad",
-    "stay-at-home parent",
+    "stay-at-home parent", "stay-at-home mum", "team lead", "tech lead", "lead", "team leader",
 ];
 
 /// Heads that end like occupations but are not ("a big fan", "a believer", "a smoker").

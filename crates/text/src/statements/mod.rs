@@ -12,11 +12,19 @@
 //!   yield nothing;
 //! - values must look like what the slot holds (a capitalized place, an occupation noun, a name).
 //!
+//! Some holders are implied rather than written, because that is how people talk about their own
+//! lives: an answer without a subject ("Still vegetarian, yes."), a baby, pet or trip nobody else
+//! is said to own ("The cat has a new name: Octavia", "宝宝叫景行"). Updates of one fact must key
+//! alike however they are worded, so qualifiers and thing names are canonical ("my weekly running
+//! distance" keys like "I run … a week"; "看牙", "牙医的预约" and "牙医预约" are one event), and
+//! yes/no questions are read as the statements they confirm ("Am I still a pharmacist?").
+//!
 //! Lines are analyzed sentence by sentence, so spans point at the sentence that states a fact.
 
 mod asked;
 mod chinese;
 mod correction;
+mod declarative;
 mod english;
 mod lexicon;
 mod normalize;

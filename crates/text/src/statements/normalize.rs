@@ -73,18 +73,31 @@ fn diet_key(value: &str) -> String {
         "素食者" | "素食主义者" | "素食" | "吃素" | "吃斋" | "素食主义" => "吃素",
         "纯素" | "纯素食" | "纯素食者" | "吃全素" => "纯素",
         "吃荤" | "吃肉" => "吃肉",
+        "酒" | "喝酒" => "喝酒",
+        "咖啡" | "喝咖啡" => "喝咖啡",
         other => {
             let words: Vec<&str> = other.split_whitespace().collect();
             return match words.as_slice() {
                 ["eat" | "eating" | "eats" | "ate", rest @ ..] if !rest.is_empty() => {
                     format!("eat {}", rest.join(" "))
                 }
+                ["drink" | "drinking" | "drinks" | "drank", rest @ ..] if !rest.is_empty() => {
+                    format!("drink {}", rest.join(" "))
+                }
                 [food] if is_food(food) => format!("eat {food}"),
+                [drink] if is_drink(drink) => format!("drink {drink}"),
                 _ => other.to_string(),
             };
         }
     };
     canonical.to_string()
+}
+
+fn is_drink(word: &str) -> bool {
+    matches!(
+        word,
+        "coffee" | "alcohol" | "booze" | "beer" | "wine" | "caffeine" | "soda" | "milk" | "spirits"
+    )
 }
 
 fn is_food(word: &str) -> bool {
@@ -98,7 +111,8 @@ fn is_food(word: &str) -> bool {
 fn relationship_key(value: &str) -> String {
     let general = key(value);
     let canonical = match general.as_str() {
-        "hitched" | "married" | "newlywed" | "a newlywed" | "newlyweds" => "married",
+        "hitched" | "married" | "newlywed" | "a newlywed" | "newlyweds" | "tied the knot"
+        | "got hitched" | "said i do" | "said we do" => "married",
         "seeing someone"
         | "seeing someone new"
         | "dating"
@@ -108,6 +122,8 @@ fn relationship_key(value: &str) -> String {
         | "spoken for"
         | "off the market" => "dating",
         "widow" | "a widow" | "widower" | "a widower" | "widowed" => "widowed",
+        "living together" | "cohabiting" => "living together",
+        other if other.starts_with("in a ") && other.ends_with("relationship") => "dating",
         "unattached" | "single" | "back on the market" => "single",
         "结婚" | "已婚" | "成家" => "已婚",
         "恋爱" | "谈恋爱" | "脱单" | "有对象" | "有女朋友" | "有男朋友" | "在一起" | "交往" => {
@@ -362,6 +378,9 @@ const ONES: &[(&str, u64)] = &[
     ("eighty", 80),
     ("ninety", 90),
     ("dozen", 12),
+    ("once", 1),
+    ("twice", 2),
+    ("thrice", 3),
 ];
 
 fn word_number(word: &str) -> Option<u64> {

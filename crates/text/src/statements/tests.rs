@@ -9,6 +9,8 @@ use super::*;
 
 mod chinese_cases;
 mod english_cases;
+mod tuning;
+mod tuning_cases;
 
 /// (line, subject, slot, qualifier, value, negated)
 pub(super) type Case = (

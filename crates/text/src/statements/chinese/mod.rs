@@ -101,7 +101,7 @@ const SKIPPED: &[&str] = &[
     "一般", "通常", "基本上", "基本", "差不多", "大概", "在", "是", "总是", "常常", "经常", "倒是", "反正", "当然", "居然", "竟然",
     "果然", "于是", "正", "真心", "确实", "早", "已然", "改", "还是", "依旧", "照样", "同样", "一样", "每天", "每周", "每个月",
     "每月", "每年", "每个星期", "每星期", "一周", "一个月", "一年", "一天", "每晚", "平常", "日常", "差不多", "大约", "上半年",
-    "这两年", "这些年", "近几年", "这几年", "上个星期", "这半年",
+    "这两年", "这些年", "近几年", "这几年", "上个星期", "这半年", "从", "自从", "起", "新",
 ];
 
 /// Negations between subject and verb.
@@ -217,7 +217,7 @@ fn strip_duration(text: &str) -> Option<&str> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let re = RE
         .get_or_init(|| {
-            Regex::new(r"(?:(?:\d+|[一二两三四五六七八九十几半]+)(?:个)?(?:年|月|周|星期|礼拜|天)(?:前|以前|之前|多前)|\d{4}年|[一二三四五六七八九十]+月份?|\d{1,2}月份?)$").ok()
+            Regex::new(r"(?:(?:\d+|[一二两三四五六七八九十几半]+)(?:个)?(?:年|月|周|星期|礼拜|天)(?:前|以前|之前|多前)|\d{4}年|[一二三四五六七八九十]+月份?|\d{1,2}月份?|(?:从|自)[^，。！？从自]{1,6}?(?:开始|起))$").ok()
         })
         .as_ref()?;
     let m = re.find(text)?;
@@ -271,6 +271,39 @@ pub(super) fn subject_of(prefix: &str) -> Option<Subject> {
         return None;
     }
     values::person_name(prefix).map(Subject::Named)
+}
+
+/// The owner of a noun at byte `at` that the line may leave unsaid: "宝宝叫…", "猫咪有了新名字"
+/// are the speaker's; "我姐的宝宝", "邻居家的猫", "他家猫" are someone else's.
+pub(super) fn owner_before(sentence: &str, at: usize) -> Option<Subject> {
+    let before = sentence.get(..at)?;
+    let clause_start = before
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| is_clause_mark(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let prefix = before.get(clause_start..)?.trim();
+    let owned = prefix.strip_suffix('的');
+    let owner = owned.unwrap_or(prefix);
+    let owner = owner.strip_suffix('家').unwrap_or(owner);
+    const SPEAKER: &[&str] = &["我们", "咱们", "我", "咱", "俺"];
+    if SPEAKER.iter().any(|s| owner.ends_with(s)) {
+        return Some(Subject::Speaker);
+    }
+    if let Some(rel) = relation_at_end(owner) {
+        return rel;
+    }
+    let others = [
+        "他", "她", "你", "他们", "她们", "你们", "别人", "人家", "朋友", "邻居",
+    ];
+    if others.iter().any(|o| owner.ends_with(o)) {
+        return None;
+    }
+    match owned {
+        // "小王的猫": a named owner.
+        Some(named) if !named.is_empty() => values::person_name(named).map(Subject::Named),
+        _ => Some(Subject::Speaker),
+    }
 }
 
 /// "我哥" → Related("哥"), "妈妈" → Related("妈妈"); `Some(None)` when the relative is someone
@@ -331,7 +364,8 @@ fn dropped_subject(sentence: &str, clause_start: usize) -> Option<Subject> {
 const HYPOTHETICAL: &[&str] = &[
     "如果", "假如", "假设", "要是", "万一", "倘若", "若是", "想象", "幻想", "梦想", "希望", "但愿", "也许", "或许", "可能",
     "说不定", "考虑", "想着", "要不要", "该不该", "是否", "的话", "要不", "还是说", "假若", "设想", "憧憬", "做梦", "梦见", "梦到",
-    "如若", "若", "想想", "打算", "计划", "准备", "建议", "不如", "应该", "最好",
+    "如若", "若", "想想", "打算", "计划", "准备", "建议", "不如", "应该", "最好", "等我", "等我们",
+    "等到", "一旦", "待我",
 ];
 
 /// Words that report someone's words or thoughts.
@@ -345,7 +379,8 @@ const REPORTING: &[&str] = &[
 #[rustfmt::skip]
 const NOT_REPORTING: &[&str] = &[
     "说实话", "说真的", "说起来", "说到", "小说", "说明", "说不定", "说白了", "话说", "听说过", "说好", "说法", "所以说", "虽说",
-    "换句话说", "怎么说", "说来",
+    "换句话说", "怎么说", "说来", "说错", "说漏", "我是说", "我说的是", "说个事", "说件事",
+    "说一下", "说一声",
 ];
 
 /// Phrases that set what follows in the past.
@@ -369,8 +404,75 @@ pub(super) fn blocked_before(sentence: &str, start: usize, plan: bool) -> bool {
     let hypothetical = HYPOTHETICAL
         .iter()
         .filter(|h| !(plan && ["打算", "计划", "准备"].contains(h)))
-        .any(|h| before.contains(h));
+        .any(|h| {
+            before
+                .match_indices(h)
+                .any(|(i, _)| !noun_use(before, i + h.len()))
+        });
     hypothetical || reported(before) || in_past(before)
+}
+
+/// `text` without the openers, hearsay and conditions a pattern may have taken in front of a
+/// name ("听说苍鹭项目" → "苍鹭项目", "要是海川船舶" → "海川船舶").
+pub(super) fn without_lead_ins(text: &str) -> &str {
+    let mut text = strip_openers(text.trim());
+    // "他们说苍鹭项目…": a report before the name, up to its verb.
+    let reported_up_to = REPORTING
+        .iter()
+        .flat_map(|r| text.match_indices(r).map(move |(i, _)| (i, i + r.len())))
+        .filter(|&(start, end)| {
+            let by = text.get(..start).unwrap_or("");
+            let someone = subject_of(by).is_some()
+                || ["他", "她", "他们", "她们", "你", "你们"]
+                    .iter()
+                    .any(|p| by.ends_with(p));
+            // A one-character verb (说, 问) may be part of a name (顾问公司) unless someone says it.
+            let long = text.get(start..end).is_some_and(|w| w.chars().count() >= 2);
+            end < text.len() && (someone || (long && text.get(..end).is_some_and(reported)))
+        })
+        .map(|(_, end)| end)
+        .max();
+    if let Some(end) = reported_up_to {
+        text = strip_openers(text.get(end..).unwrap_or(""));
+    }
+    loop {
+        let lead = HYPOTHETICAL
+            .iter()
+            .chain(REPORTING)
+            .filter(|w| w.chars().count() >= 2 && text.starts_with(*w) && text.len() > w.len())
+            .max_by_key(|w| w.len());
+        match lead {
+            Some(w) => text = strip_openers(text.get(w.len()..).unwrap_or("")),
+            None => return text,
+        }
+    }
+}
+
+/// Whether a run of characters a pattern took as a name starts with a word that makes it
+/// hypothetical ("要是苍鹭项目…", "如果海川船舶…"): a name may hold 若 (沈若曦), so only words of
+/// two or more characters count.
+pub(super) fn opens_hypothetically(text: &str) -> bool {
+    let text = strip_openers(text.trim());
+    HYPOTHETICAL
+        .iter()
+        .filter(|h| h.chars().count() >= 2)
+        .any(|h| text.starts_with(h))
+}
+
+/// Whether 计划/打算/准备 ending at byte `end` is a noun ("新计划，…", "春天的计划变了"),
+/// which makes nothing after it hypothetical.
+fn noun_use(text: &str, end: usize) -> bool {
+    let word = text.get(..end).unwrap_or("");
+    if !["计划", "打算", "准备"].iter().any(|w| word.ends_with(w)) {
+        return false;
+    }
+    let next = text.get(end..).and_then(|r| r.chars().next());
+    let before = word
+        .trim_end_matches(['计', '划', '打', '算', '准', '备'])
+        .chars()
+        .last();
+    next.is_none_or(|c| is_clause_mark(c) || matches!(c, '变' | '有' | '是' | '了' | '改' | '取'))
+        || before.is_some_and(|c| matches!(c, '的' | '新' | '个'))
 }
 
 /// Whether someone other than the speaker reports what follows.
@@ -382,6 +484,11 @@ fn reported(before: &str) -> bool {
     REPORTING.iter().any(|r| {
         cleaned.match_indices(r).any(|(i, _)| {
             let reporter = cleaned.get(..i).unwrap_or("");
+            let after = cleaned.get(i + r.len()..).unwrap_or("");
+            let to_you = ["跟你", "和你", "对你", "给你"]
+                .iter()
+                .any(|y| reporter.ends_with(y))
+                || after.starts_with('你');
             let reporter = strip_end(
                 reporter,
                 &[
@@ -390,7 +497,9 @@ fn reported(before: &str) -> bool {
                 ],
             )
             .unwrap_or(reporter);
-            !(reporter.ends_with('我') || reporter.ends_with("我们"))
+            // "告诉你个消息", "跟你说个事": the speaker telling the listener, not a report.
+            let speaker_to_you = to_you && strip_openers(reporter).is_empty();
+            !(reporter.ends_with('我') || reporter.ends_with("我们") || speaker_to_you)
         })
     })
 }

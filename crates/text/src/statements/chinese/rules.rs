@@ -16,6 +16,9 @@ enum Who {
     Actor,
     /// The speaker: the pattern itself holds 我/我家.
     Speaker,
+    /// The owner of the noun the match starts with, the speaker when none is written ("宝宝叫…",
+    /// "猫咪有了新名字…"); see [`super::owner_before`].
+    Owned,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,10 +42,19 @@ enum Val {
     GroupPlace,
     /// The `v` group, as an organization.
     GroupOrg,
+    /// The `v` group, as an organization by its ending, in a sentence about work ("我换了工作，
+    /// 现在在云杉咨询").
+    GroupOrgStrict,
     /// The `v` group, as a person's name.
     GroupPerson,
     /// The `v` group as written.
     Group,
+    /// A place the speaker is in, in a sentence that tells of a move ("我现在人在深圳，已经搬过来了").
+    PlaceIfMoved,
+    /// An employer after 是 (我的单位是…): not a verb phrase, a place or a clause.
+    OrgAfterIs,
+    /// A pet's name right after its species (我家猫芝麻糊…): a noun, not an adverb or verb.
+    NameAfterNoun,
     Empty,
 }
 
@@ -83,11 +95,19 @@ const RULES: &[Rule] = &[
     rule(Residence, Actor, PlaceAfterVerb, false, r"(?:搬到|搬去|搬回到|搬回|搬进|搬来|搬至|迁到|迁居到|迁居|迁往|移居到|移居|移民到|移民|定居到|搬家到|搬家去)(?:了)?"),
     rule(Residence, Speaker, Place, false, r"(?:我们家|咱们家|我家|咱家)(?:现在|目前|已经|也|就)*(?:在|住在|搬到了?|搬去了?)"),
     rule(Residence, Actor, Place, true, r"(?:搬离了?|搬出了?|离开了?)"),
+    rule(Residence, Actor, PlaceAfterVerb, false, r"家(?:现在|目前|已经|也|就|还)*(?:在|安在|安到了?)"),
+    rule(Residence, Actor, PlaceIfMoved, false, r"人(?:现在|目前|已经|也|就|还)*在"),
     rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{1,9}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),
     // Employer.
     rule(Employer, Actor, GroupOrg, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{0,15}?)(?:上班|工作|任职|实习|打工|供职|就职)(?P<past>过)?")),
-    rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?)"),
+    rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?|就职于|任职于|供职于|受雇于|效力于|服务于)"),
+    rule(Employer, Actor, GroupOrg, false, concat!(r"被(?P<v>[^被，。！？；、,.!?;\s]", run!(), r"{1,11}?)(?:正式)?(?:录用|录取|聘用|雇用|聘请|招进去|招进来|招聘|签下)(?:了)?")),
     rule(Employer, Actor, Org, false, r"(?:转到了?|换到了?)"),
+    rule(Employer, Actor, GroupOrg, false, concat!(r"给(?P<v>[^给，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:打工|干活|工作|做事|效力)")),
+    rule(Employer, Speaker, GroupOrg, false, concat!(r"(?P<v>[^，。！？；、,.!?;\s是]", run!(), r"{1,11}?)(?:现在|已经|就)?(?:是|成了|成为了)我(?:的)?(?:新|现在的|目前的)?(?:东家|单位|公司|雇主)")),
+    rule(Employer, Actor, GroupOrgStrict, false, r"在(?P<v>[^在，。！？；、,.!?;\s]{2,10}?)(?:了|呢|啦)?(?:[，。！!,.;；]|$)"),
+    rule(Employer, Speaker, OrgAfterIs, false, r"(?:我的|我)(?:现在的?|目前的?|新的?|如今的?)?(?:单位|公司|东家|雇主|工作单位|新东家)(?:现在|目前|已经)?(?:是|换成了?|变成了?|改成了?)"),
+    rule(Employer, Actor, GroupOrg, false, concat!(r"(?:去|到)(?P<v>[^去到，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:上班|工作|任职|报到|入职|实习)")),
     rule(Employer, Actor, GroupOrg, true, concat!(r"从(?P<v>", run!(), r"{2,12}?)(?:离职|辞职|退休|跳槽|出来)")),
     rule(Employer, Actor, Org, true, r"(?:离开了?|辞去了?|辞掉了?|退出了?)"),
     rule(Employer, Actor, Empty, true, r"(?:辞职|离职|失业|被裁员?|被开除|被辞退|丢了工作|丢掉了工作|没工作|把工作辞了|下岗)"),
@@ -95,31 +115,42 @@ const RULES: &[Rule] = &[
     rule(Job, Actor, JobWeak, false, r"是(?:一[名位个])?"),
     rule(Job, Actor, JobOpen, false, r"(?:当上了?|成为了?|变成了?|转行做了?|转行当了?|转行成为了?|转行成了?|改行做了?|改行当了?|升职为|升职成了?|升为|升任|晋升为|被提拔为|提拔为|担任|干起了?|做起了?|从事|转型为|转型做|转型成了?)(?:一[名位个])?"),
     rule(Job, Actor, JobWeak, false, r"(?:当|做|干|成了)(?:一[名位个])?"),
-    rule(Job, Speaker, JobOpen, false, r"(?:我的|我)(?:职业|工作|职位|岗位|身份|本职工作|本职)(?:现在|目前)?(?:是|为)(?:一[名位个])?"),
+    rule(Job, Speaker, JobOpen, false, r"(?:我的|我)(?:现在|目前|如今)?的?(?:职业|工作|职位|岗位|身份|本职工作|本职)(?:现在|目前)?(?:是|为)(?:一[名位个])?"),
     rule(Job, Actor, Group, false, r"(?P<v>退休)(?:了|啦)"),
     // Relationship status.
-    rule(RelationshipStatus, Actor, Group, false, r"(?P<v>单身|已婚|离异|丧偶|结婚|订婚|离婚|复婚|谈恋爱|恋爱了|脱单|分居|领证|在一起)"),
+    rule(RelationshipStatus, Actor, Group, false, r"(?P<v>单身|已婚|离异|丧偶|结婚|订婚|离婚|复婚|谈恋爱|恋爱了|脱单|分居|同居|领证|在一起)(?:状态|中)?"),
     rule(RelationshipStatus, Actor, Group, false, r"有(?P<v>对象|女朋友|男朋友|男友|女友)了"),
     // Partner.
     rule(Partner, Speaker, GivenName, false, r"(?:我|我的)(?:现任|新)?(?:男朋友|女朋友|男友|女友|对象|老公|老婆|丈夫|妻子|爱人|未婚夫|未婚妻|媳妇|另一半|男票|女票)(?:的名字|名字)?(?:叫做?|名叫)"),
     rule(Partner, Speaker, Person, false, r"(?:我|我的)(?:现任|新)?(?:男朋友|女朋友|男友|女友|对象|老公|老婆|丈夫|妻子|爱人|未婚夫|未婚妻|媳妇|另一半)(?:是|，)"),
-    rule(Partner, Actor, GroupPerson, false, concat!(r"(?:和|跟|与)(?P<v>", run!(), r"{1,6}?)(?:在一起了|在一起|谈恋爱了?|恋爱了|结婚了|订婚了|在交往|交往了|确定关系了|领证了|约会)")),
-    rule(Partner, Actor, GroupPerson, true, concat!(r"(?:和|跟|与)(?P<v>", run!(), r"{1,6}?)(?:分手了?|离婚了?|分开了?|吹了)")),
+    rule(Partner, Actor, GroupPerson, false, concat!(r"(?:和|跟|与)(?:我的?)?(?:对象|男朋友|女朋友|男友|女友|老公|老婆|爱人|未婚夫|未婚妻|另一半)?(?P<v>", run!(), r"{1,6}?)(?:已经|还|一直|正式|现在|终于|又|早就|都|仍然|依然)*(?:在一起了|在一起|谈恋爱了?|恋爱了|结婚了|订婚了|在交往|交往了|确定关系了|领证了|约会|同居了?)")),
+    rule(Partner, Actor, GroupPerson, true, concat!(r"(?:和|跟|与)(?:我的?)?(?:对象|男朋友|女朋友|男友|女友|老公|老婆|爱人|未婚夫|未婚妻|另一半)?(?P<v>", run!(), r"{1,6}?)(?:已经|正式|终于|也)*(?:分手了?|离婚了?|分开了?|吹了|分居了?)")),
+    rule(Partner, Actor, Group, false, r"(?:和|跟|与)一(?:个|位)叫(?P<v>\p{Han}{1,4}?|[A-Za-z]+)的(?:人|男生|女生|男孩|女孩|姑娘|小伙子?|男人|女人|男的|女的)(?:在)?(?:一起|谈恋爱|交往|约会|恋爱)"),
     rule(Partner, Actor, Person, false, r"(?:嫁给了?|娶了)"),
+    rule(Partner, Speaker, GroupPerson, false, r"(?P<v>\p{Han}{2,4}?|[A-Z][a-z]+)(?:现在|已经|就|正式)?(?:是|成了|成为了)我(?:的)?(?:现任|新)?(?:男朋友|女朋友|男友|女友|对象|老公|老婆|未婚夫|未婚妻|爱人|另一半)"),
     rule(Partner, Actor, Empty, true, r"(?:分手|分开了|吹了)"),
     // Child.
     rule(Child, Speaker, GivenName, false, r"(?:我|我们|我家|咱家)(?:的)?(?:大|小|二|老大|老二)?(?P<q>儿子|女儿|孩子|宝宝|闺女|小孩)(?:的)?(?:名字|小名|大名)?(?:叫做?|名叫|取名叫?)"),
-    rule(Child, Actor, GivenName, false, r"给(?:我们的?|我的?)?(?:大|小)?(?P<q>儿子|女儿|孩子|宝宝)(?:取名|起名|改名)(?:叫|为)?"),
+    rule(Child, Actor, GivenName, false, r"给(?:我们的?|我的?)?(?:大|小)?(?P<q>儿子|女儿|孩子|宝宝)(?:取|起|改)(?:好|了)*(?:名字?)(?:了)?(?:，|,)?(?:就|现在)?(?:叫做?|为|是)?"),
+    rule(Child, Owned, GivenName, false, r"(?:大|小|二|老大|老二)?(?P<q>儿子|女儿|宝宝|闺女|宝贝)(?:的?(?:名字|小名|大名)(?:已经|就|又|还是|也|最后|最终|现在|正式|还)*(?:叫做?|名叫|定为|定成|定了叫?|改成了?|改为|改叫|取为|是)|(?:已经|就|又|还是|也|最后|最终|现在|正式|还)*(?:叫做?|名叫|取名叫?|改叫|改名叫))"),
+    rule(Child, Owned, GivenName, false, r"(?P<q>宝宝|儿子|女儿|孩子|闺女|宝贝)(?:已经|终于|平安|顺利)*(?:出生了|生了|降生了|来了|出世了)(?:，|,)(?:取名|名字)?叫做?"),
+    rule(Child, Owned, GivenName, false, r"(?:大|小|二|老大|老二)?(?P<q>儿子|女儿|孩子|宝宝|闺女)的?(?:名字|小名|大名)(?:我们|我)?(?:又|已经|也|最后|终于)*(?:改|换|定|取)(?:了|好了|下来了)(?:，|,)(?:现在|就|最后)?(?:叫做?|是|为)"),
     // Pet.
-    rule(Pet, Speaker, GivenName, false, r"(?:我家的?|我们家的?|我的|我们的|我养的|我们养的|咱家的?)(?:那只|这只|那条|这条)?(?P<q>{SPECIESZH})(?:的)?(?:名字|名)?(?:叫做?|名叫|取名叫?|是)"),
+    rule(Pet, Actor, Group, false, r"养了?(?:一|两|三)?(?:只|条|个)叫(?P<v>[^，。！？；、,.!?;\s的]{1,6})的(?P<q>{SPECIESZH})"),
+    rule(Pet, Speaker, GivenName, false, r"(?:我家的?|我们家的?|我的|我们的|我养的|我们养的|咱家的?)(?:那只|这只|那条|这条)?(?:新|新养的|新来的)?(?P<q>{SPECIESZH})(?:的)?(?:名字|名)?(?:叫做?|名叫|取名叫?|是)"),
     rule(Pet, Actor, GivenName, false, r"养了?(?:一|两|三)?(?:只|条|个)(?P<q>{SPECIESZH})(?:，|,)?(?:叫做?|名叫|取名叫?)"),
     rule(Pet, Actor, Empty, false, r"养(?:了)?(?:一只|一条)?(?P<q>{SPECIESZH})"),
+    rule(Pet, Actor, GivenName, false, r"给(?:我们的?|我的?|我家的?|我们家的?)?(?:那只|这只|那条|这条)?(?P<q>{SPECIESZH})(?:取|起|改)(?:了|好了?)?(?:个|一个)?(?:新)?(?:名字?)(?:了)?(?:，|,)?(?:就|现在)?(?:叫做?|为|是)?"),
+    rule(Pet, Actor, Group, false, r"(?:(?P<neg>没有|没养|没)|有|养着?|养了)(?P<v>[^，。！？；、,.!?;\s这那]{1,6}?)(?:这|那)(?:只|条|个|头)(?P<q>{SPECIESZH})"),
+    rule(Pet, Speaker, NameAfterNoun, false, r"(?:我家的?|我们家的?|我的|我们的|咱家的?|我养的)(?:那只|这只|那条|这条)?(?P<q>{SPECIESZH})"),
     rule(Pet, Speaker, Empty, true, r"(?:我家的?|我们家的?|我的|我们的|我养的)(?:那只|这只)?(?P<q>{SPECIESZH})(?:死了|去世了|走了|丢了|送人了|跑丢了|没了)"),
     // Likes.
     rule(Likes, Actor, Phrase, false, r"(?:喜欢上了?|爱上了?|迷上了?|喜欢|热爱|喜爱|爱|痴迷于?|沉迷于?|着迷于?|(?P<neg>讨厌|不喜欢|受不了|厌倦了?|烦透了))"),
     // Diet.
+    rule(Diet, Actor, Group, false, r"(?:吃|坚持|改吃|开始吃|又开始吃|采用|遵循|实行|执行|奉行|保持|选择|转向|改成|换成|改为|尝试)(?:了|着)?(?P<v>{DIETZH})"),
     rule(Diet, Actor, Group, false, r"(?:是|开始|改吃|又开始)?(?P<v>吃素|吃全素|吃斋|素食主义者|素食者|纯素食者|纯素|生酮饮食|吃清真|吃肉|吃荤|吃海鲜|吃猪肉|吃牛肉)"),
-    rule(Diet, Actor, Group, true, r"戒(?P<v>肉|荤|糖|碳水|海鲜)(?:了)?"),
+    rule(Diet, Actor, Group, true, r"戒(?:掉了?)?(?P<v>肉|荤|糖|碳水|海鲜|{DRINKSZH})(?:了)?"),
+    rule(Diet, Actor, Group, false, r"喝(?P<v>{DRINKSZH})"),
 ];
 
 struct Compiled {
@@ -138,6 +169,7 @@ fn compiled() -> &'static Compiled {
         )
         .case_insensitive(true)
         .size_limit(1 << 26)
+        .dfa_size_limit(1 << 24)
         .build()
         .ok();
         Compiled { set, regexes }
@@ -175,6 +207,11 @@ fn apply_one(sentence: &str, rule: &Rule, caps: &Captures) -> Option<Found> {
         Actor => holder(sentence, whole.start(), false)?,
         Speaker => Holder {
             subject: Subject::Speaker,
+            negated: false,
+            dropped: false,
+        },
+        Owned => Holder {
+            subject: super::owner_before(sentence, whole.start())?,
             negated: false,
             dropped: false,
         },
@@ -270,6 +307,11 @@ fn read_value(sentence: &str, val: Val, caps: &Captures, end: usize) -> Option<R
     match val {
         Place => values::place(sentence, end),
         PlaceAfterVerb => values::place_after_verb(sentence, end),
+        PlaceIfMoved => ["搬", "定居", "落户", "安家", "移居"]
+            .iter()
+            .any(|w| sentence.contains(w))
+            .then(|| values::place_after_verb(sentence, end))
+            .flatten(),
         Org => values::org(sentence, end),
         OrgLoose => values::org_loose(sentence, end),
         JobOpen => values::job(sentence, end, false),
@@ -285,10 +327,23 @@ fn read_value(sentence: &str, val: Val, caps: &Captures, end: usize) -> Option<R
             let text = strip_measure(&r.text);
             values::is_org_between(&text).then_some(Read { text, end: r.end })
         }),
+        GroupOrgStrict => group().filter(|r| {
+            values::is_org(&r.text)
+                && values::is_org_between(&r.text)
+                && !values::is_place(&r.text)
+                && [
+                    "工作", "跳槽", "入职", "上班", "公司", "单位", "离职", "offer", "职位",
+                ]
+                .iter()
+                .any(|w| sentence.contains(w))
+        }),
         GroupPerson => {
             group().and_then(|r| values::person_name(&r.text).map(|text| Read { text, end: r.end }))
         }
         Group => group(),
+        OrgAfterIs => values::span(sentence, end, &["工作", "上班"], false)
+            .filter(|r| values::is_org_between(&r.text)),
+        NameAfterNoun => values::name_after_noun(sentence, end),
         Empty => Some(Read {
             text: String::new(),
             end,
@@ -315,8 +370,13 @@ fn retarget(slot: Slot, value: String, negated: bool) -> Option<(Slot, String)> 
             let canonical = match value.as_str() {
                 "肉" | "荤" => "吃肉".to_string(),
                 "糖" | "碳水" | "海鲜" => format!("吃{value}"),
+                v if DRINKS_ZH.contains(&v) => format!("喝{value}"),
                 _ => value,
             };
+            // "我喝咖啡" tells a habit worth keeping only when it ends ("我已经不喝咖啡了").
+            if canonical.starts_with('喝') && !negated {
+                return None;
+            }
             Some((Diet, canonical))
         }
         RelationshipStatus => {
@@ -333,6 +393,21 @@ fn retarget(slot: Slot, value: String, negated: bool) -> Option<(Slot, String)> 
         _ => Some((slot, value)),
     }
 }
+
+/// Drinks whose habit a line may end ("戒酒", "不喝咖啡了").
+const DRINKS_ZH: &[&str] = &[
+    "咖啡",
+    "酒",
+    "白酒",
+    "啤酒",
+    "红酒",
+    "奶茶",
+    "可乐",
+    "碳酸饮料",
+    "含糖饮料",
+    "饮料",
+    "牛奶",
+];
 
 /// 儿子/女儿/孩子 from the noun used.
 fn child_kind(q: &str) -> &'static str {

@@ -33,7 +33,21 @@ fn ends_value(tag: &str, cut_verbs: bool) -> bool {
 
 /// Leading words dropped from a value ("一名护士" → "护士").
 const VALUE_LEADS: &[&str] = &[
-    "一名", "一位", "一个", "一家", "一间", "一所", "这家", "那家", "了",
+    "一名",
+    "一位",
+    "一个",
+    "一家",
+    "一间",
+    "一所",
+    "这家",
+    "那家",
+    "了",
+    "一家叫",
+    "一个叫",
+    "一所叫",
+    "一间叫",
+    "家叫",
+    "叫做",
 ];
 
 /// The value at byte `pos`: the run up to a clause mark, without leading measure words, cut
@@ -158,6 +172,13 @@ pub(super) fn is_place(text: &str) -> bool {
     if text.chars().all(|c| c.is_ascii_alphabetic() || c == ' ') {
         return text.starts_with(|c: char| c.is_ascii_uppercase());
     }
+    // "超市", "青禾食品": an organization's ending outweighs a place's ("市").
+    if ORG_SUFFIXES
+        .iter()
+        .any(|s| s.chars().count() >= 2 && text.ends_with(s))
+    {
+        return false;
+    }
     if PLACE_SUFFIXES.iter().any(|s| text.ends_with(s)) && text.chars().count() >= 2 {
         return true;
     }
@@ -173,6 +194,14 @@ const ORG_SUFFIXES: &[&str] = &[
     "酒店", "工厂", "厂", "局", "部", "院", "所", "中心", "科技", "网络", "传媒", "报社", "电视台", "出版社", "基金会", "协会",
     "幼儿园", "诊所", "药店", "超市", "商场", "书店", "咖啡馆", "咖啡店", "面包店", "律所", "机构", "实验室", "政府", "大厂", "外企",
     "国企", "央企", "创业公司", "初创公司", "门店", "分店", "店",
+    // Industries a company is named after ("青禾食品", "海川船舶", "松岭数据").
+    "食品", "物流", "船舶", "数据", "通信", "通讯", "制药", "药业", "医药", "生物", "电子", "能源",
+    "汽车", "地产", "置业", "证券", "保险", "基金", "资本", "投资", "咨询", "教育", "文化", "广告",
+    "航空", "物业", "餐饮", "服饰", "家居", "化工", "钢铁", "建设", "建筑", "工程", "电力", "软件",
+    "信息", "互联网", "游戏", "影视", "控股", "实业", "贸易", "商贸", "快递", "运输", "航运", "海运",
+    "智能", "机器人", "半导体", "芯片", "光电", "新能源", "乳业", "酒业", "纺织", "印刷", "家电",
+    "电器", "股份", "数码", "动漫", "体育", "环保", "材料", "机械", "重工", "矿业", "农业", "水务",
+    "燃气", "租赁", "支付", "金融", "安防", "云计算", "医疗", "健康", "美妆", "日化", "零售", "电商",
 ];
 
 /// An employer at `pos` (see [`is_org`]).
@@ -225,7 +254,15 @@ pub(super) fn is_org(text: &str) -> bool {
 
 /// An occupation at `pos`; `strict` asks for an occupation ending ("锁匠", "护士").
 pub(super) fn job(sentence: &str, pos: usize, strict: bool) -> Option<Read> {
-    let read = span(sentence, pos, &["工作", "了"], false)?;
+    let mut read = span(sentence, pos, &["工作", "了"], false)?;
+    // "我的工作是做翻译": the occupation is what is done.
+    if let Some(rest) = ["做", "当", "干"]
+        .iter()
+        .find_map(|v| read.text.strip_prefix(v))
+        .filter(|r| r.chars().count() >= 2)
+    {
+        read.text = rest.to_string();
+    }
     let text = read.text.as_str();
     // "成为了小米的新CEO": the phrase owns what follows, it is not the job.
     if sentence
@@ -309,6 +346,32 @@ pub(super) fn given_name(sentence: &str, pos: usize) -> Option<Read> {
     let refused =
         ["什么", "啥", "它", "他", "她", "你", "这个", "那个"].contains(&read.text.as_str());
     ((1..=8).contains(&n) && !refused).then_some(read)
+}
+
+/// A name written right after the noun it names ("我家猫芝麻糊挺好的" → 芝麻糊): a noun that is
+/// not an adverb, a verb, a time or a measure, up to the words that end values.
+pub(super) fn name_after_noun(sentence: &str, pos: usize) -> Option<Read> {
+    let rest = sentence.get(pos..)?;
+    if rest.starts_with([
+        '叫', '是', '的', '也', '都', '还', '又', '就', '在', '很', '最', '咪', '猫', '狗',
+    ]) {
+        return None;
+    }
+    let ends = [
+        "挺", "很", "非常", "特别", "今年", "现在", "最近", "已经", "还", "也", "都", "是", "叫",
+        "真", "太", "好", "可",
+    ];
+    let read = span(sentence, pos, &ends, true)?;
+    let first_tag = tags(&read.text)
+        .first()
+        .map(|(_, t)| t.clone())
+        .unwrap_or_default();
+    let not_a_name = matches!(
+        first_tag.as_str(),
+        "d" | "v" | "vn" | "a" | "ad" | "p" | "u" | "r" | "c" | "t" | "m" | "q" | "y" | "e" | "f"
+    );
+    let n = read.text.chars().count();
+    ((1..=6).contains(&n) && !not_a_name).then_some(read)
 }
 
 /// A short phrase (a favourite, something liked).

@@ -36,6 +36,23 @@ const AUXILIARIES: &[&str] = &[
     "became",
 ];
 
+/// Participles after "was" that tell of a change that still holds ("I was promoted to …").
+const PASSIVE_CHANGES: &[&str] = &[
+    "promoted",
+    "hired",
+    "appointed",
+    "transferred",
+    "posted",
+    "relocated",
+    "named",
+    "made",
+    "elected",
+    "recruited",
+    "offered",
+    "moved",
+    "reassigned",
+];
+
 /// Verbs that start or end a habit before a gerund ("I stopped eating meat").
 const ASPECT_VERBS: &[&str] = &[
     "started", "start", "starting", "began", "begun", "stopped", "quit", "ceased", "keep",
@@ -92,6 +109,14 @@ pub(super) fn holder(ctx: &Context, at: usize, dropped_ok: bool) -> Option<Holde
             return contracted_subject(ctx, i - 1, at);
         }
     }
+    if elliptical(ctx, at) {
+        return Some(Holder {
+            subject: Subject::Speaker,
+            negated: false,
+            perfect: false,
+            start: 0,
+        });
+    }
     let (mut negated, mut perfect) = (false, false);
     while i > 0 {
         i -= 1;
@@ -114,6 +139,13 @@ pub(super) fn holder(ctx: &Context, at: usize, dropped_ok: bool) -> Option<Holde
         }
         if matches!(w, "have" | "has" | "'ve") {
             perfect = true;
+            continue;
+        }
+        // "I was promoted to manager", "I was hired by Globex": a passive change still holds.
+        let passive_change = toks
+            .get(i + 1)
+            .is_some_and(|n| PASSIVE_CHANGES.contains(&n.lower.as_str()));
+        if matches!(w, "was" | "were") && passive_change {
             continue;
         }
         if matches!(w, "stopped" | "quit" | "ceased") {
@@ -141,6 +173,46 @@ pub(super) fn holder(ctx: &Context, at: usize, dropped_ok: bool) -> Option<Holde
         perfect,
         start: 0,
     })
+}
+
+/// Words that open an answer whose subject is left out: "Still vegetarian, yes.", "Currently
+/// living in Austin."
+const ELLIPTICAL_OPENERS: &[&str] = &[
+    "still",
+    "currently",
+    "now",
+    "also",
+    "nowadays",
+    "lately",
+    "recently",
+    "happily",
+    "officially",
+    "finally",
+];
+
+/// Replies that may come before an elliptical answer ("Yes, still …").
+const INTERJECTIONS: &[&str] = &[
+    "yes", "yeah", "yep", "yup", "sure", "ok", "okay", "right", "indeed", "correct", "true",
+];
+
+/// Whether the clause of a fact at byte `at` is an answer without a subject: the sentence
+/// opens (after a "yes") with one of [`ELLIPTICAL_OPENERS`] and only adverbs lie between it and
+/// the fact.
+fn elliptical(ctx: &Context, at: usize) -> bool {
+    let mut words = ctx
+        .toks
+        .iter()
+        .skip_while(|t| !t.word || INTERJECTIONS.contains(&t.lower.as_str()))
+        .peekable();
+    let Some(opener) = words.next() else {
+        return false;
+    };
+    if opener.start > at || !ELLIPTICAL_OPENERS.contains(&opener.lower.as_str()) {
+        return false;
+    }
+    words
+        .take_while(|t| t.end <= at)
+        .all(|t| t.word && ADVERBS.contains(&t.lower.as_str()))
 }
 
 /// The subject written as the part of token `i` before byte `at` ("I" of "I'm").
@@ -290,6 +362,17 @@ pub(super) fn subject_at(ctx: &Context, i: usize) -> Option<(Subject, usize)> {
     if OTHER_PERSON.contains(&w) {
         return None;
     }
+    // "Our family relocated to Perth": the speaker's household is the speaker.
+    let ours = i
+        .checked_sub(1)
+        .and_then(|p| ctx.toks.get(p))
+        .is_some_and(|p| matches!(p.lower.as_str(), "my" | "our"));
+    if ours && matches!(w, "family" | "household" | "whole family") {
+        return Some((
+            Subject::Speaker,
+            ctx.toks.get(i - 1).map_or(tok.start, |p| p.start),
+        ));
+    }
     if RELATIONS.contains(&w) {
         return related(ctx, i);
     }
@@ -423,6 +506,16 @@ const PRESENT_AGAIN: &[&str] = &["but", "now", "nowadays", "currently", "today",
 /// Whether the sentence text before byte `start` (where the statement's subject starts) makes
 /// the statement not an assertion of the speaker's present.
 pub(super) fn blocked_before(ctx: &Context, start: usize) -> bool {
+    blocked(ctx, start, true)
+}
+
+/// As [`blocked_before`], but a past year alone does not block: "In 2023 I moved to Porto" still
+/// says where the speaker lives when nothing later says otherwise.
+pub(super) fn blocked_before_but_a_year(ctx: &Context, start: usize) -> bool {
+    blocked(ctx, start, false)
+}
+
+fn blocked(ctx: &Context, start: usize, years: bool) -> bool {
     let before: Vec<&Tok> = ctx.toks.iter().take_while(|t| t.end <= start).collect();
     for (i, tok) in before.iter().enumerate() {
         let w = tok.lower.as_str();
@@ -438,7 +531,7 @@ pub(super) fn blocked_before(ctx: &Context, start: usize) -> bool {
         let rest = words.get(i..).unwrap_or(&[]);
         FICTION.iter().any(|p| rest.starts_with(p))
     });
-    fiction || in_past_context(&before)
+    fiction || in_past_context(&before, years)
 }
 
 /// "I told you I moved": the speaker reports their own words.
@@ -464,13 +557,13 @@ fn is_year(word: &str) -> bool {
         && (word.starts_with("19") || word.starts_with("20"))
 }
 
-fn in_past_context(before: &[&Tok]) -> bool {
+fn in_past_context(before: &[&Tok], years: bool) -> bool {
     let words: Vec<&str> = before.iter().map(|t| t.lower.as_str()).collect();
     let mut past = false;
     for i in 0..words.len() {
         let rest = words.get(i..).unwrap_or(&[]);
         // "In 2015 I moved to Paris": a year named before the subject.
-        let year_ago = matches!(rest, ["in", year, ..] if is_year(year));
+        let year_ago = years && matches!(rest, ["in", year, ..] if is_year(year));
         if year_ago || PAST_CONTEXT.iter().any(|p| rest.starts_with(p)) {
             past = true;
         } else if words.get(i).is_some_and(|w| PRESENT_AGAIN.contains(w)) {

@@ -222,11 +222,117 @@ pub(super) fn name(ctx: &Context, pos: usize) -> Option<Read> {
         i += 1;
     }
     let start = ctx.toks.get(i)?.start;
-    let read = capitalized(ctx, start, 3)?;
+    let read = capitalized(ctx, start, 3).or_else(|| named_by_cue(ctx, i))?;
     let first_word = read.text.split_whitespace().next()?.to_lowercase();
+    // "Priya's brother": a name that owns what follows is not the one given.
+    let possessive = read.text.ends_with("'s") || read.text.ends_with("’s");
     let plausible = !DETERMINERS.contains(&first_word.as_str())
+        && !possessive
         && !read.text.chars().any(|c| c.is_ascii_digit());
     plausible.then_some(read)
+}
+
+/// Words right before a name that make it one even in lower case ("called biscotti").
+const NAME_CUES: &[&[&str]] = &[
+    &["called"],
+    &["named"],
+    &["name", "is"],
+    &["name's"],
+    &["by"],
+    &["answers", "to"],
+    &["answer", "to"],
+    &["responds", "to"],
+    &["renamed"],
+    &["call", "her"],
+    &["call", "him"],
+    &["call", "it"],
+    &["call", "them"],
+];
+
+/// Words a cue may come before that are not names ("called it off", "named after").
+const NOT_GIVEN_NAMES: &[&str] = &[
+    "it",
+    "him",
+    "her",
+    "them",
+    "me",
+    "us",
+    "you",
+    "after",
+    "something",
+    "that",
+    "this",
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "his",
+    "their",
+    "your",
+    "off",
+    "out",
+    "up",
+    "back",
+    "in",
+    "on",
+    "for",
+    "as",
+    "to",
+    "by",
+    "and",
+    "but",
+    "because",
+    "so",
+    "now",
+    "too",
+    "again",
+    "later",
+    "home",
+    "work",
+    "everyone",
+    "someone",
+    "anything",
+    "nothing",
+    "what",
+    "whatever",
+];
+
+/// One lower-case word at token `i` that a cue just before marks as a name ("my cat is called
+/// biscotti", "someone named tobias").
+fn named_by_cue(ctx: &Context, i: usize) -> Option<Read> {
+    let tok = ctx.toks.get(i)?;
+    let cued = NAME_CUES.iter().any(|cue| {
+        let n = cue.len();
+        i >= n
+            && ctx.toks.get(i - n..i).is_some_and(|before| {
+                before
+                    .iter()
+                    .map(|t| t.lower.as_str())
+                    .eq(cue.iter().copied())
+            })
+    });
+    // "named our son theo": the verb of naming a few words before, with only words between.
+    let naming_verb = (1..=4).any(|back| {
+        i >= back
+            && ctx.toks.get(i - back..i).is_some_and(|between| {
+                between.iter().all(|t| t.word)
+                    && between
+                        .first()
+                        .is_some_and(|t| matches!(t.lower.as_str(), "named" | "renamed" | "called"))
+            })
+    });
+    let cued = cued || naming_verb;
+    let wordlike = tok.word
+        && tok.lower.len() >= 2
+        && tok.lower.chars().all(char::is_alphabetic)
+        && !NOT_GIVEN_NAMES.contains(&tok.lower.as_str())
+        && !PHRASE_ENDS.contains(&tok.lower.as_str());
+    (cued && wordlike).then(|| Read {
+        text: ctx.text.get(tok.start..tok.end).unwrap_or("").to_string(),
+        start: tok.start,
+        end: tok.end,
+    })
 }
 
 /// Up to `max` plain words from `pos`: determiners skipped, stopping at punctuation or a word
@@ -304,7 +410,13 @@ pub(super) fn is_occupation(phrase: &str) -> bool {
         return false;
     };
     let first = words.first().map_or("", String::as_str);
-    if JUDGEMENT_ADJECTIVES.contains(&first) || phrase.starts_with(char::is_uppercase) {
+    // "a UX designer", "an IT consultant": an acronym leads a title; "a Londoner" is no job.
+    let acronym = phrase
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w.chars().filter(|c| c.is_uppercase()).count() >= 2);
+    if JUDGEMENT_ADJECTIVES.contains(&first) || (phrase.starts_with(char::is_uppercase) && !acronym)
+    {
         return OCCUPATIONS.contains(&phrase.to_lowercase().as_str());
     }
     let joined = words.join(" ");
@@ -339,4 +451,32 @@ pub(super) fn anymore_after(ctx: &Context, pos: usize) -> bool {
         || rest
             .windows(2)
             .any(|p| matches!(p, ["any", "more"] | ["no", "more"] | ["no", "longer"]))
+}
+
+/// Stays that end soon: "for the weekend", "for a few days", "on holiday".
+const SHORT_STAYS: &[&str] = &[
+    "weekend",
+    "night",
+    "nights",
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "holiday",
+    "holidays",
+    "vacation",
+    "trip",
+    "visit",
+    "conference",
+    "wedding",
+    "business",
+];
+
+/// Whether the clause after `pos` makes a stay temporary ("… back in Melbourne for the
+/// weekend", "… in Paris on business", "… visiting family").
+pub(super) fn temporary_after(ctx: &Context, pos: usize) -> bool {
+    let rest = rest_of_clause(ctx, pos);
+    let lead = rest.first().copied().unwrap_or("");
+    let short = rest.iter().skip(1).take(4).any(|w| SHORT_STAYS.contains(w));
+    (matches!(lead, "for" | "on") && short) || matches!(lead, "visiting" | "until" | "till")
 }

@@ -134,8 +134,8 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("周会推迟到星期五了。", "thing:周会", Date, "", "星期五", false),
     ("我把体检改到明天了。", "thing:体检", Date, "", "明天", false),
     // Project status.
-    ("项目进入了测试阶段。", "thing:项目", Status, "", "测试阶段", false),
-    ("项目现在处于规划阶段。", "thing:项目", Status, "", "规划阶段", false),
+    ("项目进入了测试阶段。", "thing:项目", Status, "", "测试", false),
+    ("项目现在处于规划阶段。", "thing:项目", Status, "", "规划", false),
     ("阿波罗项目已经上线了。", "thing:阿波罗项目", Status, "", "上线", false),
     ("我们的新项目暂停了。", "thing:新项目", Status, "", "暂停", false),
     ("装修已经完成了。", "thing:装修", Status, "", "完成", false),
@@ -198,7 +198,7 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("周五的聚餐改到周六了。", "thing:聚餐", Date, "", "周六", false),
     ("体检推迟到下周三了。", "thing:体检", Date, "", "下周三", false),
     ("航班改成明天上午九点了。", "thing:航班", Date, "", "明天上午九点", false),
-    ("论文进入了答辩阶段。", "thing:论文", Status, "", "答辩阶段", false),
+    ("论文进入了答辩阶段。", "thing:论文", Status, "", "答辩", false),
     ("项目延期了。", "thing:项目", Status, "", "延期", false),
     ("产品已经上线了。", "thing:产品", Status, "", "上线", false),
     ("李华成为了小米的新CEO。", "name:小米", Role, "ceo", "李华", false),
@@ -206,6 +206,86 @@ pub(in crate::statements) const STATEMENTS: &[Case] = &[
     ("张总现在是我们公司的CEO。", "thing:公司", Role, "ceo", "张总", false),
     ("华为总部位于深圳。", "name:华为", Headquarters, "", "深圳", false),
     ("字节跳动的总部在北京。", "name:字节跳动", Headquarters, "", "北京", false),
+    // The speaker telling the listener is no report; employers named after their industry.
+    ("跟你说，我现在住在苏州了。", "me", Residence, "", "苏州", false),
+    ("我现在的东家是蓝鲸物流。", "me", Employer, "", "蓝鲸物流", false),
+    ("我已经去星河电子上班了。", "me", Employer, "", "星河电子", false),
+    ("上个月起我到云杉咨询工作了。", "me", Employer, "", "云杉咨询", false),
+    ("我如今的职业是摄影师。", "me", Job, "", "摄影师", false),
+    ("我们现在是同居状态。", "me", RelationshipStatus, "", "同居", false),
+    // Partners between 和 and 在一起, and "一个叫X的人".
+    ("我跟男朋友周子航一直在一起。", "me", Partner, "", "周子航", false),
+    ("我最近在跟一个叫林溪的女生约会。", "me", Partner, "", "林溪", false),
+    // Children and pets named without an owner, or right after the noun.
+    ("儿子的小名定了叫豆豆。", "me", Child, "儿子", "豆豆", false),
+    ("我们给女儿起了名字，叫念念。", "me", Child, "女儿", "念念", false),
+    ("我们已经没有豆包这条狗了。", "me", Pet, "狗", "豆包", true),
+    ("我家狗旺财最近胖了。", "me", Pet, "狗", "旺财", false),
+    // Diets by their noun.
+    ("我平时吃地中海饮食。", "me", Diet, "", "地中海饮食", false),
+    ("我现在遵循轻断食。", "me", Diet, "", "轻断食", false),
+    // Trips called off, or set by a time of year.
+    ("我们去大理的行程取消了。", "me", Plan, "旅行", "大理", true),
+    ("今年国庆还是去青海。", "me", Plan, "今年 国庆 旅行", "青海", false),
+    // Amounts by the activity's noun, levels reached.
+    ("我每天的步数是8000步。", "me", Quantity, "天 步 走", "8000步", false),
+    ("我现在每周骑到100公里了。", "me", Quantity, "公里 周 骑", "100公里", false),
+    // Phases without 阶段, after a label; roles and headquarters with 依然 and time words.
+    ("白鹭项目已经迈入了内测阶段。", "thing:白鹭项目", Status, "", "内测", false),
+    ("官网改版项目的最新进展：目前在验收阶段。", "thing:官网改版项目", Status, "", "验收", false),
+    ("星海银行迎来了新任行长，叫周立群。", "name:星海银行", Role, "行长", "周立群", false),
+    ("周立群依然是星海银行的行长。", "name:星海银行", Role, "行长", "周立群", false),
+    ("云帆物流现在总部设在武汉。", "name:云帆物流", Headquarters, "", "武汉", false),
+    // Appointments booked, moved by whoever, cancelled.
+    ("我约了下周三体检。", "thing:体检", Date, "", "下周三", false),
+    ("医生把我的复诊改到周五了。", "thing:复诊", Date, "", "周五", false),
+    ("周六的聚餐我们取消了。", "thing:聚餐", Date, "", "周六", true),
+    // Names after a label or in a sentence about dating; favourites no longer liked as much.
+    ("狗狗的新名字是可乐。", "me", Pet, "狗", "可乐", false),
+    ("我最近和一个人在约会，名字叫周航。", "me", Partner, "", "周航", false),
+    ("我没那么爱吃火锅了。", "me", Preference, "食物", "火锅", true),
+    // Drinking habits that end.
+    ("我已经不喝咖啡了。", "me", Diet, "", "喝咖啡", true),
+    ("我戒酒了。", "me", Diet, "", "喝酒", true),
+    ("我不再喝奶茶了。", "me", Diet, "", "喝奶茶", true),
+    // Home after 家在, employers after a job change, pets named by 给…起名, favourites "最爱喝的",
+    // phases in progress, organizations run "由X".
+    ("我现在家在青岛。", "me", Residence, "", "青岛", false),
+    ("我换了工作，现在在云杉咨询。", "me", Employer, "", "云杉咨询", false),
+    ("我们给狗起名叫豆包。", "me", Pet, "狗", "豆包", false),
+    ("柠檬茶是我最爱喝的。", "me", Preference, "饮料", "柠檬茶", false),
+    ("苍鹭项目目前在做需求分析。", "thing:苍鹭项目", Status, "", "需求分析", false),
+    ("苍鹭项目现在是上线阶段。", "thing:苍鹭项目", Status, "", "上线", false),
+    ("鸣鹤科技由陆承泽担任CEO。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("海川船舶把总部迁到了舟山。", "name:海川船舶", Headquarters, "", "舟山", false),
+    // "说个事" is no report; 从…开始; "一家叫X的公司"; 给X打工; 做翻译; "X是我男朋友"; a child
+    // named when born; "新猫"; "一只叫X的猫"; periods 一个月; "新上任的CEO".
+    ("说个事，我搬到武汉了。", "me", Residence, "", "武汉", false),
+    ("我从上周开始在青禾食品上班。", "me", Employer, "", "青禾食品", false),
+    ("我加入了一家叫云杉咨询的公司。", "me", Employer, "", "云杉咨询", false),
+    ("我现在给蓝鲸物流打工。", "me", Employer, "", "蓝鲸物流", false),
+    ("我的工作是做翻译。", "me", Job, "", "翻译", false),
+    ("周子航是我男朋友。", "me", Partner, "", "周子航", false),
+    ("宝宝出生了，叫念念。", "me", Child, "孩子", "念念", false),
+    ("我们家的新猫叫糯米。", "me", Pet, "猫", "糯米", false),
+    ("我养了一只叫团子的猫。", "me", Pet, "猫", "团子", false),
+    ("我从上个月开始吃素了。", "me", Diet, "", "吃素", false),
+    ("我现在一个月跑100公里。", "me", Quantity, "公里 月 跑", "100公里", false),
+    ("鸣鹤科技新上任的CEO是陆承泽。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("我说苍鹭项目已经上线了。", "thing:苍鹭项目", Status, "", "上线", false),
+    ("顾问公司的总部在上海。", "name:顾问公司", Headquarters, "", "上海", false),
+    ("兰亭通信是我的新东家。", "me", Employer, "", "兰亭通信", false),
+    ("我现在人在深圳，已经搬过来了。", "me", Residence, "", "深圳", false),
+    ("我目前就职于云杉咨询。", "me", Employer, "", "云杉咨询", false),
+    ("我被星河电子录用了。", "me", Employer, "", "星河电子", false),
+    ("孩子的名字我们定了，叫安安。", "me", Child, "孩子", "安安", false),
+    ("我们新养了一条狗，叫可乐。", "me", Pet, "狗", "可乐", false),
+    ("我现在只喝燕麦拿铁，这是我最喜欢的饮料。", "me", Preference, "饮料", "燕麦拿铁", false),
+    ("项目目前已进入验收阶段。", "thing:项目", Status, "", "验收", false),
+    ("苍鹭项目已经完成需求分析，进入设计阶段。", "thing:苍鹭项目", Status, "", "设计", false),
+    ("鸣鹤科技宣布由陆承泽出任CEO。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("陆承泽已正式接替唐明远成为鸣鹤科技CEO。", "name:鸣鹤科技", Role, "ceo", "陆承泽", false),
+    ("海川船舶已将总部迁往舟山。", "name:海川船舶", Headquarters, "", "舟山", false),
 ];
 
 /// Lines that state nothing about the speaker.
@@ -220,6 +300,22 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "你家的猫叫什么？",
     // Hypotheticals.
     "如果我搬到巴黎，我就学法语。",
+    "我要去超市。",
+    "我家猫很可爱。",
+    "我每天喝咖啡。",
+    "我在星巴克。",
+    "听说苍鹭项目进入测试阶段了。",
+    "等我搬到成都以后，我们再聚。",
+    "我在考虑改吃素。",
+    "据说海川船舶的总部在宁波。",
+    "如果给猫起名，我会叫它布丁。",
+    "要是明天的会议取消了就好了。",
+    "我现在在北京。",
+    "我在地铁上，工作好累。",
+    "我喝了一杯咖啡。",
+    "如果宝宝是女孩，就叫念念。",
+    "要是白鹭项目到了内测阶段，我就放心了。",
+    "要是周立群当上行长，我就辞职。",
     "假如我住在上海，就方便多了。",
     "我在考虑搬去成都。",
     "也许我会去成都。",
@@ -269,6 +365,17 @@ pub(in crate::statements) const NOT_THE_SPEAKER: &[&str] = &[
     "我朋友说她搬到了成都。",
     "我想当医生。",
     "我妈说我应该搬回家。",
+    "他跟你说他搬到上海了。",
+    "我朋友家的狗叫旺财。",
+    "我同事的体检在周五。",
+    "他家在北京。",
+    "他是我男朋友的同事。",
+    "他们说苍鹭项目已经上线了。",
+    "他的公司是兰亭通信。",
+    "我现在人在深圳出差。",
+    "我朋友的宝宝出生了，叫小满。",
+    "他的牙医预约改到周五了。",
+    "我朋友的宝宝叫小满。",
 ];
 
 /// Lines that state nothing at all.
@@ -298,6 +405,11 @@ pub(in crate::statements) const UPDATES: &[(&str, &str)] = &[
     ("项目现在处于规划阶段。", "项目进入了测试阶段。"),
     ("腾讯的CEO是张伟。", "腾讯任命李明为新的CEO。"),
     ("我在腾讯上班。", "我跳槽到字节跳动了。"),
+    ("我每周跑17公里。", "我每周的跑量是42公里。"),
+    ("我吃素食。", "现在我坚持无麸质饮食。"),
+    ("宝宝的名字定为若溪。", "我们改主意了，宝宝叫景行。"),
+    ("我的牙医预约在3月14日。", "牙医把我的预约改到5月19日了。"),
+    ("苍鹭项目现在在原型设计阶段。", "苍鹭项目的进展：现在是集成测试阶段。"),
     ("我今年28岁。", "我今年二十九岁。"),
 ];
 
@@ -311,6 +423,13 @@ pub(in crate::statements) const CORRECTIONS: &[(&str, Option<&str>, &str)] = &[
     ("是上海，不是北京", Some("北京"), "上海"),
     ("不对，应该是下午三点", None, "下午三点"),
     ("不是厦门而是福州", Some("厦门"), "福州"),
+    ("抱歉，我住在杭州，不是苏州。", Some("苏州"), "杭州"),
+    ("口误，狗叫豆包，不叫旺财。", Some("旺财"), "豆包"),
+    ("记错了，我女朋友叫林溪，不是陈默。", Some("陈默"), "林溪"),
+    ("我说错了，会议在周四，不在周三。", Some("周三"), "周四"),
+    ("更正：应该是卑尔根。", None, "卑尔根"),
+    ("口误，我是说卑尔根。", None, "卑尔根"),
+    ("刚才说错了，CEO是陆承泽，不是唐明远。", Some("唐明远"), "陆承泽"),
 ];
 
 #[rustfmt::skip]
@@ -318,6 +437,8 @@ pub(in crate::statements) const NOT_CORRECTIONS: &[&str] = &[
     "会议改到周四了。",
     "我住在上海。",
     "要不要改成周四？",
+    "我是老师，不是学生。",
+    "我是说真的。",
 ];
 
 /// (question, subject, slot, qualifier)
@@ -343,6 +464,25 @@ pub(in crate::statements) const ASKED: &[(&str, &str, Slot, &str)] = &[
     ("腾讯总部在哪？", "name:腾讯", Headquarters, ""),
     ("我月薪多少？", "me", Quantity, "工资 月"),
     ("我吃素吗？", "me", Diet, ""),
+    ("我姐姐住在哪儿？", "rel:姐姐", Residence, ""),
+    ("我老公在哪工作？", "rel:老公", Employer, ""),
+    ("我女儿叫什么名字？", "me", Child, "女儿"),
+    ("我家狗叫啥？", "me", Pet, "狗"),
+    ("我一个月房租多少钱？", "me", Quantity, "房租 月"),
+    ("我每天睡几个小时？", "me", Quantity, "天 小时 睡"),
+    ("面试是哪天？", "thing:面试", Date, ""),
+    ("论文进展怎么样了？", "thing:论文", Status, ""),
+    ("谁是华为的董事长？", "name:华为", Role, "董事长"),
+    ("我还在星河电子上班吗？", "me", Employer, ""),
+    ("宝宝现在叫什么名字？", "me", Child, "孩子"),
+    ("我的婚姻状况是什么？", "me", RelationshipStatus, ""),
+    ("去年这个时候星海银行的行长是谁？", "name:星海银行", Role, "行长"),
+    ("白鹭项目还在内测阶段吗？", "thing:白鹭项目", Status, ""),
+    ("云帆物流的总部还在武汉吗？", "name:云帆物流", Headquarters, ""),
+    ("我每周跑多远？", "me", Quantity, "周 跑"),
+    ("鸣鹤科技的老板是谁？", "name:鸣鹤科技", Role, "ceo"),
+    ("我现在跟谁在一起？", "me", Partner, ""),
+    ("我现在是住在兰州吗？", "me", Residence, ""),
 ];
 
 #[rustfmt::skip]
@@ -351,6 +491,9 @@ pub(in crate::statements) const ASKED_NOTHING: &[&str] = &[
     "你好吗？",
     "能推荐一本书吗？",
     "我住在上海。",
+    "你住在哪里？",
+    "你喜欢什么电影？",
+    "你还住在北京吗？",
 ];
 
 #[rustfmt::skip]

@@ -276,7 +276,12 @@ impl DefaultPreset {
                 ..SearchShape::default()
             },
         )?;
-        for hit in &hits {
+        // A fact found by search must share a word with the query: likeness alone brings
+        // any fact of the speaker.
+        for hit in hits
+            .iter()
+            .filter(|h| !h.breakdown.matched_terms.is_empty())
+        {
             if let Some(entry) = table.get(hit.memory.id).filter(|e| valid(e)) {
                 chosen.push(entry);
             }
@@ -376,10 +381,14 @@ fn fact_item(fact: &FactEntry, table: &FactTable, as_of: Option<Timestamp>) -> C
         Some(speaker) => format!("{speaker}: {}", fact.text),
         None => fact.text.clone(),
     };
-    let note = match as_of {
+    let mut note = match as_of {
         Some(_) => validity_note(fact, chinese),
         None => history_note(fact, table, chinese),
     };
+    // The clause may also name a value its turn stated that was replaced since.
+    if let (None, Some(source)) = (as_of, fact.source) {
+        note.push_str(&outdated_note(table, source, &fact.text).unwrap_or_default());
+    }
     let text = format!("{said}{note}");
     let created = Moment {
         round: fact.round,
@@ -442,28 +451,35 @@ fn turn_item(hit: &Hit, table: &FactTable, as_of: Option<Timestamp>) -> ContextI
         return item.with_part("tombstone", 1.0);
     }
     if as_of.is_none() {
-        let outdated: Vec<String> = table
-            .stated_by(hit.memory.id)
-            .filter(|e| !e.is_current() && !e.value.is_empty())
-            .filter_map(|e| {
-                let newer = table.get(e.superseded_by?)?;
-                Some(if newer.value.is_empty() {
-                    e.value.clone()
-                } else {
-                    format!("{} → {}", e.value, newer.value)
-                })
-            })
-            .collect();
-        if !outdated.is_empty() {
-            let chinese = mnemos_text::has_cjk(&item.text);
-            let note = if chinese {
-                format!("（已过时：{}）", outdated.join("；"))
-            } else {
-                format!(" (superseded in part: {})", outdated.join("; "))
-            };
+        if let Some(note) = outdated_note(table, hit.memory.id, &item.text) {
             item.text.push_str(&note);
             item.tokens = tokens(&item.text);
         }
     }
     item
+}
+
+/// What a still-current line stated that has since been replaced: "(superseded in part:
+/// Marisol → Dmitri)" for the facts the turn `source` stated that are no longer current.
+fn outdated_note(table: &FactTable, source: MemoryId, text: &str) -> Option<String> {
+    let outdated: Vec<String> = table
+        .stated_by(source)
+        .filter(|e| !e.is_current() && !e.value.is_empty())
+        .filter_map(|e| {
+            let newer = table.get(e.superseded_by?)?;
+            Some(if newer.value.is_empty() || newer.negated {
+                e.value.clone()
+            } else {
+                format!("{} → {}", e.value, newer.value)
+            })
+        })
+        .collect();
+    if outdated.is_empty() {
+        return None;
+    }
+    Some(if mnemos_text::has_cjk(text) {
+        format!("（已过时：{}）", outdated.join("；"))
+    } else {
+        format!(" (superseded in part: {})", outdated.join("; "))
+    })
 }

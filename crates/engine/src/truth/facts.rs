@@ -47,10 +47,16 @@ pub fn slot_name(slot: Slot) -> &'static str {
     }
 }
 
-/// Slots that hold several values at once: a new value adds, it does not replace (only a
-/// negation or a correction ends one).
-pub fn is_multi_valued(slot: &str) -> bool {
-    matches!(slot, "child" | "likes")
+/// Keys that hold several values at once: a new value adds, it does not replace (only a
+/// negation or a correction ends one). Things one likes; and children named by their relation
+/// ("my son Leo", later "my son Max": two sons), while "the baby" or "our little one" (the
+/// qualifier `child`, `孩子`) is one child whose name can change.
+pub fn is_multi_valued(slot: &str, qualifier: &str) -> bool {
+    match slot {
+        "likes" => true,
+        "child" => !matches!(qualifier, "" | "child" | "孩子"),
+        _ => false,
+    }
 }
 
 /// Who speaks a turn, for first-person statements: its speaker's name, or its role.

@@ -170,7 +170,7 @@ fn replaces(new: &FactEntry, old: &FactEntry) -> bool {
     if old.negated {
         return old.value_key.is_empty() || same_value(&old.value_key, &new.value_key);
     }
-    !is_multi_valued(&new.slot)
+    !is_multi_valued(&new.slot, &new.qualifier)
 }
 
 /// End `old` at `at` (never before it began), naming `by`; the table follows.

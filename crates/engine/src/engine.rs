@@ -237,6 +237,8 @@ impl EngineBuilder {
                 None => default_mechanism = mechanism,
             }
         }
+        let mut notes = self.notes;
+        notes.extend(memories.relevance_note().map(str::to_string));
         Ok(Engine {
             memories,
             model: self.model,
@@ -245,7 +247,7 @@ impl EngineBuilder {
             settings: config.jobs,
             preset_params: config.params,
             progress: self.progress,
-            notes: self.notes,
+            notes,
             holder: format!("engine-{}", uuid::Uuid::now_v7()),
         })
     }
@@ -578,9 +580,11 @@ impl Engine {
         self.mechanism(agent).stats(&self.ctx(user, agent))
     }
 
-    /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism).
+    /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism). Hits whose
+    /// relevance is below the request's `min_relevance`, or, when it names none, the
+    /// configured `retrieval.min_relevance`, are left out.
     pub fn search(&self, request: &SearchRequest) -> EngineResult<SearchResults> {
-        Ok(self.memories.search(request)?)
+        Ok(self.memories.search_with_default_floor(request)?)
     }
 
     /// One memory; `NotFound` for unknown ids and other users' ids alike.

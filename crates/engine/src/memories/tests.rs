@@ -549,6 +549,7 @@ fn hit(tokens: usize, score: f32) -> Hit {
     Hit {
         memory: Memory::from_turn(&turn),
         score,
+        relevance: 1.0,
         tokens,
         breakdown: ScoreBreakdown::default(),
     }

@@ -155,6 +155,10 @@ impl RelevanceModel {
                 .zip(features)
                 .map(|(w, x)| w * x)
                 .sum::<f32>();
+        if z.is_nan() {
+            // Only weights far beyond any fit (inf − inf) get here: no evidence either way.
+            return 0.5;
+        }
         // exp of a large |z| saturates to 0 or inf, both of which give a probability in [0, 1].
         (1.0 / (1.0 + (-z).exp())).clamp(0.0, 1.0)
     }
@@ -314,5 +318,138 @@ fn share(x: f32, total: f32) -> f32 {
         x / total
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retrieval::{RetrievalConfig, RetrieverKind, SearchFilter};
+
+    /// A store of one memory, "User prefers dark mode.", whose vector is (1, 0).
+    fn lone_memory() -> ScopeIndex {
+        let config = RetrievalConfig::default();
+        let mut index = ScopeIndex::new(&config, 2);
+        let scope = crate::model::Scope::new("t", "u", "a", "s").unwrap();
+        let memory = crate::model::Memory::from_turn(&crate::model::Turn {
+            id: crate::model::TurnId::new(),
+            scope,
+            role: crate::model::Role::User,
+            speaker: None,
+            text: "User prefers dark mode.".into(),
+            at: crate::model::Moment::default(),
+            metadata: crate::model::Metadata::new(),
+            key: None,
+        });
+        let terms = mnemos_text::Analyzer::shared().search_terms(&memory.text);
+        index.upsert(&memory, &terms, Some(&[1.0, 0.0]));
+        index
+    }
+
+    /// The relevance of the store's best hit for `query` whose vector has cosine `cosine`
+    /// with the memory's, under the shipped MiniLM weights.
+    fn relevance_of(index: &ScopeIndex, query: &str, cosine: f32) -> RelevanceSignal {
+        let terms = mnemos_text::Analyzer::shared().terms(query);
+        let vector = [cosine, (1.0 - cosine * cosine).sqrt()];
+        let config = RetrievalConfig::default();
+        let found = index.candidates(
+            &config,
+            RetrieverKind::Hybrid,
+            &terms,
+            Some(&vector),
+            &SearchFilter::default(),
+            None,
+        );
+        assert_eq!(found.len(), 1);
+        let query = index.relevance_query(&terms, &found);
+        let model = RelevanceModel::shipped("minilm-l6-v2").model;
+        index.relevance(&model, &query, &found[0])
+    }
+
+    #[test]
+    fn a_lone_unrelated_memory_is_not_relevant_and_a_matching_one_is() {
+        let index = lone_memory();
+        // MiniLM's cosine for this pair is about 0.075; the fused score is the dense weight.
+        let unrelated = relevance_of(&index, "quantum chromodynamics research papers", 0.075);
+        assert!(
+            unrelated.probability < DEFAULT_MIN_RELEVANCE,
+            "{unrelated:?}"
+        );
+        let coverage = RELEVANCE_FEATURE_NAMES
+            .iter()
+            .position(|n| *n == "coverage");
+        assert_eq!(coverage.map(|i| unrelated.features[i]), Some(0.0));
+        let known = RELEVANCE_FEATURE_NAMES.iter().position(|n| *n == "known");
+        assert_eq!(known.map(|i| unrelated.features[i]), Some(0.0));
+
+        let matching = relevance_of(&index, "Does the user prefer dark mode?", 0.75);
+        assert!(matching.probability > 0.3, "{matching:?}");
+        assert_eq!(coverage.map(|i| matching.features[i]), Some(1.0));
+        assert!(matching.probability > 100.0 * unrelated.probability);
+        assert_eq!(matching.features.len(), RELEVANCE_FEATURES);
+        assert_eq!(matching.strongest[0].0, "cosine");
+    }
+
+    #[test]
+    fn relevance_stays_a_probability_whatever_the_weights() {
+        let features = [
+            [0.0; RELEVANCE_FEATURES],
+            [1e30; RELEVANCE_FEATURES],
+            [-5.0; RELEVANCE_FEATURES],
+        ];
+        for weights in [
+            vec![f32::MAX; RELEVANCE_FEATURES],
+            vec![-1e30; RELEVANCE_FEATURES],
+        ] {
+            let mut mixed = weights.clone();
+            mixed[0] = -mixed[0];
+            for weights in [weights, mixed] {
+                let model = RelevanceModel { weights, bias: 0.0 };
+                for f in &features {
+                    let p = model.probability(f);
+                    assert!((0.0..=1.0).contains(&p), "{p}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn floors_and_models_are_validated() {
+        for bad in [-0.1, f32::NAN, 1.5, f32::INFINITY] {
+            let error = validate_min_relevance("min_relevance", bad).unwrap_err();
+            assert!(error.to_string().contains("min_relevance"), "{error}");
+            let config = RetrievalConfig {
+                min_relevance: bad,
+                ..RetrievalConfig::default()
+            };
+            let error = config.validate().unwrap_err().to_string();
+            assert!(error.contains("retrieval.min_relevance"), "{error}");
+        }
+        for good in [0.0, DEFAULT_MIN_RELEVANCE, 1.0] {
+            assert!(validate_min_relevance("min_relevance", good).is_ok());
+        }
+        let short = RetrievalConfig {
+            relevance: Some(RelevanceModel {
+                weights: vec![1.0; 3],
+                bias: 0.0,
+            }),
+            ..RetrievalConfig::default()
+        };
+        assert!(short.validate().is_err());
+    }
+
+    #[test]
+    fn an_embedder_without_a_fit_gets_the_closest_one_and_is_told_so() {
+        assert!(RelevanceModel::shipped("minilm-l6-v2").exact);
+        assert!(RelevanceModel::shipped("hash-v1-384").exact);
+        let small_hash = RelevanceModel::shipped("hash-v1-64");
+        assert!(!small_hash.exact);
+        assert_eq!(small_hash.fitted_for, "hash-v1-384");
+        let bilingual = RelevanceModel::shipped("bilingual:minilm-l6-v2+m3e-small");
+        assert!(!bilingual.exact);
+        assert_eq!(bilingual.fitted_for, "minilm-l6-v2");
+        for shipped in [small_hash, bilingual] {
+            assert!(shipped.model.validate().is_ok());
+        }
     }
 }

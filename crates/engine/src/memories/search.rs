@@ -371,6 +371,11 @@ impl Memories {
         let guard = slot.read();
         for (i, (text, vector)) in texts.iter().zip(vectors).enumerate() {
             let terms = self.analyzer.terms(text);
+            for term in &terms {
+                if !query_terms.contains(term) {
+                    query_terms.push(term.clone());
+                }
+            }
             let hop = request.second_hop.as_ref();
             let Some(index) = guard.index.as_ref() else {
                 continue;
@@ -395,13 +400,6 @@ impl Memories {
             };
             fused.extend(list.iter().map(|c| c.id));
             lists.push(self.judged(index, &terms, list, judge));
-        }
-        for text in texts {
-            for term in self.analyzer.terms(text) {
-                if !query_terms.contains(&term) {
-                    query_terms.push(term);
-                }
-            }
         }
         let candidates = if lists.len() > 1 {
             merge_by_rank(lists)

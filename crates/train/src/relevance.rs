@@ -256,7 +256,7 @@ mod tests {
         let searches = read_relevance_dump(&path).unwrap();
         assert_eq!(searches.len(), 1);
         assert!(searches[0].own);
-        assert_eq!(searches[0].hits[0].0, true);
+        assert!(searches[0].hits[0].0);
         std::fs::write(&path, format!("{}\n", line("unrelated"))).unwrap();
         assert!(read_relevance_dump(&path).is_err());
         std::fs::write(&path, "{not json\n").unwrap();

@@ -25,7 +25,7 @@ use super::{Candidate, ScopeIndex};
 use crate::error::{Error, Result};
 
 /// Number of relevance features per hit.
-pub const RELEVANCE_FEATURES: usize = 11;
+pub const RELEVANCE_FEATURES: usize = 13;
 
 /// What each feature is, in order (also the keys of a breakdown's explanation).
 pub const RELEVANCE_FEATURE_NAMES: [&str; RELEVANCE_FEATURES] = [
@@ -40,6 +40,8 @@ pub const RELEVANCE_FEATURE_NAMES: [&str; RELEVANCE_FEATURES] = [
     "date",               // 1 when the query names this memory's period
     "second_hop",         // 1 when the second hop reached this memory
     "length",             // ln(1 + the memory's length in terms)
+    "cjk",                // share of the query's distinct terms written in CJK characters
+    "cjk_cosine",         // cosine × cjk: an English encoder's cosine means little on Chinese
 ];
 
 /// How many features a [`RelevanceSignal`] names as the strongest.
@@ -78,6 +80,7 @@ const MINILM: Shipped = Shipped {
     embedder: "minilm-l6-v2",
     weights: [
         6.0613, 1.7720, -0.5475, 0.7955, -0.5498, 1.0135, 1.0823, 1.4611, 1.9143, -0.5011, 0.3698,
+        0.0, 0.0,
     ],
     bias: -8.9726,
 };
@@ -89,6 +92,7 @@ const HASH: Shipped = Shipped {
     embedder: "hash-v1-384",
     weights: [
         4.5105, 1.4385, -0.4279, 0.8419, -0.2067, 1.4647, 1.1173, 1.5708, 1.9430, -0.3058, 0.3985,
+        0.0, 0.0,
     ],
     bias: -8.3648,
 };
@@ -215,6 +219,7 @@ pub struct RelevanceQuery {
     idf_total: f32,
     known: f32,
     query_terms: f32,
+    cjk: f32,
     /// The lowest cosine among the dense candidates: at most what a memory that was not a
     /// dense candidate scores (None: dense search did not run).
     dense_floor: Option<f32>,
@@ -240,11 +245,13 @@ impl ScopeIndex {
             .iter()
             .filter_map(|c| c.dense.map(|s| s.score))
             .reduce(f32::min);
+        let cjk = distinct.iter().filter(|t| mnemos_text::has_cjk(t)).count();
         RelevanceQuery {
             terms,
             idf_total,
             known: share(known_idf, idf_total),
             query_terms: (1.0 + distinct.len() as f32).ln(),
+            cjk: share(cjk as f32, distinct.len() as f32),
             dense_floor,
         }
     }
@@ -295,6 +302,8 @@ impl ScopeIndex {
             flag(candidate.date.is_some()),
             flag(candidate.second_hop.is_some()),
             slot.map_or(0.0, |s| (1.0 + self.bm25.doc_len(s) as f32).ln()),
+            query.cjk,
+            cosine * query.cjk,
         ]
     }
 

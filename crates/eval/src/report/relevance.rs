@@ -1,7 +1,7 @@
 //! `eval relevance`: is a hit's `relevance` a calibrated probability that it is evidence, the
 //! same on every query, and what does the relevance floor cost and save?
 //!
-//! Every conversation of a LoCoMo or PerLTQA file is written into its own user. Each question
+//! Every conversation of a LoCoMo, PerLTQA or MemDaily file is written into its own user. Each question
 //! is then asked against its own conversation (the gold items are evidence, the rest are not)
 //! and against `others` other conversations (where nothing is evidence: the questions a
 //! model would otherwise never see unanswered). Every search keeps its best [`DEPTH`] hits with
@@ -44,6 +44,9 @@ const SWEEP: [f32; 10] = [0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.
 pub const BINS: usize = 10;
 /// The engine's agent for every written turn.
 const AGENT: &str = "eval";
+/// At most this many of the dataset's conversations host the unrelated queries (MemDaily has
+/// thousands of short ones).
+const DATASET_HOSTS: usize = 10;
 /// Messages per session of a ZH-4O host.
 const ZH4O_SESSION: usize = 100;
 
@@ -506,17 +509,23 @@ impl Run<'_> {
         })
     }
 
-    /// The dataset's conversations as hosts of English unrelated queries (both datasets are
-    /// English).
+    /// The dataset's conversations as hosts of the unrelated queries of its language
+    /// (MemDaily is Chinese, LoCoMo and PerLTQA English).
     fn dataset_hosts(&self, dataset: &RetrievalDataset) -> Result<Vec<Host>, EvalError> {
+        let lang = if dataset.name == "memdaily" {
+            "zh"
+        } else {
+            "en"
+        };
         dataset
             .conversations
             .iter()
+            .take(DATASET_HOSTS)
             .map(|c| {
                 Ok(Host {
                     name: c.id.clone(),
                     kind: "dataset",
-                    lang: "en".into(),
+                    lang: lang.into(),
                     user: UserKey::new(self.tenant.to_string(), c.id.clone())?,
                 })
             })

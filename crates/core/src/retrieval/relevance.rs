@@ -25,7 +25,7 @@ use super::{Candidate, ScopeIndex};
 use crate::error::{Error, Result};
 
 /// Number of relevance features per hit.
-pub const RELEVANCE_FEATURES: usize = 13;
+pub const RELEVANCE_FEATURES: usize = 14;
 
 /// What each feature is, in order (also the keys of a breakdown's explanation).
 pub const RELEVANCE_FEATURE_NAMES: [&str; RELEVANCE_FEATURES] = [
@@ -42,6 +42,7 @@ pub const RELEVANCE_FEATURE_NAMES: [&str; RELEVANCE_FEATURES] = [
     "length",             // ln(1 + the memory's length in terms)
     "cjk",                // share of the query's distinct terms written in CJK characters
     "cjk_cosine",         // cosine × cjk: an English encoder's cosine means little on Chinese
+    "store",              // ln(1 + the user's memories): the fewer, the likelier any one is it
 ];
 
 /// How many features a [`RelevanceSignal`] names as the strongest.
@@ -80,7 +81,7 @@ const MINILM: Shipped = Shipped {
     embedder: "minilm-l6-v2",
     weights: [
         6.0613, 1.7720, -0.5475, 0.7955, -0.5498, 1.0135, 1.0823, 1.4611, 1.9143, -0.5011, 0.3698,
-        0.0, 0.0,
+        0.0, 0.0, 0.0,
     ],
     bias: -8.9726,
 };
@@ -92,7 +93,7 @@ const HASH: Shipped = Shipped {
     embedder: "hash-v1-384",
     weights: [
         4.5105, 1.4385, -0.4279, 0.8419, -0.2067, 1.4647, 1.1173, 1.5708, 1.9430, -0.3058, 0.3985,
-        0.0, 0.0,
+        0.0, 0.0, 0.0,
     ],
     bias: -8.3648,
 };
@@ -169,6 +170,15 @@ impl RelevanceModel {
         (1.0 / (1.0 + (-z).exp())).clamp(0.0, 1.0)
     }
 
+    /// The relevance of a memory with these features, explained.
+    pub fn explain(&self, features: &[f32; RELEVANCE_FEATURES]) -> RelevanceSignal {
+        RelevanceSignal {
+            probability: self.probability(features),
+            features: features.to_vec(),
+            strongest: self.strongest(features),
+        }
+    }
+
     /// The [`EXPLAINED_RELEVANCE`] largest contributions (weight × value) by magnitude.
     fn strongest(&self, features: &[f32; RELEVANCE_FEATURES]) -> Vec<(String, f32)> {
         let mut parts: Vec<(&str, f32)> = RELEVANCE_FEATURE_NAMES
@@ -220,6 +230,7 @@ pub struct RelevanceQuery {
     known: f32,
     query_terms: f32,
     cjk: f32,
+    store: f32,
     /// The lowest cosine among the dense candidates: at most what a memory that was not a
     /// dense candidate scores (None: dense search did not run).
     dense_floor: Option<f32>,
@@ -252,6 +263,7 @@ impl ScopeIndex {
             known: share(known_idf, idf_total),
             query_terms: (1.0 + distinct.len() as f32).ln(),
             cjk: share(cjk as f32, distinct.len() as f32),
+            store: (1.0 + self.bm25.live_docs() as f32).ln(),
             dense_floor,
         }
     }
@@ -304,6 +316,7 @@ impl ScopeIndex {
             slot.map_or(0.0, |s| (1.0 + self.bm25.doc_len(s) as f32).ln()),
             query.cjk,
             cosine * query.cjk,
+            query.store,
         ]
     }
 
@@ -314,12 +327,7 @@ impl ScopeIndex {
         query: &RelevanceQuery,
         candidate: &Candidate,
     ) -> RelevanceSignal {
-        let features = self.relevance_features(query, candidate);
-        RelevanceSignal {
-            probability: model.probability(&features),
-            features: features.to_vec(),
-            strongest: model.strongest(&features),
-        }
+        model.explain(&self.relevance_features(query, candidate))
     }
 }
 

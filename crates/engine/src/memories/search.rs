@@ -354,7 +354,9 @@ impl Memories {
     ) -> (Vec<Candidate>, Vec<String>, usize) {
         let mut query_terms: Vec<String> = Vec::new();
         let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
+        // Distinct fused candidates: one list's length, or the union of the parts' lists.
         let mut fused: HashSet<MemoryId> = HashSet::new();
+        let mut fused_count = 0;
         let likeness_only;
         let config = if request.likeness_only {
             likeness_only = RetrievalConfig {
@@ -398,7 +400,11 @@ impl Memories {
                     hop,
                 ),
             };
-            fused.extend(list.iter().map(|c| c.id));
+            if texts.len() > 1 {
+                fused.extend(list.iter().map(|c| c.id));
+            } else {
+                fused_count = list.len();
+            }
             lists.push(self.judged(index, &terms, list, judge));
         }
         let candidates = if lists.len() > 1 {
@@ -406,7 +412,7 @@ impl Memories {
         } else {
             lists.pop().unwrap_or_default()
         };
-        (candidates, query_terms, fused.len())
+        (candidates, query_terms, fused_count.max(fused.len()))
     }
 
     /// Will every candidate be explained (a budget or re-rankers look past `top_k`)?
@@ -432,9 +438,11 @@ impl Memories {
             if kept.len() >= judge.need {
                 break;
             }
-            let signal = index.relevance(&self.relevance, &query, &candidate);
-            if signal.probability >= judge.floor {
-                candidate.relevance = Some(signal);
+            // The explanation (features, strongest contributions) is built only for what is
+            // kept: an unrelated query may look at every candidate.
+            let features = index.relevance_features(&query, &candidate);
+            if self.relevance.probability(&features) >= judge.floor {
+                candidate.relevance = Some(self.relevance.explain(&features));
                 kept.push(candidate);
             }
         }

@@ -280,6 +280,10 @@ pub struct TrainRelevanceArgs {
     /// L2 penalty of the (standardized) weights.
     #[arg(long, default_value_t = 0.001)]
     l2: f64,
+    /// Features to fit without (comma-separated names; they get weight 0), for features that
+    /// do not carry over from these dumps to where the model runs.
+    #[arg(long, value_delimiter = ',')]
+    without: Vec<String>,
     /// Output config file holding the fitted `[retrieval.relevance]`.
     #[arg(long, default_value = "relevance.toml")]
     out: PathBuf,
@@ -287,12 +291,13 @@ pub struct TrainRelevanceArgs {
 
 fn train_relevance(args: TrainRelevanceArgs) -> Result<()> {
     use mnemos_core::retrieval::RELEVANCE_FEATURE_NAMES;
-    use mnemos_train::relevance::{read_relevance_dump, train_relevance};
+    use mnemos_train::relevance::{drop_features, read_relevance_dump, train_relevance};
     let mut sources = Vec::new();
     for path in &args.dumps {
         let searches = read_relevance_dump(path)?;
         sources.push((path.display().to_string(), searches));
     }
+    drop_features(&mut sources, &args.without)?;
     let fit = train_relevance(&sources, args.l2)?;
     println!(
         "cross-validated by conversation ({} folds), l2 {}: calibration of held-out hits",

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use mnemos_core::retrieval::{RelevanceModel, RELEVANCE_FEATURES};
+use mnemos_core::retrieval::{RelevanceModel, RELEVANCE_FEATURES, RELEVANCE_FEATURE_NAMES};
 use mnemos_eval::report::relevance::Reliability;
 use mnemos_offline::classify::{LogisticModel, TrainOptions};
 
@@ -98,6 +98,34 @@ pub struct RelevanceFit {
     pub by_source: Vec<SourceCalibration>,
     /// Fitted on every search of every dump.
     pub model: RelevanceModel,
+}
+
+/// Set the features named in `without` to 0 in every hit, so a fit gives them no weight
+/// (a feature that does not carry over from the training data to where the model runs).
+pub fn drop_features(
+    sources: &mut [(String, Vec<RelevanceSearch>)],
+    without: &[String],
+) -> Result<(), TrainError> {
+    let mut columns = Vec::with_capacity(without.len());
+    for name in without {
+        let at = RELEVANCE_FEATURE_NAMES.iter().position(|n| n == name);
+        columns.push(at.ok_or_else(|| {
+            TrainError::invalid(format!(
+                "no relevance feature '{name}' (the features: {})",
+                RELEVANCE_FEATURE_NAMES.join(", ")
+            ))
+        })?);
+    }
+    let hits = sources
+        .iter_mut()
+        .flat_map(|(_, s)| s.iter_mut())
+        .flat_map(|s| s.hits.iter_mut());
+    for (_, features) in hits {
+        for &c in &columns {
+            features[c] = 0.0;
+        }
+    }
+    Ok(())
 }
 
 /// Fit on `sources` (name, searches): cross-validated by group, then on everything.
@@ -239,6 +267,21 @@ mod tests {
         let evidence = fit.model.probability(&f);
         f[0] = 0.1;
         assert!(evidence > 0.5 && fit.model.probability(&f) < 0.1);
+    }
+
+    #[test]
+    fn dropped_features_get_no_weight() {
+        let mut sources = vec![(
+            "toy".to_string(),
+            (0..30)
+                .map(|i| search(&format!("c{}", i % 3), true, i))
+                .collect(),
+        )];
+        drop_features(&mut sources, &["coverage".to_string()]).unwrap();
+        let fit = train_relevance(&sources, 0.001).unwrap();
+        assert_eq!(fit.model.weights[1], 0.0);
+        assert!(fit.model.weights[0] > 0.0);
+        assert!(drop_features(&mut sources, &["nonsense".to_string()]).is_err());
     }
 
     #[test]

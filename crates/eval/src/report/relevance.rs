@@ -39,7 +39,9 @@ pub const DEPTH: usize = 30;
 /// Recall cut-offs reported.
 const KS: [usize; 3] = [1, 5, 10];
 /// Floors of the sweep table.
-const SWEEP: [f32; 10] = [0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3];
+const SWEEP: [f32; 11] = [
+    0.0, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2,
+];
 /// Bins of the reliability table.
 pub const BINS: usize = 10;
 /// The engine's agent for every written turn.

@@ -272,7 +272,7 @@ impl EngineBuilder {
 /// let scope = Scope::new("acme", "ann", "assistant", "s1")?;
 /// let added = engine.add(vec![
 ///     NewTurn::user(scope.clone(), "I just started a job at a bakery in Berlin."),
-///     NewTurn::user(scope.clone(), "我的猫叫小白。"),
+///     NewTurn::user(scope.clone(), "我养了一只猫，叫小白。"),
 /// ])?;
 /// let ann = UserKey::new("acme", "ann")?;
 ///
@@ -280,9 +280,12 @@ impl EngineBuilder {
 /// let context = engine.recall(&ann, "assistant", &RecallRequest::new("Where does Ann work?", 200))?;
 /// assert!(context.text.contains("bakery"));
 ///
-/// // Ranked memories with score breakdowns.
+/// // Ranked memories with score breakdowns, each with its relevance: the chance, on every
+/// // query's scale, that it is evidence. A query about nothing Ann said finds nothing.
 /// let hits = engine.search(&SearchRequest::new(ann.clone(), "猫"))?.hits;
 /// assert!(hits[0].memory.text.contains("小白"));
+/// let unrelated = SearchRequest::new(ann.clone(), "quantum chromodynamics research papers");
+/// assert!(engine.search(&unrelated)?.hits.is_empty());
 ///
 /// // Forgetting follows provenance and is recorded in the memory's history.
 /// let bakery = added.turns[0].memory_id().expect("added now");

@@ -18,6 +18,7 @@ use mnemos_eval::report::extraction::{self, ExtractionDataset, ExtractionSetting
 use mnemos_eval::report::lufy::{self, AgreementSettings};
 use mnemos_eval::report::presets::{self, PresetsSettings};
 use mnemos_eval::report::probes::{self, ProbeSettings};
+use mnemos_eval::report::relevance::{self, RelevanceSettings};
 use mnemos_eval::report::retrieval::{self, RetrievalSettings, RetrieverChoice, TypeChoice};
 use mnemos_eval::report::run::{self, RunSettings};
 use mnemos_eval::report::updates::{self, UpdateSettings};
@@ -33,6 +34,9 @@ use crate::GlobalArgs;
 pub enum EvalCommand {
     /// Recall@{1,5,10}, MRR, nDCG@10 and latency of BM25 / dense / hybrid retrieval.
     Retrieval(RetrievalArgs),
+    /// Calibration of hits' relevance (reliability table, ECE), what the relevance floor
+    /// costs in recall, and how often queries about unrelated topics return nothing.
+    Relevance(RelevanceArgs),
     /// ROC AUC of the offline arousal, surprise and importance scores against LUFY's labels;
     /// with --presets, the importance agreement of what each preset keeps (LUFY Table 12).
     Lufy(LufyArgs),
@@ -314,6 +318,45 @@ pub struct RetrievalArgs {
     dump: Option<PathBuf>,
     #[command(flatten)]
     shape: SearchShapeArgs,
+    /// Drop hits whose relevance is below this (default: the configured
+    /// `retrieval.min_relevance`; 0 keeps every hit).
+    #[arg(long)]
+    min_relevance: Option<f32>,
+}
+
+#[derive(Args)]
+pub struct RelevanceArgs {
+    /// A LoCoMo file or a PerLTQA directory (or either of its files).
+    path: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    dataset: QuestionDataset,
+    /// A ZH-4O directory: its first dialogues host the Chinese unrelated queries.
+    #[arg(long)]
+    zh4o: Option<PathBuf>,
+    /// How many ZH-4O dialogues host them.
+    #[arg(long, default_value_t = 3)]
+    zh4o_dialogues: usize,
+    /// Only the first N conversations (quick runs).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Other conversations each question is also asked against (where nothing is evidence).
+    #[arg(long, default_value_t = 1)]
+    others: usize,
+    /// The floor the report is about (default: the configured `retrieval.min_relevance`).
+    #[arg(long)]
+    floor: Option<f32>,
+    /// A scratch SQLite database file, or the in-memory store.
+    #[arg(long, value_enum, default_value = "memory")]
+    store: StoreKind,
+    /// Turns per write.
+    #[arg(long, default_value_t = 64)]
+    write_batch: usize,
+    /// Write every search's hits with their relevance features to this JSONL file (what
+    /// `mnemos train relevance` fits on).
+    #[arg(long)]
+    dump: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args)]
@@ -375,9 +418,28 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
                 dump: args.dump,
                 second_hop: args.shape.second_hop(),
                 split_questions: args.shape.split_questions(),
+                min_relevance: args.min_relevance,
             };
             let report = retrieval::evaluate(&config, &settings, &progress);
             print(report, args.json, |r| r.text(args.by_category))
+        }
+        EvalCommand::Relevance(args) => {
+            let settings = RelevanceSettings {
+                path: args.path,
+                dataset: args.dataset,
+                zh4o: args.zh4o,
+                zh4o_dialogues: args.zh4o_dialogues,
+                limit: args.limit,
+                others: args.others,
+                floor: args.floor,
+                store: args.store,
+                write_batch: args.write_batch,
+                dump: args.dump,
+                out: args.report.out,
+                overwrite: args.report.overwrite,
+            };
+            let report = relevance::evaluate(&global.config()?, &settings, &progress);
+            print(report, args.report.json, |r| r.markdown())
         }
         EvalCommand::Lufy(args) => run_lufy(global, args, &progress),
         EvalCommand::Classifier(args) => {

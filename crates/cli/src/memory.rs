@@ -118,6 +118,10 @@ pub struct SearchArgs {
     kinds: Vec<KindTag>,
     #[command(flatten)]
     shape: SearchShapeArgs,
+    /// Leave out hits whose relevance (the calibrated chance, 0..1, that the memory is
+    /// evidence for the query) is below this; default: `retrieval.min_relevance`.
+    #[arg(long)]
+    min_relevance: Option<f32>,
     /// Answer with this preset's recall (what it would hand a prompt, within --budget) instead
     /// of the retrieval pipeline's ranked hits.
     #[arg(long, conflicts_with_all = ["kinds", "hops", "hop_keep", "split_questions"])]
@@ -150,6 +154,7 @@ pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
     request.include_superseded = args.include_superseded;
     request.as_of = args.as_of;
     args.shape.apply(&mut request);
+    request.min_relevance = args.min_relevance;
     let results = engine.search(&request)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);

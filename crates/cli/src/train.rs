@@ -2,7 +2,8 @@
 //! set for the configured embedder (or lexical cues only) and write its weights file.
 //! `mnemos train lufy`: fit the lufy preset's strength weights on LUFY's annotations and write
 //! the weights file the preset ships. `mnemos train ranker`: fit the learned ranker on
-//! retrieval dumps and write it as a config file. The training itself is `mnemos_train`'s; this parses the
+//! retrieval dumps and write it as a config file. `mnemos train relevance`: fit the relevance
+//! model on relevance dumps, print its held-out calibration, and write it as a config file. The training itself is `mnemos_train`'s; this parses the
 //! arguments and prints.
 
 use std::path::PathBuf;
@@ -24,6 +25,10 @@ pub enum TrainCommand {
     /// Fit the retrieval core's learned ranker on `eval retrieval --dump` files,
     /// cross-validated by conversation, and write it as a `[retrieval.ranker]` config.
     Ranker(TrainRankerArgs),
+    /// Fit the relevance model (the calibrated chance that a hit is evidence) on `eval
+    /// relevance --dump` files, report its calibration held out by conversation, and write it
+    /// as a `[retrieval.relevance]` config.
+    Relevance(TrainRelevanceArgs),
 }
 
 pub fn run(config: &Config, command: TrainCommand) -> Result<()> {
@@ -31,6 +36,7 @@ pub fn run(config: &Config, command: TrainCommand) -> Result<()> {
         TrainCommand::Classifier(args) => train_classifier(config, args),
         TrainCommand::Lufy(args) => train_lufy(args),
         TrainCommand::Ranker(args) => train_ranker(args),
+        TrainCommand::Relevance(args) => train_relevance(args),
     }
 }
 
@@ -258,6 +264,65 @@ fn train_ranker(args: TrainRankerArgs) -> Result<()> {
     let ranker = toml::Value::try_from(&fit.ranker)?;
     let mut retrieval = toml::Table::new();
     retrieval.insert("ranker".into(), ranker);
+    table.insert("retrieval".into(), toml::Value::Table(retrieval));
+    std::fs::write(&args.out, toml::to_string(&table)?)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!("\nwrote {}", args.out.display());
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct TrainRelevanceArgs {
+    /// `eval relevance --dump` files (one per dataset, same embedder); each conversation or
+    /// character is one fold.
+    #[arg(required = true)]
+    dumps: Vec<PathBuf>,
+    /// L2 penalty of the (standardized) weights.
+    #[arg(long, default_value_t = 0.001)]
+    l2: f64,
+    /// Features to fit without (comma-separated names; they get weight 0), for features that
+    /// do not carry over from these dumps to where the model runs.
+    #[arg(long, value_delimiter = ',')]
+    without: Vec<String>,
+    /// Output config file holding the fitted `[retrieval.relevance]`.
+    #[arg(long, default_value = "relevance.toml")]
+    out: PathBuf,
+}
+
+fn train_relevance(args: TrainRelevanceArgs) -> Result<()> {
+    use mnemos_core::retrieval::RELEVANCE_FEATURE_NAMES;
+    use mnemos_train::relevance::{drop_features, read_relevance_dump, train_relevance};
+    let mut sources = Vec::new();
+    for path in &args.dumps {
+        let searches = read_relevance_dump(path)?;
+        sources.push((path.display().to_string(), searches));
+    }
+    drop_features(&mut sources, &args.without)?;
+    let fit = train_relevance(&sources, args.l2)?;
+    println!(
+        "cross-validated by conversation ({} folds), l2 {}: calibration of held-out hits",
+        fit.folds, fit.l2
+    );
+    for source in &fit.by_source {
+        println!(
+            "\n## {} ({} searches), own and other conversations\n\n{}",
+            source.source,
+            source.searches,
+            source.all.markdown()
+        );
+        println!(
+            "own conversation only: ECE {:.4} over {} hits",
+            source.own.ece, source.own.hits
+        );
+    }
+    println!("\nfitted on every search:");
+    for (name, weight) in RELEVANCE_FEATURE_NAMES.iter().zip(&fit.model.weights) {
+        println!("  {name:<20} {weight:>9.4}");
+    }
+    println!("  {:<20} {:>9.4}", "bias", fit.model.bias);
+    let mut retrieval = toml::Table::new();
+    retrieval.insert("relevance".into(), toml::Value::try_from(&fit.model)?);
+    let mut table = toml::Table::new();
     table.insert("retrieval".into(), toml::Value::Table(retrieval));
     std::fs::write(&args.out, toml::to_string(&table)?)
         .with_context(|| format!("cannot write {}", args.out.display()))?;

@@ -249,6 +249,8 @@ impl EngineBuilder {
                 None => default_mechanism = mechanism,
             }
         }
+        let mut notes = self.notes;
+        notes.extend(memories.relevance_note().map(str::to_string));
         Ok(Engine {
             memories,
             model: self.model,
@@ -257,7 +259,7 @@ impl EngineBuilder {
             settings: config.jobs,
             preset_params: config.params,
             progress: self.progress,
-            notes: self.notes,
+            notes,
             holder: format!("engine-{}", uuid::Uuid::now_v7()),
         })
     }
@@ -282,7 +284,7 @@ impl EngineBuilder {
 /// let scope = Scope::new("acme", "ann", "assistant", "s1")?;
 /// let added = engine.add(vec![
 ///     NewTurn::user(scope.clone(), "I just started a job at a bakery in Berlin."),
-///     NewTurn::user(scope.clone(), "我的猫叫小白。"),
+///     NewTurn::user(scope.clone(), "我养了一只猫，叫小白。"),
 /// ])?;
 /// let ann = UserKey::new("acme", "ann")?;
 ///
@@ -290,9 +292,12 @@ impl EngineBuilder {
 /// let context = engine.recall(&ann, "assistant", &RecallRequest::new("Where does Ann work?", 200))?;
 /// assert!(context.text.contains("bakery"));
 ///
-/// // Ranked memories with score breakdowns.
+/// // Ranked memories with score breakdowns, each with its relevance: the chance, on every
+/// // query's scale, that it is evidence. A query about nothing Ann said finds nothing.
 /// let hits = engine.search(&SearchRequest::new(ann.clone(), "猫"))?.hits;
 /// assert!(hits[0].memory.text.contains("小白"));
+/// let unrelated = SearchRequest::new(ann.clone(), "quantum chromodynamics research papers");
+/// assert!(engine.search(&unrelated)?.hits.is_empty());
 ///
 /// // Forgetting follows provenance and is recorded in the memory's history.
 /// let bakery = added.turns[0].memory_id().expect("added now");
@@ -666,9 +671,11 @@ impl Engine {
         self.mechanism(agent).stats(&self.ctx(user, agent))
     }
 
-    /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism).
+    /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism). Hits whose
+    /// relevance is below the request's `min_relevance`, or, when it names none, the
+    /// configured `retrieval.min_relevance`, are left out.
     pub fn search(&self, request: &SearchRequest) -> EngineResult<SearchResults> {
-        Ok(self.memories.search(request)?)
+        Ok(self.memories.search_with_default_floor(request)?)
     }
 
     /// One memory; `NotFound` for unknown ids and other users' ids alike.

@@ -117,6 +117,18 @@ pub fn explain(hit: &Hit) -> Vec<String> {
     if b.ranker.is_none() {
         lines.push(format!("fused  {:>8.4}", b.fused));
     }
+    if let Some(r) = &b.relevance {
+        let strongest: Vec<String> = r
+            .strongest
+            .iter()
+            .map(|(name, c)| format!("{name} {c:+.2}"))
+            .collect();
+        lines.push(format!(
+            "relev. {:>8.4}  chance of evidence on every query's scale ({})",
+            r.probability,
+            strongest.join(", ")
+        ));
+    }
     for adj in &b.adjustments {
         lines.push(format!(
             "{:<6} {:>8.4}  ({:+.4})",

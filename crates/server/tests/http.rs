@@ -90,11 +90,7 @@ fn every_route_over_http() {
     assert!(!best["explanation"].as_array().unwrap().is_empty());
     let id = best["memory"]["id"].as_str().unwrap().to_string();
 
-    let (status, cat) = server.send(
-        "POST",
-        "/v1/users/ann/search",
-        Some(json!({"query": "小白"})),
-    );
+    let (status, cat) = server.send("POST", "/v1/users/ann/search", Some(json!({"query": "猫"})));
     assert_eq!(status, StatusCode::OK);
     assert_eq!(cat["hits"][0]["memory"]["text"], "我养了一只叫小白的猫。");
 

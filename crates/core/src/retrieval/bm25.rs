@@ -139,6 +139,11 @@ impl Bm25Index {
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
     }
 
+    /// The IDF of a term no live document holds: the highest any term can have.
+    pub fn unseen_idf(&self) -> f32 {
+        self.idf(0)
+    }
+
     /// Score every live document matching at least one query term; `accept` filters slots.
     /// Returns (slot, score) pairs, unsorted. Repeated query terms count once.
     pub fn score(&self, query_terms: &[String], accept: &dyn Fn(u32) -> bool) -> Vec<(u32, f32)> {

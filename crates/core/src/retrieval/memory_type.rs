@@ -330,6 +330,7 @@ mod tests {
         Hit {
             memory: Memory::from_turn(&turn),
             score,
+            relevance: 1.0,
             tokens: 5,
             breakdown: ScoreBreakdown {
                 fused: score,

@@ -10,6 +10,7 @@ pub mod dense;
 mod dialogue;
 pub mod memory_type;
 mod ranker;
+mod relevance;
 mod texts;
 
 use std::collections::{HashMap, HashSet};
@@ -27,6 +28,10 @@ pub use memory_type::{
 };
 pub use ranker::{
     LearnedRanker, RankerSignal, DEFAULT_RANKER_DEPTH, RANK_FEATURES, RANK_FEATURE_NAMES,
+};
+pub use relevance::{
+    validate_min_relevance, RelevanceModel, RelevanceQuery, RelevanceSignal, ShippedRelevance,
+    DEFAULT_MIN_RELEVANCE, EXPLAINED_RELEVANCE, RELEVANCE_FEATURES, RELEVANCE_FEATURE_NAMES,
 };
 use texts::EmbeddedTexts;
 pub use texts::TextKey;
@@ -170,6 +175,16 @@ pub struct RetrievalConfig {
     /// preset; a request can also ask for it on its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_type: Option<TypeRerank>,
+    /// The default relevance floor of the public search (`Engine::search`): hits whose
+    /// relevance (the calibrated probability that they are evidence for the query) is below it
+    /// are dropped before `top_k`, so a query about nothing the user said returns nothing. A
+    /// request's own `min_relevance` wins; mechanisms' internal searches apply only their own.
+    /// In [0, 1]; 0 keeps everything.
+    pub min_relevance: f32,
+    /// The relevance model (`[retrieval.relevance]`, from `mnemos train relevance`); absent,
+    /// the shipped fit for the engine's embedder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<RelevanceModel>,
 }
 
 impl Default for RetrievalConfig {
@@ -187,6 +202,8 @@ impl Default for RetrievalConfig {
             date: DEFAULT_DATE,
             ranker: LearnedRanker::default(),
             memory_type: None,
+            min_relevance: DEFAULT_MIN_RELEVANCE,
+            relevance: None,
         }
     }
 }
@@ -287,6 +304,10 @@ impl RetrievalConfig {
             return Err(Error::invalid("retrieval.date must be between 0 and 1"));
         }
         self.ranker.validate()?;
+        validate_min_relevance("retrieval.min_relevance", self.min_relevance)?;
+        if let Some(relevance) = &self.relevance {
+            relevance.validate()?;
+        }
         let Bm25Params { k1, b } = self.bm25;
         if !k1.is_finite() || k1 < 0.0 || !(0.0..=1.0).contains(&b) {
             return Err(Error::invalid(
@@ -426,6 +447,9 @@ pub struct ScoreBreakdown {
     /// What the learned ranker saw and concluded, when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranker: Option<RankerSignal>,
+    /// Why the hit has its relevance (features and the strongest contributions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<RelevanceSignal>,
     /// Score after fusion, the read-time stages and the second hop, or the learned ranker's
     /// probability when it ran; before re-rankers.
     pub fused: f32,
@@ -438,7 +462,11 @@ pub struct ScoreBreakdown {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Hit {
     pub memory: Memory,
+    /// The rank score, relative to the other candidates of the query.
     pub score: f32,
+    /// The calibrated probability, in [0, 1], that the memory is evidence for the query; the
+    /// same scale for every query (see [`RelevanceSignal`]).
+    pub relevance: f32,
     /// Approximate LLM tokens of the memory's text (for budgets).
     pub tokens: usize,
     pub breakdown: ScoreBreakdown,
@@ -601,6 +629,9 @@ pub struct Candidate {
     pub speaker: Option<f32>,
     pub date: Option<f32>,
     pub ranker: Option<RankerSignal>,
+    /// Set by the caller that explains the candidate ([`ScopeIndex::relevance`]); candidate
+    /// generation leaves it empty.
+    pub relevance: Option<RelevanceSignal>,
 }
 
 /// Scale `tail` (in any order) so that its best score stays below `floor`, the lowest score
@@ -998,6 +1029,7 @@ impl ScopeIndex {
                     speaker: r.speaker,
                     date: r.date,
                     ranker: r.ranker,
+                    relevance: None,
                 })
             })
             .collect()

@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use mnemos_text::Analyzer;
 
-use mnemos_core::retrieval::{embedding_windows, Reranker, RetrievalConfig, ScopeIndex, TextKey};
+use mnemos_core::retrieval::{
+    embedding_windows, RelevanceModel, Reranker, RetrievalConfig, ScopeIndex, TextKey,
+};
 
 use crate::truth::facts::FactTable;
 use crate::truth::{FactChange, PrivacySettings, WritePolicy};
@@ -190,6 +192,10 @@ pub struct Memories {
     dense: DenseSearch,
     /// What the write path redacts.
     privacy: PrivacySettings,
+    /// How relevant a hit is (the configured model, or the shipped fit for the embedder).
+    relevance: RelevanceModel,
+    /// Why the relevance model is not one fitted for this embedder, if it is not.
+    relevance_note: Option<String>,
 }
 
 impl Memories {
@@ -201,6 +207,7 @@ impl Memories {
     ) -> Result<Self> {
         config.validate()?;
         let dense = placement::choose(store.as_ref(), embedder.as_ref(), config.vectors)?;
+        let (relevance, relevance_note) = relevance_model(&config, embedder.id());
         Ok(Self {
             store,
             embedder,
@@ -215,6 +222,8 @@ impl Memories {
             embedding: EmbeddingCounters::default(),
             dense,
             privacy: PrivacySettings::default(),
+            relevance,
+            relevance_note,
         })
     }
 
@@ -222,6 +231,11 @@ impl Memories {
     pub fn with_privacy(mut self, privacy: PrivacySettings) -> Self {
         self.privacy = privacy;
         self
+    }
+
+    /// Why hits' relevance is estimated with weights fitted for another embedder, if it is.
+    pub fn relevance_note(&self) -> Option<&str> {
+        self.relevance_note.as_deref()
     }
 
     /// Where dense search runs, and why.
@@ -1025,3 +1039,22 @@ impl Memories {
 
 #[cfg(test)]
 mod tests;
+
+/// The relevance model of an engine: the configured one, else the shipped fit for the
+/// embedder; with a note when that fit was made for another embedder (its cosine scale
+/// differs, so relevance is less well calibrated).
+fn relevance_model(config: &RetrievalConfig, embedder: &str) -> (RelevanceModel, Option<String>) {
+    if let Some(model) = &config.relevance {
+        return (model.clone(), None);
+    }
+    let shipped = RelevanceModel::shipped(embedder);
+    let note = (!shipped.exact).then(|| {
+        format!(
+            "relevance: no weights fitted for embedder {embedder}; using those fitted for {} \
+             (hit relevance and the min_relevance floor are less well calibrated; fit them \
+             with `mnemos eval relevance --dump` and `mnemos train relevance`)",
+            shipped.fitted_for
+        )
+    });
+    (shipped.model, note)
+}

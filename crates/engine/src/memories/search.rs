@@ -8,8 +8,9 @@ use serde::Serialize;
 
 use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
-    rerank_by_type, select_within_budget, Adjustment, Candidate, Hit, LearnedRanker,
-    RetrievalConfig, RetrieverKind, ScoreBreakdown, SearchFilter, SecondHop, TypeSearch,
+    rerank_by_type, select_within_budget, validate_min_relevance, Adjustment, Candidate, Hit,
+    LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex, ScoreBreakdown, SearchFilter,
+    SecondHop, TypeSearch,
 };
 use mnemos_core::{
     validate_text, Access, EmbedderExt, Error, Memory, MemoryId, MemoryModelExt, Moment, Result,
@@ -53,6 +54,11 @@ pub struct SearchRequest {
     /// Answer about the past: only memories valid at this moment (valid time), superseded or
     /// not. Overrides `include_superseded`.
     pub as_of: Option<Timestamp>,
+    /// Drop hits whose relevance (the calibrated probability that they are evidence for the
+    /// query, in [0, 1]) is below this, before `top_k`. `None`: the public search
+    /// (`Engine::search`) applies the configured `retrieval.min_relevance`, a mechanism's
+    /// internal search applies no floor.
+    pub min_relevance: Option<f32>,
 }
 
 impl SearchRequest {
@@ -71,6 +77,7 @@ impl SearchRequest {
             likeness_only: false,
             include_superseded: false,
             as_of: None,
+            min_relevance: None,
         }
     }
 
@@ -208,6 +215,14 @@ fn current_first(hits: &mut Vec<Hit>) {
     *hits = current;
 }
 
+/// Which candidates a search keeps: those whose relevance is at least `floor`, until `need`
+/// of them are kept (the rest would not be returned).
+#[derive(Clone, Copy, Debug)]
+struct Judge {
+    floor: f32,
+    need: usize,
+}
+
 /// Where a search spent its time, in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct SearchTimings {
@@ -233,8 +248,21 @@ pub struct SearchResults {
 }
 
 impl Memories {
-    /// Ranked memories of one user for a query, each with its score breakdown.
+    /// Ranked memories of one user for a query, each with its score breakdown; only the
+    /// request's own relevance floor applies (mechanisms' internal searches).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
+        self.search_above(request, request.min_relevance.unwrap_or(0.0))
+    }
+
+    /// [`search`](Self::search) with the configured `retrieval.min_relevance` as the floor
+    /// of a request that names none (the public search).
+    pub fn search_with_default_floor(&self, request: &SearchRequest) -> Result<SearchResults> {
+        let floor = request.min_relevance.unwrap_or(self.config.min_relevance);
+        self.search_above(request, floor)
+    }
+
+    /// The search, keeping only hits whose relevance is at least `floor`.
+    fn search_above(&self, request: &SearchRequest, floor: f32) -> Result<SearchResults> {
         let top_k = self.check_search(request)?;
         let mut effective = request.clone();
         effective.filter.validity = request.validity();
@@ -266,11 +294,20 @@ impl Memories {
 
         let started = Instant::now();
         let nearest = self.store_nearest(request, &vectors)?;
-        let (candidates, query_terms) = self.rank(&slot, request, &texts, &vectors, &nearest);
+        let judge = Judge {
+            floor,
+            // A little more than top_k: a fact whose stating turn is also a hit is dropped.
+            need: if self.explains_all(request) {
+                usize::MAX
+            } else {
+                top_k + top_k / 2 + 2
+            },
+        };
+        let ranked = self.rank(&slot, request, &texts, &vectors, &nearest, judge);
+        let (candidates, query_terms, candidates_count) = ranked;
         timings.rank_us = started.elapsed().as_micros() as u64;
 
         let started = Instant::now();
-        let candidates_count = candidates.len();
         let mut hits = self.explained_hits(request, candidates, &query_terms, top_k)?;
         timings.fetch_us = started.elapsed().as_micros() as u64;
         self.rerank(request, &mut hits, &mut timings)?;
@@ -335,6 +372,9 @@ impl Memories {
         if let Some(memory_type) = &request.memory_type {
             memory_type.validate()?;
         }
+        if let Some(floor) = request.min_relevance {
+            validate_min_relevance("min_relevance", floor)?;
+        }
         let top_k = request.top_k.unwrap_or(self.config.top_k);
         if top_k == 0 || top_k > 10_000 {
             return Err(Error::invalid("top_k must be between 1 and 10000"));
@@ -370,9 +410,10 @@ impl Memories {
             .collect()
     }
 
-    /// Fused candidates of every query part (merged by rank when there are several), and the
-    /// distinct analyzed terms of all parts. `nearest`, when not empty, holds the store's
-    /// dense answer for each part.
+    /// Fused candidates of every query part (merged by rank when there are several), each
+    /// judged for relevance (see [`Judge`]), the distinct analyzed terms of all parts, and how
+    /// many distinct candidates fusion gave before the judging. `nearest`, when not empty,
+    /// holds the store's dense answer for each part.
     fn rank(
         &self,
         slot: &ScopeSlot,
@@ -380,9 +421,13 @@ impl Memories {
         texts: &[&str],
         vectors: &[Option<Vec<f32>>],
         nearest: &[Option<Nearest>],
-    ) -> (Vec<Candidate>, Vec<String>) {
+        judge: Judge,
+    ) -> (Vec<Candidate>, Vec<String>, usize) {
         let mut query_terms: Vec<String> = Vec::new();
         let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
+        // Distinct fused candidates: one list's length, or the union of the parts' lists.
+        let mut fused: HashSet<MemoryId> = HashSet::new();
+        let mut fused_count = 0;
         let likeness_only;
         let config = if request.likeness_only {
             likeness_only = RetrievalConfig {
@@ -399,38 +444,80 @@ impl Memories {
         let guard = slot.read();
         for (i, (text, vector)) in texts.iter().zip(vectors).enumerate() {
             let terms = self.analyzer.terms(text);
+            for term in &terms {
+                if !query_terms.contains(term) {
+                    query_terms.push(term.clone());
+                }
+            }
             let hop = request.second_hop.as_ref();
-            match (guard.index.as_ref(), nearest.get(i)) {
-                (Some(index), Some(found)) => lists.push(index.candidates_scored(
+            let Some(index) = guard.index.as_ref() else {
+                continue;
+            };
+            let list = match nearest.get(i) {
+                Some(found) => index.candidates_scored(
                     config,
                     request.retriever,
                     &terms,
                     found.as_deref().unwrap_or_default(),
                     &request.filter,
                     hop,
-                )),
-                (Some(index), None) => lists.push(index.candidates(
+                ),
+                None => index.candidates(
                     config,
                     request.retriever,
                     &terms,
                     vector.as_deref(),
                     &request.filter,
                     hop,
-                )),
-                (None, _) => {}
+                ),
+            };
+            if texts.len() > 1 {
+                fused.extend(list.iter().map(|c| c.id));
+            } else {
+                fused_count = list.len();
             }
-            for term in terms {
-                if !query_terms.contains(&term) {
-                    query_terms.push(term);
-                }
-            }
+            lists.push(self.judged(index, &terms, list, judge));
         }
         let candidates = if lists.len() > 1 {
             merge_by_rank(lists)
         } else {
             lists.pop().unwrap_or_default()
         };
-        (candidates, query_terms)
+        (candidates, query_terms, fused_count.max(fused.len()))
+    }
+
+    /// Will every candidate be explained (a budget or re-rankers look past `top_k`)?
+    fn explains_all(&self, request: &SearchRequest) -> bool {
+        request.token_budget.is_some()
+            || !self.rerankers.is_empty()
+            || request.memory_type.is_some()
+    }
+
+    /// `list` (best first) judged by [`Judge`]: the candidates whose relevance reaches the
+    /// floor, each with its relevance, until `need` of them are found. Relevance is computed
+    /// only for the candidates looked at, so a search without a floor pays for its `top_k`.
+    fn judged(
+        &self,
+        index: &ScopeIndex,
+        terms: &[String],
+        list: Vec<Candidate>,
+        judge: Judge,
+    ) -> Vec<Candidate> {
+        let query = index.relevance_query(terms, &list);
+        let mut kept = Vec::with_capacity(judge.need.min(list.len()));
+        for mut candidate in list {
+            if kept.len() >= judge.need {
+                break;
+            }
+            // The explanation (features, strongest contributions) is built only for what is
+            // kept: an unrelated query may look at every candidate.
+            let features = index.relevance_features(&query, &candidate);
+            if self.relevance.probability(&features) >= judge.floor {
+                candidate.relevance = Some(self.relevance.explain(&features));
+                kept.push(candidate);
+            }
+        }
+        kept
     }
 
     /// The candidates' memories as hits with their score breakdowns (forgotten ones skipped).
@@ -479,6 +566,7 @@ impl Memories {
             speaker,
             date,
             ranker,
+            relevance,
             ..
         } = candidate;
         let mut matched_terms: Vec<String> = Vec::new();
@@ -493,6 +581,7 @@ impl Memories {
         Hit {
             memory,
             score: fused,
+            relevance: relevance.as_ref().map_or(0.0, |r| r.probability),
             tokens,
             breakdown: ScoreBreakdown {
                 lexical,
@@ -502,6 +591,7 @@ impl Memories {
                 speaker,
                 date,
                 ranker,
+                relevance,
                 fused,
                 adjustments: Vec::new(),
                 matched_terms,

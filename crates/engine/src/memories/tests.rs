@@ -549,6 +549,7 @@ fn hit(tokens: usize, score: f32) -> Hit {
     Hit {
         memory: Memory::from_turn(&turn),
         score,
+        relevance: 1.0,
         tokens,
         breakdown: ScoreBreakdown::default(),
     }
@@ -886,4 +887,28 @@ fn an_int8_index_shares_vectors_within_a_write_only() {
     // Its index holds quantized copies only: no exact vector to reuse, so it is embedded.
     add(&m, "ann", &["I like tea"]);
     assert_eq!(embedder.take(), vec!["I like tea"]);
+}
+
+#[test]
+fn internal_searches_apply_only_the_floor_they_ask_for() {
+    let m = open(Arc::new(MemoryStore::new()));
+    add(&m, "ann", &["User prefers dark mode."]);
+    let user = UserKey::new("t", "ann").unwrap();
+    let mut request = SearchRequest::new(user, "quantum chromodynamics research papers");
+    // A mechanism's search (no floor named) keeps the lone memory, with its low relevance.
+    let internal = m.search(&request).unwrap();
+    assert_eq!(internal.hits.len(), 1);
+    assert!(internal.hits[0].relevance < m.config.min_relevance);
+    // The public search applies the configured floor.
+    assert!(m
+        .search_with_default_floor(&request)
+        .unwrap()
+        .hits
+        .is_empty());
+    // A floor the request names applies to both.
+    request.min_relevance = Some(0.0);
+    assert_eq!(m.search_with_default_floor(&request).unwrap().hits.len(), 1);
+    request.min_relevance = Some(0.9);
+    assert!(m.search(&request).unwrap().hits.is_empty());
+    assert_eq!(internal.candidates, 1);
 }

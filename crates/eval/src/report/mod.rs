@@ -9,6 +9,7 @@
 //! - [`probes`]: ZH-4O's probes (`eval probes`);
 //! - [`lufy`]: LUFY's importance agreement and the offline scores' AUC (`eval lufy`);
 //! - [`retrieval`]: BM25 / dense / hybrid on gold evidence (`eval retrieval`);
+//! - [`relevance`]: calibration of hits' relevance and the floor's cost (`eval relevance`);
 //! - [`classifier`]: the semantic/episodic query classifier (`eval classifier`).
 
 pub mod classifier;
@@ -16,6 +17,7 @@ pub mod extraction;
 pub mod lufy;
 pub mod presets;
 pub mod probes;
+pub mod relevance;
 pub mod retrieval;
 pub mod run;
 pub mod updates;

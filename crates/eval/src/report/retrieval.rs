@@ -143,6 +143,8 @@ pub struct RetrievalSettings {
     pub second_hop: Option<SecondHop>,
     /// Search each question of a compound query on its own.
     pub split_questions: bool,
+    /// The relevance floor of every search (None: the configured `retrieval.min_relevance`).
+    pub min_relevance: Option<f32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -226,6 +228,7 @@ struct Streamer<'a> {
     search_depth: usize,
     second_hop: Option<SecondHop>,
     split_questions: bool,
+    min_relevance: Option<f32>,
     progress: ProgressFn<'a>,
 }
 
@@ -288,6 +291,7 @@ pub fn evaluate(
         },
         second_hop: settings.second_hop,
         split_questions: settings.split_questions,
+        min_relevance: settings.min_relevance,
         progress,
     };
     let mut dump = DumpFile::open(settings.dump.as_deref())?;
@@ -516,6 +520,7 @@ impl Streamer<'_> {
             request.memory_type = row.memory_type;
             request.second_hop = self.second_hop;
             request.split_questions = self.split_questions;
+            request.min_relevance = self.min_relevance;
             let started = Instant::now();
             let results = self.engine.search(&request)?;
             let row_tally = &mut tally.rows[i];

@@ -284,6 +284,11 @@ pub struct TrainRelevanceArgs {
     /// do not carry over from these dumps to where the model runs.
     #[arg(long, value_delimiter = ',')]
     without: Vec<String>,
+    /// Write the fit as `[retrieval.relevance_cjk]`, the model for queries written mostly in
+    /// Chinese or Japanese (fit it `--without cosine` unless the embedder's cosine was
+    /// measured on such text).
+    #[arg(long)]
+    cjk: bool,
     /// Output config file holding the fitted `[retrieval.relevance]`.
     #[arg(long, default_value = "relevance.toml")]
     out: PathBuf,
@@ -321,7 +326,12 @@ fn train_relevance(args: TrainRelevanceArgs) -> Result<()> {
     }
     println!("  {:<20} {:>9.4}", "bias", fit.model.bias);
     let mut retrieval = toml::Table::new();
-    retrieval.insert("relevance".into(), toml::Value::try_from(&fit.model)?);
+    let key = if args.cjk {
+        "relevance_cjk"
+    } else {
+        "relevance"
+    };
+    retrieval.insert(key.into(), toml::Value::try_from(&fit.model)?);
     let mut table = toml::Table::new();
     table.insert("retrieval".into(), toml::Value::Table(retrieval));
     std::fs::write(&args.out, toml::to_string(&table)?)

@@ -147,3 +147,39 @@ fn an_embedder_without_fitted_weights_is_named_in_the_notes() {
         "{note}"
     );
 }
+
+#[test]
+fn a_chinese_query_is_judged_by_the_model_for_cjk_queries() {
+    use mnemos_core::retrieval::RelevanceModel;
+    // A model that finds nothing relevant, for CJK queries only: English keeps its hits, a
+    // Chinese query on the same store gets none.
+    let nothing = RelevanceModel {
+        weights: vec![0.0; RELEVANCE_FEATURES],
+        bias: -50.0,
+    };
+    let texts = ["My sister lives in Berlin.", "我妹妹住在上海。"];
+    let engine = holding(
+        RetrievalConfig {
+            relevance_cjk: Some(nothing),
+            ..RetrievalConfig::default()
+        },
+        &texts,
+    );
+    let english = search(&engine, "Where does my sister live?", None);
+    assert_eq!(english[0].0, texts[0]);
+    assert!(search(&engine, "我妹妹住在哪里？", None).is_empty());
+    // Without one (the hash embedder's cosine is lexical, so it has none), the Chinese query
+    // finds its memory.
+    let plain = holding(RetrievalConfig::default(), &texts);
+    assert_eq!(search(&plain, "我妹妹住在哪里？", None)[0].0, texts[1]);
+
+    let broken = RetrievalConfig {
+        relevance_cjk: Some(RelevanceModel {
+            weights: vec![1.0; 2],
+            bias: 0.0,
+        }),
+        ..RetrievalConfig::default()
+    };
+    let error = broken.validate().unwrap_err().to_string();
+    assert!(error.contains("retrieval.relevance_cjk"), "{error}");
+}

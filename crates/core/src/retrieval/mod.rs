@@ -30,8 +30,9 @@ pub use ranker::{
     LearnedRanker, RankerSignal, DEFAULT_RANKER_DEPTH, RANK_FEATURES, RANK_FEATURE_NAMES,
 };
 pub use relevance::{
-    validate_min_relevance, RelevanceModel, RelevanceQuery, RelevanceSignal, ShippedRelevance,
-    DEFAULT_MIN_RELEVANCE, EXPLAINED_RELEVANCE, RELEVANCE_FEATURES, RELEVANCE_FEATURE_NAMES,
+    is_cjk_query, validate_min_relevance, RelevanceModel, RelevanceQuery, RelevanceSignal,
+    ShippedRelevance, DEFAULT_MIN_RELEVANCE, EXPLAINED_RELEVANCE, RELEVANCE_FEATURES,
+    RELEVANCE_FEATURE_NAMES,
 };
 use texts::EmbeddedTexts;
 pub use texts::TextKey;
@@ -185,6 +186,11 @@ pub struct RetrievalConfig {
     /// the shipped fit for the engine's embedder.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relevance: Option<RelevanceModel>,
+    /// The relevance model for queries written mostly in CJK (`[retrieval.relevance_cjk]`,
+    /// `mnemos train relevance --cjk`); absent, the shipped one for the engine's embedder (a
+    /// lexical fit unless the embedder's cosine is itself lexical).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relevance_cjk: Option<RelevanceModel>,
 }
 
 impl Default for RetrievalConfig {
@@ -204,6 +210,7 @@ impl Default for RetrievalConfig {
             memory_type: None,
             min_relevance: DEFAULT_MIN_RELEVANCE,
             relevance: None,
+            relevance_cjk: None,
         }
     }
 }
@@ -306,7 +313,10 @@ impl RetrievalConfig {
         self.ranker.validate()?;
         validate_min_relevance("retrieval.min_relevance", self.min_relevance)?;
         if let Some(relevance) = &self.relevance {
-            relevance.validate()?;
+            relevance.validate_as("retrieval.relevance")?;
+        }
+        if let Some(relevance) = &self.relevance_cjk {
+            relevance.validate_as("retrieval.relevance_cjk")?;
         }
         let Bm25Params { k1, b } = self.bm25;
         if !k1.is_finite() || k1 < 0.0 || !(0.0..=1.0).contains(&b) {

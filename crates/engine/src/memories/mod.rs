@@ -194,6 +194,9 @@ pub struct Memories {
     privacy: PrivacySettings,
     /// How relevant a hit is (the configured model, or the shipped fit for the embedder).
     relevance: RelevanceModel,
+    /// How relevant a hit of a query written mostly in CJK is, when that takes another model
+    /// (see [`ShippedRelevance::cjk`](mnemos_core::retrieval::ShippedRelevance::cjk)).
+    relevance_cjk: Option<RelevanceModel>,
     /// Why the relevance model is not one fitted for this embedder, if it is not.
     relevance_note: Option<String>,
 }
@@ -207,7 +210,7 @@ impl Memories {
     ) -> Result<Self> {
         config.validate()?;
         let dense = placement::choose(store.as_ref(), embedder.as_ref(), config.vectors)?;
-        let (relevance, relevance_note) = relevance_model(&config, embedder.id());
+        let (relevance, relevance_cjk, relevance_note) = relevance_model(&config, embedder.id());
         Ok(Self {
             store,
             embedder,
@@ -223,6 +226,7 @@ impl Memories {
             dense,
             privacy: PrivacySettings::default(),
             relevance,
+            relevance_cjk,
             relevance_note,
         })
     }
@@ -231,6 +235,11 @@ impl Memories {
     pub fn with_privacy(mut self, privacy: PrivacySettings) -> Self {
         self.privacy = privacy;
         self
+    }
+
+    /// The relevance floor of the public search (`retrieval.min_relevance`).
+    pub fn default_min_relevance(&self) -> f32 {
+        self.config.min_relevance
     }
 
     /// Why hits' relevance is estimated with weights fitted for another embedder, if it is.
@@ -1040,14 +1049,19 @@ impl Memories {
 #[cfg(test)]
 mod tests;
 
-/// The relevance model of an engine: the configured one, else the shipped fit for the
-/// embedder; with a note when that fit was made for another embedder (its cosine scale
-/// differs, so relevance is less well calibrated).
-fn relevance_model(config: &RetrievalConfig, embedder: &str) -> (RelevanceModel, Option<String>) {
-    if let Some(model) = &config.relevance {
-        return (model.clone(), None);
-    }
+/// The relevance models of an engine, for every query and for queries written mostly in CJK:
+/// the configured ones, else the shipped fits for the embedder; with a note when the general
+/// fit was made for another embedder (its cosine scale differs, so relevance is less well
+/// calibrated).
+fn relevance_model(
+    config: &RetrievalConfig,
+    embedder: &str,
+) -> (RelevanceModel, Option<RelevanceModel>, Option<String>) {
     let shipped = RelevanceModel::shipped(embedder);
+    let cjk = config.relevance_cjk.clone().or(shipped.cjk);
+    if let Some(model) = &config.relevance {
+        return (model.clone(), cjk, None);
+    }
     let note = (!shipped.exact).then(|| {
         format!(
             "relevance: no weights fitted for embedder {embedder}; using those fitted for {} \
@@ -1056,5 +1070,5 @@ fn relevance_model(config: &RetrievalConfig, embedder: &str) -> (RelevanceModel,
             shipped.fitted_for
         )
     });
-    (shipped.model, note)
+    (shipped.model, cjk, note)
 }

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
-    rerank_by_type, select_within_budget, validate_min_relevance, Adjustment, Candidate, Hit,
-    LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex, ScoreBreakdown, SearchFilter,
-    SecondHop, TypeSearch,
+    is_cjk_query, rerank_by_type, select_within_budget, validate_min_relevance, Adjustment,
+    Candidate, Hit, LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex, ScoreBreakdown,
+    SearchFilter, SecondHop, TypeSearch,
 };
 use mnemos_core::{
     validate_text, Access, EmbedderExt, Error, Memory, MemoryId, MemoryModelExt, Moment, Result,
@@ -504,6 +504,10 @@ impl Memories {
         judge: Judge,
     ) -> Vec<Candidate> {
         let query = index.relevance_query(terms, &list);
+        let model = match &self.relevance_cjk {
+            Some(cjk) if is_cjk_query(terms) => cjk,
+            _ => &self.relevance,
+        };
         let mut kept = Vec::with_capacity(judge.need.min(list.len()));
         for mut candidate in list {
             if kept.len() >= judge.need {
@@ -512,8 +516,8 @@ impl Memories {
             // The explanation (features, strongest contributions) is built only for what is
             // kept: an unrelated query may look at every candidate.
             let features = index.relevance_features(&query, &candidate);
-            if self.relevance.probability(&features) >= judge.floor {
-                candidate.relevance = Some(self.relevance.explain(&features));
+            if model.probability(&features) >= judge.floor {
+                candidate.relevance = Some(model.explain(&features));
                 kept.push(candidate);
             }
         }

@@ -322,6 +322,11 @@ pub struct RetrievalArgs {
     /// `retrieval.min_relevance`; 0 keeps every hit).
     #[arg(long)]
     min_relevance: Option<f32>,
+    /// The preset whose write path stores the turns (default `retrieval`: stored and indexed
+    /// only; `default` also keeps facts and supersedes, and a search leaves superseded turns
+    /// out).
+    #[arg(long)]
+    preset: Option<String>,
 }
 
 #[derive(Args)]
@@ -419,6 +424,7 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
                 second_hop: args.shape.second_hop(),
                 split_questions: args.shape.split_questions(),
                 min_relevance: args.min_relevance,
+                preset: args.preset,
             };
             let report = retrieval::evaluate(&config, &settings, &progress);
             print(report, args.json, |r| r.text(args.by_category))

@@ -119,7 +119,8 @@ pub struct SearchArgs {
     #[command(flatten)]
     shape: SearchShapeArgs,
     /// Leave out hits whose relevance (the calibrated chance, 0..1, that the memory is
-    /// evidence for the query) is below this; default: `retrieval.min_relevance`.
+    /// evidence for the query) is below this; default: `retrieval.min_relevance` (with
+    /// --preset: the default preset applies it, the research presets only when given).
     #[arg(long)]
     min_relevance: Option<f32>,
     /// Answer with this preset's recall (what it would hand a prompt, within --budget) instead
@@ -181,6 +182,7 @@ fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
     let mut request = RecallRequest::new(args.query.clone(), args.budget.unwrap_or(1024));
     request.session = args.session.clone();
     request.as_of = args.as_of;
+    request.min_relevance = args.min_relevance;
     let context = engine.recall(user, agent, &request)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&context)?);

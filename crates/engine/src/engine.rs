@@ -288,8 +288,9 @@ impl EngineBuilder {
 /// ])?;
 /// let ann = UserKey::new("acme", "ann")?;
 ///
-/// // What a prompt should carry for a new turn, within 200 tokens, each item with its reasons.
-/// let context = engine.recall(&ann, "assistant", &RecallRequest::new("Where does Ann work?", 200))?;
+/// // What a prompt should carry for a new turn, within 200 tokens, each item with its reasons:
+/// // the default preset leads with the facts the question asks about.
+/// let context = engine.recall(&ann, "assistant", &RecallRequest::new("Where do I work?", 200))?;
 /// assert!(context.text.contains("bakery"));
 ///
 /// // Ranked memories with score breakdowns, each with its relevance: the chance, on every
@@ -594,6 +595,13 @@ impl Engine {
         Ok(counts)
     }
 
+    /// Build, once per process, what the first write or read would otherwise build (the text
+    /// analyzer's dictionary and the statement, forget-request and credential rules: about
+    /// 0.2 s). Servers call it before they listen.
+    pub fn warm_up() {
+        mnemos_text::warm_up();
+    }
+
     /// What a new turn of `agent` needs from `user`'s memory, within the request's budget.
     /// Effects the mechanism asks for (strengthening recalled memories…) commit before return.
     pub fn recall(
@@ -604,6 +612,9 @@ impl Engine {
     ) -> EngineResult<Context> {
         user.validate()?;
         mnemos_core::validate_text("query", &request.query)?;
+        if let Some(floor) = request.min_relevance {
+            mnemos_core::retrieval::validate_min_relevance("min_relevance", floor)?;
+        }
         let mechanism = self.mechanism(agent);
         let mut recall = mechanism.recall(&self.ctx(user, agent), request)?;
         if let (Some(at), false) = (request.as_of, mechanism.answers_as_of()) {

@@ -79,6 +79,12 @@ impl<'a> MechanismCtx<'a> {
         Ok(self.memories.search(request)?)
     }
 
+    /// The relevance floor of the public search (`retrieval.min_relevance`), for a preset whose
+    /// recall applies it when the request names none.
+    pub fn default_min_relevance(&self) -> f32 {
+        self.memories.default_min_relevance()
+    }
+
     /// The user's facts (current and replaced, of every agent) as the write path keeps them.
     pub fn facts(&self) -> EngineResult<crate::truth::facts::FactTable> {
         Ok(self.memories.facts(self.user)?)
@@ -249,6 +255,10 @@ pub struct RecallRequest {
     /// Answer about the past: what was valid at this moment (valid time) instead of what is
     /// true now. Presets that keep no validity answer from what they hold, with a note.
     pub as_of: Option<mnemos_core::Timestamp>,
+    /// Leave out what is less likely than this to be evidence for the query (hit relevance,
+    /// in [0, 1]). `None`: the default preset applies `retrieval.min_relevance`; the research
+    /// presets apply no floor, as their papers did.
+    pub min_relevance: Option<f32>,
 }
 
 impl RecallRequest {
@@ -259,6 +269,7 @@ impl RecallRequest {
             token_budget,
             session: None,
             as_of: None,
+            min_relevance: None,
         }
     }
 }

@@ -295,6 +295,7 @@ fn recall(engine: &Engine, user_name: &str, query: &str, budget: usize) -> Conte
                 token_budget: budget,
                 session: None,
                 as_of: None,
+                min_relevance: None,
             },
         )
         .unwrap()

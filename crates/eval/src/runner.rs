@@ -376,6 +376,7 @@ impl Runner<'_> {
             token_budget: self.options.budget,
             session: None,
             as_of: question.as_of,
+            min_relevance: None,
         };
         let calls_before = self.engine.model().usage().total().calls;
         let started = Instant::now();

@@ -198,6 +198,10 @@ pub struct RecallBody {
     /// Answer about the past: what was valid then (a date, `2024-03-02`, meaning the end of
     /// that day UTC, or an RFC 3339 time). Absent: what is true now.
     pub as_of: Option<String>,
+    /// Leave out memories (the default preset; the research presets only when given) less likely than this to be evidence for the query (`relevance`,
+    /// 0 to 1). Default: the server's `retrieval.min_relevance` (0.003), under which a query
+    /// about nothing the user said gets nothing; 0 keeps every hit.
+    pub min_relevance: Option<f32>,
 }
 
 /// What to search for (`POST /v1/users/{user}/search`).
@@ -224,6 +228,10 @@ pub struct SearchBody {
     /// Only memories valid at this moment (a date, `2024-03-02`, meaning the end of that day
     /// UTC, or an RFC 3339 time), superseded or not: questions about the past.
     pub as_of: Option<String>,
+    /// Leave out memories less likely than this to be evidence for the query (`relevance`,
+    /// 0 to 1). Default: the server's `retrieval.min_relevance` (0.003), under which a query
+    /// about nothing the user said gets nothing; 0 keeps every hit.
+    pub min_relevance: Option<f32>,
 }
 
 /// `GET /v1/users/{user}/memories` query parameters.
@@ -560,6 +568,9 @@ pub struct HitOut {
     /// No longer current: a later statement replaced it (only with `include_superseded`, or
     /// `as_of`).
     pub superseded: bool,
+    /// The estimated probability, 0 to 1, that this memory is evidence for the query:
+    /// calibrated, so it means the same on every query (unlike `score`, which ranks).
+    pub relevance: f32,
     pub score: f32,
     pub tokens: usize,
     /// Why it ranked here, one line per signal (the generators, fusion, re-rankers).
@@ -575,6 +586,7 @@ impl From<&Hit> for HitOut {
         HitOut {
             memory: (&hit.memory).into(),
             superseded: !hit.memory.is_current(),
+            relevance: hit.relevance,
             score: hit.score,
             tokens: hit.tokens,
             explanation: mnemos_engine::render::explain(hit),

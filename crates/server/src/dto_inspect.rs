@@ -389,6 +389,11 @@ pub struct BreakdownOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub ranker: Option<RankerOut>,
+    /// Why the hit has its `relevance`: the features of the relevance model and the ones that
+    /// moved it most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub relevance: Option<RankerOut>,
     /// The score before re-rankers.
     pub fused: f32,
     pub adjustments: Vec<AdjustmentOut>,
@@ -408,6 +413,18 @@ impl BreakdownOut {
             speaker: b.speaker,
             date: b.date,
             ranker: b.ranker.as_ref().map(Into::into),
+            relevance: b.relevance.as_ref().map(|r| RankerOut {
+                probability: r.probability,
+                features: r.features.clone(),
+                strongest: r
+                    .strongest
+                    .iter()
+                    .map(|(name, c)| FeatureOut {
+                        name: name.clone(),
+                        contribution: *c,
+                    })
+                    .collect(),
+            }),
             fused: b.fused,
             adjustments: b.adjustments.iter().map(Into::into).collect(),
             final_score: score,

@@ -306,6 +306,8 @@ pub async fn serve(
 ) -> Result<(), ServerError> {
     config.validate()?;
     access(&engine, config)?;
+    // The text rules compile on first use; paying for that now keeps it off the first request.
+    Engine::warm_up();
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServerError::Bind {

@@ -144,6 +144,9 @@ pub struct RecallArgs {
     /// Answer about the past: what was true then, a date (`2024-03-02`) or an RFC 3339
     /// time. Leave it out for what is true now.
     pub as_of: Option<String>,
+    /// Leave out memories less likely than this (0 to 1) to be relevant; default: the
+    /// server's floor, under which an unrelated question gets nothing.
+    pub min_relevance: Option<f32>,
 }
 
 /// Arguments of `search`.
@@ -165,6 +168,9 @@ pub struct SearchArgs {
     pub include_superseded: Option<bool>,
     /// Only memories true at this moment: a date (`2024-03-02`) or an RFC 3339 time.
     pub as_of: Option<String>,
+    /// Leave out memories less likely than this (0 to 1) to be relevant; default: the
+    /// server's floor, under which an unrelated question gets nothing.
+    pub min_relevance: Option<f32>,
 }
 
 /// Arguments of `forget`.
@@ -525,6 +531,7 @@ fn recall(engine: &Engine, user: &UserKey, args: RecallArgs) -> Outcome {
     let mut request = RecallRequest::new(args.query, budget);
     request.session = named("session", args.session)?;
     request.as_of = crate::params::as_of(args.as_of.as_deref())?;
+    request.min_relevance = crate::params::min_relevance(args.min_relevance)?;
     let agent = named("agent", args.agent)?;
     let context = engine.recall(user, agent.as_deref().unwrap_or(DEFAULT_AGENT), &request)?;
     let mut text = if context.items.is_empty() {
@@ -633,6 +640,7 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
     request.filter.agent = named("agent", args.agent)?;
     request.include_superseded = args.include_superseded.unwrap_or(false);
     request.as_of = crate::params::as_of(args.as_of.as_deref())?;
+    request.min_relevance = crate::params::min_relevance(args.min_relevance)?;
     let results = engine.search(&request)?;
     let mut text = String::new();
     if results.hits.is_empty() {
@@ -646,19 +654,21 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
             None => String::new(),
         };
         text.push_str(&format!(
-            "{}. [{:.4}] {}\n   id {} · {} · {}{superseded} · {why}\n",
+            "{}. [{:.4}] {}\n   id {} · {} · {} · relevance {:.3}{superseded} · {why}\n",
             i + 1,
             hit.score,
             render::one_line(&hit.memory.text, 200),
             hit.memory.id,
             hit.memory.kind.tag(),
             render::iso(hit.memory.created.time),
+            hit.relevance,
         ));
         hits.push(json!({
             "id": hit.memory.id.to_string(),
             "kind": hit.memory.kind.tag().as_str(),
             "text": hit.memory.text,
             "score": hit.score,
+            "relevance": hit.relevance,
             "reason": why,
             "created": render::iso(hit.memory.created.time),
             "superseded": !hit.memory.is_current(),
@@ -795,6 +805,8 @@ pub async fn serve_stdio(
 ) -> Result<(), ServerError> {
     mnemos_core::validate_name("tenant", &tenant)
         .map_err(|e| ServerError::Invalid(e.to_string()))?;
+    // The text rules compile on first use; paying for that now keeps it off the first call.
+    Engine::warm_up();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let worker = jobs.map(|worker| {
         let metrics = Arc::new(crate::metrics::Metrics::default());

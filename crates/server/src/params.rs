@@ -142,6 +142,15 @@ pub(crate) fn as_of(text: Option<&str>) -> Result<Option<mnemos_core::Timestamp>
         .map_err(|e| bad_param(e.to_string()))
 }
 
+/// A request's `min_relevance`: a number from 0 to 1; absent: the configured floor.
+pub(crate) fn min_relevance(floor: Option<f32>) -> Result<Option<f32>, ApiError> {
+    if let Some(floor) = floor {
+        mnemos_core::retrieval::validate_min_relevance("min_relevance", floor)
+            .map_err(|e| bad_param(e.to_string()))?;
+    }
+    Ok(floor)
+}
+
 /// The listing's order (`sort`).
 pub(crate) fn sort(name: Option<&str>) -> Result<MemorySort, ApiError> {
     match name {

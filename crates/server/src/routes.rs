@@ -448,6 +448,7 @@ async fn recall(
         let mut request = RecallRequest::new(body.query, body.budget.unwrap_or(DEFAULT_BUDGET));
         request.session = named("session", body.session)?;
         request.as_of = crate::params::as_of(body.as_of.as_deref())?;
+        request.min_relevance = crate::params::min_relevance(body.min_relevance)?;
         let agent = named("agent", body.agent)?;
         let agent = agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let context = app.engine.recall(&key, agent, &request)?;
@@ -497,6 +498,7 @@ async fn search(
         request.filter.session = named("session", body.session)?;
         request.include_superseded = body.include_superseded.unwrap_or(false);
         request.as_of = crate::params::as_of(body.as_of.as_deref())?;
+        request.min_relevance = crate::params::min_relevance(body.min_relevance)?;
         let results = app.engine.search(&request)?;
         Ok(Json((&results).into()))
     })

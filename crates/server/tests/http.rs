@@ -1081,3 +1081,83 @@ fn what_is_true_now_over_http() {
         "{text}"
     );
 }
+
+#[test]
+fn an_unrelated_query_gets_nothing_and_every_hit_says_how_relevant_it_is() {
+    let server = Server::start_with(Server::default_config(), "default", true);
+    let path = |route: &str| format!("/v1/users/dee/{route}");
+    for (i, text) in [
+        "User prefers dark mode.",
+        "My sister lives in Berlin.",
+        "我对花生过敏。",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (status, body) = server.send(
+            "POST",
+            &path("turns"),
+            Some(said_at(text, &format!("2024-01-1{i}T09:00:00Z"))),
+        );
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let search = |body: Value| server.send("POST", &path("search"), Some(body));
+
+    let (status, found) = search(json!({"query": "Does the user like dark mode?"}));
+    assert_eq!(status, StatusCode::OK, "{found}");
+    let best = &found["hits"][0];
+    assert_eq!(best["memory"]["text"], "User prefers dark mode.", "{found}");
+    let relevance = best["relevance"].as_f64().unwrap();
+    assert!(relevance > 0.003 && relevance <= 1.0, "{found}");
+    assert_eq!(
+        best["breakdown"]["relevance"]["probability"],
+        best["relevance"]
+    );
+    assert!(
+        best["breakdown"]["relevance"]["features"].is_array(),
+        "{found}"
+    );
+
+    // Nothing the user said: nothing back, over search and recall.
+    for query in ["quantum chromodynamics research papers", "怎么给自行车补胎"] {
+        let (status, none) = search(json!({ "query": query }));
+        assert_eq!(status, StatusCode::OK, "{none}");
+        assert_eq!(none["hits"], json!([]), "{query}: {none}");
+        let (status, context) = server.send(
+            "POST",
+            &path("recall"),
+            Some(json!({"query": query, "agent": "bot"})),
+        );
+        assert_eq!(status, StatusCode::OK, "{context}");
+        assert_eq!(context["items"], json!([]), "{query}: {context}");
+    }
+    // A floor of 0 keeps every hit, each with its (low) relevance.
+    let (_, open) =
+        search(json!({"query": "quantum chromodynamics research papers", "min_relevance": 0.0}));
+    let hits = open["hits"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{open}");
+    assert!(
+        hits.iter()
+            .all(|h| h["relevance"].as_f64().unwrap() < 0.003),
+        "{open}"
+    );
+
+    // A floor outside [0, 1], or not a number, is refused naming the field.
+    for floor in [json!(-0.5), json!(1.5), json!("high")] {
+        for route in ["search", "recall"] {
+            let (status, error) = server.send(
+                "POST",
+                &path(route),
+                Some(json!({"query": "dark mode", "min_relevance": floor})),
+            );
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{route} {floor}: {error}");
+            assert!(
+                error["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("min_relevance"),
+                "{route} {floor}: {error}"
+            );
+        }
+    }
+}

@@ -376,11 +376,35 @@ fn the_tools_say_what_is_true_now_and_honour_a_forget_request() {
         )
         .await;
         assert!(now.contains("Porto") && !now.contains("Tallinn"), "{now}");
+        assert!(now.contains("relevance 0."), "{now}");
         assert!(hits["hits"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|h| h["superseded"] == false));
+            .all(|h| h["superseded"] == false && h["relevance"].as_f64().is_some()));
+        // A question about nothing the user said finds nothing; a floor outside [0, 1] is
+        // refused naming it.
+        let (unrelated, none) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "quantum chromodynamics research papers"}),
+        )
+        .await;
+        assert_eq!(none["hits"], json!([]), "{unrelated}");
+        let (context, _) = ok(
+            &client,
+            "recall",
+            json!({"user": "ann", "query": "quantum chromodynamics research papers"}),
+        )
+        .await;
+        assert!(context.contains("nothing remembered"), "{context}");
+        let error = tool_error(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "Porto", "min_relevance": 2.0}),
+        )
+        .await;
+        assert!(error.contains("min_relevance"), "{error}");
         let (all, hits) = ok(
             &client,
             "search",

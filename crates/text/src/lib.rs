@@ -423,5 +423,23 @@ fn is_thousands_group(text: &str, pos: usize) -> bool {
     count == 3
 }
 
+/// Build what the first analysis would otherwise build: the shared analyzer's dictionary and
+/// every rule's compiled patterns (about 0.2 s, once per process). A server calls it before it
+/// listens, so its first request does not pay for it.
+pub fn warm_up() {
+    for text in [
+        "I moved to Porto; my password is hunter2. Please forget my address. Where do I live?",
+        "我搬到了上海，不是周三，是周四。请忘掉我的住址。我住在哪里？",
+    ] {
+        let analyzer = Analyzer::shared();
+        let _ = analyzer.terms(text);
+        let _ = analyzer.search_terms(text);
+        let _ = analyze(text);
+        let _ = asked(text);
+        let _ = privacy::redact_credentials(text);
+        let _ = privacy::forget_request(text);
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -91,7 +91,7 @@ impl Default for DefaultParams {
 }
 
 impl DefaultParams {
-    fn shape(&self, as_of: Option<Timestamp>) -> SearchShape {
+    fn shape(&self, as_of: Option<Timestamp>, min_relevance: f32) -> SearchShape {
         SearchShape {
             second_hop: (self.hops == 2).then_some(SecondHop {
                 seeds: self.hop_seeds,
@@ -100,6 +100,7 @@ impl DefaultParams {
             }),
             split_questions: self.split_questions,
             as_of,
+            min_relevance: Some(min_relevance),
             ..SearchShape::default()
         }
     }
@@ -210,9 +211,12 @@ impl Mechanism for DefaultPreset {
 
     fn recall(&self, ctx: &MechanismCtx, request: &RecallRequest) -> EngineResult<Recall> {
         let table = ctx.facts()?;
+        let floor = request
+            .min_relevance
+            .unwrap_or_else(|| ctx.default_min_relevance());
         let room = request.token_budget.saturating_sub(HEADER_TOKENS);
         let facts = if self.params.facts > 0 {
-            self.fact_items(ctx, request, &table)?
+            self.fact_items(ctx, request, &table, floor)?
         } else {
             Vec::new()
         };
@@ -226,7 +230,7 @@ impl Mechanism for DefaultPreset {
             request.session.as_deref(),
             RetrieverKind::Hybrid,
             self.params.top_k,
-            self.params.shape(request.as_of),
+            self.params.shape(request.as_of, floor),
         )?;
         for hit in &hits {
             if stated.contains(&hit.memory.id) {
@@ -251,6 +255,7 @@ impl DefaultPreset {
         ctx: &MechanismCtx,
         request: &RecallRequest,
         table: &FactTable,
+        floor: f32,
     ) -> EngineResult<Vec<(ContextItem, Option<MemoryId>)>> {
         let valid = |e: &FactEntry| match request.as_of {
             Some(at) => e.valid_from <= at && e.valid_to.is_none_or(|end| at < end),
@@ -273,6 +278,7 @@ impl DefaultPreset {
             self.params.facts,
             SearchShape {
                 as_of: request.as_of,
+                min_relevance: Some(floor),
                 ..SearchShape::default()
             },
         )?;

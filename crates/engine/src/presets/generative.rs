@@ -908,6 +908,7 @@ mod tests {
                     token_budget: 2000,
                     session: None,
                     as_of: None,
+                    min_relevance: None,
                 },
             )
             .unwrap();
@@ -988,6 +989,7 @@ mod tests {
             token_budget: 1000,
             session: None,
             as_of: None,
+            min_relevance: None,
         };
         let ctx = engine.recall(&user(), "bot", &request).unwrap();
         assert!(!ctx.items.is_empty() && ctx.items.len() <= 5);
@@ -1023,6 +1025,7 @@ mod tests {
                     token_budget: 300,
                     session: None,
                     as_of: None,
+                    min_relevance: None,
                 },
             )
             .unwrap();

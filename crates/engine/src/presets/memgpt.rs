@@ -1108,6 +1108,7 @@ mod tests {
             token_budget: 600,
             session: None,
             as_of: None,
+            min_relevance: None,
         };
         let ctx = engine.recall(&user(), "a", &request).unwrap();
         assert!(ctx.tokens <= 600);
@@ -1170,6 +1171,7 @@ mod tests {
                         token_budget: budget,
                         session: None,
                         as_of: None,
+                        min_relevance: None,
                     },
                 )
                 .unwrap();

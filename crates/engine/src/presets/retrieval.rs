@@ -196,6 +196,8 @@ pub(crate) struct SearchShape {
     pub as_of: Option<mnemos_core::Timestamp>,
     /// Also memories a later statement superseded (see [`SearchRequest::include_superseded`]).
     pub include_superseded: bool,
+    /// Leave out hits less relevant than this (see [`SearchRequest::min_relevance`]).
+    pub min_relevance: Option<f32>,
 }
 
 /// [`search`] with an optional second retrieval hop, question splitting and memory types.
@@ -217,6 +219,7 @@ pub(crate) fn search_shaped(
     request.likeness_only = shape.likeness_only;
     request.as_of = shape.as_of;
     request.include_superseded = shape.include_superseded;
+    request.min_relevance = shape.min_relevance;
     request.filter = SearchFilter {
         kinds: kinds.to_vec(),
         agent: Some(ctx.agent.to_string()),
@@ -235,6 +238,10 @@ pub(crate) fn retrieved_turns(
     top_k: usize,
     shape: SearchShape,
 ) -> EngineResult<Vec<ContextItem>> {
+    let shape = SearchShape {
+        min_relevance: shape.min_relevance.or(request.min_relevance),
+        ..shape
+    };
     let hits = search_shaped(
         ctx,
         &request.query,

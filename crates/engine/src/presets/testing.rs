@@ -63,6 +63,7 @@ pub fn recall(engine: &Engine, user: &UserKey, agent: &str, query: &str, budget:
                 token_budget: budget,
                 session: None,
                 as_of: None,
+                min_relevance: None,
             },
         )
         .unwrap()

@@ -145,6 +145,10 @@ pub struct RetrievalSettings {
     pub split_questions: bool,
     /// The relevance floor of every search (None: the configured `retrieval.min_relevance`).
     pub min_relevance: Option<f32>,
+    /// The preset whose write path stores the turns (None: `retrieval`, which only stores and
+    /// indexes them; `default` also keeps facts and marks superseded turns, which a search
+    /// then leaves out). Rows with memory types always write with `perltqa`.
+    pub preset: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -272,7 +276,11 @@ pub fn evaluate(
     // Rows that use memory types need every memory typed: the perltqa preset's only derived
     // work is estimating the type of memories their source did not type (run inline).
     let uses_types = rows.iter().any(|row| row.memory_type.is_some());
-    let preset = if uses_types { "perltqa" } else { "retrieval" };
+    let preset = match (&settings.preset, uses_types) {
+        (_, true) => "perltqa",
+        (Some(preset), false) => preset.as_str(),
+        (None, false) => "retrieval",
+    };
     let (engine, _) = open_engine(
         config,
         &EngineConfig::with_preset(preset),

@@ -39,6 +39,7 @@ const LIKENESS: SearchShape = SearchShape {
     likeness_only: true,
     as_of: None,
     include_superseded: true,
+    min_relevance: None,
 };
 
 /// Metadata key on a calibrated node: the turns whose statements it supersedes (ids,

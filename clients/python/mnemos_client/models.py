@@ -471,12 +471,32 @@ class JobReport:
 
 
 @dataclass(frozen=True)
+class FactChange:
+    """What a new turn did to an earlier memory: ``kind`` is ``"superseded"`` (a new value
+    replaced it), ``"ended"`` (a negation), ``"corrected"``, ``"reinforced"`` (said again) or
+    ``"turn_superseded"`` (a turn all of whose facts were replaced); ``by`` is the memory that
+    did it."""
+
+    kind: str
+    memory_id: str
+    by: str
+
+    @classmethod
+    def from_json(cls, data: Any) -> "FactChange":
+        r = _Reader(data, cls.__name__)
+        return cls(kind=r.string("kind"), memory_id=r.string("memory_id"), by=r.string("by"))
+
+
+@dataclass(frozen=True)
 class AddResult:
-    """The answer to :meth:`Client.add_turns`: one entry per sent turn, in order."""
+    """The answer to :meth:`Client.add_turns`: one entry per sent turn, in order, and
+    ``changes``: the earlier memories the new turns superseded, ended, corrected or
+    reinforced (empty from a server without it)."""
 
     turns: Tuple[AddedTurn, ...]
     jobs_enqueued: int
     jobs: JobReport
+    changes: Tuple[FactChange, ...] = ()
     raw: Json = _raw()
 
     @property
@@ -499,6 +519,7 @@ class AddResult:
             turns=r.sequence("turns", AddedTurn.from_json),
             jobs_enqueued=r.integer("jobs_enqueued"),
             jobs=r.obj("jobs", JobReport.from_json),
+            changes=r.sequence("changes", FactChange.from_json) if "changes" in r.data else (),
             raw=r.data,
         )
 
@@ -592,6 +613,8 @@ class Breakdown:
     speaker: Optional[float] = None
     date: Optional[float] = None
     ranker: Optional[Ranker] = None
+    #: Why the hit has its relevance: the relevance model's features and the strongest ones.
+    relevance: Optional[Ranker] = None
 
     @classmethod
     def from_json(cls, data: Any) -> "Breakdown":
@@ -607,6 +630,7 @@ class Breakdown:
             speaker=r.opt_number("speaker"),
             date=r.opt_number("date"),
             ranker=r.opt_obj("ranker", Ranker.from_json),
+            relevance=r.opt_obj("relevance", Ranker.from_json),
         )
 
 

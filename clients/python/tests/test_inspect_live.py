@@ -140,11 +140,13 @@ def test_list_by_metadata_text_and_order(client: Client, user: str) -> None:
     assert [m.id for m in client.list_memories(user, q="COFFEE")] == [ids[3]]  # any case
     assert client.list_memories(user, q="tea", meta={"lang": "zh"}).total == 0
 
-    newest = client.list_memories(user, sort="newest")
+    # Turns only: a preference stated in a turn is also kept as a fact of its own.
+    newest = client.list_memories(user, kind="turn", sort="newest")
     assert [m.id for m in newest] == ids[::-1]
-    assert [m.id for m in client.list_memories(user, sort="oldest")] == ids
+    assert [m.id for m in client.list_memories(user, kind="turn", sort="oldest")] == ids
     # The default preset scores nothing: by importance, ties come newest first.
-    assert [m.id for m in client.list_memories(user, sort="importance")] == ids[::-1]
+    by_importance = client.list_memories(user, kind="turn", sort="importance")
+    assert [m.id for m in by_importance] == ids[::-1]
 
     # Paging keeps the filter and the order.
     paged = [m.id for m in client.iter_memories(user, limit=1, meta={"topic": "drinks"},

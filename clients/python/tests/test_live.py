@@ -42,9 +42,9 @@ def test_memory_lifecycle(client: Client, user: str) -> None:
     assert any("bm25" in line for line in hits.hits[0].explanation)
     assert "peanut" in hits.query_terms
 
-    context = client.recall(user, "What should I cook for Mia?", budget=300)
+    context = client.recall(user, "Is Mia allergic to anything?", budget=300)
     assert FACT in context.text
-    assert context.preset == "retrieval"
+    assert context.preset == "default"
     assert any(item.memory_id == fact_id for item in context.items)
 
     updated = client.update_memory(user, fact_id, text=FACT + " And to shellfish.")
@@ -274,7 +274,7 @@ def test_views_under_the_default_preset(client: Client, user: str) -> None:
 def test_stats_jobs_and_sessions(client: Client, user: str) -> None:
     client.add_turns(user, [Turn("user", "a"), Turn("user", "b")], agent="coach", session="s1")
     stats = client.stats(user, agent="coach")
-    assert stats.preset == "retrieval" and stats.memories == {"turn": 2}
+    assert stats.preset == "default" and stats.memories == {"turn": 2}
     assert client.jobs(user) == []
     report = client.end_session(user, "s1", agent="coach")
     assert report.failed == 0 and report.errors == ()
@@ -289,3 +289,49 @@ def test_no_server_is_a_connection_error(nowhere_url: str) -> None:
             nowhere.health()
     assert caught.value.code == "connection_error"
     assert caught.value.__cause__ is not None
+
+
+def test_what_is_true_now(client: Client, user: str) -> None:
+    tallinn = datetime(2024, 1, 10, 9, tzinfo=timezone.utc)
+    porto = datetime(2024, 6, 1, 9, tzinfo=timezone.utc)
+    client.add_turns(user, Turn("user", "I live in Tallinn.", time=tallinn))
+    moved = client.add_turns(user, Turn("user", "Big news: I just moved, and I live in Porto now.",
+                                        time=porto))
+    assert {c.kind for c in moved.changes} >= {"superseded", "turn_superseded"}
+
+    now = [h.memory.text for h in client.search(user, "Where do I live?")]
+    assert any("Porto" in t for t in now) and not any("Tallinn" in t for t in now)
+    everything = client.search(user, "Where do I live?", include_superseded=True)
+    stale = [h for h in everything if h.superseded]
+    assert stale and all(h.memory.superseded_by and not h.memory.is_current for h in stale)
+    assert everything.hits[-1].superseded
+    then = [h.memory.text for h in client.search(user, "Where do I live?", as_of="2024-03-01")]
+    assert any("Tallinn" in t for t in then) and not any("Porto" in t for t in then)
+    context = client.recall(user, "Where do I live?")
+    assert "Porto" in context.text and "previously: Tallinn" in context.text
+    assert [m.text for m in client.list_memories(user, kind="turn", current=True)] \
+        == ["Big news: I just moved, and I live in Porto now."]
+    with pytest.raises(mc.BadRequest, match="as_of"):
+        client.search(user, "Where do I live?", as_of="last spring")
+
+
+def test_relevance_and_forget_requests(client: Client, user: str) -> None:
+    client.add_turns(user, [Turn("user", "User prefers dark mode."),
+                            Turn("user", "My passport number is X4417902.")])
+    found = client.search(user, "Does the user like dark mode?")
+    assert found.hits[0].relevance is not None and 0.003 <= found.hits[0].relevance <= 1
+    assert client.search(user, "quantum chromodynamics research papers").hits == ()
+    assert client.recall(user, "quantum chromodynamics research papers").items == ()
+    assert client.search(user, "quantum chromodynamics research papers", min_relevance=0).hits
+    for floor in (-0.1, 1.5):
+        with pytest.raises(mc.BadRequest, match="min_relevance"):
+            client.search(user, "dark mode", min_relevance=floor)
+
+    client.add_turns(user, Turn("user", "Please forget my passport number."))
+    for query in ("passport number", "X4417902"):
+        texts = [h.memory.text for h in client.search(user, query, min_relevance=0)]
+        assert not any("X4417902" in t for t in texts)
+        assert "X4417902" not in client.recall(user, query).text
+    assert "asked to forget" in client.recall(user, "What is my passport number?").text
+    listed = [m.text for m in client.list_memories(user, state="all")]
+    assert not any("X4417902" in t for t in listed)

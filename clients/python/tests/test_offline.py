@@ -469,3 +469,54 @@ def test_revoke_key_deletes_by_encoded_id() -> None:
     assert rec.last.method == "DELETE"
     assert rec.last.url.raw_path.decode("ascii") == "/v1/keys/a%2Fb"
     assert len(rec.requests) == 1
+
+
+# ---- what is true now ------------------------------------------------------------------------
+
+
+def test_validity_and_relevance_go_on_the_wire() -> None:
+    from datetime import date, datetime, timezone
+
+    rec = Recorder(lambda request: httpx.Response(
+        200, json={"hits": [], "query_terms": [], "candidates": 0}
+        if request.url.path.endswith("/search") else
+        {"memories": [], "total": 0} if request.url.path.endswith("/memories") else
+        {"preset": "default", "text": "", "tokens": 0, "items": [], "notes": []}))
+    with client_for(rec) as client:
+        client.search("u", "home", include_superseded=True, min_relevance=0.0)
+        client.search("u", "home", as_of=date(2024, 3, 2))
+        client.recall("u", "home", as_of=datetime(2024, 3, 2, 12, tzinfo=timezone.utc),
+                      min_relevance=0.2)
+        client.list_memories("u", current=True)
+        client.list_memories("u", as_of="2024-03-02")
+    assert body_of(rec.requests[0]) == {"query": "home", "include_superseded": True,
+                                        "min_relevance": 0.0}
+    assert body_of(rec.requests[1]) == {"query": "home", "as_of": "2024-03-02"}
+    recall = body_of(rec.requests[2])
+    assert recall["as_of"].startswith("2024-03-02T12:00:00") and recall["min_relevance"] == 0.2
+    assert dict(rec.requests[3].url.params) == {"current": "true"}
+    assert dict(rec.requests[4].url.params) == {"as_of": "2024-03-02"}
+
+
+def test_superseded_memories_changes_and_relevance_are_read() -> None:
+    stale = {**MEMORY, "valid_to": "2024-06-01T09:00:00Z", "superseded_by": "m2",
+             "times_said": 2, "last_said": "2024-05-01T09:00:00Z"}
+    hit = mc.SearchHit.from_json({
+        "memory": stale, "score": 0.4, "tokens": 3, "explanation": [], "matched_terms": [],
+        "relevance": 0.12, "superseded": True,
+        "breakdown": {"fused": 0.4, "adjustments": [], "final": 0.4,
+                      "relevance": {"probability": 0.12, "features": [0.5, 1.0],
+                                    "strongest": [{"name": "cosine", "contribution": 3.0}]}},
+    })
+    assert (hit.superseded, hit.relevance) == (True, 0.12)
+    assert hit.memory.superseded_by == "m2" and not hit.memory.is_current
+    assert hit.breakdown is not None and hit.breakdown.relevance is not None
+    assert hit.breakdown.relevance.strongest[0].name == "cosine"
+    added = mc.AddResult.from_json({
+        "turns": [{"turn_id": "t2", "round": 1, "status": "added", "memory_id": "m2"}],
+        "jobs_enqueued": 0, "jobs": JOBS,
+        "changes": [{"kind": "superseded", "memory_id": "m1", "by": "m2"}],
+    })
+    assert added.changes == (mc.FactChange("superseded", "m1", "m2"),)
+    older = mc.AddResult.from_json({"turns": [], "jobs_enqueued": 0, "jobs": JOBS})
+    assert older.changes == ()

@@ -1,10 +1,13 @@
-//! Observe-one-turn and search-top-10 latency through the engine (retrieval preset) in scopes of 1k, 10k and 100k memories, over a
-//! SQLite store, with the hashing and the MiniLM embedders.
+//! Observe-one-turn and search-top-10 latency through the engine in scopes of 1k, 10k and 100k
+//! memories, over a SQLite store, with the hashing and the MiniLM embedders.
 //!
 //! Corpus: real utterances from LoCoMo and MemDaily (../shared/data), cycled with a counter to
 //! reach 100k. Queries: LoCoMo questions. `MNEMOS_BENCH_SIZES=1000,10000` limits the sizes;
 //! MiniLM runs 1k and 10k only (100k would spend ~15 minutes embedding the setup corpus, and the
 //! index work it adds over hash at 100k is the same 384-dim scan the hash rows measure).
+//! `MNEMOS_BENCH_EMBEDDERS=hash` benches one embedder; `MNEMOS_BENCH_PRESET=retrieval` writes
+//! with another preset than the engine's default (`default`: supersession, forget requests and
+//! facts on the write path; `retrieval` stores and indexes turns only).
 
 // Measurement code: a failed setup step ends the run with its message.
 #![allow(
@@ -53,6 +56,19 @@ fn sizes() -> Vec<usize> {
         .unwrap_or_else(|| vec![1_000, 10_000, 100_000])
 }
 
+/// The preset the engine writes with (`MNEMOS_BENCH_PRESET`, else the engine's default).
+fn preset() -> String {
+    std::env::var("MNEMOS_BENCH_PRESET")
+        .unwrap_or_else(|_| mnemos_engine::DEFAULT_PRESET.to_string())
+}
+
+/// Whether to bench this embedder (`MNEMOS_BENCH_EMBEDDERS`, comma-separated; else all).
+fn wanted(name: &str) -> bool {
+    std::env::var("MNEMOS_BENCH_EMBEDDERS")
+        .map(|list| list.split(',').any(|n| n.trim() == name))
+        .unwrap_or(true)
+}
+
 fn build(
     embedder: Arc<dyn Embedder>,
     texts: &[String],
@@ -63,10 +79,11 @@ fn build(
     // `size` memories, and texts this one embedded while building its index.
     let file = format!("bench-{}-{size}.db", embedder.id());
     let store = SqliteStore::open(&dir.join(file), SqliteOptions::default()).expect("store");
-    // The retrieval preset plans no derived work: a write is the turn, its vector and indexes.
+    // Neither preset plans derived work: a write is the turn, its vector and indexes, and
+    // with `default` the facts it states and what they supersede.
     let model = Arc::new(OfflineModel::new(Arc::clone(&embedder)));
     let memories = Engine::builder(Arc::new(store), embedder, model)
-        .config(EngineConfig::with_preset("retrieval"))
+        .config(EngineConfig::with_preset(&preset()))
         .build()
         .expect("engine");
     let scope = Scope::new("bench", "u", "a", "s").expect("scope");
@@ -108,7 +125,8 @@ fn bench(c: &mut Criterion) {
     }
     let user = UserKey::new("bench", "u").expect("user");
     let scope = Scope::new("bench", "u", "a", "s").expect("scope");
-    for (name, embedder, max_size) in embedders {
+    eprintln!("preset: {}", preset());
+    for (name, embedder, max_size) in embedders.into_iter().filter(|(n, ..)| wanted(n)) {
         for size in sizes().into_iter().filter(|s| *s <= max_size) {
             let memories = build(embedder.clone(), &texts, size, dir.path());
             let mut group = c.benchmark_group(name);

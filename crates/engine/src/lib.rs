@@ -32,6 +32,7 @@ mod views;
 
 pub use engine::{
     AddReport, Engine, EngineBuilder, EngineConfig, EngineInfo, ForgetReport, JobSettings, Reader,
+    DEFAULT_PRESET,
 };
 pub use error::{EngineError, EngineResult};
 pub use ingest::{IngestOptions, IngestReport};

@@ -160,8 +160,13 @@ pub fn search_results(results: &SearchResults, explain_hits: bool) -> String {
         return out.finish();
     }
     for (i, hit) in results.hits.iter().enumerate() {
+        // A replaced memory (returned only when asked for) never reads as current.
+        let superseded = match hit.memory.valid_to {
+            Some(until) => format!("  [superseded {}]", iso(until)),
+            None => String::new(),
+        };
         out.push(format!(
-            "{:>2}. [{:.4}] {}{}",
+            "{:>2}. [{:.4}] {}{}{superseded}",
             i + 1,
             hit.score,
             speaker_prefix(&hit.memory),

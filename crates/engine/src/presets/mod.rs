@@ -96,6 +96,23 @@ pub struct PresetInfo {
     pub params: Vec<ParamInfo>,
 }
 
+/// A default as a user reads it: an `f32` parameter widened to the table's `f64` shows as
+/// 0.9, not 0.8999999761581421.
+fn shown(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Float(f) => {
+            let short = format!("{}", *f as f32);
+            // Still a float in TOML: `50.0`, not `50`.
+            if short.chars().all(|c| c.is_ascii_digit() || c == '-') {
+                format!("{short}.0")
+            } else {
+                short
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
 fn describe<P: PresetParams>(name: &'static str, summary: &'static str) -> PresetInfo {
     let defaults = toml::Value::try_from(P::default())
         .ok()
@@ -110,7 +127,7 @@ fn describe<P: PresetParams>(name: &'static str, summary: &'static str) -> Prese
                 name: key,
                 default: defaults
                     .get(*key)
-                    .map_or_else(|| "(none)".to_string(), |v| v.to_string()),
+                    .map_or_else(|| "(none)".to_string(), shown),
                 doc,
             })
             .collect(),

@@ -137,7 +137,13 @@ fn contains_bounded(haystack: &str, needle: &str) -> bool {
     let (Some(first), Some(last)) = (needle.chars().next(), needle.chars().next_back()) else {
         return false;
     };
-    haystack.match_indices(needle).any(|(start, _)| {
+    // Every start, not `match_indices`: its matches do not overlap, so in "ab猫b猫b" the
+    // bounded "b猫b" at byte 5 would hide behind the unbounded one at byte 1.
+    let starts = haystack
+        .char_indices()
+        .map(|(start, _)| start)
+        .filter(|&start| haystack[start..].starts_with(needle));
+    starts.into_iter().any(|start| {
         let before = haystack[..start].chars().next_back();
         let after = haystack[start + needle.len()..].chars().next();
         let open = !(is_word_char(first) && before.is_some_and(is_word_char));
@@ -559,6 +565,8 @@ mod tests {
         assert!(!answer_in_context("1", "I have 10 cats"));
         assert!(!answer_in_context("5", "version 3.5"));
         assert!(answer_in_context("3.5", "version 3.5"));
+        // An unbounded match ("ab猫b") overlaps the bounded one that follows it.
+        assert!(answer_in_context("b猫b", "ab猫 b猫b"));
         assert!(answer_in_context("高中", "我的上司就只有高中学历。"));
         assert!(answer_in_context("3个", "我有 3 个苹果"));
         // Every part of a multi-part answer, in any order.

@@ -326,6 +326,47 @@ fn a_forget_request_erases_what_it_names_and_leaves_a_tombstone() {
 }
 
 #[test]
+fn a_forget_request_takes_the_value_wherever_it_was_repeated_and_answers_other_wordings() {
+    let engine = engine("default");
+    say(
+        &engine,
+        0,
+        &["My phone number is 555-0148-3321 if you need me."],
+    );
+    say(&engine, 3, &["I adopted a cat named Miso."]);
+    say(&engine, 6, &["You can text me at 555-0148-3321 anytime."]);
+    say(&engine, 9, &["我去年春天被诊断出乳糜泻。"]);
+    say(&engine, 12, &["医生说我的乳糜泻现在控制住了。"]);
+    say(
+        &engine,
+        15,
+        &["I'd like you to forget my phone number, please."],
+    );
+    say(&engine, 16, &["把我跟你说的诊断结果忘掉吧。"]);
+    for query in ["phone number", "555-0148-3321", "text me", "乳糜泻", "医生"] {
+        let hits = search(&engine, query);
+        assert!(
+            hits.iter()
+                .all(|m| !m.text.contains("555-0148") && !m.text.contains("乳糜泻")),
+            "{query}: {hits:#?}"
+        );
+    }
+    let context = recall(&engine, "How can you reach me by phone?", None);
+    assert!(
+        context.contains("the user asked to forget: my phone number"),
+        "{context}"
+    );
+    let context = recall(&engine, "我得了什么病？", None);
+    assert!(context.contains("用户要求忘掉：诊断结果"), "{context}");
+    assert!(
+        search(&engine, "cat Miso")
+            .iter()
+            .any(|m| m.text.contains("Miso")),
+        "the rest stays"
+    );
+}
+
+#[test]
 fn credentials_are_redacted_at_write_unless_switched_off() {
     let engine = engine("default");
     say(

@@ -40,8 +40,8 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 pub use change::{announces_change, is_change_term};
 pub use narrate::{addressee_of, narrate, third_person, NarratedSentence};
 pub use privacy::{
-    credentials, forget_request, redact_credentials, Credential, CredentialKind, ForgetRequest,
-    Redacted,
+    credentials, forget_request, redact_credentials, stated_values, words_asked_with, Credential,
+    CredentialKind, ForgetRequest, Redacted,
 };
 pub use script::{detect_language, has_cjk, is_cjk, Language};
 pub use sentences::sentences;

@@ -284,7 +284,12 @@ impl Memories {
     /// The text that indexes and embeddings see: the speaker's name (when known) before the text,
     /// so "what did Caroline say about…" matches her turns.
     pub fn searchable_text(memory: &Memory) -> String {
-        crate::primitives::speaker_text(memory)
+        let text = crate::primitives::speaker_text(memory);
+        // A tombstone is found by the words its topic is asked about with, too.
+        match memory.metadata.get(crate::truth::forget::ABOUT_KEY) {
+            Some(about) => format!("{text} ({about})"),
+            None => text,
+        }
     }
 
     fn slot(&self, user: &UserKey) -> ScopeSlot {

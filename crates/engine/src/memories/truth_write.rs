@@ -215,8 +215,26 @@ impl Memories {
                 continue;
             };
             let agent = p.turn.scope.agent.clone();
-            let erased_here = Self::forget_in_write(&request, &mut prepared[..i]);
-            let stored = self.forget_stored(user, slot, &agent, &request)?;
+            let earlier = &prepared[..i];
+            let about = |p: &Prepared| {
+                p.memory.is_active()
+                    && forget::is_about(&request, &Self::searchable_text(&p.memory))
+            };
+            let found_here: Vec<Memory> = earlier
+                .iter()
+                .filter(|p| about(p))
+                .map(|p| p.memory.clone())
+                .collect();
+            let stored = self.forget_stored(user, slot, &agent, &request, &found_here)?;
+            let here: Vec<bool> = earlier
+                .iter()
+                .map(|p| {
+                    about(p)
+                        || (p.memory.is_active()
+                            && stored.repeats.hold(&Self::searchable_text(&p.memory)))
+                })
+                .collect();
+            let erased_here = Self::forget_in_write(&request, &mut prepared[..i], &here);
             let reason = forget::erase_reason(&request.topic);
             let at = prepared[i].turn.at;
             let count = erased_here + stored.memories.len();
@@ -263,19 +281,27 @@ impl Memories {
         p.memory
             .metadata
             .insert(forget::ERASED_KEY.to_string(), erased.to_string());
+        let about = forget::about_words(request);
+        if !about.is_empty() {
+            p.memory
+                .metadata
+                .insert(forget::ABOUT_KEY.to_string(), about);
+        }
     }
 
-    /// Earlier turns of the same write that the request refers to: stored already erased
-    /// (their words never reach the store). Returns how many.
-    fn forget_in_write(request: &ForgetRequest, earlier: &mut [Prepared]) -> usize {
+    /// Earlier turns of the same write that the request refers to (`chosen`): stored already
+    /// erased (their words never reach the store). Returns how many.
+    fn forget_in_write(
+        request: &ForgetRequest,
+        earlier: &mut [Prepared],
+        chosen: &[bool],
+    ) -> usize {
         let mut erased = 0;
-        for p in earlier.iter_mut().filter(|p| p.memory.is_active()) {
-            if !forget::is_about(
-                request,
-                &forget::terms_of(&Self::searchable_text(&p.memory)),
-            ) {
-                continue;
-            }
+        for (p, _) in earlier
+            .iter_mut()
+            .zip(chosen)
+            .filter(|(_, chosen)| **chosen)
+        {
             let placeholder = forget::placeholder(mnemos_text::has_cjk(&p.turn.text));
             p.turn.text = placeholder.to_string();
             p.turn.metadata = Metadata::new();
@@ -290,14 +316,16 @@ impl Memories {
         erased
     }
 
-    /// The stored memories a request refers to (of the agent, active), with what was derived
-    /// from them, and the raw turns whose words go too (with whether they are Chinese).
+    /// The stored memories a request refers to (of the agent, active; with those that repeat
+    /// them or `found_here`, the write's own), with what was derived from them, and the raw
+    /// turns whose words go too (with whether they are Chinese).
     fn forget_stored(
         &self,
         user: &UserKey,
         slot: &ScopeSlot,
         agent: &str,
         request: &ForgetRequest,
+        found_here: &[Memory],
     ) -> Result<StoredTargets> {
         let mut targets: Vec<Memory> = if request.terms.is_empty() && request.everything {
             let filter = MemoryFilter {
@@ -311,6 +339,13 @@ impl Memories {
         targets.extend(self.slot_targets(user, slot, agent, request)?);
         let mut seen: HashSet<MemoryId> = HashSet::new();
         targets.retain(|m| seen.insert(m.id));
+        let found: Vec<Memory> = targets.iter().chain(found_here).cloned().collect();
+        let repeats = self.repeats(user, slot, agent, request, &found)?;
+        for memory in self.repeated_targets(user, slot, agent, &repeats, &targets)? {
+            if seen.insert(memory.id) {
+                targets.push(memory);
+            }
+        }
         let turns: HashSet<TurnId> = targets
             .iter()
             .filter(|m| m.kind.tag() == KindTag::Turn)
@@ -337,6 +372,7 @@ impl Memories {
         Ok(StoredTargets {
             memories: targets,
             turns: erased_turns,
+            repeats,
         })
     }
 
@@ -349,12 +385,118 @@ impl Memories {
         agent: &str,
         request: &ForgetRequest,
     ) -> Result<Vec<Memory>> {
-        let query: Vec<String> = request
+        let mut query: Vec<String> = Vec::new();
+        // Chinese words as the index cut them too: 住在 is indexed as 住.
+        for word in request
             .terms
             .iter()
             .chain(&request.synonyms)
+            .chain(&request.equivalents)
+        {
+            query.push(word.clone());
+            if mnemos_text::has_cjk(word) {
+                query.extend(forget::terms_of(word));
+            }
+        }
+        let ids = self.lexical_ids(slot, agent, &query);
+        Ok(self
+            .store
+            .memories(user, &ids)?
+            .into_iter()
+            .filter(|m| m.is_active())
+            .filter(|m| forget::is_about(request, &Self::searchable_text(m)))
+            .collect())
+    }
+
+    /// What marks another memory as repeating the `found` ones (see [`Repeats`]).
+    fn repeats(
+        &self,
+        user: &UserKey,
+        slot: &ScopeSlot,
+        agent: &str,
+        request: &ForgetRequest,
+        found: &[Memory],
+    ) -> StoreResult<Repeats> {
+        // "Forget everything" has taken every memory already.
+        if found.is_empty() || request.terms.is_empty() {
+            return Ok(Repeats::default());
+        }
+        let table = self.fact_table(user, &slot.read())?;
+        let mut values: Vec<String> = Vec::new();
+        for memory in found {
+            values.extend(mnemos_text::stated_values(&memory.text));
+            if let Some(entry) = table.get(memory.id) {
+                values.push(entry.value.clone());
+            }
+        }
+        values.retain(|v| forget::is_specific_value(v));
+        values.sort();
+        values.dedup();
+        let topic: HashSet<String> = request
+            .terms
+            .iter()
+            .chain(&request.synonyms)
+            .chain(&request.equivalents)
             .cloned()
             .collect();
+        let rare = self.rare_terms(slot, agent, found, &topic);
+        Ok(Repeats {
+            values,
+            rare,
+            topic,
+        })
+    }
+
+    /// Stored memories of the agent, other than `found`, that repeat them (see [`Repeats`]).
+    fn repeated_targets(
+        &self,
+        user: &UserKey,
+        slot: &ScopeSlot,
+        agent: &str,
+        repeats: &Repeats,
+        found: &[Memory],
+    ) -> Result<Vec<Memory>> {
+        let known: HashSet<MemoryId> = found.iter().map(|m| m.id).collect();
+        let ids: Vec<MemoryId> = self
+            .lexical_ids(slot, agent, &repeats.query())
+            .into_iter()
+            .filter(|id| !known.contains(id))
+            .collect();
+        Ok(self
+            .store
+            .memories(user, &ids)?
+            .into_iter()
+            .filter(|m| m.is_active() && repeats.hold(&Self::searchable_text(m)))
+            .collect())
+    }
+
+    /// Words of the `found` memories that are not the topic's and that at most
+    /// [`forget::RARE_IN`] memories of the agent hold.
+    fn rare_terms(
+        &self,
+        slot: &ScopeSlot,
+        agent: &str,
+        found: &[Memory],
+        topic: &HashSet<String>,
+    ) -> HashSet<String> {
+        let mut words: HashSet<String> = HashSet::new();
+        for memory in found {
+            words.extend(forget::terms_of(&memory.text));
+        }
+        words
+            .into_iter()
+            .filter(|w| !topic.contains(w) && forget::is_distinctive_word(w))
+            .filter(|w| {
+                self.lexical_ids(slot, agent, std::slice::from_ref(w)).len() <= forget::RARE_IN
+            })
+            .collect()
+    }
+
+    /// Memories of the agent holding a word of `query`, through the lexical index.
+    fn lexical_ids(&self, slot: &ScopeSlot, agent: &str, query: &[String]) -> Vec<MemoryId> {
+        if query.is_empty() {
+            return Vec::new();
+        }
         let config = RetrievalConfig {
             candidates: FORGET_CANDIDATES,
             context: 0.0,
@@ -367,24 +509,15 @@ impl Memories {
             agent: Some(agent.to_string()),
             ..SearchFilter::default()
         };
-        let ids: Vec<MemoryId> = {
-            let guard = slot.read();
-            let Some(index) = guard.index.as_ref() else {
-                return Ok(Vec::new());
-            };
-            index
-                .candidates(&config, RetrieverKind::Bm25, &query, None, &filter, None)
-                .into_iter()
-                .map(|c| c.id)
-                .collect()
+        let guard = slot.read();
+        let Some(index) = guard.index.as_ref() else {
+            return Vec::new();
         };
-        Ok(self
-            .store
-            .memories(user, &ids)?
+        index
+            .candidates(&config, RetrieverKind::Bm25, query, None, &filter, None)
             .into_iter()
-            .filter(|m| m.is_active())
-            .filter(|m| forget::is_about(request, &forget::terms_of(&Self::searchable_text(m))))
-            .collect())
+            .map(|c| c.id)
+            .collect()
     }
 
     /// The facts of the slot the topic names ("my address" → where the user lives), with the
@@ -420,11 +553,64 @@ impl Memories {
     }
 }
 
+/// What makes a memory repeat what a forget request erases: the same value (a number, an
+/// email address, a fact's value: "You can text me at 555-0172-9904", "Pickup at Ashgrove
+/// Primary"), or a word that at most [`forget::RARE_IN`] memories hold ("乳糜泻") together with
+/// a word of the topic ("医生说我的乳糜泻…": 医生). A user who asks to forget their phone number
+/// means the number, wherever it was said.
+#[derive(Default)]
+struct Repeats {
+    values: Vec<String>,
+    rare: HashSet<String>,
+    /// The request's terms, synonyms and equivalents.
+    topic: HashSet<String>,
+}
+
+impl Repeats {
+    /// Words to find candidates with through the lexical index.
+    fn query(&self) -> Vec<String> {
+        let mut query: Vec<String> = self.rare.iter().cloned().collect();
+        for value in &self.values {
+            query.extend(forget::terms_of(value));
+        }
+        query
+    }
+
+    /// Whether a memory's (searchable) text repeats what was erased.
+    fn hold(&self, text: &str) -> bool {
+        if self.values.is_empty() && self.rare.is_empty() {
+            return false;
+        }
+        let lower = text.to_lowercase();
+        if self
+            .values
+            .iter()
+            .any(|v| lower.contains(&v.to_lowercase()))
+        {
+            return true;
+        }
+        let terms = forget::terms_of(text);
+        self.rare.iter().any(|t| terms.contains(t))
+            && (self.topic.iter().any(|t| terms.contains(t))
+                || self
+                    .topic
+                    .iter()
+                    .any(|t| has_cjk_word(t) && text.contains(t.as_str())))
+    }
+}
+
+/// Whether a topic word is Chinese (matched in the text, as the analyzer may cut it).
+fn has_cjk_word(word: &str) -> bool {
+    mnemos_text::has_cjk(word)
+}
+
 /// What a forget request reaches in the store.
 struct StoredTargets {
     memories: Vec<Memory>,
     /// Raw turns whose words are erased, with whether they are Chinese.
     turns: Vec<(TurnId, bool)>,
+    /// What marks the write's own earlier turns as repeating the erased ones.
+    repeats: Repeats,
 }
 
 impl WriteTruth {

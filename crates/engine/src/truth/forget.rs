@@ -17,6 +17,16 @@ pub const TOPIC_KEY: &str = "forget.topic";
 /// Metadata key of a tombstone memory: how many memories the request erased.
 pub const ERASED_KEY: &str = "forget.erased";
 
+/// Metadata key of a tombstone memory: the words a user may ask about the topic with (its
+/// synonyms and equivalents), searched with the tombstone so that "Where do I live?" finds
+/// "the user asked to forget: my address".
+pub const ABOUT_KEY: &str = "forget.about";
+
+/// The words for [`ABOUT_KEY`], as written (the index analyzes them like any text).
+pub fn about_words(request: &ForgetRequest) -> String {
+    mnemos_text::words_asked_with(&request.topic).join(" ")
+}
+
 /// Text an erased memory and an erased turn keep in place of their words.
 pub fn placeholder(chinese: bool) -> &'static str {
     if chinese {
@@ -60,12 +70,27 @@ pub fn sanitized(text: &str, stated: &[Range<usize>]) -> String {
 ///
 /// Every topic word is there; or a topic word and a synonym; or two synonyms ("my address" →
 /// "I live at 12 Elm Street": live, street). One synonym alone ("I went home") is not enough.
-/// For "everything about X" one topic word is enough (the name).
-pub fn is_about(request: &ForgetRequest, terms: &HashSet<String>) -> bool {
+/// For "everything about X" one topic word is enough (the name). A Chinese word that names the
+/// same thing ("月薪" for "我的工资") is the topic itself; an English topic word is there when a
+/// memory's word shares its first [`STEM_PREFIX`] letters ("diagnosis", "diagnosed").
+pub fn is_about(request: &ForgetRequest, text: &str) -> bool {
     if request.terms.is_empty() {
         return request.everything;
     }
-    let topic = request.terms.iter().filter(|t| terms.contains(*t)).count();
+    // Chinese keys are matched in the text: the analyzer cuts "我住在…" into 住 and 在.
+    if request
+        .equivalents
+        .iter()
+        .any(|t| text.contains(t.as_str()))
+    {
+        return true;
+    }
+    let terms = &terms_of(text);
+    let topic = request
+        .terms
+        .iter()
+        .filter(|t| terms.contains(*t) || shares_stem(t, terms))
+        .count();
     if request.everything {
         return topic > 0;
     }
@@ -77,6 +102,49 @@ pub fn is_about(request: &ForgetRequest, terms: &HashSet<String>) -> bool {
         .min(2);
     let score = topic as f64 / request.terms.len() as f64 + 0.5 * synonyms as f64;
     score >= 1.0
+}
+
+/// A word of a forgotten memory held by at most this many memories of the agent is the
+/// memory's own (a name, a diagnosis), and goes where it is repeated.
+pub const RARE_IN: usize = 3;
+
+/// Whether a value is specific enough that any memory holding it repeats it: Latin with a
+/// digit, an `@` or a capital (a number, an address, a name: not "single"), of at least four
+/// characters; Chinese of at least three characters (not "北京").
+pub fn is_specific_value(value: &str) -> bool {
+    let value = value.trim();
+    if has_cjk(value) {
+        return value.chars().count() >= 3;
+    }
+    value.chars().count() >= 4
+        && value
+            .chars()
+            .any(|c| c.is_ascii_digit() || c == '@' || c.is_uppercase())
+}
+
+/// Whether a word may mark a memory as its own when rare: Latin of at least four letters,
+/// Chinese of at least two characters.
+pub fn is_distinctive_word(word: &str) -> bool {
+    if has_cjk(word) {
+        return word.chars().count() >= 2;
+    }
+    word.chars().count() >= 4
+}
+
+/// Letters two English words must share from their start to count as one word: the analyzer's
+/// stems keep "diagnosis" and "diagnosed" apart, and six letters rarely join unrelated words.
+pub const STEM_PREFIX: usize = 6;
+
+/// Whether some word of `terms` shares its first [`STEM_PREFIX`] letters with the Latin `term`.
+fn shares_stem(term: &str, terms: &HashSet<String>) -> bool {
+    let prefix = |w: &str| -> Option<String> {
+        let latin = w.chars().all(|c| c.is_ascii_alphabetic());
+        (latin && w.len() >= STEM_PREFIX).then(|| w[..STEM_PREFIX].to_string())
+    };
+    let Some(head) = prefix(term) else {
+        return false;
+    };
+    terms.iter().any(|w| prefix(w).is_some_and(|p| p == head))
 }
 
 /// The words a memory's text holds, as the request's terms are written.
@@ -96,6 +164,7 @@ mod tests {
             topic: "t".into(),
             terms: terms.iter().map(|s| s.to_string()).collect(),
             synonyms: synonyms.iter().map(|s| s.to_string()).collect(),
+            equivalents: Vec::new(),
             everything,
             stated_values: Vec::new(),
             span: 0..1,
@@ -105,20 +174,20 @@ mod tests {
     #[test]
     fn a_memory_is_about_the_topic_by_its_words_or_two_synonyms() {
         let passport = request(&["passport", "number"], &[], false);
-        assert!(is_about(
-            &passport,
-            &terms_of("My passport number is X4417902.")
-        ));
-        assert!(!is_about(
-            &passport,
-            &terms_of("I renewed my passport last week.")
-        ));
+        assert!(is_about(&passport, "My passport number is X4417902."));
+        assert!(!is_about(&passport, "I renewed my passport last week."));
         let address = request(&["address"], &["live", "street", "home"], false);
-        assert!(is_about(&address, &terms_of("I live at 12 Elm Street.")));
-        assert!(!is_about(&address, &terms_of("I went home early.")));
+        assert!(is_about(&address, "I live at 12 Elm Street."));
+        assert!(!is_about(&address, "I went home early."));
+        let diagnosis = request(&["diagnosi"], &["doctor"], false);
+        assert!(is_about(&diagnosis, "I was diagnosed with celiac disease."));
+        let mut salary = request(&["工资"], &[], false);
+        salary.equivalents = vec!["月薪".into()];
+        assert!(is_about(&salary, "我的月薪是23800元。"));
+        assert!(!is_about(&salary, "我今天去上班了。"));
         let alex = request(&["alex"], &[], true);
-        assert!(is_about(&alex, &terms_of("Alex and I went hiking.")));
-        assert!(!is_about(&alex, &terms_of("Sam and I went hiking.")));
+        assert!(is_about(&alex, "Alex and I went hiking."));
+        assert!(!is_about(&alex, "Sam and I went hiking."));
     }
 
     #[test]

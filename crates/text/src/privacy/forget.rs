@@ -78,11 +78,13 @@ pub fn forget_request(text: &str) -> Option<ForgetRequest> {
 fn request(sentence: &str, base: usize, found: Found) -> ForgetRequest {
     let topic = sentence.get(found.topic.clone()).unwrap_or("").to_string();
     let (terms, synonyms) = topic::terms_and_synonyms(&topic);
+    let equivalents = topic::equivalents(&topic, &terms);
     let shift = |r: &Range<usize>| base + r.start..base + r.end;
     ForgetRequest {
         topic,
         terms,
         synonyms,
+        equivalents,
         everything: found.everything,
         stated_values: found.values.iter().map(shift).collect(),
         span: shift(&found.clause),

@@ -217,7 +217,7 @@ fn shape(p: &Chinese, s: &str, verb: Range<usize>) -> Option<Shape> {
         .any(|w| topic.contains(w))
         && !topic.contains('把');
     let polite = p.polite.is_match(prefix);
-    let asks = polite || p.request_ending.is_match(s);
+    let asks = polite || p.request_ending.is_match(s) || imperative(s.get(verb)?);
     (noun_phrase && asks && !p.subject_end.is_match(topic)).then_some(Shape {
         start,
         topic: start + t.start()..start + t.end(),
@@ -230,7 +230,7 @@ fn shape(p: &Chinese, s: &str, verb: Range<usize>) -> Option<Shape> {
 fn request(p: &Chinese, s: &str, caps: &Captures<'_>, shape: Shape) -> Option<Found> {
     let verb = caps.get(0)?;
     let perfective = verb.as_str().ends_with('了') || s.get(verb.end()..)?.starts_with('了');
-    let asks = shape.polite || p.request_ending.is_match(s);
+    let asks = shape.polite || p.request_ending.is_match(s) || imperative(verb.as_str());
     if perfective && !asks {
         return None;
     }
@@ -251,7 +251,10 @@ fn request(p: &Chinese, s: &str, caps: &Captures<'_>, shape: Shape) -> Option<Fo
     let clause = trim_space(s, shape.start..s.len());
     let (topic, values) = settle(s, &clause, topic, copula);
     let text = s.get(topic.clone())?;
-    if text.is_empty() || p.no_topic.is_match(text) || starts_with_verb(text) {
+    // A topic opening with a verb is something the user forgot to do ("带钥匙"), unless it
+    // names a personal fact ("诊断结果": 诊断 is tagged a verb).
+    let errand = starts_with_verb(text) && !p.personal.is_match(text);
+    if text.is_empty() || p.no_topic.is_match(text) || errand {
         return None;
     }
     if matches!(text, "我" | "我们") {
@@ -274,6 +277,26 @@ fn request(p: &Chinese, s: &str, caps: &Captures<'_>, shape: Shape) -> Option<Fo
     })
 }
 
+/// Whether the verb is itself a prohibition addressed to the listener ("别记", "不要保存",
+/// "停止记录"): "关于小林的事情都别记了" asks without 请 or 吧, where "都忘了" would not.
+fn imperative(verb: &str) -> bool {
+    [
+        "别",
+        "不要",
+        "不用",
+        "不必",
+        "不需要",
+        "无需",
+        "用不着",
+        "不许",
+        "请勿",
+        "勿",
+        "停止",
+    ]
+    .iter()
+    .any(|w| verb.starts_with(w))
+}
+
 /// Whether a topic opens with a verb or preposition and holds no 的: "带钥匙", "跟你说" are what
 /// the user forgot to do, not something to forget.
 fn starts_with_verb(topic: &str) -> bool {
@@ -283,7 +306,10 @@ fn starts_with_verb(topic: &str) -> bool {
     Analyzer::shared()
         .pos_tags(topic)
         .first()
-        .is_some_and(|(_, tag)| tag.starts_with('v') || tag == "p" || tag == "c" || tag == "d")
+        // A verbal noun ("诊断结果", "体检报告") names a thing.
+        .is_some_and(|(_, tag)| {
+            (tag.starts_with('v') && tag != "vn") || tag == "p" || tag == "c" || tag == "d"
+        })
 }
 
 /// The topic inside `raw`: trailing particles and framing words removed, "关于X的一切" cut to X

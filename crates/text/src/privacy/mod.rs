@@ -23,6 +23,17 @@ use crate::script::{detect_language, Language};
 
 pub use credentials::credentials;
 pub use forget::forget_request;
+pub use topic::words_asked_with;
+
+/// The values `text` states that a forget request must take wherever they are repeated: email
+/// addresses and tokens holding at least three digits (a phone, passport or account number,
+/// "E1234567"), as written.
+pub fn stated_values(text: &str) -> Vec<String> {
+    topic::value_tokens(text, 0..text.len())
+        .into_iter()
+        .filter_map(|r| text.get(r).map(str::to_string))
+        .collect()
+}
 
 /// What kind of secret a [`Credential`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,6 +138,11 @@ pub struct ForgetRequest {
     /// and never repeating one of them: "address" also gives "live", "street", "home"; "phone
     /// number" gives "mobile", "cell"; "住址" gives "地址", "住在", "家"; "电话" gives "手机".
     pub synonyms: Vec<String>,
+    /// Chinese words that name the very thing a topic term names (for "我的工资": 月薪, 薪水,
+    /// 收入; for "我的住址": 住在, 家在), so a memory holding one holds the topic. Chinese states
+    /// a fact with these where English repeats the noun; English synonyms stay weak ("home" is
+    /// not "my home address").
+    pub equivalents: Vec<String>,
     /// "everything about X", "anything about X", "all you know about X", "关于X的一切": every
     /// memory that mentions X, rather than the one fact.
     pub everything: bool,

@@ -358,6 +358,8 @@ const FORGET: &[(&str, &str, bool)] = &[
     ("别保存我的信用卡信息", "我的信用卡信息", false),
     ("不要再记得我住在哪里了", "我住在哪里", false),
     ("忘了我吧", "我", true),
+    ("关于小林的事情都别记了。", "小林", true),
+    ("把我跟你说的诊断结果忘掉吧。", "诊断结果", false),
 ];
 
 /// Lines that use forgetting words without asking the assistant to forget anything.

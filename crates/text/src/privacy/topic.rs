@@ -17,6 +17,7 @@ const GENERIC: &[&str] = &[
     // Chinese.
     "事", "事情", "信息", "东西", "一切", "所有", "关于", "有关", "内容", "记录", "相关", "全部",
     "部分", "情况", "细节", "记忆", "说", "说过", "件", "这件", "那件", "这事", "那事", "号",
+    "结果", "资料",
 ];
 
 /// Common personal facts: when a topic mentions one of the keys, the synonyms are words the user
@@ -25,7 +26,7 @@ const GENERIC: &[&str] = &[
 #[rustfmt::skip]
 const SYNONYMS: &[(&[&str], &[&str])] = &[
     (&["address", "live", "living", "home", "apartment", "flat"],
-        &["address", "live", "street", "home", "apartment", "flat", "zip", "postcode", "neighborhood", "moved"]),
+        &["address", "live", "street", "road", "avenue", "lane", "boulevard", "home", "apartment", "flat", "zip", "postcode", "neighborhood", "moved"]),
     (&["phone", "mobile", "cell", "cellphone", "telephone"],
         &["phone", "mobile", "cell", "telephone", "number", "call", "text"]),
     (&["email", "mail"], &["email", "mail", "inbox", "gmail", "address"]),
@@ -131,6 +132,47 @@ pub(super) fn terms_and_synonyms(topic: &str) -> (Vec<String>, Vec<String>) {
         }
     }
     (terms, synonyms)
+}
+
+/// The words, as written, that a user may ask about `topic` with: the synonyms and keys of
+/// the personal facts it mentions ("my address" → live, street, home…; "我的住址" → 住在, 家…).
+pub fn words_asked_with(topic: &str) -> Vec<&'static str> {
+    let terms = Analyzer::shared().search_terms(topic);
+    let mut out: Vec<&'static str> = Vec::new();
+    for (e, (keys, synonyms)) in entries().iter().zip(SYNONYMS) {
+        let hit = e.english_keys.iter().any(|k| terms.contains(k))
+            || e.chinese_keys.iter().any(|k| topic.contains(k));
+        if hit {
+            for word in keys.iter().chain(synonyms.iter()) {
+                if !out.contains(word) {
+                    out.push(word);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The other Chinese keys of the one personal fact every term of a Chinese topic names ("我的
+/// 工资" → 薪水, 收入, 月薪…; see [`crate::ForgetRequest::equivalents`]); none when the terms name
+/// more than that fact ("我的护照号码" is not a phone number).
+pub(super) fn equivalents(topic: &str, terms: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    if !has_cjk(topic) || terms.is_empty() {
+        return out;
+    }
+    for e in entries() {
+        if !terms.iter().all(|t| e.chinese_keys.contains(&t.as_str())) {
+            continue;
+        }
+        for key in &e.chinese_keys {
+            let key = key.to_string();
+            if !terms.contains(&key) && !out.contains(&key) {
+                out.push(key);
+            }
+        }
+    }
+    out
 }
 
 /// Tokens a request states that are values rather than words, in `text[within]`: email

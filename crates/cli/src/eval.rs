@@ -15,6 +15,7 @@ use mnemos_eval::experiment::{Progress, StoreKind};
 use mnemos_eval::protocol::Scenario;
 use mnemos_eval::report::classifier::{self, ClassifierDataset, ClassifierSettings};
 use mnemos_eval::report::extraction::{self, ExtractionDataset, ExtractionSettings};
+use mnemos_eval::report::forgets;
 use mnemos_eval::report::lufy::{self, AgreementSettings};
 use mnemos_eval::report::presets::{self, PresetsSettings};
 use mnemos_eval::report::probes::{self, ProbeSettings};
@@ -217,31 +218,35 @@ pub enum ProbeKind {
     Zh4o,
     /// Knowledge updates: a fact, later its update, then the question.
     Update,
+    /// Forget requests: a personal detail, later a request to forget it (or a line that only
+    /// speaks of forgetting), then questions and searches for it.
+    Forget,
 }
 
 #[derive(Args)]
 pub struct ProbesArgs {
     /// The ZH-4O directory.
     path: PathBuf,
-    /// zh4o: ZH-4O's own probes; update: knowledge-update probes generated from templates
-    /// (English ones in the --locomo conversations, Chinese ones in ZH-4O's dialogues).
+    /// zh4o: ZH-4O's own probes; update / forget: knowledge-update or forget-request probes
+    /// generated from templates (English ones in the --locomo conversations, Chinese ones in
+    /// ZH-4O's dialogues).
     #[arg(long, value_enum, default_value = "zh4o")]
     kind: ProbeKind,
-    /// The LoCoMo file whose conversations host the English update probes (--kind update).
+    /// The LoCoMo file whose conversations host the English update probes (--kind update, forget).
     #[arg(long)]
     locomo: Option<PathBuf>,
-    /// Seed of the update probes' positions (--kind update).
+    /// Seed of the update probes' positions (--kind update, forget).
     #[arg(long, default_value_t = 42)]
     seed: u64,
     #[command(flatten)]
     engines: EngineArgs,
-    /// Run only the first N probes (--kind update: per language, in template order).
+    /// Run only the first N probes (--kind update, forget: per language, in template order).
     #[arg(long)]
     probes: Option<usize>,
-    /// Which half of the update templates (--kind update): `test` (reported) or `tuning`.
+    /// Which half of the update templates (--kind update, forget): `test` (reported) or `tuning`.
     #[arg(long, value_enum, default_value = "test")]
     half: HalfArg,
-    /// Host messages per update probe (--kind update).
+    /// Host messages per update probe (--kind update, forget).
     #[arg(long, default_value_t = 150)]
     window: usize,
     /// Messages per write (the protocol ingests chunks of 20).
@@ -490,26 +495,8 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
             let report = extraction::evaluate(&global.config()?, &settings, &progress);
             print(report, args.report.json, |r| r.markdown())
         }
-        EvalCommand::Probes(args) if args.kind == ProbeKind::Update => {
-            let Some(locomo) = args.locomo else {
-                anyhow::bail!("--kind update needs --locomo FILE (the English hosts)");
-            };
-            let settings = UpdateSettings {
-                zh4o: args.path,
-                locomo,
-                compare: args.engines.compare(args.store, args.batch, &args.report),
-                half: match args.half {
-                    HalfArg::Test => mnemos_eval::update_probes::Half::Test,
-                    HalfArg::Tuning => mnemos_eval::update_probes::Half::Tuning,
-                },
-                probes: args.probes,
-                window: args.window,
-                session_messages: args.session_messages,
-                budget: args.budget,
-                seed: args.seed,
-            };
-            let report = updates::evaluate_updates(&global.config()?, &settings, &progress);
-            print(report, args.report.json, |r| r.markdown())
+        EvalCommand::Probes(args) if args.kind != ProbeKind::Zh4o => {
+            generated_probes(global, *args, &progress)
         }
         EvalCommand::Probes(args) => {
             let settings = ProbeSettings {
@@ -563,6 +550,37 @@ fn run_lufy(global: &GlobalArgs, args: LufyArgs, progress: &dyn Fn(Progress<'_>)
 
 /// Print a report as JSON, or as `render` makes it; a failed evaluation becomes the CLI's
 /// error, a usage error when the caller is at fault.
+/// `eval probes --kind update` and `--kind forget`: probes generated from templates.
+fn generated_probes(
+    global: &GlobalArgs,
+    args: ProbesArgs,
+    progress: &dyn Fn(Progress<'_>),
+) -> Result<()> {
+    let Some(locomo) = args.locomo else {
+        anyhow::bail!("--kind update and forget need --locomo FILE (the English hosts)");
+    };
+    let settings = UpdateSettings {
+        zh4o: args.path,
+        locomo,
+        compare: args.engines.compare(args.store, args.batch, &args.report),
+        half: match args.half {
+            HalfArg::Test => mnemos_eval::update_probes::Half::Test,
+            HalfArg::Tuning => mnemos_eval::update_probes::Half::Tuning,
+        },
+        probes: args.probes,
+        window: args.window,
+        session_messages: args.session_messages,
+        budget: args.budget,
+        seed: args.seed,
+    };
+    if args.kind == ProbeKind::Forget {
+        let report = forgets::evaluate_forgets(&global.config()?, &settings, progress);
+        return print(report, args.report.json, |r| r.markdown());
+    }
+    let report = updates::evaluate_updates(&global.config()?, &settings, progress);
+    print(report, args.report.json, |r| r.markdown())
+}
+
 fn print<R: Serialize>(
     report: Result<R, EvalError>,
     json: bool,

@@ -20,6 +20,7 @@ pub mod embed_cache;
 pub mod error;
 pub mod experiment;
 pub mod extraction;
+pub mod forget_probes;
 pub mod format;
 mod json;
 pub mod jsonl;

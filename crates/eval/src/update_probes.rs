@@ -50,7 +50,7 @@ impl ProbeLanguage {
     }
 
     /// The other speaker's reply to an inserted message.
-    fn acknowledgment(self) -> &'static str {
+    pub(crate) fn acknowledgment(self) -> &'static str {
         match self {
             ProbeLanguage::En => "Got it, thanks for telling me.",
             ProbeLanguage::Zh => "好的，我记住了。",
@@ -449,7 +449,7 @@ pub fn update_probes(
 
 /// A host and the start of a window in it whose text holds none of `values`, trying hosts
 /// round robin from `next` and a few seeded starts in each.
-fn free_window<'h>(
+pub(crate) fn free_window<'h>(
     hosts: &[&'h Conversation],
     next: &mut usize,
     window: usize,
@@ -509,8 +509,8 @@ impl Placement {
 
 /// Synthetic times for a window whose items have none (ZH-4O): one message an hour from the
 /// first of March 2024, so that valid time orders them and `as_of` can fall between.
-const SYNTHETIC_START: i64 = 1_709_280_000_000;
-const HOUR: i64 = 3_600_000;
+pub(crate) const SYNTHETIC_START: i64 = 1_709_280_000_000;
+pub(crate) const HOUR: i64 = 3_600_000;
 
 #[allow(clippy::too_many_arguments)]
 fn build(
@@ -633,7 +633,7 @@ fn build(
 }
 
 /// The names the host gives its user and its other speaker (the first named item of each role).
-fn speakers(host: &Conversation) -> (Option<String>, Option<String>) {
+pub(crate) fn speakers(host: &Conversation) -> (Option<String>, Option<String>) {
     let named = |role: Role| {
         host.items
             .iter()
@@ -644,7 +644,7 @@ fn speakers(host: &Conversation) -> (Option<String>, Option<String>) {
 }
 
 /// A message inserted before `next`, in its session and just before its time (`before` ms).
-fn inserted_item(
+pub(crate) fn inserted_item(
     label: &str,
     role: Role,
     speaker: &Option<String>,

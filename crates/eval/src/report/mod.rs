@@ -14,6 +14,7 @@
 
 pub mod classifier;
 pub mod extraction;
+pub mod forgets;
 pub mod lufy;
 pub mod presets;
 pub mod probes;

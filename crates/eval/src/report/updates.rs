@@ -59,7 +59,7 @@ pub const SUPERSEDED_MARKERS: [&str; 7] = [
 /// ZH-4O dialogues shorter than this are not used as hosts.
 const MIN_HOST_MESSAGES: usize = 200;
 
-/// What `eval probes --kind update` runs and how.
+/// What `eval probes --kind update` (and `--kind forget`, the same hosts and settings) runs and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateSettings {
     /// The ZH-4O directory (Chinese hosts).
@@ -361,7 +361,7 @@ fn dataset(
 
 /// The host conversations per language: LoCoMo's for English, ZH-4O's long dialogues for
 /// Chinese.
-fn load_hosts(
+pub(super) fn load_hosts(
     settings: &UpdateSettings,
 ) -> Result<Vec<(ProbeLanguage, Vec<Conversation>)>, EvalError> {
     let locomo = crate::load_locomo(&settings.locomo)?;

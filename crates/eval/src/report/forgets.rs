@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use mnemos_core::{MemoryFilter, StateFilter, UserKey};
+use mnemos_core::{KindTag, MemoryFilter, MemoryState, StateFilter, UserKey};
 use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
 use mnemos_engine::truth::forget::TOPIC_KEY;
 use mnemos_engine::{Config, Engine, SearchRequest};
@@ -26,7 +26,9 @@ use mnemos_engine::{Config, Engine, SearchRequest};
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;
 use crate::experiment::{Experiment, Progress, ProgressFn};
-use crate::forget_probes::{forget_probes, ForgetKind, ForgetProbe, ForgetProbeSettings};
+use crate::forget_probes::{
+    forget_probes, ForgetKind, ForgetProbe, ForgetProbeSettings, LINE_LABEL,
+};
 use crate::protocol::PreparedConversation;
 use crate::runner::{AskRecord, RunOptions};
 use crate::scoring::answer_in_context;
@@ -37,6 +39,9 @@ use super::{f3, write_report, Cost, EngineSetup};
 
 /// What a tombstone reads like in a recall context (see `mnemos_engine::truth::forget`).
 const TOMBSTONE_MARKERS: [&str; 2] = ["asked to forget", "要求忘掉"];
+
+/// How an erasure by a forget request starts its reason (`mnemos_engine::truth::forget`).
+const ERASE_REASON: &str = "forget request in dialogue";
 
 /// Hits per search: more than an agent takes, so a leak just below the cut is seen too.
 const SEARCH_TOP_K: usize = 20;
@@ -77,6 +82,9 @@ pub struct ForgetRecord {
     pub tombstone_reported: bool,
     pub tombstone_stored: bool,
     pub kept_fact_in_context: bool,
+    /// Turns erased other than the probe's own statements of the detail: what a request took
+    /// that it should not have.
+    pub collateral: usize,
     pub context: String,
 }
 
@@ -97,6 +105,8 @@ pub struct ForgetScores {
     pub in_store: Option<f64>,
     pub tombstone_reported: Option<f64>,
     pub kept_fact: Option<f64>,
+    /// Requests: turns erased besides the detail's statements, on average.
+    pub collateral: Option<f64>,
     pub not_requests: usize,
     pub not_request_kept: Option<f64>,
     pub wrongly_forgotten: Option<f64>,
@@ -123,6 +133,9 @@ impl ForgetScores {
             in_store: share(&requests, &|r| r.in_store),
             tombstone_reported: share(&requests, &|r| r.tombstone_reported),
             kept_fact: share(&requests, &|r| r.kept_fact_in_context),
+            collateral: (!requests.is_empty()).then(|| {
+                requests.iter().map(|r| r.collateral as f64).sum::<f64>() / requests.len() as f64
+            }),
             not_requests: others.len(),
             not_request_kept: share(&others, &|r| r.in_recall),
             wrongly_forgotten: share(&others, &|r| !r.in_store || r.tombstone_stored),
@@ -257,6 +270,22 @@ fn forget_record(
         ..MemoryFilter::default()
     };
     let memories = engine.reader().all(user, &all)?;
+    let statements: Vec<mnemos_core::Timestamp> = probe
+        .stream
+        .conversation
+        .items
+        .iter()
+        .filter(|i| i.label == format!("{LINE_LABEL}-0") || i.label == format!("{LINE_LABEL}-2"))
+        .filter_map(|i| i.time)
+        .collect();
+    let collateral = memories
+        .iter()
+        .filter(|m| m.kind.tag() == KindTag::Turn && !statements.contains(&m.valid_from))
+        .filter(|m| match &m.state {
+            MemoryState::Forgotten { reason, .. } => reason.starts_with(ERASE_REASON),
+            _ => false,
+        })
+        .count();
     Ok(ForgetRecord {
         probe: probe.id.clone(),
         language: probe.language.as_str().to_string(),
@@ -273,6 +302,7 @@ fn forget_record(
         tombstone_reported: TOMBSTONE_MARKERS.iter().any(|m| about.contains(m)),
         tombstone_stored: memories.iter().any(|m| m.metadata.contains_key(TOPIC_KEY)),
         kept_fact_in_context: answer_in_context(&probe.kept_value, kept),
+        collateral,
         context: about.to_string(),
     })
 }
@@ -397,6 +427,8 @@ impl ForgetReport {
              memories and no floor, top {SEARCH_TOP_K}) and no stored memory of any state; \
              tombstone = the recall context about the detail says the user asked to forget it; \
              kept fact = an unrelated fact stated in the same window is in its recall context; \
+             other turns erased = turns a request erased besides the detail's two statements \
+             (host turns of the same speaker included), on average; \
              wrongly forgotten = a line that only speaks of forgetting left a tombstone or lost \
              the value."
         );
@@ -415,11 +447,11 @@ fn missed(record: &ForgetRecord) -> bool {
 fn table<'a>(md: &mut String, rows: impl Iterator<Item = (String, &'a ForgetScores)>) {
     use std::fmt::Write as _;
     let share = |x: Option<f64>| x.map_or_else(|| "–".to_string(), f3);
-    md.push_str("| preset | requests | **forgotten** | in recall | in search | in any search | in store | tombstone reported | unrelated fact kept | not requests | kept | wrongly forgotten |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("| preset | requests | **forgotten** | in recall | in search | in any search | in store | tombstone reported | unrelated fact kept | other turns erased | not requests | kept | wrongly forgotten |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (name, s) in rows {
         let _ = writeln!(
             md,
-            "| {name} | {} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.requests,
             share(s.forgotten),
             share(s.in_recall),
@@ -428,6 +460,8 @@ fn table<'a>(md: &mut String, rows: impl Iterator<Item = (String, &'a ForgetScor
             share(s.in_store),
             share(s.tombstone_reported),
             share(s.kept_fact),
+            s.collateral
+                .map_or_else(|| "–".to_string(), |c| format!("{c:.2}")),
             s.not_requests,
             share(s.not_request_kept),
             share(s.wrongly_forgotten)
@@ -454,6 +488,7 @@ mod tests {
             tombstone_reported: tombstone,
             tombstone_stored: tombstone,
             kept_fact_in_context: true,
+            collateral: 0,
             context: String::new(),
         }
     }

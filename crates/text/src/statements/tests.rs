@@ -7,6 +7,7 @@ use proptest::prelude::*;
 
 use super::*;
 
+mod broad_cases;
 mod chinese_cases;
 mod english_cases;
 mod tuning;
@@ -396,4 +397,10 @@ fn long_lines_are_handled() {
     }
     let _ = asked(&line);
     assert!(start.elapsed().as_secs() < 30);
+}
+
+#[test]
+fn statements_in_constructions_the_first_cases_did_not_use() {
+    assert_cases(broad_cases::ENGLISH);
+    assert_cases(broad_cases::CHINESE);
 }

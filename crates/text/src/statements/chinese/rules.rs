@@ -107,7 +107,7 @@ const RULES: &[Rule] = &[
     rule(Employer, Speaker, GroupOrg, false, concat!(r"(?P<v>[^，。！？；、,.!?;\s是]", run!(), r"{1,11}?)(?:现在|已经|就)?(?:是|成了|成为了)我(?:的)?(?:新|现在的|目前的)?(?:东家|单位|公司|雇主)")),
     rule(Employer, Actor, GroupOrgStrict, false, r"在(?P<v>[^在，。！？；、,.!?;\s]{2,10}?)(?:了|呢|啦)?(?:[，。！!,.;；]|$)"),
     rule(Employer, Speaker, OrgAfterIs, false, r"(?:我的|我)(?:现在的?|目前的?|新的?|如今的?)?(?:单位|公司|东家|雇主|工作单位|新东家)(?:现在|目前|已经)?(?:是|换成了?|变成了?|改成了?)"),
-    rule(Employer, Actor, GroupOrg, false, concat!(r"(?:去|到)(?P<v>[^去到，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:上班|工作|任职|报到|入职|实习)")),
+    rule(Employer, Actor, GroupOrg, false, concat!(r"(?:去|到)了?(?P<v>[^去到了，。！？；、,.!?;\s]", run!(), r"{1,12}?)(?:上班|工作|任职|报到|入职|实习)")),
     rule(Employer, Actor, GroupOrg, true, concat!(r"从(?P<v>", run!(), r"{2,12}?)(?:离职|辞职|退休|跳槽|出来)")),
     rule(Employer, Actor, Org, true, r"(?:离开了?|辞去了?|辞掉了?|退出了?)"),
     rule(Employer, Actor, Empty, true, r"(?:辞职|离职|失业|被裁员?|被开除|被辞退|丢了工作|丢掉了工作|没工作|把工作辞了|下岗)"),
@@ -115,6 +115,7 @@ const RULES: &[Rule] = &[
     rule(Job, Actor, JobWeak, false, r"是(?:一[名位个])?"),
     rule(Job, Actor, JobOpen, false, r"(?:当上了?|成为了?|变成了?|转行做了?|转行当了?|转行成为了?|转行成了?|改行做了?|改行当了?|升职为|升职成了?|升为|升任|晋升为|被提拔为|提拔为|担任|干起了?|做起了?|从事|转型为|转型做|转型成了?)(?:一[名位个])?"),
     rule(Job, Actor, JobWeak, false, r"(?:当|做|干|成了)(?:一[名位个])?"),
+    rule(Job, Actor, Group, false, r"是(?:做|干|搞)(?P<v>[^，。！？；、,.!?;\s的]{1,8})的"),
     rule(Job, Speaker, JobOpen, false, r"(?:我的|我)(?:现在|目前|如今)?的?(?:职业|工作|职位|岗位|身份|本职工作|本职)(?:现在|目前)?(?:是|为)(?:一[名位个])?"),
     rule(Job, Actor, Group, false, r"(?P<v>退休)(?:了|啦)"),
     // Relationship status.

@@ -145,7 +145,15 @@ pub(super) fn place_after_verb(sentence: &str, pos: usize) -> Option<Read> {
     let ends = [
         "工作", "上班", "读书", "上学", "旅行", "旅游", "玩", "度假", "出差", "定居", "发展",
     ];
-    let read = span(sentence, pos, &ends, true)?;
+    let mut read = span(sentence, pos, &ends, true)?;
+    // jieba keeps some place-and-purpose pairs whole ("云南旅游"): the purpose is not the place.
+    if let Some(cut) = ends
+        .iter()
+        .find_map(|e| read.text.strip_suffix(e).filter(|p| p.chars().count() >= 2))
+    {
+        read.end -= read.text.len() - cut.len();
+        read.text = cut.to_string();
+    }
     is_place_after_verb(&read.text).then_some(read)
 }
 

@@ -84,6 +84,8 @@ const RULES: &[Rule] = &[
     rule(Residence, Actor, Place, false, r"\b(?:live|lives|living|reside|resides|residing|(?P<past>lived|resided))\s+(?:(?:now|currently|still|permanently|full-time|over|out|down|up)\s+)*(?:in|near|outside(?:\s+of)?|on)\s+"),
     rule(Residence, ActorOrDropped, Place, false, r"\b(?:moved|relocated|emigrated|immigrated|settled|made\s+the\s+move)\s+(?:(?:back|over|down|up|out|abroad|home|permanently|here|there)\s+)*(?:to|into|in)\s+(?:the\s+city\s+of\s+)?"),
     rule(Residence, Actor, Place, true, r"\bmoved\s+(?:out\s+of|away\s+from)\s+"),
+    rule(Residence, Actor, Place, false, r"\b(?:ended\s+up|finished|just\s+finished)\s+(?:moving|relocating)\s+(?:back\s+)?to\s+"),
+    rule(Residence, Actor, Place, false, r"\b(?:bought|purchased|rented)\s+(?:a|an|our|my)\s+(?:new\s+|little\s+|small\s+)?(?:house|home|flat|apartment|condo|place|cottage)\s+(?:in|near)\s+"),
     rule(Residence, Actor, Place, false, r"\b(?:am|['’]m|are|['’]re)\s+(?:(?:now|finally|officially|permanently|happily|already)\s+)*back\s+(?:home\s+)?in\s+"),
     rule(Residence, Actor, Group, false, r"\bbeen\s+(?:living\s+|based\s+|settled\s+)?in\s+(?P<v>{NAME})\s+(?:for\s+(?:(?:about|almost|over|nearly|more\s+than|a\s+few|several|a|an|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)*(?:years?|months?|decades?|while|ages)|since\s+(?:\d{4}|last\s+\w+|(?-i:\p{Lu})\w+))"),
     rule(Residence, PossessorOrSpeaker, Place, false, r"\bhome\s+(?:(?:base|now|these\s+days|nowadays|for\s+(?:me|us))\s+)*(?:is|['’]s)\s+(?:(?:now|officially|finally)\s+)*(?:in\s+)?"),

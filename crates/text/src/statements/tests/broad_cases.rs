@@ -1,0 +1,64 @@
+//! Lines written apart from the probes' templates, in constructions the first cases did not
+//! use: what a statement rule must generalize to. Not read yet (left for a broader reader):
+//! "I'm working at a startup called Loomly" (the name after "called"), "We adopted a puppy and
+//! called him Rocket", "我现在人在西安", "我恢复单身了", "我已经吃了三年素了".
+
+use super::super::Slot::*;
+use super::Case;
+
+#[rustfmt::skip]
+pub(in crate::statements) const ENGLISH: &[Case] = &[
+    ("These days I call Lisbon home.", "me", Residence, "", "Lisbon", false),
+    ("I've settled in Kyoto for good.", "me", Residence, "", "Kyoto", false),
+    ("Our new place is in Leeds.", "me", Residence, "", "Leeds", false),
+    ("We ended up moving to Quebec City.", "me", Residence, "", "Quebec City", false),
+    ("I just bought a house in Tucson.", "me", Residence, "", "Tucson", false),
+    ("My employer is Siemens.", "me", Employer, "", "Siemens", false),
+    ("I accepted an offer from Shopify.", "me", Employer, "", "Shopify", false),
+    ("I got hired by Pfizer.", "me", Employer, "", "Pfizer", false),
+    ("I quit Amazon last week.", "me", Employer, "", "Amazon", true),
+    ("I'm working as a paramedic now.", "me", Job, "", "paramedic", false),
+    ("My job title is data analyst.", "me", Job, "", "data analyst", false),
+    ("I got promoted to senior editor.", "me", Job, "", "senior editor", false),
+    ("I'm a freelance photographer these days.", "me", Job, "", "photographer", false),
+    ("I'm no longer a cashier.", "me", Job, "", "cashier", true),
+    ("I'm single again.", "me", RelationshipStatus, "", "single", false),
+    ("I'm seeing a guy named Tomas.", "me", Partner, "", "Tomas", false),
+    ("My fiancée is called Priya.", "me", Partner, "", "Priya", false),
+    ("My boyfriend, Leo, is a chef.", "me", Partner, "", "Leo", false),
+    ("We named our baby boy Felix.", "me", Child, "son", "Felix", false),
+    ("My youngest daughter is Clara.", "me", Child, "daughter", "Clara", false),
+    ("My cat goes by Noodle.", "me", Pet, "cat", "Noodle", false),
+    ("Right now my favorite show is Severance.", "me", Preference, "show", "Severance", false),
+    ("I'm vegetarian these days.", "me", Diet, "", "vegetarian", false),
+    ("I went pescatarian in January.", "me", Diet, "", "pescatarian", false),
+    ("I'm planning to visit Morocco in May.", "me", Plan, "may trip", "Morocco", false),
+    ("I'm 29 now.", "me", Age, "", "29", false),
+    ("Nordlicht Energy moved its headquarters to Hamburg.", "name:Nordlicht Energy", Headquarters, "", "Hamburg", false),
+];
+
+#[rustfmt::skip]
+pub(in crate::statements) const CHINESE: &[Case] = &[
+    ("我已经在青岛安家了。", "me", Residence, "", "青岛", false),
+    ("我搬去了昆明。", "me", Residence, "", "昆明", false),
+    ("我老家在湖南，现在在广州生活。", "me", Residence, "", "广州", false),
+    ("我现在在美团工作。", "me", Employer, "", "美团", false),
+    ("我被京东录用了。", "me", Employer, "", "京东", false),
+    ("我去了小米上班。", "me", Employer, "", "小米", false),
+    ("我的单位是中国银行。", "me", Employer, "", "中国银行", false),
+    ("我离开了网易。", "me", Employer, "", "网易", true),
+    ("我现在的工作是快递员。", "me", Job, "", "快递员", false),
+    ("我当上了主任医师。", "me", Job, "", "主任医师", false),
+    ("我改行当厨师了。", "me", Job, "", "厨师", false),
+    ("我是做翻译的。", "me", Job, "", "翻译", false),
+    ("我男朋友叫阿峰。", "me", Partner, "", "阿峰", false),
+    ("我的未婚夫是李明。", "me", Partner, "", "李明", false),
+    ("我们给儿子取名叫乐乐。", "me", Child, "儿子", "乐乐", false),
+    ("我新养了一只狗，名字叫豆豆。", "me", Pet, "狗", "豆豆", false),
+    ("我的猫咪叫团子。", "me", Pet, "猫", "团子", false),
+    ("我现在最喜欢的电影是霸王别姬。", "me", Preference, "电影", "霸王别姬", false),
+    ("明年春天我们打算去日本玩。", "me", Plan, "旅行 明年 春天", "日本", false),
+    ("国庆我准备去云南旅游。", "me", Plan, "国庆 旅行", "云南", false),
+    ("我今年刚满30岁。", "me", Age, "", "30岁", false),
+    ("远航集团把总部迁到了深圳。", "name:远航集团", Headquarters, "", "深圳", false),
+];

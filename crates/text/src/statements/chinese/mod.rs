@@ -212,12 +212,13 @@ fn strip_end<'a>(text: &'a str, words: &[&str]) -> Option<&'a str> {
         .and_then(|w| text.get(..text.len() - w.len()))
 }
 
-/// `text` without a trailing "三年前" / "两个月前" / "2019年".
+/// `text` without a trailing "三年前" / "两个月前" / "2019年", or "从成都" (where a move set
+/// out from: "我们已经从成都搬到重庆了").
 fn strip_duration(text: &str) -> Option<&str> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let re = RE
         .get_or_init(|| {
-            Regex::new(r"(?:(?:\d+|[一二两三四五六七八九十几半]+)(?:个)?(?:年|月|周|星期|礼拜|天)(?:前|以前|之前|多前)|\d{4}年|[一二三四五六七八九十]+月份?|\d{1,2}月份?|(?:从|自)[^，。！？从自]{1,6}?(?:开始|起))$").ok()
+            Regex::new(r"(?:(?:\d+|[一二两三四五六七八九十几半]+)(?:个)?(?:年|月|周|星期|礼拜|天)(?:前|以前|之前|多前)|\d{4}年|[一二三四五六七八九十]+月份?|\d{1,2}月份?|(?:从|自)[^，。！？从自]{1,6}?(?:开始|起)|从[^，。！？从自的在]{1,8})$").ok()
         })
         .as_ref()?;
     let m = re.find(text)?;

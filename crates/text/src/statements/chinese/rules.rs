@@ -95,6 +95,7 @@ const RULES: &[Rule] = &[
     rule(Residence, Actor, PlaceAfterVerb, false, r"(?:搬到|搬去|搬回到|搬回|搬进|搬来|搬至|迁到|迁居到|迁居|迁往|移居到|移居|移民到|移民|定居到|搬家到|搬家去)(?:了)?"),
     rule(Residence, Speaker, Place, false, r"(?:我们家|咱们家|我家|咱家)(?:现在|目前|已经|也|就)*(?:在|住在|搬到了?|搬去了?)"),
     rule(Residence, Actor, Place, true, r"(?:搬离了?|搬出了?|离开了?)"),
+    rule(Residence, Speaker, PlaceAfterVerb, false, r"(?:我|我们)(?:现在|目前)?住的地方(?:现在|目前|已经|也)*(?:换成了?|变成了?|改成了?|搬到了?)"),
     rule(Residence, Actor, PlaceAfterVerb, false, r"家(?:现在|目前|已经|也|就|还)*(?:在|安在|安到了?)"),
     rule(Residence, Actor, PlaceIfMoved, false, r"人(?:现在|目前|已经|也|就|还)*在"),
     rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{1,9}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),

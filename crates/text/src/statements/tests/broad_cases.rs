@@ -1,7 +1,9 @@
 //! Lines written apart from the probes' templates, in constructions the first cases did not
 //! use: what a statement rule must generalize to. Not read yet (left for a broader reader):
 //! "I'm working at a startup called Loomly" (the name after "called"), "We adopted a puppy and
-//! called him Rocket", "我现在人在西安", "我恢复单身了", "我已经吃了三年素了".
+//! called him Rocket", "We've since moved on from Austin to Raleigh", "我现在人在西安", "我恢复单身
+//! 了", "我已经吃了三年素了", "我换工作了，现在在拼多多" (a dropped subject after a comma), "我下个
+//! 月就31岁了".
 
 use super::super::Slot::*;
 use super::Case;
@@ -61,4 +63,41 @@ pub(in crate::statements) const CHINESE: &[Case] = &[
     ("国庆我准备去云南旅游。", "me", Plan, "国庆 旅行", "云南", false),
     ("我今年刚满30岁。", "me", Age, "", "30岁", false),
     ("远航集团把总部迁到了深圳。", "name:远航集团", Headquarters, "", "深圳", false),
+];
+
+/// Updates and negations.
+#[rustfmt::skip]
+pub(in crate::statements) const CHANGES: &[Case] = &[
+    // Chinese updates and negations.
+    ("我们已经从成都搬到重庆了。", "me", Residence, "", "重庆", false),
+    ("现在我住的地方换成了宁波。", "me", Residence, "", "宁波", false),
+    ("我不在苏州住了。", "me", Residence, "", "苏州", true),
+    ("我已经从字节离职了。", "me", Employer, "", "字节", true),
+    ("我不干会计了。", "me", Job, "", "会计", true),
+    ("我现在做产品经理了。", "me", Job, "", "产品经理", false),
+    ("我和女朋友分手了，现在单身。", "me", RelationshipStatus, "", "单身", false),
+    ("我们领证了！", "me", RelationshipStatus, "", "结婚", false),
+    ("我女儿改名叫若溪了。", "me", Child, "女儿", "若溪", false),
+    ("我家的猫改名叫奶茶了。", "me", Pet, "猫", "奶茶", false),
+    ("我现在最喜欢的颜色是蓝色。", "me", Preference, "颜色", "蓝色", false),
+    ("我不吃素了。", "me", Diet, "", "吃素", true),
+    ("旅行计划变了，我们改去桂林。", "me", Plan, "旅行", "桂林", false),
+    ("我每周跑步20公里。", "me", Quantity, "公里 周 跑", "20公里", false),
+    ("项目现在进入测试阶段了。", "thing:项目", Status, "", "测试", false),
+    ("星辰科技的CEO换成了赵磊。", "name:星辰科技", Role, "ceo", "赵磊", false),
+    ("牙医预约改到了周五。", "thing:牙医预约", Date, "", "周五", false),
+    // English updates and negations.
+    ("I don't live in Denver anymore.", "me", Residence, "", "Denver", true),
+    ("I left Google in the spring.", "me", Employer, "", "Google", true),
+    ("I'm now at Stripe.", "me", Employer, "", "Stripe", false),
+    ("I stopped working as a nurse.", "me", Job, "", "nurse", true),
+    ("I switched careers and became an electrician.", "me", Job, "", "electrician", false),
+    ("My daughter now goes by Jo.", "me", Child, "daughter", "Jo", false),
+    ("We renamed the dog Pixel.", "me", Pet, "dog", "Pixel", false),
+    ("I'm not vegan anymore.", "me", Diet, "", "vegan", true),
+    ("My favourite food these days is ramen.", "me", Preference, "food", "ramen", false),
+    ("My rent is now $2,100.", "me", Quantity, "month rent", "$2,100", false),
+    ("The dentist appointment moved to Friday.", "thing:dentist appointment", Date, "", "Friday", false),
+    ("The migration project is now complete.", "thing:migration project", Status, "", "complete", false),
+    ("Corvane named Ada Brooks chief executive.", "name:Corvane", Role, "ceo", "Ada Brooks", false),
 ];

@@ -404,4 +404,5 @@ fn statements_in_constructions_the_first_cases_did_not_use() {
     assert_cases(broad_cases::ENGLISH);
     assert_cases(broad_cases::CHINESE);
     assert_cases(broad_cases::CHANGES);
+    assert_cases(broad_cases::SLOTS);
 }

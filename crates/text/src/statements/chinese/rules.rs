@@ -100,7 +100,7 @@ const RULES: &[Rule] = &[
     rule(Residence, Actor, PlaceIfMoved, false, r"人(?:现在|目前|已经|也|就|还)*在"),
     rule(Residence, Actor, GroupPlace, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{1,9}?)(?:住|生活|定居|安家)(?P<past>过)?(?:了|着|呢|啦)?")),
     // Employer.
-    rule(Employer, Actor, GroupOrg, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{0,15}?)(?:上班|工作|任职|实习|打工|供职|就职)(?P<past>过)?")),
+    rule(Employer, Actor, GroupOrg, false, concat!(r"在(?P<v>[^在，。！？；、,.!?;\s]", run!(), r"{0,15}?)(?:找到了?(?:一份)?|找了(?:一)?份|谋了(?:一)?份)?(?:上班|工作|任职|实习|打工|供职|就职)(?P<past>过)?")),
     rule(Employer, Actor, OrgLoose, false, r"(?:入职了?|加入了?|加盟了?|跳槽到了?|跳槽去了?|跳槽进了?|跳到了?|签约了?|就职于|任职于|供职于|受雇于|效力于|服务于)"),
     rule(Employer, Actor, GroupOrg, false, concat!(r"被(?P<v>[^被，。！？；、,.!?;\s]", run!(), r"{1,11}?)(?:正式)?(?:录用|录取|聘用|雇用|聘请|招进去|招进来|招聘|签下)(?:了)?")),
     rule(Employer, Actor, Org, false, r"(?:转到了?|换到了?)"),

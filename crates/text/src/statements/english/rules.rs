@@ -103,7 +103,7 @@ const RULES: &[Rule] = &[
     rule(Employer, Actor, Group, false, r"\b(?:am|['’]m|are|['’]re)\s+at\s+(?P<v>{ORG})\s+(?:now|these\s+days|nowadays)\b"),
     rule(Employer, Actor, Group, false, r"\bbeen\s+(?:working\s+)?(?:at|with)\s+(?P<v>{ORG})\s+(?:for\s+(?:(?:about|almost|over|nearly|more\s+than|a\s+few|several|a|an|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)*(?:years?|months?|decades?)|since\s+(?:\d{4}|last\s+\w+|(?-i:\p{Lu})\w+))"),
     rule(Employer, Possessor, Org, false, r"\b(?:new\s+|current\s+)?(?:employer|workplace|company)\s+(?:is|['’]s)\s+(?:now\s+)?"),
-    rule(Employer, Possessor, Org, false, r"\b(?:new\s+)?job\s+(?:is|['’]s)\s+(?:now\s+)?(?:at|with)\s+"),
+    rule(Employer, Possessor, Org, false, r"\b(?:new\s+)?(?:job|gig|position|role|post)\s+(?:is|['’]s)\s+(?:now\s+)?(?:at|with)\s+"),
     // Job.
     rule(Job, Actor, JobOpen, false, r"\b(?:(?P<past>worked)|work|works|working|started\s+working|employed|hired|got\s+(?:a\s+)?(?:new\s+)?job|took\s+(?:a\s+)?(?:new\s+)?job|got\s+hired|trained|retrained|qualified|signed\s+on|freelancing|moonlighting|(?:make|makes|making|earn|earns|earning)\s+(?:a|my|our|their)\s+living|(?:started|began|start|starting)|(?:taken|take|taking|accepted|landed|found|secured)\s+(?:a|an|the|my)\s+(?:new\s+)?(?:job|position|role|post|gig))\b[^,.;:!?]{0,40}?\s+as\s+(?:an?\s+|the\s+)?"),
     rule(Job, ActorOrDropped, JobOpen, false, r"\b(?:became|become|promoted\s+to|switched\s+careers?\s+to|changed\s+careers?\s+to|switched\s+to\s+being|went\s+back\s+to\s+being|landed\s+(?:a\s+)?(?:new\s+)?job\s+as|took\s+a\s+job\s+as|started\s+a\s+new\s+job\s+as|hired\s+(?:on\s+)?as)\s+(?:an?\s+|the\s+)?"),
@@ -111,6 +111,7 @@ const RULES: &[Rule] = &[
     rule(Job, Actor, Group, false, r"\b(?:am|['’]m|is|are|['’]re|got)\s+(?:(?:now|currently|officially|finally|just|no\s+longer|not|happily|recently)\s+)*(?P<v>retired|unemployed|self-employed|jobless|between\s+jobs|semi-retired|out\s+of\s+work)\b"),
     rule(Job, ActorOrDropped, Group, false, r"\b(?P<v>retired)\s*(?:[.!,;]|$|\s+(?:last|this|from|in|early|recently|a\s+few|two|three|after))"),
     rule(Job, Actor, Group, false, r"\b(?:work|works|working|(?P<past>worked)|am|['’]m|is|['’]s)\s+(?:(?:now|currently|still|mainly|mostly|full-time|part-time|professionally)\s+)*in\s+(?P<v>{FIELD})(?:\s*(?:[.!,;:)]|$)|\s+(?:now|these|nowadays|at|for|and|but|since|as|full-time|part-time|professionally|too|anymore|again|though)\b)"),
+    rule(Job, Actor, JobWeak, false, r"\b(?:['’]ve|have|has)\s+been\s+(?:an?\s+)"),
     rule(Job, Possessor, JobWeak, false, r"\b(?:new\s+|current\s+)?(?:job|job\s+title|title|position|occupation|profession|career|day\s+job|role)\s+(?:(?:now|these\s+days)\s+)?(?:is|['’]s)\s+(?:(?:now|officially)\s+)*(?:as\s+)?(?:an?\s+)?"),
     // Relationship status.
     rule(RelationshipStatus, Actor, Group, false, r"\b(?:(?:now|officially|finally|happily|newly|recently|just|still|not|no\s+longer|never|already|legally|secretly|currently)\s+)*(?P<v>single|married|engaged|divorced|separated|widowed|hitched|dating|in\s+a\s+(?:(?:committed|serious|new|happy|long-term|long-distance|steady|stable|loving|monogamous|open)\s+)?relationship|seeing\s+someone(?:\s+new)?|a\s+widow(?:er)?|spoken\s+for|off\s+the\s+market|unattached|living\s+together|cohabiting)\b"),

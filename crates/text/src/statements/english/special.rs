@@ -67,8 +67,9 @@ fn plans(ctx: &Context, out: &mut Vec<Found>) {
     let sources = [
         format!(r"\b(?:planning|planned|booked|booking|taking|doing|organizing|organising|arranging|have|has|['’]ve\s+got|got)\s+(?:(?:a|an|our|my|the)\s+)?(?:(?:big|little|short|long|solo|family|road|summer|winter|spring|fall|autumn|weekend|two-week|week-long|much-needed|dream|first)\s+)*(?P<trip>{TRIP_NOUNS})\s+(?:to|in)\s+"),
         r"\b(?:planning\s+(?:to|on)\s+(?:go(?:ing)?|visit(?:ing)?|travel(?:l?ing)?|fly(?:ing)?|head(?:ing)?|(?P<move>mov(?:e|ing)|relocat(?:e|ing)))\s+(?:to\s+)?|going\s+to\s+(?:go|fly|travel|head)\s+to\s+|going\s+to\s+(?P<move2>move|relocate)\s+to\s+|(?:going|heading|headed|flying|off|travel(?:l)?ing|driving|sailing|(?P<move3>moving|relocating))\s+(?:back\s+|over\s+)?to\s+|visiting\s+)".to_string(),
-        format!(r"\b(?:(?:next|upcoming|big|summer|winter|spring|autumn|fall|family|road)\s+)*(?P<trip>{TRIP_NOUNS}|destination)\s+(?:plans?\s+)?(?:is|['’]s|will\s+be|is\s+now)\s+(?:now\s+)?(?:(?:going|heading)\s+to|to|in|be\s+in)\s+"),
+        format!(r"\b(?:(?:next|upcoming|big|summer|winter|spring|autumn|fall|family|road)\s+)*(?P<trip>{TRIP_NOUNS}|destination)\s+(?:plans?\s+)?(?:this\s+(?:year|summer|spring|winter|fall|autumn|month)\s+)?(?:is|['’]s|will\s+be|is\s+now)\s+(?:now\s+)?(?:(?:going|heading)\s+to|to|in|be\s+in)\s+"),
         r"\b(?:decided|chose|switched|changed\s+(?:it|the\s+(?:trip|plan|plans|destination))|rebooked)\s+(?:(?:to\s+)?(?:go|head|fly|travel)\s+)?to\s+".to_string(),
+        r"\b(?:booked|booking|bought|got)\s+(?:(?:our|my|the|a|two|cheap)\s+)?(?:(?:plane|train|return|one-way)\s+)?(?:flights?|tickets?)\s+to\s+".to_string(),
     ];
     let source_refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     for (index, caps) in each_match(patterns(&CELL, &source_refs), ctx.text) {

@@ -3,7 +3,9 @@
 //! "I'm working at a startup called Loomly" (the name after "called"), "We adopted a puppy and
 //! called him Rocket", "We've since moved on from Austin to Raleigh", "我现在人在西安", "我恢复单身
 //! 了", "我已经吃了三年素了", "我换工作了，现在在拼多多" (a dropped subject after a comma), "我下个
-//! 月就31岁了".
+//! 月就31岁了", "Our son is a toddler named Arlo", "Next stop for us is Vietnam", "The website
+//! relaunch is in testing", "我们家老大叫浩浩", "蜜月我们选了马尔代夫", "装修还在等审批", "我养了三只
+//! 猫", "我的新东家是蔚来", "我当牙医十年了".
 
 use super::super::Slot::*;
 use super::Case;
@@ -100,4 +102,36 @@ pub(in crate::statements) const CHANGES: &[Case] = &[
     ("The dentist appointment moved to Friday.", "thing:dentist appointment", Date, "", "Friday", false),
     ("The migration project is now complete.", "thing:migration project", Status, "", "complete", false),
     ("Corvane named Ada Brooks chief executive.", "name:Corvane", Role, "ceo", "Ada Brooks", false),
+];
+
+#[rustfmt::skip]
+pub(in crate::statements) const SLOTS: &[Case] = &[
+    ("My kid's name is Wren.", "me", Child, "child", "Wren", false),
+    ("We call our daughter Bea.", "me", Child, "daughter", "Bea", false),
+    ("My son goes by Teddy now.", "me", Child, "son", "Teddy", false),
+    ("Our hamster is called Biscuit.", "me", Pet, "hamster", "Biscuit", false),
+    ("I have a rabbit named Clover.", "me", Pet, "rabbit", "Clover", false),
+    ("We booked flights to Cape Town for the holidays.", "me", Plan, "trip", "Cape Town", false),
+    ("Our vacation this year will be in Crete.", "me", Plan, "trip year", "Crete", false),
+    ("The summer trip is now going to Norway.", "me", Plan, "summer trip", "Norway", false),
+    ("Phase two of the rollout has started.", "thing:rollout", Status, "", "started", false),
+    ("I have 3 cats.", "me", Quantity, "cat", "3 cats", false),
+    ("I sleep about seven hours a night.", "me", Quantity, "hour night sleep", "seven hours", false),
+    ("I drink two coffees a day.", "me", Quantity, "coffe day drink", "two coffees", false),
+    ("I now earn 85k a year.", "me", Quantity, "salari", "85k", false),
+    ("I got a job at a hospital in town.", "me", Employer, "", "hospital", false),
+    ("I'm employed at Halden Freight.", "me", Employer, "", "Halden Freight", false),
+    ("My new gig is at Vantage Labs.", "me", Employer, "", "Vantage Labs", false),
+    ("These days I work in sales.", "me", Job, "", "sales", false),
+    ("I've been a dentist for ten years.", "me", Job, "", "dentist", false),
+    ("我儿子的小名叫豆包。", "me", Child, "儿子", "豆包", false),
+    ("我闺女名叫欣欣。", "me", Child, "女儿", "欣欣", false),
+    ("我养了一只仓鼠叫饼干。", "me", Pet, "仓鼠", "饼干", false),
+    ("我家兔子的名字是三叶草。", "me", Pet, "兔子", "三叶草", false),
+    ("五一我们要去青海自驾。", "me", Plan, "五一 旅行", "青海", false),
+    ("暑假的旅行定在了厦门。", "me", Plan, "旅行 暑假", "厦门", false),
+    ("网站改版项目已经上线了。", "thing:网站改版项目", Status, "", "上线", false),
+    ("我一天喝两杯咖啡。", "me", Quantity, "咖啡 喝 天 杯", "两杯咖啡", false),
+    ("我月收入两万。", "me", Quantity, "工资 月", "两万", false),
+    ("我在一家医院找到了工作。", "me", Employer, "", "医院", false),
 ];

@@ -91,15 +91,15 @@ pub fn is_about(request: &ForgetRequest, text: &str) -> bool {
         .iter()
         .filter(|t| terms.contains(*t) || shares_stem(t, terms))
         .count();
-    if request.everything {
-        return topic > 0;
-    }
     let synonyms = request
         .synonyms
         .iter()
         .filter(|t| terms.contains(*t))
         .count()
         .min(2);
+    if request.everything {
+        return topic > 0 || synonyms >= 2;
+    }
     let score = topic as f64 / request.terms.len() as f64 + 0.5 * synonyms as f64;
     score >= 1.0
 }

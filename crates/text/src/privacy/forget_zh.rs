@@ -253,7 +253,12 @@ fn request(p: &Chinese, s: &str, caps: &Captures<'_>, shape: Shape) -> Option<Fo
     let text = s.get(topic.clone())?;
     // A topic opening with a verb is something the user forgot to do ("带钥匙"), unless it
     // names a personal fact ("诊断结果": 诊断 is tagged a verb).
-    let errand = starts_with_verb(text) && !p.personal.is_match(text);
+    // "我用哪家银行", "我开什么车": the user's own fact asked about, not an errand.
+    let own_question = text.starts_with('我')
+        && ["哪", "什么", "谁", "多少", "几"]
+            .iter()
+            .any(|w| text.contains(w));
+    let errand = starts_with_verb(text) && !p.personal.is_match(text) && !own_question;
     if text.is_empty() || p.no_topic.is_match(text) || errand {
         return None;
     }

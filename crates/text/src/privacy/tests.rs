@@ -360,6 +360,8 @@ const FORGET: &[(&str, &str, bool)] = &[
     ("忘了我吧", "我", true),
     ("关于小林的事情都别记了。", "小林", true),
     ("把我跟你说的诊断结果忘掉吧。", "诊断结果", false),
+    ("请忘掉我用哪家银行。", "我用哪家银行", false),
+    ("别记我开什么车了。", "我开什么车", false),
 ];
 
 /// Lines that use forgetting words without asking the assistant to forget anything.

@@ -13,11 +13,11 @@ use crate::{has_cjk, Analyzer};
 const GENERIC: &[&str] = &[
     // English, as the analyzer emits them (Snowball stems).
     "thing", "stuff", "info", "inform", "detail", "fact", "everyth", "anyth", "someth", "whatev",
-    "record", "memori", "mention", "trace", "part", "bit", "note",
+    "record", "memori", "mention", "trace", "part", "bit", "note", "use", "which", "what",
     // Chinese.
     "事", "事情", "信息", "东西", "一切", "所有", "关于", "有关", "内容", "记录", "相关", "全部",
     "部分", "情况", "细节", "记忆", "说", "说过", "件", "这件", "那件", "这事", "那事", "号",
-    "结果", "资料",
+    "结果", "资料", "哪家", "哪个", "什么", "用",
 ];
 
 /// Common personal facts: when a topic mentions one of the keys, the synonyms are words the user
@@ -46,10 +46,10 @@ const SYNONYMS: &[(&[&str], &[&str])] = &[
     (&["weight"], &["weight", "weigh", "kg", "pounds", "lbs"]),
     (&["name"], &["name", "called", "named"]),
     (&["job", "work", "employer", "workplace", "company"], &["job", "work", "employer", "company", "office", "boss", "colleague"]),
-    (&["bank", "account"], &["bank", "account", "balance"]),
+    (&["bank", "account"], &["bank", "account", "balance", "savings", "deposit", "deposits", "credit", "union", "paycheck", "checking"]),
     (&["card", "credit"], &["card", "credit", "debit", "visa", "mastercard"]),
     (&["kids", "children", "son", "daughter"], &["kid", "child", "son", "daughter"]),
-    (&["religion", "faith"], &["religion", "church", "faith", "believe"]),
+    (&["religion", "faith"], &["religion", "church", "faith", "believe", "chapel", "services", "worship", "pray", "prayer", "mass", "temple", "mosque", "synagogue", "parish", "congregation"]),
     (&["debt", "loan", "mortgage"], &["debt", "loan", "owe", "mortgage"]),
     (&["住址", "地址", "住在", "家在", "住哪"], &["地址", "住址", "住在", "家", "小区", "街道"]),
     (&["电话", "手机", "号码"], &["手机", "电话", "号码", "手机号"]),
@@ -65,6 +65,8 @@ const SYNONYMS: &[(&[&str], &[&str])] = &[
     (&["名字", "姓名"], &["名字", "姓名", "叫"]),
     (&["工作", "公司", "单位", "上班"], &["工作", "公司", "单位", "上班", "老板", "同事"]),
     (&["银行卡", "卡号", "信用卡"], &["银行卡", "卡号", "信用卡"]),
+    (&["银行", "存款", "工资卡", "储蓄"], &["银行", "存款", "信用社", "储蓄", "工资卡", "账户"]),
+    (&["信仰", "宗教", "教会", "礼拜"], &["信仰", "宗教", "教会", "礼拜", "教堂", "祷告", "弟兄姊妹", "寺庙"]),
     (&["体重"], &["体重", "公斤", "斤"]),
     (&["孩子", "儿子", "女儿"], &["孩子", "儿子", "女儿"]),
 ];

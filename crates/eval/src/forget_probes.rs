@@ -11,14 +11,12 @@
 
 mod templates;
 
-use mnemos_core::{Metadata, Role, Timestamp};
+use mnemos_core::{Metadata, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Conversation, Item, Question};
 use crate::protocol::{Ask, PreparedConversation, SeededRng};
-use crate::update_probes::{
-    free_window, inserted_item, speakers, Half, ProbeLanguage, HOUR, SYNTHETIC_START,
-};
+use crate::update_probes::{free_window, interleave, Half, ProbeLanguage, ProbeSettings};
 use templates::{ForgetTemplate, Keeper, KEEPERS, TEMPLATES};
 
 /// What a probe tests.
@@ -67,24 +65,16 @@ pub struct ForgetProbe {
     pub kept_question: String,
     /// Search words for the detail.
     pub search: String,
+    /// When the two statements of the detail were said.
+    pub statement_times: Vec<Timestamp>,
     pub stream: PreparedConversation,
-}
-
-/// How the probes of one language are made.
-pub struct ForgetProbeSettings<'a> {
-    pub half: Half,
-    pub language: ProbeLanguage,
-    pub hosts: &'a [Conversation],
-    pub seed: u64,
-    /// Host items per probe.
-    pub window: usize,
 }
 
 /// Every probe of `settings.half` in `settings.language`: per topic, three requests (one per
 /// value) and one line that is not a request, each in a window of a host (round robin,
 /// positions from the seed) that holds none of its values.
 pub fn forget_probes(
-    settings: &ForgetProbeSettings<'_>,
+    settings: &ProbeSettings<'_>,
     count_tokens: &dyn Fn(&str) -> usize,
 ) -> Vec<ForgetProbe> {
     let hosts: Vec<&Conversation> = settings
@@ -197,37 +187,12 @@ fn build(
 ) -> ForgetProbe {
     let lines = planned.lines();
     let language = planned.template.language;
-    let synthetic = window.iter().any(|i| i.time.is_none());
-    let (user, other) = speakers(host);
-    let mut items = Vec::with_capacity(window.len() + 2 * lines.len());
-    let mut next_line = 0usize;
-    for (position, item) in window.iter().enumerate() {
-        let mut item = item.clone();
-        if synthetic {
-            item.time = Some(Timestamp(SYNTHETIC_START + position as i64 * HOUR));
-        }
-        while next_line < lines.len() && at.get(next_line) == Some(&position) {
-            let label = format!("{LINE_LABEL}-{next_line}");
-            items.push(inserted_item(
-                &label,
-                Role::User,
-                &user,
-                &lines[next_line],
-                &item,
-                2,
-            ));
-            items.push(inserted_item(
-                &format!("{label}-ack"),
-                Role::Assistant,
-                &other,
-                language.acknowledgment(),
-                &item,
-                1,
-            ));
-            next_line += 1;
-        }
-        items.push(item);
-    }
+    let (items, line_times) = interleave(host, window, &lines, at, LINE_LABEL, language);
+    // Lines 0 and 2 state the detail (see `Planned::lines`).
+    let statement_times = [0, 2]
+        .iter()
+        .filter_map(|&n| line_times.get(n).copied().flatten())
+        .collect();
     let asked_at = items
         .last()
         .and_then(|i| i.time)
@@ -286,6 +251,7 @@ fn build(
         question: planned.template.question.to_string(),
         kept_question: planned.keeper.question.to_string(),
         search: planned.template.search.to_string(),
+        statement_times,
         stream,
     }
 }
@@ -293,7 +259,7 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::Item;
+    use mnemos_core::Role;
 
     fn host(id: &str, n: usize) -> Conversation {
         let items = (0..n)
@@ -320,7 +286,7 @@ mod tests {
 
     fn probes(half: Half, language: ProbeLanguage) -> Vec<ForgetProbe> {
         let hosts = vec![host("h1", 200), host("h2", 200)];
-        let settings = ForgetProbeSettings {
+        let settings = ProbeSettings {
             half,
             language,
             hosts: &hosts,

@@ -50,7 +50,7 @@ impl ProbeLanguage {
     }
 
     /// The other speaker's reply to an inserted message.
-    pub(crate) fn acknowledgment(self) -> &'static str {
+    fn acknowledgment(self) -> &'static str {
         match self {
             ProbeLanguage::En => "Got it, thanks for telling me.",
             ProbeLanguage::Zh => "好的，我记住了。",
@@ -509,8 +509,8 @@ impl Placement {
 
 /// Synthetic times for a window whose items have none (ZH-4O): one message an hour from the
 /// first of March 2024, so that valid time orders them and `as_of` can fall between.
-pub(crate) const SYNTHETIC_START: i64 = 1_709_280_000_000;
-pub(crate) const HOUR: i64 = 3_600_000;
+const SYNTHETIC_START: i64 = 1_709_280_000_000;
+const HOUR: i64 = 3_600_000;
 
 #[allow(clippy::too_many_arguments)]
 fn build(
@@ -524,42 +524,14 @@ fn build(
     count_tokens: &dyn Fn(&str) -> usize,
     updates: usize,
 ) -> UpdateProbe {
-    let synthetic = window.iter().any(|i| i.time.is_none());
-    let window: Vec<Item> = window
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let mut item = item.clone();
-            if synthetic {
-                item.time = Some(Timestamp(SYNTHETIC_START + i as i64 * HOUR));
-            }
-            item
-        })
-        .collect();
-    let (user, other) = speakers(host);
-    let ack = template.language.acknowledgment();
-    let mut items = Vec::with_capacity(window.len() + 2 * lines.texts.len());
-    let mut line_times = Vec::new();
-    let mut next_line = 0usize;
-    for (position, item) in window.iter().enumerate() {
-        while next_line < lines.texts.len() && placed.at.get(next_line) == Some(&position) {
-            let label = format!("{LINE_LABEL}-{next_line}");
-            let inserted =
-                inserted_item(&label, Role::User, &user, &lines.texts[next_line], item, 2);
-            line_times.push(inserted.time);
-            items.push(inserted);
-            items.push(inserted_item(
-                &format!("{label}-ack"),
-                Role::Assistant,
-                &other,
-                ack,
-                item,
-                1,
-            ));
-            next_line += 1;
-        }
-        items.push(item.clone());
-    }
+    let (items, line_times) = interleave(
+        host,
+        window,
+        &lines.texts,
+        &placed.at,
+        LINE_LABEL,
+        template.language,
+    );
     let as_of = (plan.kind == ProbeKind::AsOf)
         .then(|| {
             match (
@@ -632,8 +604,57 @@ fn build(
     }
 }
 
+/// A host window with a probe's user lines inserted before the items at their positions (`at`,
+/// ascending; lines may share one), each followed by the other speaker's acknowledgment and
+/// labelled `<label>-<n>` / `<label>-<n>-ack`. A window without times gets one message an hour
+/// from [`SYNTHETIC_START`], so valid time orders it. Returns the items and each line's time.
+pub(crate) fn interleave(
+    host: &Conversation,
+    window: &[Item],
+    lines: &[String],
+    at: &[usize],
+    label: &str,
+    language: ProbeLanguage,
+) -> (Vec<Item>, Vec<Option<Timestamp>>) {
+    let synthetic = window.iter().any(|i| i.time.is_none());
+    let (user, other) = speakers(host);
+    let mut items = Vec::with_capacity(window.len() + 2 * lines.len());
+    let mut line_times = Vec::with_capacity(lines.len());
+    for (position, item) in window.iter().enumerate() {
+        let mut item = item.clone();
+        if synthetic {
+            item.time = Some(Timestamp(SYNTHETIC_START + position as i64 * HOUR));
+        }
+        while line_times.len() < lines.len() && at.get(line_times.len()) == Some(&position) {
+            let n = line_times.len();
+            let inserted = inserted_item(
+                &format!("{label}-{n}"),
+                Role::User,
+                &user,
+                &lines[n],
+                &item,
+                2,
+            );
+            line_times.push(inserted.time);
+            items.push(inserted);
+            let ack = language.acknowledgment();
+            let reply = format!("{label}-{n}-ack");
+            items.push(inserted_item(
+                &reply,
+                Role::Assistant,
+                &other,
+                ack,
+                &item,
+                1,
+            ));
+        }
+        items.push(item);
+    }
+    (items, line_times)
+}
+
 /// The names the host gives its user and its other speaker (the first named item of each role).
-pub(crate) fn speakers(host: &Conversation) -> (Option<String>, Option<String>) {
+fn speakers(host: &Conversation) -> (Option<String>, Option<String>) {
     let named = |role: Role| {
         host.items
             .iter()
@@ -644,7 +665,7 @@ pub(crate) fn speakers(host: &Conversation) -> (Option<String>, Option<String>) 
 }
 
 /// A message inserted before `next`, in its session and just before its time (`before` ms).
-pub(crate) fn inserted_item(
+fn inserted_item(
     label: &str,
     role: Role,
     speaker: &Option<String>,

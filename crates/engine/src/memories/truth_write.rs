@@ -398,7 +398,7 @@ impl Memories {
                 query.extend(forget::terms_of(word));
             }
         }
-        let ids = self.lexical_ids(slot, agent, &query);
+        let ids = self.lexical_ids(slot, agent, &query, FORGET_CANDIDATES);
         Ok(self
             .store
             .memories(user, &ids)?
@@ -458,7 +458,7 @@ impl Memories {
     ) -> Result<Vec<Memory>> {
         let known: HashSet<MemoryId> = found.iter().map(|m| m.id).collect();
         let ids: Vec<MemoryId> = self
-            .lexical_ids(slot, agent, &repeats.query())
+            .lexical_ids(slot, agent, &repeats.query(), FORGET_CANDIDATES)
             .into_iter()
             .filter(|id| !known.contains(id))
             .collect();
@@ -487,18 +487,28 @@ impl Memories {
             .into_iter()
             .filter(|w| !topic.contains(w) && forget::is_distinctive_word(w))
             .filter(|w| {
-                self.lexical_ids(slot, agent, std::slice::from_ref(w)).len() <= forget::RARE_IN
+                // One more than the bound is enough to know a word is not rare.
+                let holders =
+                    self.lexical_ids(slot, agent, std::slice::from_ref(w), forget::RARE_IN + 1);
+                holders.len() <= forget::RARE_IN
             })
             .collect()
     }
 
-    /// Memories of the agent holding a word of `query`, through the lexical index.
-    fn lexical_ids(&self, slot: &ScopeSlot, agent: &str, query: &[String]) -> Vec<MemoryId> {
+    /// Memories of the agent holding a word of `query` (at most `limit`, best first), through
+    /// the lexical index.
+    fn lexical_ids(
+        &self,
+        slot: &ScopeSlot,
+        agent: &str,
+        query: &[String],
+        limit: usize,
+    ) -> Vec<MemoryId> {
         if query.is_empty() {
             return Vec::new();
         }
         let config = RetrievalConfig {
-            candidates: FORGET_CANDIDATES,
+            candidates: limit,
             context: 0.0,
             speaker: 0.0,
             date: 0.0,
@@ -595,13 +605,9 @@ impl Repeats {
                 || self
                     .topic
                     .iter()
-                    .any(|t| has_cjk_word(t) && text.contains(t.as_str())))
+                    // A Chinese topic word is matched in the text: the analyzer may cut it.
+                    .any(|t| mnemos_text::has_cjk(t) && text.contains(t.as_str())))
     }
-}
-
-/// Whether a topic word is Chinese (matched in the text, as the analyzer may cut it).
-fn has_cjk_word(word: &str) -> bool {
-    mnemos_text::has_cjk(word)
 }
 
 /// What a forget request reaches in the store.

@@ -45,9 +45,12 @@ pub fn tombstone_text(topic: &str) -> String {
     }
 }
 
+/// How the reason of every erasure by a forget request starts.
+pub const ERASE_REASON: &str = "forget request in dialogue";
+
 /// The reason recorded on each erased memory.
 pub fn erase_reason(topic: &str) -> String {
-    format!("forget request in dialogue: {topic}")
+    format!("{ERASE_REASON}: {topic}")
 }
 
 /// The request line as stored: the values it states blanked out.

@@ -20,28 +20,22 @@ use serde::Serialize;
 
 use mnemos_core::{KindTag, MemoryFilter, MemoryState, StateFilter, UserKey};
 use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
-use mnemos_engine::truth::forget::TOPIC_KEY;
+use mnemos_engine::truth::forget::{ERASE_REASON, TOPIC_KEY};
 use mnemos_engine::{Config, Engine, SearchRequest};
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;
 use crate::experiment::{Experiment, Progress, ProgressFn};
-use crate::forget_probes::{
-    forget_probes, ForgetKind, ForgetProbe, ForgetProbeSettings, LINE_LABEL,
-};
+use crate::forget_probes::{forget_probes, ForgetKind, ForgetProbe};
 use crate::protocol::PreparedConversation;
 use crate::runner::{AskRecord, RunOptions};
 use crate::scoring::answer_in_context;
-use crate::update_probes::ProbeLanguage;
 
-use super::updates::{load_hosts, UpdateSettings};
+use super::updates::{grouped, load_hosts, per_language, UpdateSettings};
 use super::{f3, write_report, Cost, EngineSetup};
 
 /// What a tombstone reads like in a recall context (see `mnemos_engine::truth::forget`).
 const TOMBSTONE_MARKERS: [&str; 2] = ["asked to forget", "要求忘掉"];
-
-/// How an erasure by a forget request starts its reason (`mnemos_engine::truth::forget`).
-const ERASE_REASON: &str = "forget request in dialogue";
 
 /// Hits per search: more than an agent takes, so a leak just below the cut is seen too.
 const SEARCH_TOP_K: usize = 20;
@@ -162,7 +156,7 @@ pub fn evaluate_forgets(
 ) -> Result<ForgetReport, EvalError> {
     let (selection, out) = settings.compare.begin(config, UnlessSwept)?;
     let hosts = load_hosts(settings)?;
-    let probes = generate(settings, &hosts)?;
+    let probes = per_language(settings, &hosts, "forget", forget_probes)?;
     let streams: Vec<PreparedConversation> = probes.iter().map(|p| p.stream.clone()).collect();
     progress(Progress::Note(&format!(
         "forget probes ({} half): {} probes",
@@ -219,32 +213,6 @@ pub fn evaluate_forgets(
     Ok(report)
 }
 
-fn generate(
-    settings: &UpdateSettings,
-    hosts: &[(ProbeLanguage, Vec<crate::dataset::Conversation>)],
-) -> Result<Vec<ForgetProbe>, EvalError> {
-    let count_tokens = |text: &str| mnemos_engine::primitives::tokens(text);
-    let mut probes = Vec::new();
-    for (language, hosts) in hosts {
-        let made = ForgetProbeSettings {
-            half: settings.half,
-            language: *language,
-            hosts,
-            seed: settings.seed,
-            window: settings.window,
-        };
-        let mut generated = forget_probes(&made, &count_tokens);
-        generated.truncate(settings.probes.unwrap_or(usize::MAX));
-        probes.extend(generated);
-    }
-    if probes.is_empty() {
-        return Err(EvalError::Invalid(
-            "no forget probe could be placed in the hosts".into(),
-        ));
-    }
-    Ok(probes)
-}
-
 /// The scores of one probe: the recall contexts the runner got, then searches and the store.
 fn forget_record(
     engine: &Engine,
@@ -270,17 +238,9 @@ fn forget_record(
         ..MemoryFilter::default()
     };
     let memories = engine.reader().all(user, &all)?;
-    let statements: Vec<mnemos_core::Timestamp> = probe
-        .stream
-        .conversation
-        .items
-        .iter()
-        .filter(|i| i.label == format!("{LINE_LABEL}-0") || i.label == format!("{LINE_LABEL}-2"))
-        .filter_map(|i| i.time)
-        .collect();
     let collateral = memories
         .iter()
-        .filter(|m| m.kind.tag() == KindTag::Turn && !statements.contains(&m.valid_from))
+        .filter(|m| m.kind.tag() == KindTag::Turn && !probe.statement_times.contains(&m.valid_from))
         .filter(|m| match &m.state {
             MemoryState::Forgotten { reason, .. } => reason.starts_with(ERASE_REASON),
             _ => false,
@@ -330,16 +290,8 @@ fn search_holds(
 }
 
 fn forget_row(name: &str, records: Vec<ForgetRecord>, cost: Cost) -> ForgetRow {
-    let group = |key: &dyn Fn(&ForgetRecord) -> String| {
-        let mut groups: BTreeMap<String, Vec<&ForgetRecord>> = BTreeMap::new();
-        for record in &records {
-            groups.entry(key(record)).or_default().push(record);
-        }
-        groups
-            .into_iter()
-            .map(|(k, g)| (k, ForgetScores::of(g)))
-            .collect()
-    };
+    let group =
+        |key: &dyn Fn(&ForgetRecord) -> String| grouped(&records, key, |g| ForgetScores::of(g));
     ForgetRow {
         preset: name.to_string(),
         overall: ForgetScores::of(&records),

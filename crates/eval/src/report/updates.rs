@@ -244,7 +244,7 @@ pub fn evaluate_updates(
 ) -> Result<UpdateReport, EvalError> {
     let (selection, out) = settings.compare.begin(config, UnlessSwept)?;
     let hosts = load_hosts(settings)?;
-    let probes = generate(settings, &hosts)?;
+    let probes = per_language(settings, &hosts, "update", update_probes)?;
     let streams: Vec<PreparedConversation> = probes.iter().map(|p| p.stream.clone()).collect();
     let items: usize = streams.iter().map(|s| s.conversation.items.len()).sum();
     progress(Progress::Note(&format!(
@@ -301,13 +301,20 @@ pub fn evaluate_updates(
     Ok(report)
 }
 
-/// Every probe of the settings' half, both languages (at most `probes` per language).
-fn generate(
+/// A generator of probes (`update_probes`, `forget_probes`): one language's settings and a
+/// token counter in, its probes out.
+pub(super) type ProbeMaker<P> = fn(&ProbeSettings<'_>, &dyn Fn(&str) -> usize) -> Vec<P>;
+
+/// Every probe `make` gives for the settings' half, in both languages (at most `probes` per
+/// language); an error naming `what` when none could be placed.
+pub(super) fn per_language<P>(
     settings: &UpdateSettings,
     hosts: &[(ProbeLanguage, Vec<Conversation>)],
-) -> Result<Vec<UpdateProbe>, EvalError> {
+    what: &str,
+    make: ProbeMaker<P>,
+) -> Result<Vec<P>, EvalError> {
     let count_tokens = |text: &str| mnemos_engine::primitives::tokens(text);
-    let mut probes: Vec<UpdateProbe> = Vec::new();
+    let mut probes: Vec<P> = Vec::new();
     for (language, hosts) in hosts {
         let made = ProbeSettings {
             half: settings.half,
@@ -316,14 +323,14 @@ fn generate(
             seed: settings.seed,
             window: settings.window,
         };
-        let mut generated = update_probes(&made, &count_tokens);
+        let mut generated = make(&made, &count_tokens);
         generated.truncate(settings.probes.unwrap_or(usize::MAX));
         probes.extend(generated);
     }
     if probes.is_empty() {
-        return Err(EvalError::Invalid(
-            "no update probe could be placed in the hosts".into(),
-        ));
+        return Err(EvalError::Invalid(format!(
+            "no {what} probe could be placed in the hosts"
+        )));
     }
     Ok(probes)
 }
@@ -543,17 +550,22 @@ fn stale_as_current_except(stale: &str, context: &str, later: &[&str]) -> bool {
     })
 }
 
+/// `records` grouped by `key`, each group scored by `score`.
+pub(super) fn grouped<R, S>(
+    records: &[R],
+    key: impl Fn(&R) -> String,
+    score: impl Fn(Vec<&R>) -> S,
+) -> BTreeMap<String, S> {
+    let mut groups: BTreeMap<String, Vec<&R>> = BTreeMap::new();
+    for record in records {
+        groups.entry(key(record)).or_default().push(record);
+    }
+    groups.into_iter().map(|(k, g)| (k, score(g))).collect()
+}
+
 fn update_row(name: &str, records: Vec<UpdateRecord>, cost: Cost) -> UpdateRow {
-    let group = |key: &dyn Fn(&UpdateRecord) -> String| {
-        let mut groups: BTreeMap<String, Vec<&UpdateRecord>> = BTreeMap::new();
-        for record in &records {
-            groups.entry(key(record)).or_default().push(record);
-        }
-        groups
-            .into_iter()
-            .map(|(k, g)| (k, UpdateScores::of(g)))
-            .collect()
-    };
+    let group =
+        |key: &dyn Fn(&UpdateRecord) -> String| grouped(&records, key, |g| UpdateScores::of(g));
     UpdateRow {
         preset: name.to_string(),
         overall: UpdateScores::of(&records),

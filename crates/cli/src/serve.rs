@@ -21,9 +21,23 @@ pub struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 4 * 1024 * 1024)]
     body_limit: usize,
-    /// Longest a request may take, in seconds.
+    /// Longest a request may take, in seconds; then it is answered 504 and its search or
+    /// recall stops.
     #[arg(long, default_value_t = 30)]
     request_timeout: u64,
+    /// Longest a connection may take to send a request's headers, in seconds (also how long
+    /// an idle connection stays open).
+    #[arg(long, default_value_t = 10)]
+    header_timeout: u64,
+    /// A host name this server also answers to (repeatable), e.g. the name a reverse proxy
+    /// forwards. On loopback, only localhost, 127.0.0.1 and [::1] are accepted otherwise: a
+    /// web page cannot reach the server by DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+    /// A web origin whose pages may call this server (repeatable), e.g.
+    /// `https://app.example.com`. Otherwise only the server's own pages (the inspector) may.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
 }
 
 pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
@@ -31,6 +45,9 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
         listen: args.listen,
         body_limit: args.body_limit,
         request_timeout: Duration::from_secs(args.request_timeout),
+        header_timeout: Duration::from_secs(args.header_timeout),
+        allowed_hosts: args.allow_hosts,
+        allowed_origins: args.allow_origins,
         jobs: Some(JobWorker::default()),
         // From the environment, not a flag: a flag's value shows in every process listing.
         admin_key: std::env::var("MNEMOS_ADMIN_KEY")

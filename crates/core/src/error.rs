@@ -19,6 +19,9 @@ pub enum ErrorClass {
     Unavailable,
     /// The service itself failed (storage error, corrupt data, broken contract).
     Internal,
+    /// The request's time limit passed and its work stopped (retrying with less work, or a
+    /// longer limit, may succeed).
+    TimedOut,
 }
 
 impl ErrorClass {
@@ -26,7 +29,7 @@ impl ErrorClass {
     pub fn is_user_error(self) -> bool {
         match self {
             ErrorClass::InvalidInput | ErrorClass::NotFound | ErrorClass::Conflict => true,
-            ErrorClass::Unavailable | ErrorClass::Internal => false,
+            ErrorClass::Unavailable | ErrorClass::Internal | ErrorClass::TimedOut => false,
         }
     }
 }
@@ -46,6 +49,9 @@ pub enum Error {
     /// The memory model failed a task a read needed (classifying a query for a re-rank).
     #[error("memory model: {0}")]
     Model(#[from] crate::memory_model::ModelError),
+    /// The request's [`Deadline`](crate::Deadline) passed; its work stopped there.
+    #[error("stopped after the request's time limit of {} s", limit.as_secs_f64())]
+    TimedOut { limit: std::time::Duration },
 }
 
 impl Error {
@@ -66,6 +72,7 @@ impl Error {
             Error::Store(e) => e.class(),
             Error::Embed(e) => e.class(),
             Error::Model(e) => e.class(),
+            Error::TimedOut { .. } => ErrorClass::TimedOut,
         }
     }
 

@@ -3,6 +3,7 @@
 //!
 //! Core does no IO: no files, no network, no SQL. Store and embedder crates implement the traits.
 
+pub mod deadline;
 pub mod embed;
 pub mod error;
 pub mod export;
@@ -13,6 +14,7 @@ pub mod store;
 pub mod store_vectors;
 pub mod task_text;
 
+pub use deadline::Deadline;
 pub use embed::{Embedder, EmbedderExt, RecentTextCache};
 pub use error::{Conflict, EmbedError, Error, ErrorClass, Result, StoreError};
 pub use export::{ExportCounts, MemoryExport, UserExport};

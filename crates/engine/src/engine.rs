@@ -611,12 +611,15 @@ impl Engine {
         request: &RecallRequest,
     ) -> EngineResult<Context> {
         user.validate()?;
-        mnemos_core::validate_text("query", &request.query)?;
+        crate::memories::validate_query(&request.query, true)?;
         if let Some(floor) = request.min_relevance {
             mnemos_core::retrieval::validate_min_relevance("min_relevance", floor)?;
         }
         let mechanism = self.mechanism(agent);
-        let mut recall = mechanism.recall(&self.ctx(user, agent), request)?;
+        let ctx = self.ctx(user, agent).within(request.deadline);
+        let mut recall = mechanism.recall(&ctx, request)?;
+        // Past the deadline nobody waits for the answer: its effects are not committed.
+        request.deadline.check()?;
         if let (Some(at), false) = (request.as_of, mechanism.answers_as_of()) {
             recall.context = self.valid_items_only(user, recall.context, at, request)?;
         }
@@ -686,6 +689,7 @@ impl Engine {
     /// relevance is below the request's `min_relevance`, or, when it names none, the
     /// configured `retrieval.min_relevance`, are left out.
     pub fn search(&self, request: &SearchRequest) -> EngineResult<SearchResults> {
+        crate::memories::validate_query(&request.query, request.split_questions)?;
         Ok(self.memories.search_with_default_floor(request)?)
     }
 

@@ -48,8 +48,9 @@ pub use mechanism::{
     Recall, RecallRequest, ScorePart,
 };
 pub use memories::{
-    question_parts, AddedTurn, DenseSearch, EmbeddingStats, IndexStats, NewTurn, SearchRequest,
-    SearchResults, SearchTimings, TurnStatus, SPEAKER_KEY,
+    question_parts, validate_query, AddedTurn, DenseSearch, EmbeddingStats, IndexStats, NewTurn,
+    SearchRequest, SearchResults, SearchTimings, TurnStatus, MAX_QUERY_CHARS, MAX_QUERY_PARTS,
+    SPEAKER_KEY,
 };
 pub use migrate::{
     migrate, KeyMigration, MigrationError, MigrationOutcome, MigrationReport, UserMigration,

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::memory_model::UsageReport;
 use mnemos_core::{
-    BatchForget, BatchUpdate, Embedder, Job, KindTag, Memory, MemoryFilter, MemoryId, MemoryKind,
-    MemoryModel, Moment, StoreRead, Turn, TurnId, UserKey,
+    BatchForget, BatchUpdate, Deadline, Embedder, Job, KindTag, Memory, MemoryFilter, MemoryId,
+    MemoryKind, MemoryModel, Moment, StoreRead, Turn, TurnId, UserKey,
 };
 
 use crate::error::{EngineError, EngineResult};
@@ -40,6 +40,9 @@ pub struct MechanismCtx<'a> {
     pub model: &'a dyn MemoryModel,
     pub user: &'a UserKey,
     pub agent: &'a str,
+    /// When the request this work answers must stop; every search through this ctx stops
+    /// then too.
+    pub deadline: Deadline,
 }
 
 impl<'a> MechanismCtx<'a> {
@@ -54,7 +57,14 @@ impl<'a> MechanismCtx<'a> {
             model,
             user,
             agent,
+            deadline: Deadline::NONE,
         }
+    }
+
+    /// The same ctx, stopping its searches at `deadline`.
+    pub(crate) fn within(mut self, deadline: Deadline) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The store, for reading.
@@ -76,7 +86,12 @@ impl<'a> MechanismCtx<'a> {
                 self.user, request.user
             )));
         }
-        Ok(self.memories.search(request)?)
+        if self.deadline == Deadline::NONE {
+            return Ok(self.memories.search(request)?);
+        }
+        let mut bounded = request.clone();
+        bounded.deadline = request.deadline.min(self.deadline);
+        Ok(self.memories.search(&bounded)?)
     }
 
     /// The relevance floor of the public search (`retrieval.min_relevance`), for a preset whose
@@ -259,6 +274,8 @@ pub struct RecallRequest {
     /// in [0, 1]). `None`: the default preset applies `retrieval.min_relevance`; the research
     /// presets apply no floor, as their papers did.
     pub min_relevance: Option<f32>,
+    /// When the recall must give up (`TimedOut`); the preset's searches stop then too.
+    pub deadline: Deadline,
 }
 
 impl RecallRequest {
@@ -270,6 +287,7 @@ impl RecallRequest {
             session: None,
             as_of: None,
             min_relevance: None,
+            deadline: Deadline::NONE,
         }
     }
 }

@@ -296,6 +296,7 @@ fn recall(engine: &Engine, user_name: &str, query: &str, budget: usize) -> Conte
                 session: None,
                 as_of: None,
                 min_relevance: None,
+                deadline: mnemos_core::Deadline::NONE,
             },
         )
         .unwrap()

@@ -377,6 +377,7 @@ impl Runner<'_> {
             session: None,
             as_of: question.as_of,
             min_relevance: None,
+            deadline: mnemos_core::Deadline::NONE,
         };
         let calls_before = self.engine.model().usage().total().calls;
         let started = Instant::now();

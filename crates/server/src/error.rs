@@ -68,6 +68,7 @@ impl From<ErrorClass> for ErrorCode {
             ErrorClass::Conflict => ErrorCode::Conflict,
             ErrorClass::Unavailable => ErrorCode::Unavailable,
             ErrorClass::Internal => ErrorCode::Internal,
+            ErrorClass::TimedOut => ErrorCode::Timeout,
         }
     }
 }
@@ -176,6 +177,7 @@ mod tests {
             ErrorClass::Conflict,
             ErrorClass::Unavailable,
             ErrorClass::Internal,
+            ErrorClass::TimedOut,
         ] {
             let status = ErrorCode::from(class).status();
             assert_eq!(

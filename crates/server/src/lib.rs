@@ -13,6 +13,8 @@ pub mod dto;
 pub mod dto_inspect;
 pub mod error;
 mod extract;
+pub mod guard;
+mod listen;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
@@ -42,8 +44,16 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     /// The largest request body accepted (bytes).
     pub body_limit: usize,
-    /// The longest a request may take.
+    /// The longest a request may take: then it is answered `timeout` (504), and the searches
+    /// and recalls it started stop.
     pub request_timeout: Duration,
+    /// The longest a connection may take to send a request's headers (and the longest an idle
+    /// keep-alive connection stays open).
+    pub header_timeout: Duration,
+    /// Host names accepted besides loopback ones (`--allow-host`; see [`guard`]).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted besides the server's own (`--allow-origin`).
+    pub allowed_origins: Vec<String>,
     /// Run derived jobs in the background (for an engine whose jobs do not run inline).
     pub jobs: Option<JobWorker>,
     /// The key that manages API keys over HTTP (`MNEMOS_ADMIN_KEY`); it reads no tenant's data.
@@ -56,6 +66,9 @@ impl Default for ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             jobs: None,
             admin_key: None,
         }
@@ -121,25 +134,37 @@ impl ServerConfig {
         if self.body_limit == 0 {
             return Err(ServerError::Invalid("body_limit must be positive".into()));
         }
-        if self.request_timeout.is_zero() {
+        if self.request_timeout.is_zero() || self.header_timeout.is_zero() {
             return Err(ServerError::Invalid(
-                "request_timeout must be positive".into(),
+                "request_timeout and header_timeout must be positive".into(),
             ));
         }
+        self.host_guard()?;
         Ok(())
+    }
+
+    /// The Host/Origin check for this listen address and the allowed names.
+    pub fn host_guard(&self) -> Result<guard::HostGuard, ServerError> {
+        guard::HostGuard::new(
+            self.listen.ip().is_loopback(),
+            &self.allowed_hosts,
+            &self.allowed_origins,
+        )
+        .map_err(ServerError::Invalid)
     }
 }
 
 /// Every route, over `engine`, counting into `metrics`. Requests act in their key's tenant;
 /// without keys (open mode, loopback only) in `tenant`. Cancelling `mcp_stop` ends the MCP
-/// sessions of `/mcp` ([`mcp`]).
+/// sessions of `/mcp` ([`mcp`]). Settings that do not validate are an error.
 pub fn router(
     engine: Arc<Engine>,
     tenant: String,
     config: &ServerConfig,
     metrics: Arc<metrics::Metrics>,
     mcp_stop: tokio_util::sync::CancellationToken,
-) -> Router {
+) -> Result<Router, ServerError> {
+    let host_guard = Arc::new(config.host_guard()?);
     let always_required = !config.listen.ip().is_loopback();
     let state = Arc::new(AppState {
         engine,
@@ -150,7 +175,7 @@ pub fn router(
         Arc::clone(&state),
         auth::authenticate,
     ));
-    Router::new()
+    Ok(Router::new()
         .merge(v1)
         .merge(routes::routes(false))
         .merge(ui::routes())
@@ -166,7 +191,12 @@ pub fn router(
             config.request_timeout,
             time_limit,
         ))
-        .with_state(state)
+        // Outermost: a foreign Host or Origin is refused before any other work.
+        .layer(axum::middleware::from_fn_with_state(
+            host_guard,
+            guard::guard,
+        ))
+        .with_state(state))
 }
 
 /// How requests are let in, in one line for the start-up log; refuses a non-loopback address
@@ -272,14 +302,18 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-/// Answer `timeout` (504) when a request takes longer than the limit. The engine call it was
-/// waiting for still finishes on the blocking pool; only the answer is given up.
+/// Answer `timeout` (504) when a request takes longer than the limit. The request carries the
+/// same limit as a [`mnemos_core::Deadline`], which the engine calls it started check between
+/// their stages: they stop then too instead of working on for nobody.
 async fn time_limit(
     State(limit): State<Duration>,
-    request: axum::extract::Request,
+    mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
+    request
+        .extensions_mut()
+        .insert(mnemos_core::Deadline::after(limit));
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ApiError::new(
@@ -324,18 +358,16 @@ pub async fn serve(
     on_bound(addr);
     let mut http_stop = stop_rx;
     let mcp_stop = tokio_util::sync::CancellationToken::new();
-    let app = router(engine, tenant, config, metrics, mcp_stop.clone());
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                () = shutdown => {}
-                _ = http_stop.wait_for(|stopped| *stopped) => {}
-            }
-            // Open MCP streams would keep their connections, and so the shutdown, waiting.
-            mcp_stop.cancel();
-        })
-        .await
-        .map_err(ServerError::Serve);
+    let app = router(engine, tenant, config, metrics, mcp_stop.clone())?;
+    let stopping = async move {
+        tokio::select! {
+            () = shutdown => {}
+            _ = http_stop.wait_for(|stopped| *stopped) => {}
+        }
+        // Open MCP streams would keep their connections, and so the shutdown, waiting.
+        mcp_stop.cancel();
+    };
+    listen::serve_connections(listener, app, config.header_timeout, stopping).await;
     // The HTTP side has drained; let the worker finish its round and stop.
     let _ = stop_tx.send(true);
     if let Some(worker) = worker {
@@ -343,7 +375,7 @@ pub async fn serve(
             eprintln!("the job worker stopped abnormally: {error}");
         }
     }
-    served
+    Ok(())
 }
 
 /// [`serve`] on a runtime of its own until SIGINT or SIGTERM: what `mnemos serve` runs.

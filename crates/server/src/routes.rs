@@ -16,7 +16,7 @@ use mnemos_engine::{Browse, Engine, NewTurn, RecallRequest, SearchRequest, View,
 use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;
 use crate::error::{ApiError, ErrorCode};
-use crate::extract::{Body, Params, QueryParams};
+use crate::extract::{Body, Params, QueryParams, RequestDeadline};
 use crate::metrics::Metrics;
 use crate::params::{
     blocking, cursor, kind_list, kinds, known_user, list_query, memory_id, metadata_pairs, named,
@@ -440,12 +440,14 @@ async fn end_session(
 async fn recall(
     State(app): Shared,
     tenant: Tenant,
+    RequestDeadline(deadline): RequestDeadline,
     Params(user): Params<String>,
     Body(body): Body<RecallBody>,
 ) -> ApiResult<RecallResponse> {
     blocking(move || {
         let key = tenant.user(&user)?;
         let mut request = RecallRequest::new(body.query, body.budget.unwrap_or(DEFAULT_BUDGET));
+        request.deadline = deadline;
         request.session = named("session", body.session)?;
         request.as_of = crate::params::as_of(body.as_of.as_deref())?;
         request.min_relevance = crate::params::min_relevance(body.min_relevance)?;
@@ -486,11 +488,13 @@ async fn recall(
 async fn search(
     State(app): Shared,
     tenant: Tenant,
+    RequestDeadline(deadline): RequestDeadline,
     Params(user): Params<String>,
     Body(body): Body<SearchBody>,
 ) -> ApiResult<SearchResponse> {
     blocking(move || {
         let mut request = SearchRequest::new(tenant.user(&user)?, body.query);
+        request.deadline = deadline;
         request.top_k = body.top_k;
         request.token_budget = body.budget;
         request.filter.kinds = kinds(body.kinds.iter().map(String::as_str))?;

@@ -114,7 +114,10 @@ use truth_write::Erasing;
 pub use embedding::EmbeddingStats;
 use embedding::{text_key, Embedded, EmbeddingCounters};
 pub use placement::DenseSearch;
-pub use search::{question_parts, SearchRequest, SearchResults, SearchTimings};
+pub use search::{
+    question_parts, validate_query, SearchRequest, SearchResults, SearchTimings, MAX_QUERY_CHARS,
+    MAX_QUERY_PARTS,
+};
 
 /// One input turn on its way into the store.
 struct Prepared {

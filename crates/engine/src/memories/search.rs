@@ -13,8 +13,8 @@ use mnemos_core::retrieval::{
     SearchFilter, SecondHop, TypeSearch,
 };
 use mnemos_core::{
-    validate_text, Access, EmbedderExt, Error, Memory, MemoryId, MemoryModelExt, Moment, Result,
-    Timestamp, UserKey, Validity,
+    validate_text, Access, Deadline, Embedder, EmbedderExt, Error, Memory, MemoryId,
+    MemoryModelExt, Moment, Result, Timestamp, UserKey, Validity,
 };
 
 use super::{Memories, ScopeSlot};
@@ -59,6 +59,9 @@ pub struct SearchRequest {
     /// (`Engine::search`) applies the configured `retrieval.min_relevance`, a mechanism's
     /// internal search applies no floor.
     pub min_relevance: Option<f32>,
+    /// When the search must give up (`Error::TimedOut`): checked between its stages, the
+    /// chunks of the query's embedding and the parts of a split query.
+    pub deadline: Deadline,
 }
 
 impl SearchRequest {
@@ -78,6 +81,7 @@ impl SearchRequest {
             include_superseded: false,
             as_of: None,
             min_relevance: None,
+            deadline: Deadline::NONE,
         }
     }
 
@@ -89,6 +93,38 @@ impl SearchRequest {
             (None, false) => Validity::Current,
         }
     }
+}
+
+/// The longest query a public search or recall takes, in characters (about 2,000 tokens: a
+/// long message, not a document). What a query costs grows with its length.
+pub const MAX_QUERY_CHARS: usize = 8_000;
+
+/// The most parts a query may be split into ([`question_parts`]: its questions, plus the
+/// whole query when it also holds statements); each part is embedded and ranked on its own.
+pub const MAX_QUERY_PARTS: usize = 16;
+
+/// Check what a query from outside may cost: its length and, when its questions are searched
+/// one by one, how many parts that makes. A broken limit is named in the error.
+pub fn validate_query(query: &str, split_questions: bool) -> Result<()> {
+    validate_text("query", query)?;
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(Error::invalid(format!(
+            "query: {chars} characters, more than the {MAX_QUERY_CHARS} one search takes"
+        )));
+    }
+    let parts = if split_questions {
+        question_parts(query).len()
+    } else {
+        0
+    };
+    if parts > MAX_QUERY_PARTS {
+        return Err(Error::invalid(format!(
+            "query: asks {parts} things at once, each searched on its own; at most \
+             {MAX_QUERY_PARTS} per search (ask fewer questions per query)"
+        )));
+    }
+    Ok(())
 }
 
 /// The parts of a query worth searching on their own: each sentence that asks a question (ends
@@ -125,6 +161,21 @@ pub fn question_parts(query: &str) -> Vec<String> {
         return Vec::new();
     }
     parts
+}
+
+/// `texts`' vectors, a chunk of `max_batch` at a time, stopping between chunks once
+/// `deadline` passes: a long query's embedding is the costliest part of a search.
+fn embed_within(
+    embedder: &dyn Embedder,
+    texts: &[&str],
+    deadline: Deadline,
+) -> Result<Vec<Vec<f32>>> {
+    let mut vectors = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(embedder.max_batch().max(1)) {
+        deadline.check()?;
+        vectors.extend(embedder.embed_all(chunk)?);
+    }
+    Ok(vectors)
 }
 
 /// Reciprocal-rank constant for the merged score of a split query's parts (as RRF's usual 60).
@@ -282,8 +333,7 @@ impl Memories {
 
         let started = Instant::now();
         let vectors = if request.retriever.uses_dense() {
-            self.embedder
-                .embed_all(&texts)?
+            embed_within(self.embedder.as_ref(), &texts, request.deadline)?
                 .into_iter()
                 .map(Some)
                 .collect()
@@ -291,6 +341,7 @@ impl Memories {
             vec![None; texts.len()]
         };
         timings.embed_us = started.elapsed().as_micros() as u64;
+        request.deadline.check()?;
 
         let started = Instant::now();
         let nearest = self.store_nearest(request, &vectors)?;
@@ -303,9 +354,10 @@ impl Memories {
                 top_k + top_k / 2 + 2
             },
         };
-        let ranked = self.rank(&slot, request, &texts, &vectors, &nearest, judge);
+        let ranked = self.rank(&slot, request, &texts, &vectors, &nearest, judge)?;
         let (candidates, query_terms, candidates_count) = ranked;
         timings.rank_us = started.elapsed().as_micros() as u64;
+        request.deadline.check()?;
 
         let started = Instant::now();
         let mut hits = self.explained_hits(request, candidates, &query_terms, top_k)?;
@@ -422,7 +474,7 @@ impl Memories {
         vectors: &[Option<Vec<f32>>],
         nearest: &[Option<Nearest>],
         judge: Judge,
-    ) -> (Vec<Candidate>, Vec<String>, usize) {
+    ) -> Result<(Vec<Candidate>, Vec<String>, usize)> {
         let mut query_terms: Vec<String> = Vec::new();
         let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
         // Distinct fused candidates: one list's length, or the union of the parts' lists.
@@ -443,6 +495,7 @@ impl Memories {
         };
         let guard = slot.read();
         for (i, (text, vector)) in texts.iter().zip(vectors).enumerate() {
+            request.deadline.check()?;
             let terms = self.analyzer.terms(text);
             for term in &terms {
                 if !query_terms.contains(term) {
@@ -483,7 +536,7 @@ impl Memories {
         } else {
             lists.pop().unwrap_or_default()
         };
-        (candidates, query_terms, fused_count.max(fused.len()))
+        Ok((candidates, query_terms, fused_count.max(fused.len())))
     }
 
     /// Will every candidate be explained (a budget or re-rankers look past `top_k`)?

@@ -912,3 +912,31 @@ fn internal_searches_apply_only_the_floor_they_ask_for() {
     assert!(m.search(&request).unwrap().hits.is_empty());
     assert_eq!(internal.candidates, 1);
 }
+
+#[test]
+fn a_search_past_its_deadline_stops_with_a_timeout_and_a_costly_query_is_refused() {
+    let m = open(Arc::new(MemoryStore::new()));
+    add(&m, "ann", &["Ann's cousin works at the harbour office."]);
+    let user = UserKey::new("t", "ann").unwrap();
+    let mut request = SearchRequest::new(user, "Where does the cousin work?");
+    request.deadline = mnemos_core::Deadline::after(std::time::Duration::ZERO);
+    let error = m.search(&request).err();
+    assert!(
+        matches!(error, Some(mnemos_core::Error::TimedOut { .. })),
+        "{error:?}"
+    );
+    request.deadline = mnemos_core::Deadline::after(std::time::Duration::from_secs(60));
+    assert_eq!(m.search(&request).unwrap().hits.len(), 1);
+
+    let many: Vec<String> = (0..=super::MAX_QUERY_PARTS)
+        .map(|i| format!("Who is cousin {i}?"))
+        .collect();
+    let refused = super::validate_query(&many.join(" "), true).unwrap_err();
+    assert!(refused.to_string().contains("at most 16"), "{refused}");
+    assert!(super::validate_query(&many.join(" "), false).is_ok());
+    assert!(super::validate_query(&many[..16].join(" "), true).is_ok());
+    let long = "a".repeat(super::MAX_QUERY_CHARS + 1);
+    let refused = super::validate_query(&long, false).unwrap_err();
+    assert!(refused.to_string().contains("8000"), "{refused}");
+    assert!(super::validate_query(&"字".repeat(super::MAX_QUERY_CHARS), false).is_ok());
+}

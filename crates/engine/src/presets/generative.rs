@@ -909,6 +909,7 @@ mod tests {
                     session: None,
                     as_of: None,
                     min_relevance: None,
+                    deadline: mnemos_core::Deadline::NONE,
                 },
             )
             .unwrap();
@@ -990,6 +991,7 @@ mod tests {
             session: None,
             as_of: None,
             min_relevance: None,
+            deadline: mnemos_core::Deadline::NONE,
         };
         let ctx = engine.recall(&user(), "bot", &request).unwrap();
         assert!(!ctx.items.is_empty() && ctx.items.len() <= 5);
@@ -1026,6 +1028,7 @@ mod tests {
                     session: None,
                     as_of: None,
                     min_relevance: None,
+                    deadline: mnemos_core::Deadline::NONE,
                 },
             )
             .unwrap();

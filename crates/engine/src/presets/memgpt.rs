@@ -1109,6 +1109,7 @@ mod tests {
             session: None,
             as_of: None,
             min_relevance: None,
+            deadline: mnemos_core::Deadline::NONE,
         };
         let ctx = engine.recall(&user(), "a", &request).unwrap();
         assert!(ctx.tokens <= 600);
@@ -1172,6 +1173,7 @@ mod tests {
                         session: None,
                         as_of: None,
                         min_relevance: None,
+                        deadline: mnemos_core::Deadline::NONE,
                     },
                 )
                 .unwrap();

@@ -64,6 +64,7 @@ pub fn recall(engine: &Engine, user: &UserKey, agent: &str, query: &str, budget:
                 session: None,
                 as_of: None,
                 min_relevance: None,
+                deadline: mnemos_core::Deadline::NONE,
             },
         )
         .unwrap()

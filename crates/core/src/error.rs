@@ -59,6 +59,17 @@ impl Error {
         }
     }
 
+    /// The error with `context` (`turn 2`) in front of what was wrong. An input error keeps
+    /// its one `invalid input:` prefix rather than wrapping its own text in another; other
+    /// errors name what failed themselves and stay as they are.
+    #[must_use]
+    pub fn context(self, context: impl std::fmt::Display) -> Self {
+        match self {
+            Error::InvalidInput(message) => Error::InvalidInput(format!("{context}: {message}")),
+            other => other,
+        }
+    }
+
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::InvalidInput(_) => ErrorClass::InvalidInput,
@@ -243,6 +254,14 @@ mod tests {
             report(&wrapped),
             "store backend error during open: no such file"
         );
+    }
+
+    #[test]
+    fn context_goes_inside_the_one_prefix() {
+        let err = Error::invalid("turn text is empty").context("turn 1");
+        assert_eq!(err.to_string(), "invalid input: turn 1: turn text is empty");
+        let missing = Error::not_found("memory", 7).context("turn 1");
+        assert_eq!(missing.to_string(), "not found: memory 7");
     }
 
     #[test]

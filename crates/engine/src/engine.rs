@@ -237,8 +237,8 @@ impl EngineBuilder {
         let mut default_mechanism = presets::build(&config.preset)?;
         let mut agent_mechanisms = BTreeMap::new();
         for (agent, spec) in &config.agents {
-            let mechanism = presets::build(spec)
-                .map_err(|e| EngineError::config(format!("agent '{agent}': {e}")))?;
+            let mechanism =
+                presets::build(spec).map_err(|e| e.context(format!("agent '{agent}'")))?;
             agent_mechanisms.insert(agent.clone(), mechanism);
         }
         for (agent, mechanism) in self.mechanisms {
@@ -450,9 +450,11 @@ impl Engine {
         }
         let mut enqueued = 0usize;
         let mut plan = |turns: &[Turn]| -> mnemos_core::Result<Vec<Vec<Job>>> {
-            let jobs = self
-                .plan_turns(turns)
-                .map_err(|e| mnemos_core::Error::invalid(format!("planning derived work: {e}")))?;
+            let jobs = self.plan_turns(turns).map_err(|e| match e {
+                // A store or input error keeps its class (and its one prefix).
+                EngineError::Core(e) => e.context("planning derived work"),
+                other => mnemos_core::Error::invalid(format!("planning derived work: {other}")),
+            })?;
             enqueued = jobs.iter().map(Vec::len).sum();
             Ok(jobs)
         };

@@ -480,7 +480,7 @@ impl Memories {
         changes: &mut Vec<(UserKey, FactChange)>,
     ) -> Result<Vec<AddedTurn>> {
         for (i, turn) in turns.iter().enumerate() {
-            let at = |e: Error| Error::invalid(format!("turn {}: {e}", i + 1));
+            let at = |e: Error| e.context(format!("turn {}", i + 1));
             turn.scope.validate().map_err(at)?;
             validate_text("turn text", &turn.text).map_err(at)?;
         }

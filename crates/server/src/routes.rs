@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::{Json, Router};
 
-use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Scope, StateFilter, UserKey};
+use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{Browse, Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
 
 use crate::auth::{Admin, Auth, Tenant};
@@ -19,8 +19,8 @@ use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams};
 use crate::metrics::Metrics;
 use crate::params::{
-    blocking, cursor, kind_list, kinds, known_user, list_query, memory_id, metadata_pairs, named,
-    page, sort, text_filter,
+    blocking, cursor, from_query, kind_list, kinds, known_user, list_query, memory_id,
+    metadata_pairs, named, page, sort, text_filter,
 };
 use crate::routes_inspect as inspect;
 
@@ -401,7 +401,8 @@ async fn end_session(
 ) -> ApiResult<JobReportOut> {
     blocking(move || {
         app.known_user(&tenant, &user)?;
-        let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        let agent = from_query(named("agent", query.agent))?;
+        let agent = agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let scope = Scope::new(&tenant.0, &user, agent, &session)?;
         let report = app.engine.end_session(&scope)?;
         app.metrics.record_jobs(&report);
@@ -540,6 +541,16 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
     })
 }
 
+/// What a listing's query asks for, and which page.
+fn browsing(query: &ListQuery) -> Result<(Browse, Page), ApiError> {
+    let browse = Browse {
+        filter: list_filter(query)?,
+        text: text_filter(query.q.as_deref())?,
+        sort: sort(query.sort.as_deref())?,
+    };
+    Ok((browse, page(query.cursor.as_deref(), query.limit)?))
+}
+
 /// List memories.
 ///
 /// A page of the user's memories, oldest first (or `sort`ed), filtered by kind, state, agent,
@@ -576,14 +587,8 @@ async fn list(
     let query = list_query(raw.as_deref())?;
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let browse = Browse {
-            filter: list_filter(&query)?,
-            text: text_filter(query.q.as_deref())?,
-            sort: sort(query.sort.as_deref())?,
-        };
-        let paged =
-            app.engine
-                .browse(&key, &browse, page(query.cursor.as_deref(), query.limit)?)?;
+        let (browse, page) = from_query(browsing(&query))?;
+        let paged = app.engine.browse(&key, &browse, page)?;
         Ok(Json(MemoryPage {
             memories: paged.items.iter().map(MemoryOut::from).collect(),
             total: paged.total,
@@ -834,7 +839,7 @@ async fn stats(
 ) -> ApiResult<StatsResponse> {
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let agent = named("agent", query.agent)?;
+        let agent = from_query(named("agent", query.agent))?;
         let stats = app
             .engine
             .stats(&key, agent.as_deref().unwrap_or(DEFAULT_AGENT))?;
@@ -968,7 +973,7 @@ async fn view(
     };
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let agent = named("agent", query.agent)?;
+        let agent = from_query(named("agent", query.agent))?;
         let shown: View = app.engine.view(&key, agent.as_deref(), kind)?;
         let text = mnemos_engine::render::view(&key, agent.as_deref(), &shown);
         Ok(Json(ViewResponse {
@@ -1053,7 +1058,7 @@ async fn list_keys(
     QueryParams(query): QueryParams<KeysQuery>,
 ) -> ApiResult<Vec<ApiKeyOut>> {
     blocking(move || {
-        let tenant = named("tenant", query.tenant)?;
+        let tenant = from_query(named("tenant", query.tenant))?;
         let keys = app.engine.api_keys(tenant.as_deref())?;
         Ok(Json(keys.iter().map(ApiKeyOut::from).collect()))
     })

@@ -304,10 +304,6 @@ fn empty_agent_or_session_names_are_rejected_everywhere() {
             "/v1/users/cy/search",
             Some(json!({"query": "x", "session": ""})),
         ),
-        ("GET", "/v1/users/cy/memories?agent=", None),
-        ("GET", "/v1/users/cy/memories?session=", None),
-        ("GET", "/v1/users/cy/stats?agent=", None),
-        ("GET", "/v1/users/cy/views/persona?agent=", None),
     ];
     for (method, path, body) in cases {
         let (status, error) = server.send(method, path, body.clone());
@@ -317,6 +313,111 @@ fn empty_agent_or_session_names_are_rejected_everywhere() {
             "{method} {path} {body:?}: {error}"
         );
     }
+    // In a query string, a bad name is a bad query parameter like any other: 400.
+    for path in [
+        "/v1/users/cy/memories?agent=",
+        "/v1/users/cy/memories?session=",
+        "/v1/users/cy/stats?agent=",
+        "/v1/users/cy/views/persona?agent=",
+        "/v1/users/cy/retention?agent=",
+    ] {
+        bad_request(&server, path);
+    }
+    server.stop().unwrap();
+}
+
+#[test]
+fn every_bad_query_parameter_is_a_bad_request() {
+    let server = Server::start(Server::default_config());
+    let (status, added) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["hello"])));
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    let turn = added["turns"][0]["turn_id"].as_str().unwrap();
+    let memories = "/v1/users/cy/memories";
+    let mut paths: Vec<String> = [
+        "limit=0",
+        "limit=10001",
+        "limit=-1",
+        "limit=many",
+        "cursor=zzz",
+        "cursor=o-1",
+        "kind=gossip",
+        "state=sleepy",
+        "agent=",
+        "session=",
+        "since=yesterday",
+        "until=2024-13-01",
+        "meta=novalue",
+        "meta=a%3D1&meta=a%3D2",
+        "q=%20",
+        "sort=random",
+        "current=maybe",
+        "as_of=soon",
+        "colour=red",
+    ]
+    .iter()
+    .map(|q| format!("{memories}?{q}"))
+    .collect();
+    paths.extend(
+        ["around=51", "around=-1", "around=x", "colour=red"]
+            .iter()
+            .map(|q| format!("/v1/users/cy/turns/{turn}?{q}")),
+    );
+    paths.extend(
+        [
+            "retention?points=1",
+            "retention?points=2001",
+            "retention?agent=",
+            "retention?colour=red",
+            "stats?agent=",
+            "stats?colour=red",
+            "views/persona?agent=",
+            "views/timeline?colour=red",
+        ]
+        .iter()
+        .map(|q| format!("/v1/users/cy/{q}")),
+    );
+    for path in &paths {
+        bad_request(&server, path);
+    }
+    for path in [
+        "/v1/users/cy/sessions/s1/end?agent=",
+        "/v1/users/cy/sessions/s1/end?colour=red",
+    ] {
+        let (status, body) = server.send("POST", path, None);
+        assert_eq!(
+            (status, error_code(&body)),
+            (StatusCode::BAD_REQUEST, "invalid_request"),
+            "{path}: {body}"
+        );
+    }
+    // A body's value that breaks a rule is still 422.
+    let (status, error) = server.send(
+        "POST",
+        "/v1/users/cy/search",
+        Some(json!({"query": "hello", "top_k": 0})),
+    );
+    assert_eq!(
+        (status, error_code(&error)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
+        "{error}"
+    );
+    assert_eq!(total(&server, "cy"), 1);
+    server.stop().unwrap();
+}
+
+#[test]
+fn an_empty_turn_text_is_reported_with_each_prefix_once() {
+    let server = Server::start(Server::default_config());
+    let (status, error) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["fine", "  "])));
+    assert_eq!(
+        (status, error_code(&error)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["message"],
+        "invalid input: turn 2: turn text is empty"
+    );
     server.stop().unwrap();
 }
 
@@ -424,9 +525,13 @@ fn bad_requests_get_the_error_shape_and_write_nothing() {
         ("GET", "/v1/users/nobody/memories", "not_found"),
         ("GET", "/v1/users/cy/views/mood", "not_found"),
         ("GET", "/v2/anything", "not_found"),
-        ("GET", "/v1/users/cy/memories?state=sleepy", "invalid_input"),
-        ("GET", "/v1/users/cy/memories?limit=0", "invalid_input"),
-        ("GET", "/v1/users/cy/memories?cursor=zzz", "invalid_input"),
+        (
+            "GET",
+            "/v1/users/cy/memories?state=sleepy",
+            "invalid_request",
+        ),
+        ("GET", "/v1/users/cy/memories?limit=0", "invalid_request"),
+        ("GET", "/v1/users/cy/memories?cursor=zzz", "invalid_request"),
         ("GET", "/v1/users/cy/memories?colour=red", "invalid_request"),
     ] {
         let (status, error) = server.send(method, path, None);

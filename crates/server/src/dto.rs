@@ -477,7 +477,7 @@ pub struct AddedTurnOut {
     /// `added`, or `duplicate` when a turn with its key was stored before.
     #[schema(schema_with = turn_status_schema)]
     pub status: &'static str,
-    /// The turn's memory (only when `added`).
+    /// The turn's memory: written now, or for a `duplicate` the one stored the first time.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub memory_id: Option<String>,
@@ -489,15 +489,15 @@ impl From<&AddReport> for AddTurnsResponse {
             .turns
             .iter()
             .map(|t| {
-                let (status, memory_id) = match &t.status {
-                    TurnStatus::Added { memory_id } => ("added", Some(memory_id.to_string())),
-                    TurnStatus::Duplicate => ("duplicate", None),
+                let (status, memory_id) = match t.status {
+                    TurnStatus::Added { memory_id } => ("added", Some(memory_id)),
+                    TurnStatus::Duplicate { memory_id } => ("duplicate", memory_id),
                 };
                 AddedTurnOut {
                     turn_id: t.turn_id.to_string(),
                     round: t.round,
                     status,
-                    memory_id,
+                    memory_id: memory_id.map(|id| id.to_string()),
                 }
             })
             .collect();

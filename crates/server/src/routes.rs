@@ -353,11 +353,7 @@ async fn add_turns(
         let owner = tenant.user(&user)?;
         reject_reused_keys(&app.engine, &owner, &turns, idempotency.as_deref())?;
         let report = app.engine.add(turns)?;
-        let added = report
-            .turns
-            .iter()
-            .filter(|t| t.memory_id().is_some())
-            .count();
+        let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
         let duplicate = report.turns.len() - added;
         app.metrics.record_turns(added as u64, duplicate as u64);
         app.metrics.record_jobs(&report.jobs);

@@ -246,6 +246,16 @@ fn a_retried_request_with_the_same_idempotency_key_adds_nothing() {
     assert_eq!(statuses(&first), vec!["added", "added"]);
     assert_eq!(statuses(&retry), vec!["duplicate", "duplicate"]);
     assert_eq!(first["turns"][0]["turn_id"], retry["turns"][0]["turn_id"]);
+    // A retry learns which memories the first attempt made.
+    for (made, replayed) in first["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(retry["turns"].as_array().unwrap())
+    {
+        assert!(made["memory_id"].is_string(), "{first}");
+        assert_eq!(replayed["memory_id"], made["memory_id"], "{retry}");
+    }
     assert_eq!(total(&server, "bo"), 2);
     post("req-2");
     assert_eq!(total(&server, "bo"), 4);

@@ -122,6 +122,16 @@ pub enum Conflict {
     /// Another engine (another server) holds the lease on the user's jobs right now.
     #[error("another server is running this user's jobs; try again once it is done")]
     JobsLeased,
+    /// The memory to change is forgotten: its text stays what was forgotten (no search or
+    /// recall shows it, so a change would go nowhere), and nothing restores a forgotten memory.
+    #[error(
+        "memory {id} is forgotten ({reason}) and cannot be changed; a forgotten memory is never \
+         restored: to remember it again, add its text as a new turn"
+    )]
+    Forgotten {
+        id: crate::model::MemoryId,
+        reason: String,
+    },
     /// An import found data of its user in the store: it only fills a user the store holds no
     /// turn, memory or job of, and never overwrites one.
     #[error("the store already holds data of user {user}; an import only fills an empty user")]

@@ -711,7 +711,9 @@ impl Engine {
         Ok(self.memories.list(user, filter, page)?)
     }
 
-    /// Edit a memory (a new version in its history); a changed text is re-embedded.
+    /// Edit a memory (a new version in its history); a changed text is re-embedded. A
+    /// forgotten memory is refused with [`Conflict::Forgotten`](mnemos_core::Conflict): what
+    /// was forgotten is not rewritten.
     pub fn update(
         &self,
         user: &UserKey,

@@ -185,6 +185,28 @@ fn a_duplicate_reports_the_memory_its_turn_got_the_first_time() {
 }
 
 #[test]
+fn a_forgotten_memory_is_not_rewritten() {
+    let engine = engine(Arc::new(MemoryStore::new()), "retrieval", true);
+    let added = engine.add(keyed_turns()).unwrap();
+    let id = added.turns[0].memory_id().unwrap();
+    engine.forget(&ann(), id, "asked").unwrap();
+    let patch = mnemos_core::MemoryPatch {
+        text: Some("rewritten".into()),
+        ..mnemos_core::MemoryPatch::default()
+    };
+    let err = engine.update(&ann(), id, &patch).unwrap_err();
+    assert_eq!(err.class(), mnemos_core::ErrorClass::Conflict, "{err}");
+    assert!(err.to_string().contains("is forgotten (asked)"), "{err}");
+    let kept = engine.get(&ann(), id).unwrap();
+    assert_eq!(kept.text, "I moved to Berlin last spring.");
+    assert_eq!(
+        engine.history(&ann(), id).unwrap().len(),
+        2,
+        "no new version"
+    );
+}
+
+#[test]
 fn a_key_twice_in_one_write_is_an_input_error() {
     let engine = engine(Arc::new(MemoryStore::new()), "retrieval", true);
     let mut turns = keyed_turns();

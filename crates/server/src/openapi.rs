@@ -167,7 +167,8 @@ pub struct Forbidden(pub ErrorBody<'static>);
 pub struct NotFound(pub ErrorBody<'static>);
 
 /// The write collided with stored data (`conflict`): a turn key already stored with another
-/// text, or a concurrent write (retrying may succeed). Nothing was written.
+/// text, a change to a forgotten memory, or a concurrent write (retrying may succeed). Nothing
+/// was written.
 #[derive(ToResponse)]
 #[response(example = json!({"error": {"code": "conflict", "message": "key 'idem:msg-0001#0' is already stored with another text: a retry must resend the same turns (use a new Idempotency-Key for a new request)"}}))]
 pub struct Conflict(pub ErrorBody<'static>);

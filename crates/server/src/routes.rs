@@ -634,7 +634,8 @@ async fn get_memory(
 
 /// Change a memory.
 ///
-/// Replaces its text, its metadata or both; the old version stays in its history.
+/// Replaces its text, its metadata or both; the old version stays in its history. A forgotten
+/// memory is not changed: `409 conflict`.
 #[utoipa::path(
     patch,
     path = "/v1/users/{user}/memories/{id}",
@@ -651,6 +652,7 @@ async fn get_memory(
         (status = 401, response = crate::openapi::Unauthorized),
         (status = 403, response = crate::openapi::Forbidden),
         (status = 404, response = crate::openapi::NotFound),
+        (status = 409, response = crate::openapi::Conflict),
         (status = 413, response = crate::openapi::PayloadTooLarge),
         (status = 422, response = crate::openapi::InvalidInput),
         (status = 500, response = crate::openapi::Internal),

@@ -416,6 +416,31 @@ fn every_bad_query_parameter_is_a_bad_request() {
 }
 
 #[test]
+fn changing_a_forgotten_memory_is_a_conflict() {
+    let server = Server::start(Server::default_config());
+    let (_, added) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["I keep bees."])));
+    let id = added["turns"][0]["memory_id"].as_str().unwrap().to_string();
+    let path = format!("/v1/users/cy/memories/{id}");
+    let (status, _) = server.send("DELETE", &format!("{path}?reason=outdated"), None);
+    assert_eq!(status, StatusCode::OK);
+    let (status, error) = server.send("PATCH", &path, Some(json!({"text": "I keep wasps."})));
+    assert_eq!(
+        (status, error_code(&error)),
+        (StatusCode::CONFLICT, "conflict"),
+        "{error}"
+    );
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("is forgotten (outdated)") && message.contains("new turn"),
+        "{message}"
+    );
+    let (_, memory) = server.send("GET", &path, None);
+    assert_eq!(memory["text"], "I keep bees.", "nothing rewritten");
+    assert_eq!(memory["version"], 2, "{memory}");
+    server.stop().unwrap();
+}
+
+#[test]
 fn an_empty_turn_text_is_reported_with_each_prefix_once() {
     let server = Server::start(Server::default_config());
     let (status, error) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["fine", "  "])));

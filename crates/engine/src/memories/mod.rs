@@ -21,9 +21,9 @@ use crate::truth::facts::FactTable;
 use crate::truth::{FactChange, PrivacySettings, WritePolicy};
 use mnemos_core::{
     validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, KindTag, Memory,
-    MemoryFilter, MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition,
-    PurgeReport, Result, Role, Scope, StateFilter, Store, StoreError, Timestamp, Turn, TurnId,
-    UserKey, VectorRow, VectorSearch, WriteBatch,
+    MemoryFilter, MemoryId, MemoryModel, MemoryPatch, MemoryState, Metadata, Moment, Page, Paged,
+    Precondition, PurgeReport, Result, Role, Scope, StateFilter, Store, StoreError, Timestamp,
+    Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
@@ -1043,7 +1043,7 @@ impl Memories {
         Ok(history)
     }
 
-    /// Edit a memory; a changed text is re-embedded and re-indexed, in the same write.
+    /// Edit an active memory; a changed text is re-embedded and re-indexed, in the same write.
     pub fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch) -> Result<Memory> {
         if patch.is_empty() {
             return Err(Error::invalid("the update changes nothing"));
@@ -1053,6 +1053,9 @@ impl Memories {
         }
         self.built_slot(user)?;
         let current = self.get(user, id)?;
+        if let MemoryState::Forgotten { reason, .. } = current.state {
+            return Err(StoreError::from(Conflict::Forgotten { id, reason }).into());
+        }
         let mut patch = patch.clone();
         // The speaker comes from the turn and is part of the searchable text: new metadata
         // that does not name one keeps it (naming one replaces it).

@@ -441,6 +441,30 @@ fn changing_a_forgotten_memory_is_a_conflict() {
 }
 
 #[test]
+fn the_root_leads_to_the_inspector_and_unknown_paths_stay_json_404s() {
+    let server = Server::start(Server::default_config());
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let root = client.get(server.url("/")).send().unwrap();
+    assert_eq!(root.status(), StatusCode::TEMPORARY_REDIRECT);
+    assert_eq!(root.headers()["location"], "/ui/");
+    let followed = server.client.get(server.url("/")).send().unwrap();
+    assert_eq!(followed.status(), StatusCode::OK);
+    assert!(followed.text().unwrap().contains("<html"));
+    for path in ["/nope", "/ui/nope", "/v1"] {
+        let (status, body) = server.send("GET", path, None);
+        assert_eq!(
+            (status, error_code(&body)),
+            (StatusCode::NOT_FOUND, "not_found"),
+            "{path}: {body}"
+        );
+    }
+    server.stop().unwrap();
+}
+
+#[test]
 fn an_empty_turn_text_is_reported_with_each_prefix_once() {
     let server = Server::start(Server::default_config());
     let (status, error) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["fine", "  "])));

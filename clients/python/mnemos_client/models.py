@@ -408,7 +408,8 @@ class Memory:
 
 @dataclass(frozen=True)
 class AddedTurn:
-    """What happened to one sent turn: ``added`` (with its ``memory_id``) or ``duplicate``."""
+    """What happened to one sent turn: ``added`` (with its new ``memory_id``) or ``duplicate``
+    (with the ``memory_id`` its turn got the first time)."""
 
     turn_id: str
     round: int
@@ -509,8 +510,8 @@ class AddResult:
 
     @property
     def memory_ids(self) -> Tuple[str, ...]:
-        """The new memories' ids (duplicates have none)."""
-        return tuple(t.memory_id for t in self.turns if t.memory_id is not None)
+        """The new memories' ids (a duplicate's memory was made before, so it is not here)."""
+        return tuple(t.memory_id for t in self.added if t.memory_id is not None)
 
     @classmethod
     def from_json(cls, data: Any) -> "AddResult":

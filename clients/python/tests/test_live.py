@@ -98,6 +98,8 @@ def test_idempotency_key_retry_creates_nothing_new(client: Client, user: str) ->
     assert [t.status for t in retry.turns] == ["duplicate", "duplicate"]
     assert retry.memory_ids == ()
     assert [t.turn_id for t in retry.turns] == [t.turn_id for t in first.turns]
+    # A duplicate names the memory its turn got the first time.
+    assert [t.memory_id for t in retry.turns] == [t.memory_id for t in first.turns]
     assert client.list_memories(user).total == 2
 
 

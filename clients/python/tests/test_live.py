@@ -285,6 +285,12 @@ def test_stats_jobs_and_sessions(client: Client, user: str) -> None:
     client.add_turns(user, [Turn("user", "a"), Turn("user", "b")], agent="coach", session="s1")
     stats = client.stats(user, agent="coach")
     assert stats.preset == "default" and stats.memories == {"turn": 2}
+    # Without an agent: every agent's memories, and each agent's own.
+    client.add_turns(user, Turn("user", "c"), agent="tutor")
+    every = client.stats(user)
+    assert every.preset is None and every.memories == {"turn": 3}
+    assert {a: s.memories for a, s in every.agents.items()} == {"coach": {"turn": 2},
+                                                                 "tutor": {"turn": 1}}
     assert client.jobs(user) == []
     report = client.end_session(user, "s1", agent="coach")
     assert report.failed == 0 and report.errors == ()

@@ -6,7 +6,7 @@
 //! completion. A crash at any point leaves either a pending job (replayed by the next
 //! `run_pending`) or a finished one (never applied again).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -682,6 +682,25 @@ impl Engine {
     /// Size and cost of `agent`'s memory.
     pub fn stats(&self, user: &UserKey, agent: &str) -> EngineResult<MechanismStats> {
         self.mechanism(agent).stats(&self.ctx(user, agent))
+    }
+
+    /// [`stats`](Self::stats) of every agent holding a memory of `user`, by agent: a user's
+    /// memories may sit under any agent, each with its own preset.
+    pub fn stats_by_agent(&self, user: &UserKey) -> EngineResult<BTreeMap<String, MechanismStats>> {
+        let every = MemoryFilter {
+            state: StateFilter::All,
+            ..MemoryFilter::default()
+        };
+        let agents: BTreeSet<String> = self
+            .store()
+            .list_all(user, &every)?
+            .into_iter()
+            .map(|m| m.scope.agent)
+            .collect();
+        agents
+            .into_iter()
+            .map(|agent| Ok((agent.clone(), self.stats(user, &agent)?)))
+            .collect()
     }
 
     /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism). Hits whose

@@ -806,7 +806,8 @@ async fn purge(
 
 /// A user's stats.
 ///
-/// The agent's preset and the user's active memories by kind.
+/// With `agent`: the agent's preset and its active memories by kind. Without: the user's
+/// active memories by kind over every agent, and each agent's preset and memories.
 #[utoipa::path(
     get,
     path = "/v1/users/{user}/stats",
@@ -837,11 +838,11 @@ async fn stats(
 ) -> ApiResult<StatsResponse> {
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let agent = from_query(named("agent", query.agent))?;
-        let stats = app
-            .engine
-            .stats(&key, agent.as_deref().unwrap_or(DEFAULT_AGENT))?;
-        Ok(Json((&stats).into()))
+        // Without an agent, every agent's: a user's memories may sit under any agent.
+        match from_query(named("agent", query.agent))? {
+            Some(agent) => Ok(Json((&app.engine.stats(&key, &agent)?).into())),
+            None => Ok(Json((&app.engine.stats_by_agent(&key)?).into())),
+        }
     })
     .await
 }

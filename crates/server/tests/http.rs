@@ -441,6 +441,27 @@ fn changing_a_forgotten_memory_is_a_conflict() {
 }
 
 #[test]
+fn stats_without_an_agent_count_every_agents_memories() {
+    let server = Server::start(Server::default_config());
+    // `turns` files them under agent `bot`, not the default agent.
+    let (status, _) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["a", "b"])));
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, every) = server.send("GET", "/v1/users/cy/stats", None);
+    assert_eq!(status, StatusCode::OK, "{every}");
+    assert_eq!(every["memories"], json!({"turn": 2}), "{every}");
+    assert_eq!(
+        every["agents"],
+        json!({"bot": {"preset": "retrieval", "memories": {"turn": 2}}})
+    );
+    assert!(every.get("preset").is_none(), "{every}");
+    let (_, bot) = server.send("GET", "/v1/users/cy/stats?agent=bot", None);
+    assert_eq!(bot, json!({"preset": "retrieval", "memories": {"turn": 2}}));
+    let (_, other) = server.send("GET", "/v1/users/cy/stats?agent=default", None);
+    assert_eq!(other["memories"], json!({}), "{other}");
+    server.stop().unwrap();
+}
+
+#[test]
 fn the_root_leads_to_the_inspector_and_unknown_paths_stay_json_404s() {
     let server = Server::start(Server::default_config());
     let client = reqwest::blocking::Client::builder()

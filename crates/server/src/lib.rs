@@ -16,6 +16,7 @@ mod extract;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+mod oversized;
 mod params;
 mod routes;
 mod routes_inspect;
@@ -169,6 +170,11 @@ pub fn router(
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(config.body_limit))
+        // Inside the time limit, which bounds how long an oversized body is read.
+        .layer(axum::middleware::from_fn_with_state(
+            config.body_limit,
+            oversized::refuse_oversized,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             config.request_timeout,
             time_limit,

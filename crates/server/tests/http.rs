@@ -485,6 +485,58 @@ fn the_root_leads_to_the_inspector_and_unknown_paths_stay_json_404s() {
     server.stop().unwrap();
 }
 
+/// A raw HTTP/1.1 POST of `body` under `length`, written whole before anything is read; the
+/// status line and the body of the answer.
+fn post_whole(server: &Server, length: usize, body: &[u8]) -> (String, Value) {
+    use std::io::{Read, Write};
+    let addr = server.url("").trim_start_matches("http://").to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/users/cy/turns HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {length}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, json) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.lines().next().unwrap().to_string();
+    (status, serde_json::from_str(json).unwrap())
+}
+
+#[test]
+fn a_client_writing_a_whole_oversized_body_before_reading_gets_the_413() {
+    let config = ServerConfig {
+        body_limit: ServerConfig::default().body_limit,
+        ..Server::default_config()
+    };
+    let server = Server::start(config);
+    let body = vec![b'x'; 10_000_000];
+    let (status, error) = post_whole(&server, body.len(), &body);
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    assert_eq!(error_code(&error), "payload_too_large", "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("10000000 bytes"),
+        "{error}"
+    );
+    // Declared far beyond what is worth reading: answered at once, before the body is sent.
+    let (status, error) = post_whole(&server, 1 << 30, b"");
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    assert_eq!(error_code(&error), "payload_too_large", "{error}");
+    // The server goes on serving.
+    let (status, _) = server.send("GET", "/healthz", None);
+    assert_eq!(status, StatusCode::OK);
+    server.stop().unwrap();
+}
+
 #[test]
 fn an_empty_turn_text_is_reported_with_each_prefix_once() {
     let server = Server::start(Server::default_config());

@@ -61,6 +61,7 @@ __all__ = [
     "RetentionPoint",
     "Retention",
     "PurgeResult",
+    "AgentStats",
     "Stats",
     "PresetParam",
     "Preset",
@@ -408,7 +409,8 @@ class Memory:
 
 @dataclass(frozen=True)
 class AddedTurn:
-    """What happened to one sent turn: ``added`` (with its ``memory_id``) or ``duplicate``."""
+    """What happened to one sent turn: ``added`` (with its new ``memory_id``) or ``duplicate``
+    (with the ``memory_id`` its turn got the first time)."""
 
     turn_id: str
     round: int
@@ -509,8 +511,8 @@ class AddResult:
 
     @property
     def memory_ids(self) -> Tuple[str, ...]:
-        """The new memories' ids (duplicates have none)."""
-        return tuple(t.memory_id for t in self.turns if t.memory_id is not None)
+        """The new memories' ids (a duplicate's memory was made before, so it is not here)."""
+        return tuple(t.memory_id for t in self.added if t.memory_id is not None)
 
     @classmethod
     def from_json(cls, data: Any) -> "AddResult":
@@ -1035,16 +1037,33 @@ class PurgeResult:
 
 
 @dataclass(frozen=True)
-class Stats:
-    """The agent's preset and its active memories by kind."""
+class AgentStats:
+    """One agent's preset and its active memories by kind."""
 
     preset: str
     memories: Dict[str, int]
 
     @classmethod
-    def from_json(cls, data: Any) -> "Stats":
+    def from_json(cls, data: Any) -> "AgentStats":
         r = _Reader(data, cls.__name__)
         return cls(preset=r.string("preset"), memories=r.num_map("memories", int))
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Active memories by kind: one agent's with its ``preset``, or, when no agent was named,
+    every agent's together, with each agent's own in ``agents``."""
+
+    memories: Dict[str, int]
+    preset: Optional[str] = None
+    agents: Dict[str, AgentStats] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Stats":
+        r = _Reader(data, cls.__name__)
+        agents = r.obj_map("agents", AgentStats.from_json) if "agents" in r.data else {}
+        return cls(memories=r.num_map("memories", int), preset=r.opt_string("preset"),
+                   agents=agents)
 
 
 @dataclass(frozen=True)

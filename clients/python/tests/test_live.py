@@ -98,6 +98,8 @@ def test_idempotency_key_retry_creates_nothing_new(client: Client, user: str) ->
     assert [t.status for t in retry.turns] == ["duplicate", "duplicate"]
     assert retry.memory_ids == ()
     assert [t.turn_id for t in retry.turns] == [t.turn_id for t in first.turns]
+    # A duplicate names the memory its turn got the first time.
+    assert [t.memory_id for t in retry.turns] == [t.memory_id for t in first.turns]
     assert client.list_memories(user).total == 2
 
 
@@ -221,14 +223,21 @@ def test_rule_errors_are_invalid_input(client: Client, user: str) -> None:
     memory_id = added.memory_ids[0]
     with pytest.raises(mc.InvalidInput, match="nothing to change"):
         client.update_memory(user, memory_id)
-    with pytest.raises(mc.InvalidInput, match="state"):
-        client.list_memories(user, state="sleeping")
     with pytest.raises(mc.InvalidInput, match="bogus"):
         client.search(user, "x", kinds=["bogus"])
-    with pytest.raises(mc.InvalidInput, match="limit"):
-        client.list_memories(user, limit=0)
     with pytest.raises(mc.InvalidInput, match="query is empty"):
         client.recall(user, "")
+
+
+def test_bad_query_parameters_are_bad_requests(client: Client, user: str) -> None:
+    client.add_turns(user, Turn("user", "keep me"))
+    with pytest.raises(mc.BadRequest, match="state") as caught:
+        client.list_memories(user, state="sleeping")
+    assert (caught.value.status, caught.value.code) == (400, "invalid_request")
+    with pytest.raises(mc.BadRequest, match="limit"):
+        client.list_memories(user, limit=0)
+    with pytest.raises(mc.BadRequest, match="kind"):
+        client.list_memories(user, kind="bogus")
 
 
 def test_empty_agent_or_session_names_are_invalid_input(client: Client, user: str) -> None:
@@ -243,11 +252,12 @@ def test_empty_agent_or_session_names_are_invalid_input(client: Client, user: st
         client.search(user, "bees", session="")
     with pytest.raises(mc.InvalidInput, match="session must not be empty"):
         client.recall(user, "bees", session="")
-    with pytest.raises(mc.InvalidInput, match="agent must not be empty"):
+    # In a query string the same name is a bad query parameter: 400.
+    with pytest.raises(mc.BadRequest, match="agent must not be empty"):
         client.list_memories(user, agent="")
-    with pytest.raises(mc.InvalidInput, match="agent must not be empty"):
+    with pytest.raises(mc.BadRequest, match="agent must not be empty"):
         client.stats(user, agent="")
-    with pytest.raises(mc.InvalidInput, match="agent must not be empty"):
+    with pytest.raises(mc.BadRequest, match="agent must not be empty"):
         client.view(user, "timeline", agent="")
 
 
@@ -275,6 +285,12 @@ def test_stats_jobs_and_sessions(client: Client, user: str) -> None:
     client.add_turns(user, [Turn("user", "a"), Turn("user", "b")], agent="coach", session="s1")
     stats = client.stats(user, agent="coach")
     assert stats.preset == "default" and stats.memories == {"turn": 2}
+    # Without an agent: every agent's memories, and each agent's own.
+    client.add_turns(user, Turn("user", "c"), agent="tutor")
+    every = client.stats(user)
+    assert every.preset is None and every.memories == {"turn": 3}
+    assert {a: s.memories for a, s in every.agents.items()} == {"coach": {"turn": 2},
+                                                                 "tutor": {"turn": 1}}
     assert client.jobs(user) == []
     report = client.end_session(user, "s1", agent="coach")
     assert report.failed == 0 and report.errors == ()

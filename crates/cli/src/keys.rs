@@ -46,8 +46,8 @@ pub fn run(global: &GlobalArgs, args: KeysArgs) -> Result<()> {
             let Some(tenant) = global.tenant() else {
                 usage!("name the key's tenant: mnemos keys create --tenant T");
             };
-            // Keys may come before any data: this is the one command besides ingest that makes
-            // the database.
+            // Keys may come before any data (a server beyond loopback needs one to start), so
+            // this makes the database when there is none.
             let options = OpenOptions {
                 create: true,
                 load_embedder: false,

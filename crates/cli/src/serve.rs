@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
-use mnemos_engine::{Config, Engine, OpenOptions};
-use mnemos_server::{JobWorker, ServerConfig};
+use mnemos_engine::{Config, Engine, OpenOptions, StoreLocation};
+use mnemos_server::{JobWorker, ServerConfig, ServerError};
 
 use crate::progress;
 
@@ -60,6 +60,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     config.engine.jobs.inline = false;
     let config = &config;
     server.validate()?;
+    refuse_before_creating(config, &server)?;
     let options = OpenOptions {
         create: true,
         load_embedder: true,
@@ -69,7 +70,8 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     for note in engine.notes() {
         eprintln!("note: {note}");
     }
-    eprintln!("access: {}", mnemos_server::access(&engine, &server)?);
+    let access = mnemos_server::access(&engine, &server)?;
+    eprintln!("access: {access}");
     let info = engine.info();
     eprintln!(
         "store: {} ({}); vector search {}",
@@ -79,10 +81,26 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     );
     let tenant = config.tenant.clone();
     let db = config.db.to_string();
-    mnemos_server::run_until_signal(Arc::new(engine), tenant.clone(), &server, |addr| {
-        eprintln!("mnemos serving {db} (tenant {tenant}) on http://{addr}/v1 — Ctrl-C stops");
+    // With keys required the configured tenant applies to no request: each acts in its key's.
+    let callers = if access.keys_required {
+        "each request in its API key's tenant".to_string()
+    } else {
+        format!("requests without a key in tenant {tenant}")
+    };
+    mnemos_server::run_until_signal(Arc::new(engine), tenant, &server, |addr| {
+        eprintln!("mnemos serving {db} ({callers}) on http://{addr}/v1 — Ctrl-C stops");
         eprintln!("web inspector: http://{addr}/ui/");
     })?;
     eprintln!("mnemos server stopped");
+    Ok(())
+}
+
+/// A database that does not exist holds no API key, so a server that needs one is refused
+/// before the file is made: a refused start leaves nothing behind.
+fn refuse_before_creating(config: &Config, server: &ServerConfig) -> Result<(), ServerError> {
+    let missing = matches!(&config.db, StoreLocation::Sqlite(path) if !path.exists());
+    if missing && server.needs_stored_keys() {
+        return Err(ServerError::NotLoopback(server.listen));
+    }
     Ok(())
 }

@@ -1157,8 +1157,14 @@ fn serve_answers_over_http_and_stops_cleanly_on_sigterm() {
         "{}",
         stderr(&refused)
     );
+    assert!(!db.exists(), "a refused start leaves no database behind");
 
-    let (mut child, url, _) = spawn_serve(&db, &[]);
+    let (mut child, url, start) = spawn_serve(&db, &[]);
+    let serving = start.last().unwrap();
+    assert!(
+        serving.contains("requests without a key in tenant default"),
+        "{serving}"
+    );
     let client = reqwest::blocking::Client::new();
     let added = client
         .post(format!("{url}/users/lena/turns"))
@@ -1257,6 +1263,12 @@ fn keys_are_made_once_listed_without_secrets_revoked_and_required_by_serve() {
     assert!(
         start.iter().any(|l| l.contains("API keys required")),
         "{start:?}"
+    );
+    // No default tenant applies when every request needs a key.
+    let serving = start.last().unwrap();
+    assert!(
+        serving.contains("each request in its API key's tenant") && !serving.contains("default"),
+        "{serving}"
     );
     let client = reqwest::blocking::Client::new();
     let add = |key: Option<&str>| {

@@ -65,6 +65,17 @@ impl Error {
         }
     }
 
+    /// The error with `context` (`turn 2`) in front of what was wrong. An input error keeps
+    /// its one `invalid input:` prefix rather than wrapping its own text in another; other
+    /// errors name what failed themselves and stay as they are.
+    #[must_use]
+    pub fn context(self, context: impl std::fmt::Display) -> Self {
+        match self {
+            Error::InvalidInput(message) => Error::InvalidInput(format!("{context}: {message}")),
+            other => other,
+        }
+    }
+
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::InvalidInput(_) => ErrorClass::InvalidInput,
@@ -118,6 +129,16 @@ pub enum Conflict {
     /// Another engine (another server) holds the lease on the user's jobs right now.
     #[error("another server is running this user's jobs; try again once it is done")]
     JobsLeased,
+    /// The memory to change is forgotten: its text stays what was forgotten (no search or
+    /// recall shows it, so a change would go nowhere), and nothing restores a forgotten memory.
+    #[error(
+        "memory {id} is forgotten ({reason}) and cannot be changed; a forgotten memory is never \
+         restored: to remember it again, add its text as a new turn"
+    )]
+    Forgotten {
+        id: crate::model::MemoryId,
+        reason: String,
+    },
     /// An import found data of its user in the store: it only fills a user the store holds no
     /// turn, memory or job of, and never overwrites one.
     #[error("the store already holds data of user {user}; an import only fills an empty user")]
@@ -250,6 +271,14 @@ mod tests {
             report(&wrapped),
             "store backend error during open: no such file"
         );
+    }
+
+    #[test]
+    fn context_goes_inside_the_one_prefix() {
+        let err = Error::invalid("turn text is empty").context("turn 1");
+        assert_eq!(err.to_string(), "invalid input: turn 1: turn text is empty");
+        let missing = Error::not_found("memory", 7).context("turn 1");
+        assert_eq!(missing.to_string(), "not found: memory 7");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! completion. A crash at any point leaves either a pending job (replayed by the next
 //! `run_pending`) or a finished one (never applied again).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -237,8 +237,8 @@ impl EngineBuilder {
         let mut default_mechanism = presets::build(&config.preset)?;
         let mut agent_mechanisms = BTreeMap::new();
         for (agent, spec) in &config.agents {
-            let mechanism = presets::build(spec)
-                .map_err(|e| EngineError::config(format!("agent '{agent}': {e}")))?;
+            let mechanism =
+                presets::build(spec).map_err(|e| e.context(format!("agent '{agent}'")))?;
             agent_mechanisms.insert(agent.clone(), mechanism);
         }
         for (agent, mechanism) in self.mechanisms {
@@ -450,9 +450,11 @@ impl Engine {
         }
         let mut enqueued = 0usize;
         let mut plan = |turns: &[Turn]| -> mnemos_core::Result<Vec<Vec<Job>>> {
-            let jobs = self
-                .plan_turns(turns)
-                .map_err(|e| mnemos_core::Error::invalid(format!("planning derived work: {e}")))?;
+            let jobs = self.plan_turns(turns).map_err(|e| match e {
+                // A store or input error keeps its class (and its one prefix).
+                EngineError::Core(e) => e.context("planning derived work"),
+                other => mnemos_core::Error::invalid(format!("planning derived work: {other}")),
+            })?;
             enqueued = jobs.iter().map(Vec::len).sum();
             Ok(jobs)
         };
@@ -685,6 +687,25 @@ impl Engine {
         self.mechanism(agent).stats(&self.ctx(user, agent))
     }
 
+    /// [`stats`](Self::stats) of every agent holding a memory of `user`, by agent: a user's
+    /// memories may sit under any agent, each with its own preset.
+    pub fn stats_by_agent(&self, user: &UserKey) -> EngineResult<BTreeMap<String, MechanismStats>> {
+        let every = MemoryFilter {
+            state: StateFilter::All,
+            ..MemoryFilter::default()
+        };
+        let agents: BTreeSet<String> = self
+            .store()
+            .list_all(user, &every)?
+            .into_iter()
+            .map(|m| m.scope.agent)
+            .collect();
+        agents
+            .into_iter()
+            .map(|agent| Ok((agent.clone(), self.stats(user, &agent)?)))
+            .collect()
+    }
+
     /// Ranked memories for a query (the hybrid retrieval pipeline, no mechanism). Hits whose
     /// relevance is below the request's `min_relevance`, or, when it names none, the
     /// configured `retrieval.min_relevance`, are left out.
@@ -713,7 +734,9 @@ impl Engine {
         Ok(self.memories.list(user, filter, page)?)
     }
 
-    /// Edit a memory (a new version in its history); a changed text is re-embedded.
+    /// Edit a memory (a new version in its history); a changed text is re-embedded. A
+    /// forgotten memory is refused with [`Conflict::Forgotten`](mnemos_core::Conflict): what
+    /// was forgotten is not rewritten.
     pub fn update(
         &self,
         user: &UserKey,

@@ -70,6 +70,18 @@ impl EngineError {
         }
     }
 
+    /// The error with `context` (`agent 'coach'`) in front of what was wrong, inside the
+    /// error's own prefix (`config: agent 'coach': …`, not `config: agent 'coach': config: …`).
+    /// Errors that are not the caller's input or config name what failed and stay as they are.
+    #[must_use]
+    pub fn context(self, context: impl std::fmt::Display) -> Self {
+        match self {
+            EngineError::Config(message) => EngineError::Config(format!("{context}: {message}")),
+            EngineError::Core(e) => EngineError::Core(e.context(context)),
+            other => other,
+        }
+    }
+
     pub fn class(&self) -> ErrorClass {
         match self {
             EngineError::Core(e) => e.class(),

@@ -162,6 +162,51 @@ fn ingest_on_several_threads_keeps_each_users_turns_in_order() {
 }
 
 #[test]
+fn a_duplicate_reports_the_memory_its_turn_got_the_first_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("d.db"), SqliteOptions::default()).unwrap());
+    for store in [Arc::new(MemoryStore::new()) as Arc<dyn Store>, sqlite] {
+        let engine = engine(store, "retrieval", true);
+        let first = engine.add(keyed_turns()).unwrap();
+        let again = engine.add(keyed_turns()).unwrap();
+        assert!(again.turns.iter().all(|t| t.is_duplicate()));
+        let ids = |report: &mnemos_engine::AddReport| -> Vec<_> {
+            report.turns.iter().map(|t| t.memory_id()).collect()
+        };
+        assert!(ids(&first).iter().all(Option::is_some));
+        assert_eq!(ids(&again), ids(&first));
+        // Forgotten since, it is still the turn's memory.
+        let forgotten = first.turns[0].memory_id().unwrap();
+        engine.forget(&ann(), forgotten, "asked").unwrap();
+        let third = engine.add(keyed_turns()).unwrap();
+        assert_eq!(third.turns[0].memory_id(), Some(forgotten));
+    }
+}
+
+#[test]
+fn a_forgotten_memory_is_not_rewritten() {
+    let engine = engine(Arc::new(MemoryStore::new()), "retrieval", true);
+    let added = engine.add(keyed_turns()).unwrap();
+    let id = added.turns[0].memory_id().unwrap();
+    engine.forget(&ann(), id, "asked").unwrap();
+    let patch = mnemos_core::MemoryPatch {
+        text: Some("rewritten".into()),
+        ..mnemos_core::MemoryPatch::default()
+    };
+    let err = engine.update(&ann(), id, &patch).unwrap_err();
+    assert_eq!(err.class(), mnemos_core::ErrorClass::Conflict, "{err}");
+    assert!(err.to_string().contains("is forgotten (asked)"), "{err}");
+    let kept = engine.get(&ann(), id).unwrap();
+    assert_eq!(kept.text, "I moved to Berlin last spring.");
+    assert_eq!(
+        engine.history(&ann(), id).unwrap().len(),
+        2,
+        "no new version"
+    );
+}
+
+#[test]
 fn a_key_twice_in_one_write_is_an_input_error() {
     let engine = engine(Arc::new(MemoryStore::new()), "retrieval", true);
     let mut turns = keyed_turns();

@@ -613,13 +613,10 @@ mod tests {
     }
 
     #[test]
-    fn loads_the_real_file_when_present() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/data/lufy/lufy_sessions.json");
-        if !path.exists() {
-            eprintln!("skipping: {} not found", path.display());
-            return;
-        }
+    fn loads_the_real_file() -> Result<(), mnemos_testkit::data::MissingData> {
+        let Some(path) = mnemos_testkit::data::dataset("lufy/lufy_sessions.json")? else {
+            return Ok(());
+        };
         let dataset = load_lufy(&path).expect("load LUFY");
         assert_eq!(dataset.sessions.len(), 204);
         // The published file has 7 bot turns with a null utterance; nothing else is odd.
@@ -653,5 +650,6 @@ mod tests {
                 assert!(!question.gold.is_empty() && question.answer.is_some());
             }
         }
+        Ok(())
     }
 }

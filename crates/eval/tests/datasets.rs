@@ -1,5 +1,7 @@
-//! Loads the real benchmark files from `../shared/data` beside the repository and checks their
-//! counts. The datasets are never copied into the repository; CI provides them there.
+//! Loads the real benchmark files from `shared/data` beside the repository and checks their
+//! counts. The datasets are never copied into the repository; CI provides them there (and sets
+//! `MNEMOS_REQUIRE_DATA=1`, so a missing one fails); elsewhere a test without them says it was
+//! skipped (`mnemos_testkit::data`).
 
 // Test code: a failed unwrap or assertion is a failed test.
 #![allow(
@@ -10,24 +12,14 @@
 )]
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 use mnemos_core::Role;
+use mnemos_testkit::data::{self, MissingData};
+
 use mnemos_eval::{
     load_locomo, load_memdaily, load_perltqa_dir, sniff_format, DefectAction, Format, MemoryClass,
     RetrievalDataset,
 };
-
-fn data_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    assert!(
-        dir.is_dir(),
-        "shared datasets not found at {} (expected ../shared/data beside the repository; \
-         see /work/shared/data/README.md)",
-        dir.display()
-    );
-    dir
-}
 
 fn defects(dataset: &RetrievalDataset, action: DefectAction) -> usize {
     dataset
@@ -74,8 +66,10 @@ fn check_invariants(dataset: &RetrievalDataset) {
 }
 
 #[test]
-fn locomo_counts() {
-    let path = data_dir().join("locomo/locomo10_dev.json");
+fn locomo_counts() -> Result<(), MissingData> {
+    let Some(path) = data::dataset("locomo/locomo10_dev.json")? else {
+        return Ok(());
+    };
     assert_eq!(sniff_format(&path).ok(), Some(Format::Locomo));
     let dataset = load_locomo(&path).expect("LoCoMo loads");
     let summary = dataset.summary();
@@ -120,11 +114,14 @@ fn locomo_counts() {
         .find(|q| q.id == "conv-26/q37")
         .expect("q37 kept");
     assert_eq!(q37.gold, ["D8:6", "D9:17"]);
+    Ok(())
 }
 
 #[test]
-fn memdaily_counts() {
-    let path = data_dir().join("memdaily/memdaily.json");
+fn memdaily_counts() -> Result<(), MissingData> {
+    let Some(path) = data::dataset("memdaily/memdaily.json")? else {
+        return Ok(());
+    };
     assert_eq!(sniff_format(&path).ok(), Some(Format::MemDaily));
     let dataset = load_memdaily(&path).expect("MemDaily loads");
     let summary = dataset.summary();
@@ -165,11 +162,14 @@ fn memdaily_counts() {
     assert!(dataset
         .questions()
         .all(|(_, q)| q.correct_choice.is_some() && q.time.is_some()));
+    Ok(())
 }
 
 #[test]
-fn perltqa_counts() {
-    let dir = data_dir().join("perltqa");
+fn perltqa_counts() -> Result<(), MissingData> {
+    let Some(dir) = data::dataset("perltqa")? else {
+        return Ok(());
+    };
     assert_eq!(sniff_format(&dir).ok(), Some(Format::PerLtqa));
     let dataset = load_perltqa_dir(&dir).expect("PerLTQA loads");
     let summary = dataset.summary();
@@ -239,4 +239,5 @@ fn perltqa_counts() {
             assert!(!item.text.contains("&#39;") && !item.text.contains("&quot;"));
         }
     }
+    Ok(())
 }

@@ -452,6 +452,7 @@ mod tests {
     use super::*;
     use crate::summarize::tests::{locomo_sessions, with_ctx};
     use mnemos_core::Role;
+    use mnemos_testkit::data::MissingData;
 
     fn session(lines: &[(&str, &str)]) -> Vec<Line> {
         lines
@@ -581,10 +582,9 @@ mod tests {
     }
 
     #[test]
-    fn real_session_covers_every_line_once() {
-        let Some(sessions) = locomo_sessions() else {
-            println!("skipped: LoCoMo dev file not found (set MNEMOS_DATA)");
-            return;
+    fn real_session_covers_every_line_once() -> Result<(), MissingData> {
+        let Some(sessions) = locomo_sessions()? else {
+            return Ok(());
         };
         with_ctx(|ctx| {
             let Some(first) = sessions.first() else {
@@ -600,5 +600,6 @@ mod tests {
             assert_eq!(covered, (0..lines.len()).collect::<Vec<_>>());
             assert!(cats.len() <= MAX_TOPICS);
         });
+        Ok(())
     }
 }

@@ -752,6 +752,7 @@ pub(crate) fn is_chinese(text: &str) -> bool {
 pub(crate) mod tests {
     use super::*;
     use mnemos_embed::HashEmbedder;
+    use mnemos_testkit::data::MissingData;
 
     pub(crate) fn with_ctx<T>(f: impl FnOnce(&Ctx) -> T) -> T {
         let embedder = HashEmbedder::default();
@@ -912,27 +913,26 @@ pub(crate) mod tests {
         });
     }
 
-    /// Candidate places for the LoCoMo dev file: `MNEMOS_DATA`, then `shared/data` next to any
-    /// ancestor of this crate.
-    pub(crate) fn locomo_path() -> Option<std::path::PathBuf> {
-        let rel = "locomo/locomo10_dev.json";
-        if let Ok(dir) = std::env::var("MNEMOS_DATA") {
-            let p = std::path::Path::new(&dir).join(rel);
-            if p.exists() {
-                return Some(p);
-            }
-        }
-        let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        here.ancestors()
-            .map(|a| a.join("shared/data").join(rel))
-            .find(|p| p.exists())
+    /// Sessions of (speaker, text) pairs.
+    pub(crate) type Sessions = Vec<Vec<(String, String)>>;
+
+    /// The sessions of the first LoCoMo conversation; `None` when the dataset is not there (the
+    /// test is then skipped, and says so).
+    pub(crate) fn locomo_sessions() -> Result<Option<Sessions>, MissingData> {
+        let Some(path) = mnemos_testkit::data::dataset("locomo/locomo10_dev.json")? else {
+            return Ok(None);
+        };
+        let raw = std::fs::read_to_string(&path).unwrap();
+        let sessions = first_conversation(&serde_json::from_str(&raw).unwrap());
+        assert!(
+            sessions.is_some(),
+            "{} holds no conversation",
+            path.display()
+        );
+        Ok(sessions)
     }
 
-    /// The sessions of the first LoCoMo conversation as "Speaker: text" lines.
-    pub(crate) fn locomo_sessions() -> Option<Vec<Vec<(String, String)>>> {
-        let path = locomo_path()?;
-        let raw = std::fs::read_to_string(path).ok()?;
-        let data: serde_json::Value = serde_json::from_str(&raw).ok()?;
+    fn first_conversation(data: &serde_json::Value) -> Option<Sessions> {
         let conv = data.get(0)?.get("conversation")?.as_object()?;
         let mut sessions = Vec::new();
         for n in 1.. {
@@ -955,10 +955,9 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn summarizes_real_dialogue() {
-        let Some(sessions) = locomo_sessions() else {
-            println!("skipped: LoCoMo dev file not found (set MNEMOS_DATA)");
-            return;
+    fn summarizes_real_dialogue() -> Result<(), MissingData> {
+        let Some(sessions) = locomo_sessions()? else {
+            return Ok(());
         };
         with_ctx(|ctx| {
             for session in sessions.iter().take(3) {
@@ -978,5 +977,6 @@ pub(crate) mod tests {
                 }
             }
         });
+        Ok(())
     }
 }

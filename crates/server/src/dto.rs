@@ -308,7 +308,7 @@ pub struct ForgetQuery {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct AgentQuery {
-    /// The agent (default `default`).
+    /// The agent. Without it: every agent (stats, views), or `default` (ending a session).
     pub agent: Option<String>,
 }
 
@@ -477,7 +477,7 @@ pub struct AddedTurnOut {
     /// `added`, or `duplicate` when a turn with its key was stored before.
     #[schema(schema_with = turn_status_schema)]
     pub status: &'static str,
-    /// The turn's memory (only when `added`).
+    /// The turn's memory: written now, or for a `duplicate` the one stored the first time.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub memory_id: Option<String>,
@@ -489,15 +489,15 @@ impl From<&AddReport> for AddTurnsResponse {
             .turns
             .iter()
             .map(|t| {
-                let (status, memory_id) = match &t.status {
-                    TurnStatus::Added { memory_id } => ("added", Some(memory_id.to_string())),
-                    TurnStatus::Duplicate => ("duplicate", None),
+                let (status, memory_id) = match t.status {
+                    TurnStatus::Added { memory_id } => ("added", Some(memory_id)),
+                    TurnStatus::Duplicate { memory_id } => ("duplicate", memory_id),
                 };
                 AddedTurnOut {
                     turn_id: t.turn_id.to_string(),
                     round: t.round,
                     status,
-                    memory_id,
+                    memory_id: memory_id.map(|id| id.to_string()),
                 }
             })
             .collect();
@@ -762,20 +762,63 @@ pub struct UsersResponse {
     pub users: Vec<String>,
 }
 
-/// What one agent's preset holds for a user.
+/// What a user's memory holds: one agent's (`?agent=`), or every agent's.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StatsResponse {
-    /// The agent's preset.
-    pub preset: String,
-    /// Active memories by kind.
+    /// The agent's preset (only with `agent`: without it, each agent's is in `agents`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub preset: Option<String>,
+    /// Active memories by kind: the agent's, or without `agent` every agent's together.
     pub memories: BTreeMap<String, usize>,
+    /// Only without `agent`: each agent holding a memory of the user, with its preset and
+    /// active memories by kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub agents: Option<BTreeMap<String, AgentStatsOut>>,
+}
+
+/// One agent's preset and active memories by kind.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentStatsOut {
+    pub preset: String,
+    pub memories: BTreeMap<String, usize>,
+}
+
+impl From<&MechanismStats> for AgentStatsOut {
+    fn from(s: &MechanismStats) -> Self {
+        AgentStatsOut {
+            preset: s.mechanism.clone(),
+            memories: s.memories.clone(),
+        }
+    }
 }
 
 impl From<&MechanismStats> for StatsResponse {
     fn from(s: &MechanismStats) -> Self {
         StatsResponse {
-            preset: s.mechanism.clone(),
+            preset: Some(s.mechanism.clone()),
             memories: s.memories.clone(),
+            agents: None,
+        }
+    }
+}
+
+impl From<&BTreeMap<String, MechanismStats>> for StatsResponse {
+    fn from(by_agent: &BTreeMap<String, MechanismStats>) -> Self {
+        let mut memories = BTreeMap::new();
+        for (kind, count) in by_agent.values().flat_map(|s| &s.memories) {
+            *memories.entry(kind.clone()).or_default() += count;
+        }
+        StatsResponse {
+            preset: None,
+            memories,
+            agents: Some(
+                by_agent
+                    .iter()
+                    .map(|(a, s)| (a.clone(), s.into()))
+                    .collect(),
+            ),
         }
     }
 }

@@ -17,9 +17,10 @@ use mnemos_engine::EngineError;
 pub enum ErrorCode {
     /// The body is not JSON (or not UTF-8).
     MalformedJson,
-    /// The JSON or a parameter has the wrong shape: a missing, unknown or mistyped field.
+    /// The JSON has the wrong shape (a missing, unknown or mistyped field), or a query
+    /// parameter does not parse or breaks its rule.
     InvalidRequest,
-    /// The request is well-formed but breaks a rule (empty text, bad id, unknown preset…).
+    /// A body is well-formed but one of its values breaks a rule (empty text, unknown kind…).
     InvalidInput,
     /// No API key, or one that is unknown or revoked.
     Unauthorized,

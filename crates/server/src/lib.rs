@@ -18,6 +18,7 @@ mod listen;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+mod oversized;
 mod params;
 mod routes;
 mod routes_inspect;
@@ -121,6 +122,13 @@ impl ServerError {
 pub const MIN_ADMIN_KEY_CHARS: usize = 32;
 
 impl ServerConfig {
+    /// Whether this server may only start once an API key is stored: it listens beyond
+    /// loopback, and no admin key guards it. (A database that does not exist yet holds no key,
+    /// so such a server is refused before one is created.)
+    pub fn needs_stored_keys(&self) -> bool {
+        self.admin_key.is_none() && !self.listen.ip().is_loopback()
+    }
+
     /// Check the settings alone (whether keys exist is checked by [`serve`]).
     pub fn validate(&self) -> Result<(), ServerError> {
         if let Some(admin) = &self.admin_key {
@@ -187,6 +195,11 @@ pub fn router(
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(config.body_limit))
+        // Inside the time limit, which bounds how long an oversized body is read.
+        .layer(axum::middleware::from_fn_with_state(
+            config.body_limit,
+            oversized::refuse_oversized,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             config.request_timeout,
             time_limit,
@@ -199,9 +212,25 @@ pub fn router(
         .with_state(state))
 }
 
-/// How requests are let in, in one line for the start-up log; refuses a non-loopback address
-/// when nothing would guard it (no active key stored, no admin key).
-pub fn access(engine: &Engine, config: &ServerConfig) -> Result<String, ServerError> {
+/// How requests are let in when a server starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// Every `/v1` request needs a key and acts in the key's tenant; the configured tenant
+    /// applies to none.
+    pub keys_required: bool,
+    /// The mode in one line, for the start-up log.
+    pub summary: String,
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.summary)
+    }
+}
+
+/// How requests are let in; refuses a non-loopback address when nothing would guard it (no
+/// active key stored, no admin key).
+pub fn access(engine: &Engine, config: &ServerConfig) -> Result<Access, ServerError> {
     let active = engine
         .api_keys(None)
         .map_err(ServerError::Keys)?
@@ -214,15 +243,21 @@ pub fn access(engine: &Engine, config: &ServerConfig) -> Result<String, ServerEr
         ""
     };
     if active > 0 || config.admin_key.is_some() {
-        return Ok(format!("API keys required ({active} active{admin})"));
+        return Ok(Access {
+            keys_required: true,
+            summary: format!("API keys required ({active} active{admin})"),
+        });
     }
-    if !config.listen.ip().is_loopback() {
+    if config.needs_stored_keys() {
         return Err(ServerError::NotLoopback(config.listen));
     }
-    Ok(format!(
-        "no API key stored: requests without a key act in the default tenant (loopback only; keys are required within {} s of the first `mnemos keys create`)",
-        auth::REFRESH.as_secs()
-    ))
+    Ok(Access {
+        keys_required: false,
+        summary: format!(
+            "no API key stored: requests without a key act in the configured tenant (loopback only; keys are required within {} s of the first `mnemos keys create`)",
+            auth::REFRESH.as_secs()
+        ),
+    })
 }
 
 /// Liveness.

@@ -490,9 +490,13 @@ fn remember(engine: &Engine, user: &UserKey, args: RememberArgs) -> Outcome {
     text.push_str(".\n");
     let mut turns = Vec::new();
     for turn in &report.turns {
-        match turn.memory_id() {
-            Some(id) => text.push_str(&format!("- memory {id} (round {})\n", turn.round)),
-            None => text.push_str(&format!("- turn {} already stored\n", turn.turn_id)),
+        match (turn.is_duplicate(), turn.memory_id()) {
+            (false, Some(id)) => text.push_str(&format!("- memory {id} (round {})\n", turn.round)),
+            (true, Some(id)) => text.push_str(&format!(
+                "- turn {} already stored (memory {id})\n",
+                turn.turn_id
+            )),
+            (_, None) => text.push_str(&format!("- turn {} already stored\n", turn.turn_id)),
         }
         turns.push(json!({
             "turn_id": turn.turn_id.to_string(),

@@ -141,9 +141,9 @@ pub(crate) async fn serve() -> Json<utoipa::openapi::OpenApi> {
 // The error answers, one per status, shared by the routes (`components/responses`). Each is the
 // one error shape; the code names what went wrong.
 
-/// Malformed request: the body is not JSON (`malformed_json`), or a field, query parameter
-/// or path segment is missing, unknown or of the wrong type (`invalid_request`); the message
-/// names it.
+/// Malformed request: the body is not JSON (`malformed_json`), a field or path segment is
+/// missing, unknown or of the wrong type, or a query parameter does not parse or breaks its
+/// rule (`invalid_request`); the message names it.
 #[derive(ToResponse)]
 #[response(example = json!({"error": {"code": "invalid_request", "message": "Failed to deserialize the JSON body into the target type: turns[0].text: invalid type: integer `42`, expected a string at line 1 column 40"}}))]
 pub struct BadRequest(pub ErrorBody<'static>);
@@ -167,7 +167,8 @@ pub struct Forbidden(pub ErrorBody<'static>);
 pub struct NotFound(pub ErrorBody<'static>);
 
 /// The write collided with stored data (`conflict`): a turn key already stored with another
-/// text, or a concurrent write (retrying may succeed). Nothing was written.
+/// text, a change to a forgotten memory, or a concurrent write (retrying may succeed). Nothing
+/// was written.
 #[derive(ToResponse)]
 #[response(example = json!({"error": {"code": "conflict", "message": "key 'idem:msg-0001#0' is already stored with another text: a retry must resend the same turns (use a new Idempotency-Key for a new request)"}}))]
 pub struct Conflict(pub ErrorBody<'static>);
@@ -177,8 +178,8 @@ pub struct Conflict(pub ErrorBody<'static>);
 #[response(example = json!({"error": {"code": "payload_too_large", "message": "Failed to buffer the request body: length limit exceeded"}}))]
 pub struct PayloadTooLarge(pub ErrorBody<'static>);
 
-/// Well-formed but against a rule (`invalid_input`): empty text or name, unknown kind or state,
-/// a bad time, no turns or too many. Nothing was written.
+/// A body's value is well-formed but against a rule (`invalid_input`): empty text or name,
+/// unknown kind, a bad time, no turns or too many. Nothing was written.
 #[derive(ToResponse)]
 #[response(example = json!({"error": {"code": "invalid_input", "message": "turns: at least one turn is needed"}}))]
 pub struct InvalidInput(pub ErrorBody<'static>);

@@ -21,11 +21,30 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("request task failed: {e}")))?
 }
 
+/// A value against a rule (`invalid_input`), in the rule's own words: the code already says
+/// the input was invalid, so the core's `invalid input:` prefix would say it twice.
+pub(crate) fn broken_rule(err: mnemos_core::Error) -> ApiError {
+    match err {
+        mnemos_core::Error::InvalidInput(message) => ApiError::invalid(message),
+        other => other.into(),
+    }
+}
+
+/// What was read from the query string: a value there that breaks a rule is answered like one
+/// that does not parse, 400 `invalid_request`. The query string is part of the request's shape
+/// (the same helpers answer 422 for a body's value, which the caller's data may break).
+pub(crate) fn from_query<T>(read: Result<T, ApiError>) -> Result<T, ApiError> {
+    read.map_err(|e| match e.code {
+        ErrorCode::InvalidInput => bad_param(e.message),
+        _ => e,
+    })
+}
+
 /// An optional agent or session name from a request, checked like stored names are (an empty
 /// name would silently match nothing).
 pub(crate) fn named(field: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
     if let Some(name) = &value {
-        mnemos_core::validate_name(field, name)?;
+        mnemos_core::validate_name(field, name).map_err(broken_rule)?;
     }
     Ok(value)
 }
@@ -38,7 +57,7 @@ pub(crate) fn kinds<'a>(
         .into_iter()
         .map(str::trim)
         .filter(|k| !k.is_empty())
-        .map(|k| k.parse::<KindTag>().map_err(ApiError::from))
+        .map(|k| k.parse::<KindTag>().map_err(broken_rule))
         .collect()
 }
 
@@ -135,18 +154,20 @@ pub(crate) fn text_filter(q: Option<&str>) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// A request's `as_of` (a date or an RFC 3339 time), parsed; absent: none.
+/// A request's `as_of` (a date or an RFC 3339 time), parsed; absent: none. A moment that does
+/// not parse is a malformed request (400) wherever it is sent, like a mistyped field.
 pub(crate) fn as_of(text: Option<&str>) -> Result<Option<mnemos_core::Timestamp>, ApiError> {
     text.map(mnemos_engine::truth::parse_as_of)
         .transpose()
-        .map_err(|e| bad_param(e.to_string()))
+        .map_err(|e| bad_param(broken_rule(e).message))
 }
 
-/// A request's `min_relevance`: a number from 0 to 1; absent: the configured floor.
+/// A request's `min_relevance`: a number from 0 to 1; absent: the configured floor. One out of
+/// range is answered 400 wherever it is sent, like a number that does not parse.
 pub(crate) fn min_relevance(floor: Option<f32>) -> Result<Option<f32>, ApiError> {
     if let Some(floor) = floor {
         mnemos_core::retrieval::validate_min_relevance("min_relevance", floor)
-            .map_err(|e| bad_param(e.to_string()))?;
+            .map_err(|e| bad_param(broken_rule(e).message))?;
     }
     Ok(floor)
 }

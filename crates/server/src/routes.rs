@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::{Json, Router};
 
-use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Scope, StateFilter, UserKey};
+use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{Browse, Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
 
 use crate::auth::{Admin, Auth, Tenant};
@@ -19,8 +19,8 @@ use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams, RequestDeadline};
 use crate::metrics::Metrics;
 use crate::params::{
-    blocking, cursor, kind_list, kinds, known_user, list_query, memory_id, metadata_pairs, named,
-    page, sort, text_filter,
+    blocking, cursor, from_query, kind_list, kinds, known_user, list_query, memory_id,
+    metadata_pairs, named, page, sort, text_filter,
 };
 use crate::routes_inspect as inspect;
 
@@ -353,11 +353,7 @@ async fn add_turns(
         let owner = tenant.user(&user)?;
         reject_reused_keys(&app.engine, &owner, &turns, idempotency.as_deref())?;
         let report = app.engine.add(turns)?;
-        let added = report
-            .turns
-            .iter()
-            .filter(|t| t.memory_id().is_some())
-            .count();
+        let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
         let duplicate = report.turns.len() - added;
         app.metrics.record_turns(added as u64, duplicate as u64);
         app.metrics.record_jobs(&report.jobs);
@@ -401,7 +397,8 @@ async fn end_session(
 ) -> ApiResult<JobReportOut> {
     blocking(move || {
         app.known_user(&tenant, &user)?;
-        let agent = query.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        let agent = from_query(named("agent", query.agent))?;
+        let agent = agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let scope = Scope::new(&tenant.0, &user, agent, &session)?;
         let report = app.engine.end_session(&scope)?;
         app.metrics.record_jobs(&report);
@@ -544,6 +541,16 @@ fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {
     })
 }
 
+/// What a listing's query asks for, and which page.
+fn browsing(query: &ListQuery) -> Result<(Browse, Page), ApiError> {
+    let browse = Browse {
+        filter: list_filter(query)?,
+        text: text_filter(query.q.as_deref())?,
+        sort: sort(query.sort.as_deref())?,
+    };
+    Ok((browse, page(query.cursor.as_deref(), query.limit)?))
+}
+
 /// List memories.
 ///
 /// A page of the user's memories, oldest first (or `sort`ed), filtered by kind, state, agent,
@@ -580,14 +587,8 @@ async fn list(
     let query = list_query(raw.as_deref())?;
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let browse = Browse {
-            filter: list_filter(&query)?,
-            text: text_filter(query.q.as_deref())?,
-            sort: sort(query.sort.as_deref())?,
-        };
-        let paged =
-            app.engine
-                .browse(&key, &browse, page(query.cursor.as_deref(), query.limit)?)?;
+        let (browse, page) = from_query(browsing(&query))?;
+        let paged = app.engine.browse(&key, &browse, page)?;
         Ok(Json(MemoryPage {
             memories: paged.items.iter().map(MemoryOut::from).collect(),
             total: paged.total,
@@ -637,7 +638,8 @@ async fn get_memory(
 
 /// Change a memory.
 ///
-/// Replaces its text, its metadata or both; the old version stays in its history.
+/// Replaces its text, its metadata or both; the old version stays in its history. A forgotten
+/// memory is not changed: `409 conflict`.
 #[utoipa::path(
     patch,
     path = "/v1/users/{user}/memories/{id}",
@@ -654,6 +656,7 @@ async fn get_memory(
         (status = 401, response = crate::openapi::Unauthorized),
         (status = 403, response = crate::openapi::Forbidden),
         (status = 404, response = crate::openapi::NotFound),
+        (status = 409, response = crate::openapi::Conflict),
         (status = 413, response = crate::openapi::PayloadTooLarge),
         (status = 422, response = crate::openapi::InvalidInput),
         (status = 500, response = crate::openapi::Internal),
@@ -807,7 +810,8 @@ async fn purge(
 
 /// A user's stats.
 ///
-/// The agent's preset and the user's active memories by kind.
+/// With `agent`: the agent's preset and its active memories by kind. Without: the user's
+/// active memories by kind over every agent, and each agent's preset and memories.
 #[utoipa::path(
     get,
     path = "/v1/users/{user}/stats",
@@ -838,11 +842,11 @@ async fn stats(
 ) -> ApiResult<StatsResponse> {
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let agent = named("agent", query.agent)?;
-        let stats = app
-            .engine
-            .stats(&key, agent.as_deref().unwrap_or(DEFAULT_AGENT))?;
-        Ok(Json((&stats).into()))
+        // Without an agent, every agent's: a user's memories may sit under any agent.
+        match from_query(named("agent", query.agent))? {
+            Some(agent) => Ok(Json((&app.engine.stats(&key, &agent)?).into())),
+            None => Ok(Json((&app.engine.stats_by_agent(&key)?).into())),
+        }
     })
     .await
 }
@@ -972,7 +976,7 @@ async fn view(
     };
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let agent = named("agent", query.agent)?;
+        let agent = from_query(named("agent", query.agent))?;
         let shown: View = app.engine.view(&key, agent.as_deref(), kind)?;
         let text = mnemos_engine::render::view(&key, agent.as_deref(), &shown);
         Ok(Json(ViewResponse {
@@ -1057,7 +1061,7 @@ async fn list_keys(
     QueryParams(query): QueryParams<KeysQuery>,
 ) -> ApiResult<Vec<ApiKeyOut>> {
     blocking(move || {
-        let tenant = named("tenant", query.tenant)?;
+        let tenant = from_query(named("tenant", query.tenant))?;
         let keys = app.engine.api_keys(tenant.as_deref())?;
         Ok(Json(keys.iter().map(ApiKeyOut::from).collect()))
     })

@@ -10,7 +10,7 @@ use crate::dto_inspect::{
     TurnContextResponse, TurnQuery,
 };
 use crate::extract::{Params, QueryParams};
-use crate::params::{blocking, memory_id, named, turn_id, within};
+use crate::params::{blocking, from_query, memory_id, named, turn_id, within};
 use crate::routes::{ApiResult, Shared};
 
 /// Turns shown on each side of a turn when the request names no `around`.
@@ -215,7 +215,7 @@ pub(crate) async fn retention(
     let points = within("points", query.points, DEFAULT_POINTS, 2..=2000)?;
     blocking(move || {
         let key = app.known_user(&tenant, &user)?;
-        let agent = named("agent", query.agent)?;
+        let agent = from_query(named("agent", query.agent))?;
         let retention = app.engine.retention(&key, agent.as_deref(), points)?;
         Ok(Json((&retention).into()))
     })

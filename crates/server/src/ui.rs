@@ -42,9 +42,13 @@ const ASSETS: &[Asset] = &[
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/// The inspector's routes: `/ui` redirects to `/ui/`, which serves the single page.
+/// The inspector's routes: `/ui` redirects to `/ui/`, which serves the single page, and so does
+/// `/` (a person opening the server's address finds the inspector). That one is temporary: `/`
+/// may serve something else one day, and browsers keep permanent redirects.
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    let router = Router::new().route("/ui", get(|| async { Redirect::permanent("/ui/") }));
+    let router = Router::new()
+        .route("/", get(|| async { Redirect::temporary("/ui/") }))
+        .route("/ui", get(|| async { Redirect::permanent("/ui/") }));
     ASSETS.iter().fold(router, |router, asset| {
         router.route(asset.path, get(move || async move { serve(asset) }))
     })

@@ -35,7 +35,12 @@ const ROUTES: &[(&str, &str)] = &[
         "GET",
         "/v1/users/{user}/memories?q={id}&sort={id}&meta={id}",
     ),
+    (
+        "GET",
+        "/v1/users/{user}/memories?limit={id}&cursor={id}&kind={id}&state={id}&since={id}",
+    ),
     ("GET", "/v1/users/{user}/turns/{id}?around={id}"),
+    ("GET", "/v1/users/{user}/stats?agent={id}"),
     ("GET", "/v1/users/{user}/retention?points={id}"),
     ("GET", "/v1/users/{user}/overview"),
     ("DELETE", "/v1/users/{user}"),

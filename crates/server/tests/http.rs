@@ -246,6 +246,16 @@ fn a_retried_request_with_the_same_idempotency_key_adds_nothing() {
     assert_eq!(statuses(&first), vec!["added", "added"]);
     assert_eq!(statuses(&retry), vec!["duplicate", "duplicate"]);
     assert_eq!(first["turns"][0]["turn_id"], retry["turns"][0]["turn_id"]);
+    // A retry learns which memories the first attempt made.
+    for (made, replayed) in first["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(retry["turns"].as_array().unwrap())
+    {
+        assert!(made["memory_id"].is_string(), "{first}");
+        assert_eq!(replayed["memory_id"], made["memory_id"], "{retry}");
+    }
     assert_eq!(total(&server, "bo"), 2);
     post("req-2");
     assert_eq!(total(&server, "bo"), 4);
@@ -304,10 +314,6 @@ fn empty_agent_or_session_names_are_rejected_everywhere() {
             "/v1/users/cy/search",
             Some(json!({"query": "x", "session": ""})),
         ),
-        ("GET", "/v1/users/cy/memories?agent=", None),
-        ("GET", "/v1/users/cy/memories?session=", None),
-        ("GET", "/v1/users/cy/stats?agent=", None),
-        ("GET", "/v1/users/cy/views/persona?agent=", None),
     ];
     for (method, path, body) in cases {
         let (status, error) = server.send(method, path, body.clone());
@@ -317,6 +323,233 @@ fn empty_agent_or_session_names_are_rejected_everywhere() {
             "{method} {path} {body:?}: {error}"
         );
     }
+    // In a query string, a bad name is a bad query parameter like any other: 400.
+    for path in [
+        "/v1/users/cy/memories?agent=",
+        "/v1/users/cy/memories?session=",
+        "/v1/users/cy/stats?agent=",
+        "/v1/users/cy/views/persona?agent=",
+        "/v1/users/cy/retention?agent=",
+    ] {
+        bad_request(&server, path);
+    }
+    server.stop().unwrap();
+}
+
+#[test]
+fn every_bad_query_parameter_is_a_bad_request() {
+    let server = Server::start(Server::default_config());
+    let (status, added) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["hello"])));
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    let turn = added["turns"][0]["turn_id"].as_str().unwrap();
+    let memories = "/v1/users/cy/memories";
+    let mut paths: Vec<String> = [
+        "limit=0",
+        "limit=10001",
+        "limit=-1",
+        "limit=many",
+        "cursor=zzz",
+        "cursor=o-1",
+        "kind=gossip",
+        "state=sleepy",
+        "agent=",
+        "session=",
+        "since=yesterday",
+        "until=2024-13-01",
+        "meta=novalue",
+        "meta=a%3D1&meta=a%3D2",
+        "q=%20",
+        "sort=random",
+        "current=maybe",
+        "as_of=soon",
+        "colour=red",
+    ]
+    .iter()
+    .map(|q| format!("{memories}?{q}"))
+    .collect();
+    paths.extend(
+        ["around=51", "around=-1", "around=x", "colour=red"]
+            .iter()
+            .map(|q| format!("/v1/users/cy/turns/{turn}?{q}")),
+    );
+    paths.extend(
+        [
+            "retention?points=1",
+            "retention?points=2001",
+            "retention?agent=",
+            "retention?colour=red",
+            "stats?agent=",
+            "stats?colour=red",
+            "views/persona?agent=",
+            "views/timeline?colour=red",
+        ]
+        .iter()
+        .map(|q| format!("/v1/users/cy/{q}")),
+    );
+    for path in &paths {
+        bad_request(&server, path);
+    }
+    for path in [
+        "/v1/users/cy/sessions/s1/end?agent=",
+        "/v1/users/cy/sessions/s1/end?colour=red",
+    ] {
+        let (status, body) = server.send("POST", path, None);
+        assert_eq!(
+            (status, error_code(&body)),
+            (StatusCode::BAD_REQUEST, "invalid_request"),
+            "{path}: {body}"
+        );
+    }
+    // A body's value that breaks a rule is still 422.
+    let (status, error) = server.send(
+        "POST",
+        "/v1/users/cy/search",
+        Some(json!({"query": "hello", "top_k": 0})),
+    );
+    assert_eq!(
+        (status, error_code(&error)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
+        "{error}"
+    );
+    assert_eq!(total(&server, "cy"), 1);
+    server.stop().unwrap();
+}
+
+#[test]
+fn changing_a_forgotten_memory_is_a_conflict() {
+    let server = Server::start(Server::default_config());
+    let (_, added) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["I keep bees."])));
+    let id = added["turns"][0]["memory_id"].as_str().unwrap().to_string();
+    let path = format!("/v1/users/cy/memories/{id}");
+    let (status, _) = server.send("DELETE", &format!("{path}?reason=outdated"), None);
+    assert_eq!(status, StatusCode::OK);
+    let (status, error) = server.send("PATCH", &path, Some(json!({"text": "I keep wasps."})));
+    assert_eq!(
+        (status, error_code(&error)),
+        (StatusCode::CONFLICT, "conflict"),
+        "{error}"
+    );
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("is forgotten (outdated)") && message.contains("new turn"),
+        "{message}"
+    );
+    let (_, memory) = server.send("GET", &path, None);
+    assert_eq!(memory["text"], "I keep bees.", "nothing rewritten");
+    assert_eq!(memory["version"], 2, "{memory}");
+    server.stop().unwrap();
+}
+
+#[test]
+fn stats_without_an_agent_count_every_agents_memories() {
+    let server = Server::start(Server::default_config());
+    // `turns` files them under agent `bot`, not the default agent.
+    let (status, _) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["a", "b"])));
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, every) = server.send("GET", "/v1/users/cy/stats", None);
+    assert_eq!(status, StatusCode::OK, "{every}");
+    assert_eq!(every["memories"], json!({"turn": 2}), "{every}");
+    assert_eq!(
+        every["agents"],
+        json!({"bot": {"preset": "retrieval", "memories": {"turn": 2}}})
+    );
+    assert!(every.get("preset").is_none(), "{every}");
+    let (_, bot) = server.send("GET", "/v1/users/cy/stats?agent=bot", None);
+    assert_eq!(bot, json!({"preset": "retrieval", "memories": {"turn": 2}}));
+    let (_, other) = server.send("GET", "/v1/users/cy/stats?agent=default", None);
+    assert_eq!(other["memories"], json!({}), "{other}");
+    server.stop().unwrap();
+}
+
+#[test]
+fn the_root_leads_to_the_inspector_and_unknown_paths_stay_json_404s() {
+    let server = Server::start(Server::default_config());
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let root = client.get(server.url("/")).send().unwrap();
+    assert_eq!(root.status(), StatusCode::TEMPORARY_REDIRECT);
+    assert_eq!(root.headers()["location"], "/ui/");
+    let followed = server.client.get(server.url("/")).send().unwrap();
+    assert_eq!(followed.status(), StatusCode::OK);
+    assert!(followed.text().unwrap().contains("<html"));
+    for path in ["/nope", "/ui/nope", "/v1"] {
+        let (status, body) = server.send("GET", path, None);
+        assert_eq!(
+            (status, error_code(&body)),
+            (StatusCode::NOT_FOUND, "not_found"),
+            "{path}: {body}"
+        );
+    }
+    server.stop().unwrap();
+}
+
+/// A raw HTTP/1.1 POST of `body` under `length`, written whole before anything is read; the
+/// status line and the body of the answer.
+fn post_whole(server: &Server, length: usize, body: &[u8]) -> (String, Value) {
+    use std::io::{Read, Write};
+    let addr = server.url("").trim_start_matches("http://").to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/users/cy/turns HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {length}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, json) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.lines().next().unwrap().to_string();
+    (status, serde_json::from_str(json).unwrap())
+}
+
+#[test]
+fn a_client_writing_a_whole_oversized_body_before_reading_gets_the_413() {
+    let config = ServerConfig {
+        body_limit: ServerConfig::default().body_limit,
+        ..Server::default_config()
+    };
+    let server = Server::start(config);
+    let body = vec![b'x'; 10_000_000];
+    let (status, error) = post_whole(&server, body.len(), &body);
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    assert_eq!(error_code(&error), "payload_too_large", "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("10000000 bytes"),
+        "{error}"
+    );
+    // Declared far beyond what is worth reading: answered at once, before the body is sent.
+    let (status, error) = post_whole(&server, 1 << 30, b"");
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    assert_eq!(error_code(&error), "payload_too_large", "{error}");
+    // The server goes on serving.
+    let (status, _) = server.send("GET", "/healthz", None);
+    assert_eq!(status, StatusCode::OK);
+    server.stop().unwrap();
+}
+
+#[test]
+fn an_empty_turn_text_is_reported_with_each_prefix_once() {
+    let server = Server::start(Server::default_config());
+    let (status, error) = server.send("POST", "/v1/users/cy/turns", Some(turns(&["fine", "  "])));
+    assert_eq!(
+        (status, error_code(&error)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["message"],
+        "invalid input: turn 2: turn text is empty"
+    );
     server.stop().unwrap();
 }
 
@@ -424,9 +657,13 @@ fn bad_requests_get_the_error_shape_and_write_nothing() {
         ("GET", "/v1/users/nobody/memories", "not_found"),
         ("GET", "/v1/users/cy/views/mood", "not_found"),
         ("GET", "/v2/anything", "not_found"),
-        ("GET", "/v1/users/cy/memories?state=sleepy", "invalid_input"),
-        ("GET", "/v1/users/cy/memories?limit=0", "invalid_input"),
-        ("GET", "/v1/users/cy/memories?cursor=zzz", "invalid_input"),
+        (
+            "GET",
+            "/v1/users/cy/memories?state=sleepy",
+            "invalid_request",
+        ),
+        ("GET", "/v1/users/cy/memories?limit=0", "invalid_request"),
+        ("GET", "/v1/users/cy/memories?cursor=zzz", "invalid_request"),
         ("GET", "/v1/users/cy/memories?colour=red", "invalid_request"),
     ] {
         let (status, error) = server.send(method, path, None);

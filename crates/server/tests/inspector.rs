@@ -652,6 +652,10 @@ fn edit_and_forget_land_in_the_history(inspector: &Inspector) {
     inspector.confirm(Some("浏览器里忘记"));
     inspector.check_page("memory-forgotten");
     assert!(b.exists("h1 .pill.forgotten").unwrap());
+    assert!(
+        !b.exists("#edit-memory").unwrap(),
+        "a forgotten memory offers no edit"
+    );
     let memory = inspector.api("GET", &format!("/v1/users/ann/memories/{id}"), None);
     assert_eq!(memory["state"], "forgotten");
     assert_eq!(memory["forgotten"]["reason"], "浏览器里忘记");

@@ -656,9 +656,12 @@
         flash('error', `Not forgotten: ${error.message}`);
       }
     };
+    // A forgotten memory cannot be changed (the server answers 409) and forgetting it again
+    // changes nothing, so it offers neither.
+    if (m.state !== 'active') return null;
     return h('div', { class: 'actions' },
       h('button', { type: 'button', id: 'edit-memory', class: 'secondary', onclick: edit, text: 'Edit…' }),
-      m.state === 'active' ? h('button', { type: 'button', id: 'forget-memory', class: 'danger', onclick: forget, text: 'Forget…' }) : null);
+      h('button', { type: 'button', id: 'forget-memory', class: 'danger', onclick: forget, text: 'Forget…' }));
   }
 
   function dialogueCard(user, context) {

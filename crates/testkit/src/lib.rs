@@ -1,7 +1,8 @@
 //! Test support: a scripted OpenAI-compatible loopback server with injected faults,
-//! [`FaultyStore`], a store wrapper that fails the n-th read or write (see its contract), and
+//! [`FaultyStore`], a store wrapper that fails the n-th read or write (see its contract),
 //! [`postgres`], throwaway PostgreSQL servers (Debian's package, or the pinned `pgserver` wheel
-//! with pgvector).
+//! with pgvector), and [`data`], the benchmark datasets beside the repository (a test skips,
+//! saying so, or fails without them).
 //!
 //! [`ScriptedLlm`] listens on `127.0.0.1:<free port>` and answers `POST /v1/chat/completions`
 //! (also `/chat/completions`, so a base URL with or without `/v1` works) from a script of
@@ -24,6 +25,7 @@
 //! (no chunked requests); every response carries `Connection: close` and the socket is closed
 //! after it, so clients never reuse a connection the script may have broken.
 
+pub mod data;
 mod faulty_store;
 pub mod postgres;
 

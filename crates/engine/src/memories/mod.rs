@@ -3,7 +3,7 @@
 //! Writes go to the store first (one transaction per batch) and only then into the caches, so a
 //! crash can lose an index (rebuilt on next use) but never an acknowledged turn.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -20,10 +20,10 @@ use mnemos_core::retrieval::{
 use crate::truth::facts::FactTable;
 use crate::truth::{FactChange, PrivacySettings, WritePolicy};
 use mnemos_core::{
-    validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, Memory, MemoryFilter,
-    MemoryId, MemoryModel, MemoryPatch, Metadata, Moment, Page, Paged, Precondition, PurgeReport,
-    Result, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow,
-    VectorSearch, WriteBatch,
+    validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, KindTag, Memory,
+    MemoryFilter, MemoryId, MemoryModel, MemoryPatch, MemoryState, Metadata, Moment, Page, Paged,
+    Precondition, PurgeReport, Result, Role, Scope, StateFilter, Store, StoreError, Timestamp,
+    Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
@@ -66,8 +66,13 @@ impl NewTurn {
 pub enum TurnStatus {
     /// Stored now, with its raw-turn memory.
     Added { memory_id: MemoryId },
-    /// A turn with the same key was stored before; nothing was written.
-    Duplicate,
+    /// A turn with the same key was stored before; nothing was written. `memory_id` is the
+    /// raw-turn memory stored then, so a retry learns what the first attempt made (`None` only
+    /// when that memory is no longer in the store).
+    Duplicate {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        memory_id: Option<MemoryId>,
+    },
 }
 
 /// What `add` did with one input turn.
@@ -80,16 +85,17 @@ pub struct AddedTurn {
 }
 
 impl AddedTurn {
-    /// The raw-turn memory written now (`None` for a duplicate).
+    /// The turn's raw-turn memory: written now, or for a duplicate the one stored the first
+    /// time.
     pub fn memory_id(&self) -> Option<MemoryId> {
         match self.status {
             TurnStatus::Added { memory_id } => Some(memory_id),
-            TurnStatus::Duplicate => None,
+            TurnStatus::Duplicate { memory_id } => memory_id,
         }
     }
 
     pub fn is_duplicate(&self) -> bool {
-        self.status == TurnStatus::Duplicate
+        matches!(self.status, TurnStatus::Duplicate { .. })
     }
 }
 
@@ -483,7 +489,7 @@ impl Memories {
         changes: &mut Vec<(UserKey, FactChange)>,
     ) -> Result<Vec<AddedTurn>> {
         for (i, turn) in turns.iter().enumerate() {
-            let at = |e: Error| Error::invalid(format!("turn {}: {e}", i + 1));
+            let at = |e: Error| e.context(format!("turn {}", i + 1));
             turn.scope.validate().map_err(at)?;
             validate_text("turn text", &turn.text).map_err(at)?;
         }
@@ -724,6 +730,7 @@ impl Memories {
         outcomes: &mut [Option<AddedTurn>],
     ) -> Result<Vec<usize>> {
         let stored = self.stored_keys(user, prepared)?;
+        let memories = self.turn_memories(user, stored.values())?;
         let open: Vec<usize> = (0..outcomes.len())
             .filter(|&i| outcomes[i].is_none())
             .collect();
@@ -735,7 +742,9 @@ impl Memories {
                     outcomes[*slot] = Some(AddedTurn {
                         turn_id: turn.id,
                         round: turn.at.round,
-                        status: TurnStatus::Duplicate,
+                        status: TurnStatus::Duplicate {
+                            memory_id: memories.get(&turn.id).copied(),
+                        },
                     })
                 }
                 None => {
@@ -746,6 +755,37 @@ impl Memories {
         }
         *prepared = remaining;
         Ok(kept)
+    }
+
+    /// The raw-turn memories of stored `turns`, by turn. A turn's memory is created at the
+    /// turn's moment, so one read over the turns' times finds them (store indexes serve it),
+    /// however many memories the user has.
+    fn turn_memories<'t>(
+        &self,
+        user: &UserKey,
+        turns: impl Iterator<Item = &'t Turn> + Clone,
+    ) -> Result<HashMap<TurnId, MemoryId>> {
+        let times = turns.clone().map(|t| t.at.time);
+        let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
+            return Ok(HashMap::new());
+        };
+        let wanted: HashSet<TurnId> = turns.map(|t| t.id).collect();
+        let filter = MemoryFilter {
+            kinds: vec![KindTag::Turn],
+            state: StateFilter::All,
+            created_since: Some(first),
+            created_before: Some(Timestamp::from_millis(last.millis().saturating_add(1))),
+            ..MemoryFilter::default()
+        };
+        let mut found = HashMap::new();
+        for memory in self.store.list_all(user, &filter)? {
+            if let [turn] = memory.provenance.as_slice() {
+                if wanted.contains(turn) {
+                    found.entry(*turn).or_insert(memory.id);
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// Number the turns' rounds after `last` (explicit rounds stay), ask `plan` for their jobs,
@@ -1006,7 +1046,7 @@ impl Memories {
         Ok(history)
     }
 
-    /// Edit a memory; a changed text is re-embedded and re-indexed, in the same write.
+    /// Edit an active memory; a changed text is re-embedded and re-indexed, in the same write.
     pub fn update(&self, user: &UserKey, id: MemoryId, patch: &MemoryPatch) -> Result<Memory> {
         if patch.is_empty() {
             return Err(Error::invalid("the update changes nothing"));
@@ -1016,6 +1056,9 @@ impl Memories {
         }
         self.built_slot(user)?;
         let current = self.get(user, id)?;
+        if let MemoryState::Forgotten { reason, .. } = current.state {
+            return Err(StoreError::from(Conflict::Forgotten { id, reason }).into());
+        }
         let mut patch = patch.clone();
         // The speaker comes from the turn and is part of the searchable text: new metadata
         // that does not name one keeps it (naming one replaces it).

@@ -794,46 +794,14 @@ fn forget_query_text(user: &UserKey, query: &str, report: &ForgetMatchReport) ->
         "Would forget"
     };
     let mut text = format!(
-        "{verb} {count} memory(ies) of user '{}' matching \"{query}\"",
+        "{verb} {count} memory(ies) of user '{}' matching \"{query}\":\n",
         user.user
     );
-    if report.derived > 0 {
-        text.push_str(&format!(", and {} derived from them", report.derived));
-    }
-    text.push_str(":\n");
-    for (i, c) in report.candidates.iter().enumerate() {
-        let relevance = c
-            .relevance
-            .map_or(String::new(), |r| format!("relevance {r:.3} · "));
-        let superseded = if c.memory.is_current() {
-            ""
-        } else {
-            " · superseded"
-        };
-        text.push_str(&format!(
-            "{}. {}\n   id {} · {} · {}{}{superseded}\n",
-            i + 1,
-            render::one_line(&c.memory.text, 200),
-            c.memory.id,
-            c.memory.kind.tag(),
-            relevance,
-            c.by.as_str(),
-        ));
-    }
-    if report.truncated {
-        text.push_str("More memories match: describe it more narrowly, or raise `limit`.\n");
-    }
-    if !report.skipped.is_empty() {
-        let skipped: Vec<String> = report.skipped.iter().map(ToString::to_string).collect();
-        text.push_str(&format!(
-            "Not forgotten (no longer found): {}\n",
-            skipped.join(", ")
-        ));
-    }
+    text.push_str(&render::forget_candidates(report));
     if !report.confirmed {
         text.push_str(
-            "Nothing forgotten yet: call again with confirm: true to forget these (pass their \
-             ids to forget exactly these).\n",
+            "Nothing forgotten yet: call again with confirm: true to forget these (with their \
+             ids, to forget exactly these).\n",
         );
     }
     text

@@ -1,12 +1,14 @@
 //! Forgetting by description: "forget my old address" without knowing any memory's id.
 //!
-//! [`Engine::forget_matching`] searches the user's memories for the description, keeps the ones
-//! clearly about it (a relevance floor stricter than the search's) and either lists them (a dry
-//! run, the default: nothing is written) or forgets them. Both go through one selection, so a
-//! confirmed call forgets exactly what a dry run with the same arguments lists; a caller that
-//! passes the ids the dry run listed forgets no memory it was not shown, even when memories
-//! changed in between. Each memory is forgotten as [`Engine::forget`] does it (what was derived
-//! from it follows, the reason stays in its history), all in one write.
+//! [`Engine::forget_matching`] selects the memories clearly about the description (by the
+//! search's relevance, with a floor stricter than the search's; by the rules of forget requests
+//! said in conversation, which also know other words for a topic; and the earlier values of
+//! what they select) and either lists them (a dry run, the default: nothing is written) or
+//! forgets them. Both go through one selection, so a confirmed call forgets exactly what a dry
+//! run with the same arguments lists; a caller that passes the ids the dry run listed forgets
+//! no memory it was not shown, even when memories changed in between. Each memory is forgotten
+//! as [`Engine::forget`] does it (what was derived from it follows, the reason stays in its
+//! history), all in one write.
 
 use std::collections::{HashMap, HashSet};
 
@@ -51,7 +53,9 @@ pub struct ForgetMatching {
     /// At most this many memories are selected, the most relevant first (1 to
     /// [`MAX_FORGET_LIMIT`]).
     pub limit: usize,
-    /// Only memories at least this relevant (0 to 1); `None`: [`FORGET_MIN_RELEVANCE`].
+    /// The relevance (0 to 1) that selects a memory by itself; `None`:
+    /// [`FORGET_MIN_RELEVANCE`]. The rules of forget requests and the replaced values select
+    /// below it.
     pub min_relevance: Option<f32>,
     /// Why, recorded in each forgotten memory's history.
     pub reason: String,

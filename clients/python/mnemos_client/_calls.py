@@ -33,6 +33,7 @@ from .models import (
     AddResult,
     ApiKey,
     CreatedKey,
+    ForgetMatchResult,
     ForgetResult,
     Health,
     HistoryEntry,
@@ -340,6 +341,33 @@ def update_memory(
 def forget(user: str, memory_id: str, reason: Optional[str]) -> Call[ForgetResult]:
     path = user_path(user, "memories", segment(memory_id, "memory id"))
     return Call("DELETE", path, ForgetResult.from_json, params=query(reason=reason))
+
+
+def forget_matching(
+    user: str,
+    query_text: str,
+    confirm: bool,
+    reason: Optional[str],
+    limit: Optional[int],
+    agent: Optional[str],
+    ids: Optional[Iterable[str]],
+    min_relevance: Optional[float],
+) -> Call[ForgetMatchResult]:
+    """``ids`` go as a list; a lone string is refused (it would be sent as one id per
+    character by a careless ``list()``)."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError("ids must be an iterable of memory ids, not a string")
+    body = json_body({
+        "query": query_text,
+        "reason": reason,
+        "confirm": bool(confirm),
+        "limit": limit,
+        "agent": agent,
+        "ids": None if ids is None else list(ids),
+        "min_relevance": min_relevance,
+    })
+    return Call("POST", user_path(user, "forget"), ForgetMatchResult.from_json,
+                body=body, headers=json_headers())
 
 
 def history(user: str, memory_id: str) -> Call[List[HistoryEntry]]:

@@ -16,6 +16,7 @@ from .models import (
     AddResult,
     ApiKey,
     CreatedKey,
+    ForgetMatchResult,
     ForgetResult,
     Health,
     HistoryEntry,
@@ -223,6 +224,22 @@ class AsyncClient:
     async def forget(self, user: str, id: str, reason: Optional[str] = None) -> ForgetResult:
         """See :meth:`Client.forget`."""
         return await self._send(calls.forget(user, id, reason))
+
+    async def forget_matching(
+        self,
+        user: str,
+        query: str,
+        confirm: bool = False,
+        *,
+        reason: Optional[str] = None,
+        limit: Optional[int] = None,
+        agent: Optional[str] = None,
+        ids: Optional[Iterable[str]] = None,
+        min_relevance: Optional[float] = None,
+    ) -> ForgetMatchResult:
+        """See :meth:`Client.forget_matching`."""
+        return await self._send(calls.forget_matching(
+            user, query, confirm, reason, limit, agent, ids, min_relevance))
 
     async def history(self, user: str, id: str) -> List[HistoryEntry]:
         """See :meth:`Client.history`."""

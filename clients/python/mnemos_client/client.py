@@ -14,6 +14,7 @@ from .models import (
     AddResult,
     ApiKey,
     CreatedKey,
+    ForgetMatchResult,
     ForgetResult,
     Health,
     HistoryEntry,
@@ -245,6 +246,29 @@ class Client:
         """Take a memory (and what was derived from it) out of retrieval; its history keeps
         the reason. Forgetting again reports ``already_forgotten``."""
         return self._send(calls.forget(user, id, reason))
+
+    def forget_matching(
+        self,
+        user: str,
+        query: str,
+        confirm: bool = False,
+        *,
+        reason: Optional[str] = None,
+        limit: Optional[int] = None,
+        agent: Optional[str] = None,
+        ids: Optional[Iterable[str]] = None,
+        min_relevance: Optional[float] = None,
+    ) -> ForgetMatchResult:
+        """Forget what a description names ("my old address"), in two steps. Without
+        ``confirm`` it is a dry run: the result lists what would be forgotten and nothing is
+        written. With ``confirm=True`` the same selection is forgotten, each memory with what
+        was derived from it and ``reason`` in its history; pass the dry run's ``ids``
+        (``result.ids``) to forget exactly those, whatever changed since: one no longer
+        selected comes back in ``skipped``. ``limit`` (1 to 100, server default 10) bounds the
+        selection, ``agent`` narrows it, ``min_relevance`` (server default 0.025) is the
+        relevance that selects a memory by itself. An empty ``query`` raises InvalidInput."""
+        return self._send(calls.forget_matching(
+            user, query, confirm, reason, limit, agent, ids, min_relevance))
 
     def history(self, user: str, id: str) -> List[HistoryEntry]:
         """Every version of a memory, oldest first."""

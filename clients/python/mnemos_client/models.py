@@ -50,6 +50,9 @@ __all__ = [
     "RecallResult",
     "MemoryPage",
     "ForgetResult",
+    "SelectedBy",
+    "ForgetCandidate",
+    "ForgetMatchResult",
     "HistoryEntry",
     "Access",
     "AccessLog",
@@ -791,6 +794,75 @@ class ForgetResult:
             memory=r.obj("memory", Memory.from_json),
             already_forgotten=r.boolean("already_forgotten"),
             derived_forgotten=r.integer("derived_forgotten"),
+            raw=r.data,
+        )
+
+
+SelectedBy = Literal["relevance", "topic", "replaced"]
+"""Why a forget by description selected a memory: its ``relevance`` to the description
+reached the floor; the rules of forget requests name it (``topic``: the description's words or
+their synonyms, the fact of the slot it names, a value repeated); or a selected memory
+``replaced`` it (an earlier value of the same fact)."""
+
+
+@dataclass(frozen=True)
+class ForgetCandidate:
+    """A memory a forget by description selected: ``memory`` (in its forgotten state once
+    confirmed), ``selected_by`` (see :data:`SelectedBy`), ``superseded`` (a later statement
+    replaced it) and ``relevance`` (0 to 1; None when the search did not reach it)."""
+
+    memory: Memory
+    selected_by: str
+    superseded: bool = False
+    relevance: Optional[float] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ForgetCandidate":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            memory=r.obj("memory", Memory.from_json),
+            selected_by=r.string("selected_by"),
+            superseded=r.boolean("superseded"),
+            relevance=r.opt_number("relevance"),
+        )
+
+
+@dataclass(frozen=True)
+class ForgetMatchResult:
+    """The answer to :meth:`Client.forget_matching`; iterating it yields the candidates.
+
+    ``candidates`` are the memories selected, most relevant first: what would be forgotten
+    (a dry run, ``confirmed`` False) or what was. ``derived`` counts the memories derived from
+    them (summaries, facts…) that go with them; ``skipped`` holds the ``ids`` sent that were
+    not selected, so not forgotten; ``truncated`` says more matched than ``limit``."""
+
+    confirmed: bool
+    candidates: Tuple[ForgetCandidate, ...]
+    derived: int
+    skipped: Tuple[str, ...]
+    truncated: bool
+    raw: Json = _raw()
+
+    @property
+    def ids(self) -> Tuple[str, ...]:
+        """The candidates' memory ids: pass them as ``ids`` to forget exactly these."""
+        return tuple(c.memory.id for c in self.candidates)
+
+    def __iter__(self) -> Iterator[ForgetCandidate]:
+        return iter(self.candidates)
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ForgetMatchResult":
+        r = _Reader(data, cls.__name__)
+        return cls(
+            confirmed=r.boolean("confirmed"),
+            candidates=r.sequence("candidates", ForgetCandidate.from_json),
+            derived=r.integer("derived"),
+            skipped=r.strings("skipped"),
+            truncated=r.boolean("truncated"),
             raw=r.data,
         )
 

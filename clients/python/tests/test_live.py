@@ -351,3 +351,29 @@ def test_relevance_and_forget_requests(client: Client, user: str) -> None:
     assert "asked to forget" in client.recall(user, "What is my passport number?").text
     listed = [m.text for m in client.list_memories(user, state="all")]
     assert not any("X4417902" in t for t in listed)
+
+
+def test_forget_by_description_lists_first_then_forgets_what_it_listed(
+    client: Client, user: str
+) -> None:
+    client.add_turns(user, [Turn("user", "I live in Tallinn."),
+                            Turn("user", "I just moved, I live in Porto now."),
+                            Turn("user", FACT)])
+    shown = client.forget_matching(user, "my old address")
+    assert not shown.confirmed and len(shown) == 2
+    assert {c.selected_by for c in shown} <= {"relevance", "topic", "replaced"}
+    assert any(c.superseded for c in shown) and shown.derived >= 2
+    assert all(c.memory.state == "active" for c in shown)
+    assert client.list_memories(user, state="forgotten").total == 0  # a dry run writes nothing
+
+    done = client.forget_matching(user, "my old address", confirm=True, ids=shown.ids,
+                                  reason="moved away")
+    assert done.confirmed and done.ids == shown.ids and done.skipped == ()
+    assert all(c.memory.forgotten is not None and c.memory.forgotten.reason == "moved away"
+               for c in done)
+    left = [m.text for m in client.list_memories(user)]
+    assert left == [FACT]
+    again = client.forget_matching(user, "my old address", confirm=True, ids=shown.ids)
+    assert not again.confirmed and set(again.skipped) == set(shown.ids)
+    with pytest.raises(mc.InvalidInput, match="query"):
+        client.forget_matching(user, "  ")

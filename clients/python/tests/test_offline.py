@@ -222,6 +222,31 @@ def test_forget_and_view_use_query_parameters() -> None:
     assert rec.last.url.params["reason"] == "user asked"
 
 
+def test_forget_matching_posts_the_description_and_reads_the_candidates() -> None:
+    answer = {"confirmed": False, "derived": 1, "skipped": [], "truncated": False,
+              "candidates": [{"memory": MEMORY, "relevance": 0.3, "selected_by": "topic",
+                              "superseded": False},
+                             {"memory": {**MEMORY, "id": "m0"}, "selected_by": "replaced",
+                              "superseded": True}]}
+    rec = Recorder(json_reply(200, answer))
+    with client_for(rec) as client:
+        shown = client.forget_matching("u", "my old address")
+        client.forget_matching("u", "my old address", confirm=True, ids=shown.ids,
+                               reason="asked", limit=5, agent="bot")
+        with pytest.raises(TypeError, match="ids"):
+            client.forget_matching("u", "x", ids="m1")
+    assert (rec.requests[0].method, rec.requests[0].url.path) == ("POST", "/v1/users/u/forget")
+    assert body_of(rec.requests[0]) == {"query": "my old address", "confirm": False}
+    assert body_of(rec.requests[1]) == {"query": "my old address", "confirm": True,
+                                        "ids": ["m1", "m0"], "reason": "asked", "limit": 5,
+                                        "agent": "bot"}
+    assert len(rec.requests) == 2
+    assert (shown.confirmed, shown.derived, len(shown)) == (False, 1, 2)
+    first, old = shown
+    assert (first.selected_by, first.relevance, first.memory.id) == ("topic", 0.3, "m1")
+    assert (old.selected_by, old.relevance, old.superseded) == ("replaced", None, True)
+
+
 def test_list_filters_go_on_the_wire_with_meta_repeated() -> None:
     rec = Recorder(json_reply(200, {"memories": [], "total": 0}))
     with client_for(rec) as client:

@@ -122,7 +122,8 @@ enum Command {
     /// List a user's memories, oldest first, with paging and filters.
     List(memory::ListArgs),
     /// Forget a memory: it leaves retrieval, its history records the reason, and what was
-    /// derived from it is forgotten too.
+    /// derived from it is forgotten too. With --query, what a description names: listed, and
+    /// forgotten only with --yes.
     Forget(memory::ForgetArgs),
     /// Erase every turn, memory, history entry, vector and job of a user.
     Purge(memory::PurgeArgs),

@@ -9,7 +9,8 @@ use mnemos_core::{
     StateFilter, Timestamp, TurnId, UserKey,
 };
 use mnemos_engine::{
-    Browse, Config, Engine, MemorySort, OpenOptions, RecallRequest, SearchRequest, ViewKind,
+    Browse, Config, Engine, ForgetMatching, MemorySort, OpenOptions, RecallRequest, SearchRequest,
+    ViewKind,
 };
 
 use crate::usage::usage;
@@ -402,17 +403,43 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
 
 #[derive(Args)]
 pub struct ForgetArgs {
-    id: MemoryId,
+    /// The memory to forget, at once. Or --query.
+    #[arg(required_unless_present = "query", conflicts_with = "query")]
+    id: Option<MemoryId>,
+    /// What to forget, described in words ("my old address"): the memories it names are
+    /// listed, and forgotten only with --yes.
+    #[arg(long)]
+    query: Option<String>,
     #[command(flatten)]
     user: UserArg,
+    /// With --query: only this agent's memories.
+    #[arg(long, requires = "query")]
+    agent: Option<String>,
+    /// With --query: at most this many memories, the most relevant first (1 to 100; default
+    /// 10).
+    #[arg(long, requires = "query")]
+    limit: Option<usize>,
+    /// With --query: the relevance (0..1) a memory needs to be taken for its relevance alone
+    /// (default 0.025).
+    #[arg(long, requires = "query")]
+    min_relevance: Option<f32>,
+    /// With --query: forget what is listed (without it nothing is forgotten).
+    #[arg(long, requires = "query")]
+    yes: bool,
+    /// With --query: the selection (and what was forgotten) as JSON.
+    #[arg(long, requires = "query")]
+    json: bool,
     #[arg(long, default_value = "forgotten at the user's request")]
     reason: String,
 }
 
 pub fn forget(config: &Config, args: ForgetArgs) -> Result<()> {
+    let (Some(id), None) = (args.id, &args.query) else {
+        return forget_matching(config, args);
+    };
     let engine = existing_engine(config, false, None)?;
     let user = known_user(&engine, &args.user, config)?;
-    let report = engine.forget(&user, args.id, &args.reason)?;
+    let report = engine.forget(&user, id, &args.reason)?;
     if report.already_forgotten {
         println!(
             "{} was already forgotten: {}",
@@ -430,6 +457,47 @@ pub fn forget(config: &Config, args: ForgetArgs) -> Result<()> {
             "also forgot {} memory(ies) derived from it (summaries, profiles…)",
             report.derived
         );
+    }
+    Ok(())
+}
+
+/// `forget --query`: the memories a description names, forgotten with `--yes`.
+fn forget_matching(config: &Config, args: ForgetArgs) -> Result<()> {
+    let query = args.query.unwrap_or_default();
+    let engine = existing_engine(config, true, None)?;
+    let user = known_user(&engine, &args.user, config)?;
+    let mut request = ForgetMatching::new(query.as_str(), args.reason.as_str());
+    request.agent = args.agent;
+    request.limit = args.limit.unwrap_or(request.limit);
+    request.min_relevance = args.min_relevance;
+    request.confirm = args.yes;
+    let report = engine.forget_matching(&user, &request)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    let count = report.candidates.len();
+    if count == 0 {
+        println!(
+            "no memory of {} matches \"{query}\"; nothing forgotten",
+            user.user
+        );
+        return Ok(());
+    }
+    let verb = if report.confirmed {
+        "forgot"
+    } else {
+        "would forget"
+    };
+    println!(
+        "{verb} {count} memory(ies) of {} matching \"{query}\":",
+        user.user
+    );
+    print!("{}", render::forget_candidates(&report));
+    if report.confirmed {
+        println!("reason: {}", args.reason);
+    } else {
+        println!("nothing forgotten; re-run with --yes to forget these");
     }
     Ok(())
 }

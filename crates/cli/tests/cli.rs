@@ -47,6 +47,76 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 }
 
 #[test]
+fn forget_by_description_lists_first_and_forgets_with_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let said = r#"{"text": "I live in Tallinn.", "user": "ann"}
+{"text": "I just moved, I live in Porto now.", "user": "ann"}
+{"text": "My sister Mia is allergic to peanuts.", "user": "ann"}
+{"text": "I live in Porto too.", "user": "bob"}
+"#;
+    let file = write(dir.path(), "turns.jsonl", said);
+    let out = mnemos(&db, &["ingest", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let forgotten = |user: &str| {
+        let out = mnemos(
+            &db,
+            &["list", "--user", user, "--state", "forgotten", "--json"],
+        );
+        let page: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        page["total"].as_u64().unwrap()
+    };
+
+    let asked = ["forget", "--query", "my old address", "--user", "ann"];
+    let out = mnemos(&db, &asked);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("would forget 2 memory(ies) of ann"),
+        "{text}"
+    );
+    assert!(text.contains("Porto") && text.contains("Tallinn"), "{text}");
+    assert!(
+        text.contains("nothing forgotten; re-run with --yes"),
+        "{text}"
+    );
+    assert_eq!(forgotten("ann"), 0, "a dry run forgets nothing");
+
+    let out = mnemos(
+        &db,
+        &[&asked[..], &["--yes", "--reason", "moved away"]].concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("forgot 2 memory(ies) of ann"), "{text}");
+    assert!(text.contains("reason: moved away"), "{text}");
+    assert!(forgotten("ann") >= 2);
+    assert_eq!(forgotten("bob"), 0, "another user's memories stay");
+    let out = mnemos(&db, &["search", "peanuts", "--user", "ann"]);
+    assert!(stdout(&out).contains("peanuts"), "{}", stdout(&out));
+    let out = mnemos(&db, &asked);
+    assert!(
+        stdout(&out).contains("nothing forgotten"),
+        "{}",
+        stdout(&out)
+    );
+
+    // --yes belongs to --query; an id or a query, not both; a bad limit is the caller's.
+    let out = mnemos(&db, &["forget", "--yes", "--user", "ann"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let both = [
+        "forget",
+        "01a21276-a2e7-70bf-9179-fc00024c1afc",
+        "--query",
+        "x",
+    ];
+    assert_eq!(code(&mnemos(&db, &both)), 2);
+    let out = mnemos(&db, &[&asked[..], &["--limit", "0"]].concat());
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("limit"), "{}", stderr(&out));
+}
+
+#[test]
 fn ingest_search_show_forget_purge() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");

@@ -13,12 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig};
 use mnemos_core::{
-    BatchForget, CatchUp, Clock, Embedder, HistoryEntry, Job, Memory, MemoryFilter, MemoryId,
-    MemoryModel, MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, StateFilter, Store,
-    StoreInfo, StoreRead, SystemClock, Turn, TurnId, UserKey, WriteBatch,
+    CatchUp, Clock, Embedder, HistoryEntry, Job, Memory, MemoryFilter, MemoryId, MemoryModel,
+    MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, StateFilter, Store, StoreInfo, StoreRead,
+    SystemClock, Turn, TurnId, UserKey, WriteBatch,
 };
 
 use crate::error::{EngineError, EngineResult};
+use crate::forget_matching::ForgetPlan;
 use crate::jobs::{JobProgress, JobReport};
 use crate::mechanism::{
     Context, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx, RecallRequest,
@@ -757,33 +758,17 @@ impl Engine {
             return Err(mnemos_core::Error::invalid("forgetting needs a reason").into());
         }
         let target = self.memories.get(user, id)?;
-        let at = self.memories.moment(user)?;
-        let mut batch = WriteBatch {
-            user: Some(user.clone()),
-            ..WriteBatch::default()
-        };
-        if target.is_active() {
-            batch.forgets.push(BatchForget {
-                id,
-                reason: reason.to_string(),
-                at,
-            });
-        }
+        let mut plan = ForgetPlan::new(user, self.memories.moment(user)?);
+        plan.target(&target, reason);
         let derived = self.derived_from(user, &target)?;
-        for memory in &derived {
-            batch.forgets.push(BatchForget {
-                id: memory.id,
-                reason: crate::inspect::derived_reason(id, reason),
-                at,
-            });
-        }
-        if !batch.forgets.is_empty() {
+        let derived = plan.derived(id, &derived.iter().collect::<Vec<_>>(), reason);
+        if let Some(batch) = plan.into_batch() {
             self.memories.commit(user, batch)?;
         }
         Ok(ForgetReport {
             memory: self.memories.get(user, id)?,
             already_forgotten: !target.is_active(),
-            derived: derived.len(),
+            derived,
         })
     }
 

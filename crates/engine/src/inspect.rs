@@ -204,20 +204,28 @@ pub(crate) fn derived_of(
     if memory.kind.tag() != KindTag::Turn {
         return Ok(Vec::new());
     }
-    let turns: HashSet<TurnId> = memory.provenance.iter().copied().collect();
     let filter = MemoryFilter {
         state,
         ..MemoryFilter::default()
     };
-    Ok(store
-        .list_all(user, &filter)?
-        .into_iter()
+    let all = store.list_all(user, &filter)?;
+    Ok(derived_among(&all, memory).into_iter().cloned().collect())
+}
+
+/// The memories of `all` derived from `memory` by [`derived_of`]'s rule, for callers that
+/// read the user's memories once for several sources.
+pub(crate) fn derived_among<'a>(all: &'a [Memory], memory: &Memory) -> Vec<&'a Memory> {
+    if memory.kind.tag() != KindTag::Turn {
+        return Vec::new();
+    }
+    let turns: HashSet<TurnId> = memory.provenance.iter().copied().collect();
+    all.iter()
         .filter(|m| {
             m.id != memory.id
                 && m.kind.tag() != KindTag::Turn
                 && m.provenance.iter().any(|t| turns.contains(t))
         })
-        .collect())
+        .collect()
 }
 
 /// `memories` in `sort` order (they come in creation order).

@@ -3,8 +3,8 @@
 //! turns, derived work (as durable, idempotent jobs), edits, forgets and purges all go
 //! through it. Mechanisms read through read-only contexts and return their writes.
 //!
-//! - [`Engine`] (`engine`, `jobs`, `ingest`, `inspect`, `views`, `keys`): every operation a client needs,
-//!   and the API keys a server checks.
+//! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `inspect`, `views`, `keys`):
+//!   every operation a client needs, and the API keys a server checks.
 //! - [`setup`]: the typed `mnemos.toml` and [`Engine::open`] from it.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
 //! - [`presets`]: named mechanisms with typed parameters, their registry, sweeps and variants.
@@ -15,6 +15,7 @@
 
 mod engine;
 mod error;
+mod forget_matching;
 mod ingest;
 mod inspect;
 mod jobs;
@@ -35,6 +36,10 @@ pub use engine::{
     DEFAULT_PRESET,
 };
 pub use error::{EngineError, EngineResult};
+pub use forget_matching::{
+    ForgetCandidate, ForgetMatchReport, ForgetMatching, SelectedBy, DEFAULT_FORGET_LIMIT,
+    FORGET_MIN_RELEVANCE, MAX_FORGET_LIMIT,
+};
 pub use ingest::{IngestOptions, IngestReport};
 pub use inspect::{
     Browse, ForgetCause, JobCounts, MemorySort, Retention, RetentionPoint, StateCounts,

@@ -1,6 +1,6 @@
 //! Plain-text renderings of what the engine returns, for people and for agents: search results
-//! with their explanations, a memory card with its history, a recalled context, a preset's
-//! view, job reports. The CLI prints them; a server can return them as tool text. Every
+//! with their explanations, a memory card with its history, what a forget by description
+//! selected, a recalled context, a preset's view, job reports. The CLI prints them; a server can return them as tool text. Every
 //! function returns whole lines, each ending in `\n`. Times are ISO 8601 (UTC): the turn's own
 //! time when its source gave one.
 
@@ -8,6 +8,7 @@ use mnemos_core::{
     Change, HistoryEntry, Hit, Memory, MemoryState, Moment, Paged, Timestamp, Turn, UserKey,
 };
 
+use crate::forget_matching::ForgetMatchReport;
 use crate::jobs::{JobReport, PendingJob};
 use crate::mechanism::Context;
 use crate::memories::{SearchResults, SPEAKER_KEY};
@@ -193,6 +194,49 @@ pub fn search_results(results: &SearchResults, explain_hits: bool) -> String {
             t.rank_us as f64 / 1000.0,
             t.fetch_us as f64 / 1000.0
         ));
+    }
+    out.finish()
+}
+
+/// The memories a forget by description selected, one a line, each with its id, kind,
+/// relevance and why it was selected; then what goes with them, whether the limit cut the
+/// list, and the ids asked for that were not selected. Nothing when nothing was selected.
+pub fn forget_candidates(report: &ForgetMatchReport) -> String {
+    let mut out = Lines::default();
+    for (i, candidate) in report.candidates.iter().enumerate() {
+        let memory = &candidate.memory;
+        let superseded = match memory.valid_to {
+            Some(until) => format!("  [superseded {}]", iso(until)),
+            None => String::new(),
+        };
+        out.push(format!(
+            "{:>2}. {}{}{superseded}",
+            i + 1,
+            speaker_prefix(memory),
+            one_line(&memory.text, 160)
+        ));
+        let relevance = candidate
+            .relevance
+            .map_or(String::new(), |r| format!("relevance {r:.4} · "));
+        out.push(format!(
+            "      id {} · {} · {relevance}by {}",
+            memory.id,
+            memory.kind.tag(),
+            candidate.by.as_str()
+        ));
+    }
+    if report.derived > 0 {
+        out.push(format!(
+            "and {} memory(ies) derived from them (summaries, facts…)",
+            report.derived
+        ));
+    }
+    if report.truncated {
+        out.push("more memories match than the limit let through");
+    }
+    if !report.skipped.is_empty() {
+        let ids: Vec<String> = report.skipped.iter().map(ToString::to_string).collect();
+        out.push(format!("not selected, left alone: {}", ids.join(", ")));
     }
     out.finish()
 }

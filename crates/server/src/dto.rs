@@ -16,8 +16,8 @@ use mnemos_core::{
     Change, HistoryEntry, Hit, KindTag, Memory, MemoryState, Moment, PurgeReport, Role, Timestamp,
 };
 use mnemos_engine::{
-    AddReport, Context, ContextItem, ForgetReport, JobReport, JobState, MechanismStats, PendingJob,
-    PresetInfo, SearchResults, TurnStatus,
+    AddReport, Context, ContextItem, ForgetMatchReport, ForgetReport, JobReport, JobState,
+    MechanismStats, PendingJob, PresetInfo, SearchResults, TurnStatus,
 };
 
 pub use crate::dto_inspect::ForgottenOut;
@@ -301,6 +301,32 @@ pub struct UpdateBody {
 pub struct ForgetQuery {
     /// Why (recorded in the memory's history; default "forgotten on request").
     pub reason: Option<String>,
+}
+
+/// What to forget by description (`POST /v1/users/{user}/forget`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetMatchBody {
+    /// What to forget, in words ("my old address", "我的工资"); it is not stored.
+    pub query: String,
+    /// Why (recorded in each forgotten memory's history; default "forgotten on request").
+    pub reason: Option<String>,
+    /// `false` (default): a dry run, which lists what would be forgotten and writes nothing;
+    /// `true`: forget it.
+    pub confirm: Option<bool>,
+    /// At most this many memories, the most relevant first (default 10).
+    #[schema(minimum = 1, maximum = 100)]
+    pub limit: Option<usize>,
+    /// Only this agent's memories.
+    pub agent: Option<String>,
+    /// Only these of the memories selected: the ids a dry run listed, so that nothing else is
+    /// forgotten even when memories changed since. One that is no longer selected is skipped
+    /// (`skipped`).
+    #[schema(max_items = 100)]
+    pub ids: Option<Vec<String>>,
+    /// The relevance (0 to 1) a memory needs to be selected for its relevance alone (default
+    /// 0.025, far above the search's).
+    pub min_relevance: Option<f32>,
 }
 
 /// Query parameters naming one agent.
@@ -697,6 +723,76 @@ impl From<&ForgetReport> for ForgetResponse {
             memory: (&r.memory).into(),
             already_forgotten: r.already_forgotten,
             derived_forgotten: r.derived,
+        }
+    }
+}
+
+/// What a forget by description selected and, confirmed, forgot.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ForgetMatchResponse {
+    /// Whether anything was forgotten: `false` for a dry run, or when nothing was selected.
+    pub confirmed: bool,
+    /// The memories selected, most relevant first: what would be forgotten (a dry run) or what
+    /// was (then in their forgotten state). A memory derived from one of them is not listed.
+    pub candidates: Vec<ForgetCandidateOut>,
+    /// Memories derived from the candidates (summaries, facts…) that go with them.
+    pub derived: usize,
+    /// The `ids` sent that were not selected (forgotten meanwhile, no longer relevant enough,
+    /// unknown), so not forgotten.
+    pub skipped: Vec<String>,
+    /// More memories were selected than `limit` let through.
+    pub truncated: bool,
+}
+
+/// A memory a forget by description selected.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ForgetCandidateOut {
+    pub memory: MemoryOut,
+    /// How clearly it is about the description (0 to 1, as a search's `relevance`); absent
+    /// when the search did not reach it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub relevance: Option<f32>,
+    /// Why it was selected.
+    #[schema(schema_with = selected_by_schema)]
+    pub selected_by: &'static str,
+    /// No longer current: a later statement replaced it.
+    pub superseded: bool,
+}
+
+fn selected_by_schema() -> Object {
+    one_of(
+        "Why it was selected: `relevance` (at least `min_relevance`), `topic` (the rules of \
+         forget requests said in conversation name it: the description's words or their \
+         synonyms, the fact of the slot it names, a value repeated) or `replaced` (a selected \
+         memory replaced it: an earlier value of the same fact).",
+        mnemos_engine::SelectedBy::ALL.map(mnemos_engine::SelectedBy::as_str),
+    )
+}
+
+impl From<&ForgetMatchReport> for ForgetMatchResponse {
+    fn from(r: &ForgetMatchReport) -> Self {
+        let candidates = r
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                // Confirmed: the memory as it is now, forgotten with its reason.
+                let memory = r.forgotten.get(i).map_or(&c.memory, |f| &f.memory);
+                ForgetCandidateOut {
+                    memory: memory.into(),
+                    relevance: c.relevance,
+                    selected_by: c.by.as_str(),
+                    superseded: !c.memory.is_current(),
+                }
+            })
+            .collect();
+        ForgetMatchResponse {
+            confirmed: r.confirmed,
+            candidates,
+            derived: r.derived,
+            skipped: r.skipped.iter().map(ToString::to_string).collect(),
+            truncated: r.truncated,
         }
     }
 }

@@ -29,11 +29,14 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use mnemos_core::{Hit, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
-use mnemos_engine::{render, Engine, NewTurn, RecallRequest, SearchRequest, ViewKind};
+use mnemos_engine::{
+    render, Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest,
+    ViewKind,
+};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
-use crate::params::{blocking, cursor, kind_list, known_user, memory_id, named, page};
+use crate::params::{blocking, cursor, kind_list, known_user, memory_id, memory_ids, named, page};
 use crate::routes::{idempotency_turn_key, reject_reused_keys, AppState};
 use crate::{JobWorker, ServerConfig, ServerError};
 
@@ -50,7 +53,8 @@ const INSTRUCTIONS: &str = "mnemos is long-term memory about the people you talk
 Before answering a question that may depend on what a user said in earlier conversations, call \
 `recall` and use its text. When a user tells you something worth keeping (facts about \
 themselves, people they know, preferences, plans, events), call `remember` with their words. \
-`search` shows ranked memories with their ids; `forget` needs such an id. `list` pages through \
+`search` shows ranked memories with their ids; `forget` takes such an id, or a description of \
+what to forget, listed first and forgotten when called again with `confirm`. `list` pages through \
 everything stored; `show` gives the user's persona or timeline. `user` is the person's stable \
 name or id, chosen by you.";
 
@@ -173,14 +177,25 @@ pub struct SearchArgs {
     pub min_relevance: Option<f32>,
 }
 
-/// Arguments of `forget`.
+/// Arguments of `forget`: an `id`, or a `query` that describes what to forget.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetArgs {
     /// The person the memory belongs to.
     pub user: String,
-    /// The memory's id, from `search` or `list`.
-    pub id: String,
+    /// The memory's id, from `search` or `list`: forgotten at once. Or give `query`.
+    pub id: Option<String>,
+    /// What to forget, in words ("my old address"), instead of an id. Without `confirm` the
+    /// answer only lists what would be forgotten.
+    pub query: Option<String>,
+    /// With `query`: `true` forgets what the list showed (default false: nothing is written).
+    pub confirm: Option<bool>,
+    /// With `query` and `confirm`: the ids the list showed, so nothing else is forgotten.
+    pub ids: Option<Vec<String>>,
+    /// With `query`: at most this many memories (default 10, at most 100).
+    pub limit: Option<usize>,
+    /// With `query`: only this agent's memories.
+    pub agent: Option<String>,
     /// Why it is forgotten (kept in the memory's history), e.g. "the user asked to forget it".
     pub reason: String,
 }
@@ -354,12 +369,14 @@ impl MemoryTools {
         self.run(move |engine| search(engine, user, args)).await
     }
 
-    /// Forget a memory when the user asks you to, or when it is wrong: it leaves search and
-    /// recall for good, with the reason kept in its history. What was derived from it
-    /// (summaries, persona entries) is forgotten too. Needs the memory's id from `search` or
-    /// `list`.
+    /// Forget memories when the user asks you to, or when they are wrong: they leave search
+    /// and recall for good, with the reason kept in their history, and what was derived from
+    /// them (summaries, persona entries) goes too. Give the memory's `id` (from `search` or
+    /// `list`) to forget it at once, or a `query` describing what to forget ("my old address"):
+    /// the answer lists what would go and forgets nothing; call again with `confirm: true` and
+    /// the listed `ids` to forget them.
     #[tool(annotations(
-        title = "Forget a memory",
+        title = "Forget memories",
         destructive_hint = true,
         idempotent_hint = true
     ))]
@@ -684,7 +701,27 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
 }
 
 fn forget(engine: &Engine, user: &UserKey, args: &ForgetArgs) -> Outcome {
-    let id = memory_id(&args.id)?;
+    match (&args.id, &args.query) {
+        (Some(id), None) => forget_id(engine, user, id, args),
+        (None, Some(query)) => forget_query(engine, user, query, args),
+        (Some(_), Some(_)) => Err(ApiError::invalid("give `id` or `query`, not both")),
+        (None, None) => Err(ApiError::invalid(
+            "give the memory's `id`, or a `query` describing what to forget",
+        )),
+    }
+}
+
+fn forget_id(engine: &Engine, user: &UserKey, id: &str, args: &ForgetArgs) -> Outcome {
+    let query_only = args.confirm.is_some()
+        || args.ids.is_some()
+        || args.limit.is_some()
+        || args.agent.is_some();
+    if query_only {
+        return Err(ApiError::invalid(
+            "an `id` is forgotten at once; `confirm`, `ids`, `limit` and `agent` go with `query`",
+        ));
+    }
+    let id = memory_id(id)?;
     let report = engine.forget(user, id, &args.reason)?;
     let mut text = if report.already_forgotten {
         format!(
@@ -710,6 +747,68 @@ fn forget(engine: &Engine, user: &UserKey, args: &ForgetArgs) -> Outcome {
         "derived_forgotten": report.derived,
     });
     Ok((text, structured))
+}
+
+/// `forget` by description: the list of what would go, or, confirmed, what went.
+fn forget_query(engine: &Engine, user: &UserKey, query: &str, args: &ForgetArgs) -> Outcome {
+    let mut request = ForgetMatching::new(query, args.reason.as_str());
+    request.confirm = args.confirm.unwrap_or(false);
+    request.limit = args.limit.unwrap_or(request.limit);
+    request.agent = named("agent", args.agent.clone())?;
+    request.ids = args.ids.as_deref().map(memory_ids).transpose()?;
+    let report = engine.forget_matching(user, &request)?;
+    let text = forget_query_text(user, query, &report);
+    let candidates: Vec<Value> = report
+        .candidates
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.memory.id.to_string(),
+                "kind": c.memory.kind.tag().as_str(),
+                "text": c.memory.text,
+                "relevance": c.relevance,
+                "selected_by": c.by.as_str(),
+                "superseded": !c.memory.is_current(),
+                "created": render::iso(c.memory.created.time),
+            })
+        })
+        .collect();
+    let structured = json!({
+        "confirmed": report.confirmed,
+        "candidates": candidates,
+        "derived": report.derived,
+        "skipped": report.skipped.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "truncated": report.truncated,
+    });
+    Ok((text, structured))
+}
+
+/// What a forget by description selected, one memory a line, and what to do next.
+fn forget_query_text(user: &UserKey, query: &str, report: &ForgetMatchReport) -> String {
+    let count = report.candidates.len();
+    if count == 0 {
+        return format!(
+            "No memory of user '{}' matches \"{query}\"; nothing forgotten.\n",
+            user.user
+        );
+    }
+    let verb = if report.confirmed {
+        "Forgot"
+    } else {
+        "Would forget"
+    };
+    let mut text = format!(
+        "{verb} {count} memory(ies) of user '{}' matching \"{query}\":\n",
+        user.user
+    );
+    text.push_str(&render::forget_candidates(report));
+    if !report.confirmed {
+        text.push_str(
+            "Nothing forgotten yet: call again with confirm: true to forget these (with their \
+             ids, to forget exactly these).\n",
+        );
+    }
+    text
 }
 
 fn list(engine: &Engine, user: UserKey, args: &ListArgs) -> Outcome {

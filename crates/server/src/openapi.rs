@@ -48,6 +48,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::routes::get_memory,
         crate::routes::update,
         crate::routes::forget,
+        crate::routes::forget_matching,
         crate::routes::history,
         crate::routes_inspect::access,
         crate::routes_inspect::derived,

@@ -73,6 +73,18 @@ pub(crate) fn memory_id(text: &str) -> Result<MemoryId, ApiError> {
         .map_err(|_| ApiError::not_found(format!("no memory '{text}'")))
 }
 
+/// The memory ids a request body lists (the `ids` a dry run of a forget by description
+/// returned): one that does not parse is the caller's mistake, named.
+pub(crate) fn memory_ids(ids: &[String]) -> Result<Vec<MemoryId>, ApiError> {
+    ids.iter()
+        .map(|text| {
+            text.trim()
+                .parse()
+                .map_err(|_| ApiError::invalid(format!("ids: '{text}' is not a memory id")))
+        })
+        .collect()
+}
+
 /// A turn id from a path; one that does not parse is unknown (404), like a memory id.
 pub(crate) fn turn_id(text: &str) -> Result<TurnId, ApiError> {
     text.trim()

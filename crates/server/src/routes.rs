@@ -11,7 +11,9 @@ use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::{Json, Router};
 
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
-use mnemos_engine::{Browse, Engine, NewTurn, RecallRequest, SearchRequest, View, ViewKind};
+use mnemos_engine::{
+    Browse, Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
+};
 
 use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;
@@ -19,7 +21,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams, RequestDeadline};
 use crate::metrics::Metrics;
 use crate::params::{
-    blocking, cursor, from_query, kind_list, kinds, known_user, list_query, memory_id,
+    blocking, cursor, from_query, kind_list, kinds, known_user, list_query, memory_id, memory_ids,
     metadata_pairs, named, page, sort, text_filter,
 };
 use crate::routes_inspect as inspect;
@@ -38,6 +40,8 @@ pub(crate) type ApiResult<T> = Result<Json<T>, ApiError>;
 pub(crate) const DEFAULT_AGENT: &str = "default";
 const DEFAULT_SESSION: &str = "default";
 const DEFAULT_BUDGET: usize = 1024;
+/// What a forget records when the request gives no reason.
+pub(crate) const DEFAULT_FORGET_REASON: &str = "forgotten on request";
 /// Turns one request may add (bigger imports go through several requests).
 pub const MAX_TURNS_PER_REQUEST: usize = 1000;
 
@@ -61,6 +65,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/users/{user}/memories/{id}"),
     ("PATCH", "/v1/users/{user}/memories/{id}"),
     ("DELETE", "/v1/users/{user}/memories/{id}"),
+    ("POST", "/v1/users/{user}/forget"),
     ("GET", "/v1/users/{user}/memories/{id}/history"),
     ("GET", "/v1/users/{user}/memories/{id}/access"),
     ("GET", "/v1/users/{user}/memories/{id}/derived"),
@@ -109,6 +114,7 @@ fn handler(method: &str, path: &str) -> Option<MethodRouter<Arc<AppState>>> {
         ("GET", "/v1/users/{user}/memories/{id}") => get(get_memory),
         ("PATCH", "/v1/users/{user}/memories/{id}") => patch(update),
         ("DELETE", "/v1/users/{user}/memories/{id}") => delete(forget),
+        ("POST", "/v1/users/{user}/forget") => post(forget_matching),
         ("GET", "/v1/users/{user}/memories/{id}/history") => get(history),
         ("GET", "/v1/users/{user}/memories/{id}/access") => get(inspect::access),
         ("GET", "/v1/users/{user}/memories/{id}/derived") => get(inspect::derived),
@@ -724,10 +730,61 @@ async fn forget(
     QueryParams(query): QueryParams<ForgetQuery>,
 ) -> ApiResult<ForgetResponse> {
     blocking(move || {
-        let reason = query.reason.as_deref().unwrap_or("forgotten on request");
+        let reason = query.reason.as_deref().unwrap_or(DEFAULT_FORGET_REASON);
         let report = app
             .engine
             .forget(&tenant.user(&user)?, memory_id(&id)?, reason)?;
+        Ok(Json((&report).into()))
+    })
+    .await
+}
+
+/// Forget by description.
+///
+/// Selects the memories a description names ("my old address"): those the search finds at
+/// least `min_relevance` relevant, those the rules of forget requests said in conversation
+/// name (the description's words or their synonyms, the fact of the slot it names), and the
+/// earlier values they replaced; at most `limit`, most relevant first. Without `confirm` it
+/// only lists them and writes nothing. With `confirm` it forgets the same selection in one
+/// write, each with the memories derived from it, the reason kept in their history; send the
+/// `ids` the dry run listed to forget only those. The description is not stored.
+#[utoipa::path(
+    post,
+    path = "/v1/users/{user}/forget",
+    operation_id = "forget_matching",
+    tag = "memories",
+    params(
+        ("user" = String, Path, description = "The user: a name of your choosing, unique within your tenant (1 to 256 bytes, no control characters)."),
+    ),
+    request_body = ForgetMatchBody,
+    responses(
+        (status = 200, description = "What was selected and, confirmed, forgotten.", body = ForgetMatchResponse),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 413, response = crate::openapi::PayloadTooLarge),
+        (status = 422, response = crate::openapi::InvalidInput),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+        (status = 504, response = crate::openapi::Timeout),
+    ),
+    security(("bearer" = [])),
+)]
+async fn forget_matching(
+    State(app): Shared,
+    tenant: Tenant,
+    Params(user): Params<String>,
+    Body(body): Body<ForgetMatchBody>,
+) -> ApiResult<ForgetMatchResponse> {
+    blocking(move || {
+        let reason = body.reason.as_deref().unwrap_or(DEFAULT_FORGET_REASON);
+        let mut request = ForgetMatching::new(body.query, reason);
+        request.confirm = body.confirm.unwrap_or(false);
+        request.limit = body.limit.unwrap_or(request.limit);
+        request.agent = named("agent", body.agent)?;
+        request.ids = body.ids.as_deref().map(memory_ids).transpose()?;
+        request.min_relevance = crate::params::min_relevance(body.min_relevance)?;
+        let report = app.engine.forget_matching(&tenant.user(&user)?, &request)?;
         Ok(Json((&report).into()))
     })
     .await

@@ -27,6 +27,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/users/{user}/memories/{id}"),
     ("PATCH", "/v1/users/{user}/memories/{id}"),
     ("DELETE", "/v1/users/{user}/memories/{id}"),
+    ("POST", "/v1/users/{user}/forget"),
     ("GET", "/v1/users/{user}/memories/{id}/history"),
     ("GET", "/v1/users/{user}/memories/{id}/access"),
     ("GET", "/v1/users/{user}/memories/{id}/derived"),
@@ -74,6 +75,8 @@ fn json_value() -> impl Strategy<Value = Value> {
                     Just("role".to_string()),
                     Just("query".to_string()),
                     Just("budget".to_string()),
+                    Just("confirm".to_string()),
+                    Just("ids".to_string()),
                     "[a-z_]{1,8}"
                 ],
                 inner,

@@ -1398,3 +1398,159 @@ fn an_unrelated_query_gets_nothing_and_every_hit_says_how_relevant_it_is() {
         }
     }
 }
+
+/// The memories of `user` in `state` (`active`, `forgotten`).
+fn memories_in(server: &Server, user: &str, state: &str) -> Vec<Value> {
+    let (status, page) = server.send(
+        "GET",
+        &format!("/v1/users/{user}/memories?state={state}&limit=1000"),
+        None,
+    );
+    assert_eq!(status, StatusCode::OK, "{page}");
+    page["memories"].as_array().unwrap().clone()
+}
+
+#[test]
+fn forgetting_by_description_lists_first_then_forgets_what_it_listed() {
+    let server = Server::start_with(Server::default_config(), "default", true);
+    for (user, texts) in [
+        (
+            "ann",
+            &[
+                "I live in Tallinn.",
+                "I just moved, I live in Porto now.",
+                "My sister Mia is allergic to peanuts.",
+            ][..],
+        ),
+        ("bob", &["I live in Porto too."][..]),
+    ] {
+        let (status, body) = server.send(
+            "POST",
+            &format!("/v1/users/{user}/turns"),
+            Some(turns(texts)),
+        );
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let forget = |body: Value| server.send("POST", "/v1/users/ann/forget", Some(body));
+    let active_before = memories_in(&server, "ann", "active").len();
+
+    // A dry run: what would go, nothing written.
+    let (status, shown) = forget(json!({"query": "my old address"}));
+    assert_eq!(status, StatusCode::OK, "{shown}");
+    assert_eq!(shown["confirmed"], false);
+    let candidates = shown["candidates"].as_array().unwrap();
+    let texts: Vec<&str> = candidates
+        .iter()
+        .map(|c| c["memory"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 2, "{shown}");
+    assert!(texts
+        .iter()
+        .all(|t| t.contains("Tallinn") || t.contains("Porto")));
+    assert!(
+        candidates.iter().any(|c| c["superseded"] == true),
+        "{shown}"
+    );
+    assert!(candidates
+        .iter()
+        .all(|c| c["memory"]["state"] == "active" && c["selected_by"].is_string()));
+    assert!(
+        shown["derived"].as_u64().unwrap() >= 2,
+        "the facts go too: {shown}"
+    );
+    assert_eq!(memories_in(&server, "ann", "active").len(), active_before);
+
+    // Confirmed with the ids it listed: those go, with what was derived from them.
+    let ids: Vec<&str> = candidates
+        .iter()
+        .map(|c| c["memory"]["id"].as_str().unwrap())
+        .collect();
+    let (status, done) = forget(json!({
+        "query": "my old address", "confirm": true, "ids": ids, "reason": "asked by the user",
+    }));
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["confirmed"], true);
+    assert_eq!(done["skipped"], json!([]));
+    for candidate in done["candidates"].as_array().unwrap() {
+        assert_eq!(candidate["memory"]["state"], "forgotten", "{done}");
+        assert_eq!(
+            candidate["memory"]["forgotten"]["reason"],
+            "asked by the user"
+        );
+    }
+    let forgotten = memories_in(&server, "ann", "forgotten");
+    assert_eq!(
+        forgotten.len() as u64,
+        2 + done["derived"].as_u64().unwrap(),
+        "{forgotten:?}"
+    );
+    let left: Vec<String> = memories_in(&server, "ann", "active")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(left.iter().any(|t| t.contains("peanuts")), "{left:?}");
+    assert!(left
+        .iter()
+        .all(|t| !t.contains("Porto") && !t.contains("Tallinn")));
+    // Another user's memories are not touched, even the same words.
+    assert!(memories_in(&server, "bob", "forgotten").is_empty());
+    // Nothing left to forget; a confirmed run that selects nothing writes nothing.
+    let (status, again) = forget(json!({"query": "my old address", "confirm": true}));
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(
+        (again["confirmed"].clone(), again["candidates"].clone()),
+        (json!(false), json!([]))
+    );
+
+    // The caller's mistakes, named; nothing written.
+    for (body, status, field) in [
+        (
+            json!({"query": " "}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "query",
+        ),
+        (
+            json!({"query": "peanuts", "limit": 0}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "limit",
+        ),
+        (
+            json!({"query": "peanuts", "limit": 101}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "limit",
+        ),
+        (
+            json!({"query": "peanuts", "ids": ["nope"]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ids",
+        ),
+        (
+            json!({"query": "peanuts", "ids": []}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ids",
+        ),
+        (
+            json!({"query": "peanuts", "confirm": "yes"}),
+            StatusCode::BAD_REQUEST,
+            "confirm",
+        ),
+        (
+            json!({"query": "peanuts", "colour": 1}),
+            StatusCode::BAD_REQUEST,
+            "colour",
+        ),
+        (
+            json!({"query": "peanuts", "min_relevance": 2}),
+            StatusCode::BAD_REQUEST,
+            "min_relevance",
+        ),
+    ] {
+        let (got, error) = forget(body.clone());
+        assert_eq!(got, status, "{body}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains(field), "{body}: {message}");
+    }
+    assert!(memories_in(&server, "ann", "active")
+        .iter()
+        .any(|m| m["text"].as_str().unwrap().contains("peanuts")));
+}

@@ -70,7 +70,7 @@ fn no_response_holds_another_users_memory() {
         let marker = format!("{}/{name}", TENANTS[tenant]);
         let word = WORDS[rng.next(WORDS.len())];
         let users = format!("/v1/users/{name}");
-        let (status, body) = match rng.next(7) {
+        let (status, body) = match rng.next(8) {
             0 | 1 => server.send_as(
                 key,
                 "POST",
@@ -78,6 +78,7 @@ fn no_response_holds_another_users_memory() {
                 Some(json!({"turns": [{"role": "user", "text": format!("step {step}: {word} [owner:{marker}]")}]})),
             ),
             2 => server.send_as(key, "POST", &format!("{users}/search"), Some(json!({"query": word, "top_k": 10}))),
+            7 => server.send_as(key, "POST", &format!("{users}/forget"), Some(json!({"query": word}))),
             3 => server.send_as(key, "POST", &format!("{users}/recall"), Some(json!({"query": word, "budget": 500}))),
             4 => server.send_as(key, "GET", &format!("{users}/memories?limit=100"), None),
             5 => {
@@ -101,6 +102,23 @@ fn no_response_holds_another_users_memory() {
                 assert_eq!(status, StatusCode::NOT_FOUND, "{marker} read {other}'s {id}: {body}");
                 let (status, _) = server.send_as(key, "DELETE", &format!("{users}/memories/{id}"), None);
                 assert_eq!(status, StatusCode::NOT_FOUND, "{marker} forgot {other}'s {id}");
+                // Named by id in a forget by description, it is never selected.
+                let (status, body) = server.send_as(
+                    key,
+                    "POST",
+                    &format!("{users}/forget"),
+                    Some(json!({"query": word, "confirm": true, "ids": [id]})),
+                );
+                assert_eq!(status, StatusCode::OK, "{body}");
+                assert_eq!(body["skipped"], json!([id]), "{marker} forgot {other}'s {id}: {body}");
+                let (other_tenant, other_name) = owner(other);
+                let (_, theirs) = server.send_as(
+                    Some(&keys[other_tenant]),
+                    "GET",
+                    &format!("/v1/users/{other_name}/memories/{id}"),
+                    None,
+                );
+                assert_eq!(theirs["state"], "active", "{theirs}");
                 for route in ["access", "derived"] {
                     let (status, body) =
                         server.send_as(key, "GET", &format!("{users}/memories/{id}/{route}"), None);

@@ -459,5 +459,69 @@ fn the_tools_say_what_is_true_now_and_honour_a_forget_request() {
         .await;
         assert!(!context.contains("X4417902"), "{context}");
         assert!(context.contains("the user asked to forget"), "{context}");
+
+        // Forgetting by description: a list first, nothing written; then, confirmed with the
+        // listed ids, those go.
+        let describe = |confirm: Option<Vec<String>>| {
+            let mut args = json!({"user": "ann", "query": "my old address",
+                "reason": "the user asked to forget it"});
+            if let Some(ids) = confirm {
+                args["confirm"] = json!(true);
+                args["ids"] = json!(ids);
+            }
+            args
+        };
+        let (listed, shown) = ok(&client, "forget", describe(None)).await;
+        assert!(listed.starts_with("Would forget 2 memory(ies)"), "{listed}");
+        assert!(
+            listed.contains("Porto") && listed.contains("Tallinn"),
+            "{listed}"
+        );
+        assert!(listed.contains("call again with confirm: true"), "{listed}");
+        assert_eq!(shown["confirmed"], false);
+        let ids: Vec<String> = shown["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect();
+        let (still, _) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "Where do I live?"}),
+        )
+        .await;
+        assert!(
+            still.contains("Porto"),
+            "a dry run forgets nothing: {still}"
+        );
+        let (forgot, done) = ok(&client, "forget", describe(Some(ids.clone()))).await;
+        assert!(forgot.starts_with("Forgot 2 memory(ies)"), "{forgot}");
+        assert_eq!(done["confirmed"], true);
+        let (gone, _) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "Where do I live?", "include_superseded": true}),
+        )
+        .await;
+        assert!(
+            !gone.contains("Porto") && !gone.contains("Tallinn"),
+            "{gone}"
+        );
+        let (none, _) = ok(&client, "forget", describe(None)).await;
+        assert!(none.contains("nothing forgotten"), "{none}");
+
+        // Mistakes are tool errors with their code.
+        let both = json!({"user": "ann", "id": ids[0], "query": "my address", "reason": "r"});
+        let error = tool_error(&client, "forget", both).await;
+        assert!(error.starts_with("error (invalid_input):"), "{error}");
+        let neither = tool_error(&client, "forget", json!({"user": "ann", "reason": "r"})).await;
+        assert!(neither.contains("`query`"), "{neither}");
+        let preview_by_id = json!({"user": "ann", "id": ids[0], "confirm": false, "reason": "r"});
+        let error = tool_error(&client, "forget", preview_by_id).await;
+        assert!(error.contains("go with `query`"), "{error}");
+        let empty = json!({"user": "ann", "query": " ", "reason": "r"});
+        let error = tool_error(&client, "forget", empty).await;
+        assert!(error.contains("query"), "{error}");
     });
 }

@@ -538,6 +538,29 @@ fn real_answers_conform_to_the_document() {
         Some(json!({"query": "peanuts", "kinds": ["nonsense"]})),
     );
 
+    let forget = ("POST", "/v1/users/{user}/forget");
+    s.record(
+        &server,
+        key,
+        forget,
+        "/v1/users/lena/forget",
+        Some(json!({"query": "my sister's peanut allergy", "limit": 5})),
+    );
+    s.record(
+        &server,
+        key,
+        forget,
+        "/v1/users/lena/forget",
+        Some(json!({"query": "peanuts", "confirm": true, "ids": ["nope"]})),
+    );
+    s.record(
+        &server,
+        key,
+        forget,
+        "/v1/users/lena/forget",
+        Some(json!({"query": "peanuts", "confirm": 1})),
+    );
+
     let list = ("GET", "/v1/users/{user}/memories");
     let (_, page) = s.record(&server, key, list, "/v1/users/lena/memories?limit=1", None);
     assert!(page["next_cursor"].is_string(), "{page}");

@@ -327,25 +327,9 @@ impl Memories {
         request: &ForgetRequest,
         found_here: &[Memory],
     ) -> Result<StoredTargets> {
-        let mut targets: Vec<Memory> = if request.terms.is_empty() && request.everything {
-            let filter = MemoryFilter {
-                agent: Some(agent.to_string()),
-                ..MemoryFilter::default()
-            };
-            self.store.list_all(user, &filter)?
-        } else {
-            self.lexical_targets(user, slot, agent, request)?
-        };
-        targets.extend(self.slot_targets(user, slot, agent, request)?);
-        let mut seen: HashSet<MemoryId> = HashSet::new();
-        targets.retain(|m| seen.insert(m.id));
-        let found: Vec<Memory> = targets.iter().chain(found_here).cloned().collect();
-        let repeats = self.repeats(user, slot, agent, request, &found)?;
-        for memory in self.repeated_targets(user, slot, agent, &repeats, &targets)? {
-            if seen.insert(memory.id) {
-                targets.push(memory);
-            }
-        }
+        let (mut targets, repeats) =
+            self.named_targets(user, slot, Some(agent), request, found_here)?;
+        let mut seen: HashSet<MemoryId> = targets.iter().map(|m| m.id).collect();
         let turns: HashSet<TurnId> = targets
             .iter()
             .filter(|m| m.kind.tag() == KindTag::Turn)
@@ -376,13 +360,60 @@ impl Memories {
         })
     }
 
+    /// The active memories a request's topic names, of `agent` or of every agent: what a
+    /// request said in conversation erases, without what was derived from them. For a request
+    /// made through the API (`Engine::forget_matching`), which shows them before it forgets.
+    pub(crate) fn memories_about(
+        &self,
+        user: &UserKey,
+        agent: Option<&str>,
+        request: &ForgetRequest,
+    ) -> Result<Vec<Memory>> {
+        let slot = self.built_slot(user)?;
+        Ok(self.named_targets(user, &slot, agent, request, &[])?.0)
+    }
+
+    /// The stored memories a request names — by its words and synonyms (or every one, for
+    /// "forget everything"), the facts of the slot it names, and those repeating their values
+    /// or rare words (or those of `found_here`, the write's own) — and what marks a memory as
+    /// repeating them.
+    fn named_targets(
+        &self,
+        user: &UserKey,
+        slot: &ScopeSlot,
+        agent: Option<&str>,
+        request: &ForgetRequest,
+        found_here: &[Memory],
+    ) -> Result<(Vec<Memory>, Repeats)> {
+        let mut targets: Vec<Memory> = if request.terms.is_empty() && request.everything {
+            let filter = MemoryFilter {
+                agent: agent.map(str::to_string),
+                ..MemoryFilter::default()
+            };
+            self.store.list_all(user, &filter)?
+        } else {
+            self.lexical_targets(user, slot, agent, request)?
+        };
+        targets.extend(self.slot_targets(user, slot, agent, request)?);
+        let mut seen: HashSet<MemoryId> = HashSet::new();
+        targets.retain(|m| seen.insert(m.id));
+        let found: Vec<Memory> = targets.iter().chain(found_here).cloned().collect();
+        let repeats = self.repeats(user, slot, agent, request, &found)?;
+        for memory in self.repeated_targets(user, slot, agent, &repeats, &targets)? {
+            if seen.insert(memory.id) {
+                targets.push(memory);
+            }
+        }
+        Ok((targets, repeats))
+    }
+
     /// Stored memories of the agent whose words are about the request's topic (see
     /// [`forget::is_about`]), found through the lexical index.
     fn lexical_targets(
         &self,
         user: &UserKey,
         slot: &ScopeSlot,
-        agent: &str,
+        agent: Option<&str>,
         request: &ForgetRequest,
     ) -> Result<Vec<Memory>> {
         let mut query: Vec<String> = Vec::new();
@@ -413,7 +444,7 @@ impl Memories {
         &self,
         user: &UserKey,
         slot: &ScopeSlot,
-        agent: &str,
+        agent: Option<&str>,
         request: &ForgetRequest,
         found: &[Memory],
     ) -> StoreResult<Repeats> {
@@ -452,7 +483,7 @@ impl Memories {
         &self,
         user: &UserKey,
         slot: &ScopeSlot,
-        agent: &str,
+        agent: Option<&str>,
         repeats: &Repeats,
         found: &[Memory],
     ) -> Result<Vec<Memory>> {
@@ -475,7 +506,7 @@ impl Memories {
     fn rare_terms(
         &self,
         slot: &ScopeSlot,
-        agent: &str,
+        agent: Option<&str>,
         found: &[Memory],
         topic: &HashSet<String>,
     ) -> HashSet<String> {
@@ -495,12 +526,12 @@ impl Memories {
             .collect()
     }
 
-    /// Memories of the agent holding a word of `query` (at most `limit`, best first), through
-    /// the lexical index.
+    /// Memories of the agent (of every agent: `None`) holding a word of `query` (at most
+    /// `limit`, best first), through the lexical index.
     fn lexical_ids(
         &self,
         slot: &ScopeSlot,
-        agent: &str,
+        agent: Option<&str>,
         query: &[String],
         limit: usize,
     ) -> Vec<MemoryId> {
@@ -516,7 +547,7 @@ impl Memories {
             ..self.config.clone()
         };
         let filter = SearchFilter {
-            agent: Some(agent.to_string()),
+            agent: agent.map(str::to_string),
             ..SearchFilter::default()
         };
         let guard = slot.read();
@@ -536,7 +567,7 @@ impl Memories {
         &self,
         user: &UserKey,
         slot: &ScopeSlot,
-        agent: &str,
+        agent: Option<&str>,
         request: &ForgetRequest,
     ) -> Result<Vec<Memory>> {
         let asked = mnemos_text::asked(&request.topic);
@@ -545,7 +576,11 @@ impl Memories {
         }
         let table = self.fact_table(user, &slot.read())?;
         let mut ids: Vec<MemoryId> = Vec::new();
-        for entry in table.entries().iter().filter(|e| e.agent == agent) {
+        for entry in table
+            .entries()
+            .iter()
+            .filter(|e| agent.is_none_or(|a| e.agent == a))
+        {
             let named = asked.iter().any(|a| {
                 facts::slot_name(a.slot) == entry.slot && entry.subject.starts_with("who:")
             });

@@ -24,6 +24,9 @@ pub struct ServeArgs {
     /// Longest a request may take, in seconds.
     #[arg(long, default_value_t = 30)]
     request_timeout: u64,
+    /// The user and agent of `/mcp` tool calls that name none.
+    #[command(flatten)]
+    mcp: crate::mcp::McpDefaultArgs,
 }
 
 pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
@@ -36,6 +39,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
         admin_key: std::env::var("MNEMOS_ADMIN_KEY")
             .ok()
             .filter(|k| !k.is_empty()),
+        mcp_defaults: args.mcp.defaults(),
     };
     // Derived work (summaries, persona, reflections…) runs on the server's worker, so adding
     // a turn answers as soon as the turn is stored.
@@ -62,8 +66,10 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     );
     let tenant = config.tenant.clone();
     let db = config.db.to_string();
+    let defaults = crate::mcp::describe(&server.mcp_defaults);
     mnemos_server::run_until_signal(Arc::new(engine), tenant.clone(), &server, |addr| {
         eprintln!("mnemos serving {db} (tenant {tenant}) on http://{addr}/v1 — Ctrl-C stops");
+        eprintln!("MCP tools: http://{addr}/mcp{defaults}");
         eprintln!("web inspector: http://{addr}/ui/");
     })?;
     eprintln!("mnemos server stopped");

@@ -33,6 +33,7 @@ use axum::{Json, Router};
 use mnemos_engine::{DenseSearch, Engine};
 
 pub use error::{ApiError, ErrorCode};
+pub use mcp::McpDefaults;
 pub use routes::{AppState, MAX_TURNS_PER_REQUEST, ROUTES};
 pub use worker::JobWorker;
 
@@ -48,6 +49,8 @@ pub struct ServerConfig {
     pub jobs: Option<JobWorker>,
     /// The key that manages API keys over HTTP (`MNEMOS_ADMIN_KEY`); it reads no tenant's data.
     pub admin_key: Option<String>,
+    /// The user and agent of MCP tool calls that name none (`--user`, `--agent`).
+    pub mcp_defaults: McpDefaults,
 }
 
 impl Default for ServerConfig {
@@ -58,6 +61,7 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             jobs: None,
             admin_key: None,
+            mcp_defaults: McpDefaults::default(),
         }
     }
 }
@@ -118,6 +122,7 @@ impl ServerConfig {
                 )));
             }
         }
+        self.mcp_defaults.validate()?;
         if self.body_limit == 0 {
             return Err(ServerError::Invalid("body_limit must be positive".into()));
         }

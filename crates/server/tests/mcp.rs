@@ -461,3 +461,143 @@ fn the_tools_say_what_is_true_now_and_honour_a_forget_request() {
         assert!(context.contains("the user asked to forget"), "{context}");
     });
 }
+
+#[test]
+fn a_call_naming_no_user_acts_for_the_servers_default_user_and_agent() {
+    let config = mnemos_server::ServerConfig {
+        mcp_defaults: mnemos_server::McpDefaults {
+            user: Some("ann".into()),
+            agent: Some("desktop".into()),
+        },
+        ..common::Server::default_config()
+    };
+    let (server, keys) = Server::start_keyed(config, "retrieval", true, &["acme"]);
+    let key = keys[0].as_str();
+    let rt = runtime();
+    rt.block_on(async {
+        let client = connect(&server, key).await;
+        let instructions = client.peer_info().unwrap().instructions.clone();
+        let instructions = instructions.unwrap_or_default();
+        assert!(instructions.contains("'ann'"), "{instructions}");
+        assert!(instructions.contains("'desktop'"), "{instructions}");
+        let tools = client.list_all_tools().await.unwrap();
+        for tool in &tools {
+            let schema = Value::Object((*tool.input_schema).clone());
+            let required = schema["required"].as_array().cloned().unwrap_or_default();
+            assert!(
+                !required.contains(&json!("user")),
+                "{}: {schema}",
+                tool.name
+            );
+        }
+
+        let (said, _) = ok(
+            &client,
+            "remember",
+            json!({"text": "I keep bees on my roof."}),
+        )
+        .await;
+        assert!(said.contains("user 'ann' (agent desktop"), "{said}");
+        let (_, listed) = ok(&client, "list", json!({})).await;
+        assert_eq!(listed["total"], 1);
+        let (context, _) = ok(
+            &client,
+            "recall",
+            json!({"query": "What do I keep on my roof?"}),
+        )
+        .await;
+        assert!(context.contains("bees"), "{context}");
+        // Naming a user still reaches that user.
+        let (other, _) = ok(&client, "recall", json!({"user": "bob", "query": "bees"})).await;
+        assert!(
+            other.contains("nothing remembered about user 'bob'"),
+            "{other}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn tool_arguments_that_are_wrong_are_tool_errors_naming_the_argument() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        let client = connect(&server, &keys[0]).await;
+        // Without a default user, a call naming none says how to fix it.
+        let message = tool_error(&client, "recall", json!({"query": "x"})).await;
+        assert_eq!(
+            message,
+            "error (invalid_input): no user given: pass `user`, or start the server with --user"
+        );
+        let message = tool_error(&client, "recall", json!({"user": "ann"})).await;
+        assert_eq!(message, "error (invalid_request): missing field `query`");
+        let message = tool_error(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "x", "top_k": "ten"}),
+        )
+        .await;
+        assert!(
+            message.starts_with("error (invalid_request): top_k: invalid type"),
+            "{message}"
+        );
+        let message = tool_error(&client, "list", json!({"user": "ann", "tenant": "globex"})).await;
+        assert!(
+            message.starts_with("error (invalid_request): unknown field `tenant`"),
+            "{message}"
+        );
+        let message = tool_error(
+            &client,
+            "remember",
+            json!({"user": "ann", "turns": [{"role": "bot", "text": "hi"}]}),
+        )
+        .await;
+        assert!(
+            message.starts_with("error (invalid_request): turns[0].role: unknown variant `bot`"),
+            "{message}"
+        );
+        let message = tool_error(&client, "show", json!({"user": "ann", "view": 3})).await;
+        assert!(
+            message.starts_with("error (invalid_request): view: "),
+            "{message}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn search_and_list_give_the_whole_text_of_a_long_memory() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let long = "We spent the whole afternoon moving boxes into the new flat on the third floor, \
+        and the lift broke twice, so most of the books went up the stairs by hand. My brother \
+        brought pizza, the neighbours lent us a trolley, and by eight everything was inside. \
+        The landlord left the keys with the concierge and a note about the safe in the \
+        hallway cupboard. The vault code is 4711.";
+    assert!(long.len() > 300, "{}", long.len());
+    let rt = runtime();
+    rt.block_on(async {
+        let client = connect(&server, &keys[0]).await;
+        ok(&client, "remember", json!({"user": "ann", "text": long})).await;
+        // Most clients give the model only the text content, not `structuredContent`.
+        let (found, _) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "vault code"}),
+        )
+        .await;
+        assert!(found.contains("The vault code is 4711."), "{found}");
+        let (listed, _) = ok(&client, "list", json!({"user": "ann"})).await;
+        assert!(listed.contains("The vault code is 4711."), "{listed}");
+        client.cancel().await.unwrap();
+    });
+}

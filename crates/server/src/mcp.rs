@@ -1,7 +1,8 @@
 //! MCP (Model Context Protocol): the engine as six tools an assistant calls — `remember`,
 //! `recall`, `search`, `forget`, `list` and `show` — over stdio ([`serve_stdio`], what
 //! `mnemos mcp` runs) or streamable HTTP (`/mcp`, mounted by [`crate::router`] behind the same
-//! API-key check as `/v1`). See `docs/mcp.md`.
+//! API-key check as `/v1`; sessions for the SDKs and plain JSON-RPC for everyone else, see
+//! `http`). See `docs/mcp.md`.
 //!
 //! Tenancy: over stdio the tools act in the tenant given at start; over HTTP every request acts
 //! in its key's tenant (the [`Caller`] the auth middleware put in the request), and the admin
@@ -24,14 +25,11 @@ use rmcp::model::{
     CallToolResult, ContentBlock, Extensions, Implementation, JsonObject, ServerCapabilities,
     ServerConfig as McpInfo,
 };
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use mnemos_core::{Hit, Memory, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
 use mnemos_engine::{render, Engine, NewTurn, RecallRequest, SearchRequest, ViewKind};
@@ -39,8 +37,11 @@ use mnemos_engine::{render, Engine, NewTurn, RecallRequest, SearchRequest, ViewK
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
 use crate::params::{blocking, cursor, kind_list, known_user, memory_id, named, page};
-use crate::routes::{idempotency_turn_key, reject_reused_keys, AppState};
-use crate::{JobWorker, ServerConfig, ServerError};
+use crate::routes::{idempotency_turn_key, reject_reused_keys};
+use crate::{JobWorker, ServerError};
+
+mod http;
+pub(crate) use http::routes;
 
 const DEFAULT_AGENT: &str = "default";
 const DEFAULT_SESSION: &str = "default";
@@ -947,42 +948,6 @@ fn show(engine: &Engine, user: UserKey, args: ShowArgs) -> Outcome {
     let text = render::view(&user, agent.as_deref(), &view);
     let structured = json!({ "view": name, "text": text });
     Ok((text, structured))
-}
-
-/// `/mcp`: the tools over streamable HTTP, behind the API-key check of `/v1`; each request
-/// acts in its key's tenant. Cancelling `stop` ends every MCP session and open stream, which a
-/// graceful shutdown would otherwise wait for.
-pub(crate) fn routes(
-    state: Arc<AppState>,
-    config: &ServerConfig,
-    stop: CancellationToken,
-) -> axum::Router<Arc<AppState>> {
-    let mut http = StreamableHttpServerConfig::default()
-        .with_cancellation_token(stop)
-        .with_max_request_body_bytes(config.body_limit);
-    if !config.listen.ip().is_loopback() {
-        // Beyond loopback every request needs an API key, which a DNS-rebinding page cannot
-        // send; remote clients name the server by its own host names.
-        http = http.disable_allowed_hosts();
-    }
-    let engine = Arc::clone(&state.engine);
-    let defaults = config.mcp_defaults.clone();
-    let service = StreamableHttpService::new(
-        move || {
-            Ok(MemoryTools::per_caller(
-                Arc::clone(&engine),
-                defaults.clone(),
-            ))
-        },
-        Arc::new(LocalSessionManager::default()),
-        http,
-    );
-    axum::Router::new()
-        .nest_service("/mcp", service)
-        .route_layer(axum::middleware::from_fn_with_state(
-            state,
-            crate::auth::authenticate,
-        ))
 }
 
 /// The tools over stdin/stdout in `tenant` (with `defaults` for calls naming no user or

@@ -596,7 +596,7 @@ fn plain_json_rpc_over_http_needs_no_accept_header_initialize_or_session() {
 }
 
 #[test]
-fn unreadable_bodies_get_json_rpc_errors_and_a_session_ends_with_200() {
+fn unreadable_bodies_get_json_rpc_errors() {
     let (server, keys) = Server::start_keyed(
         common::Server::default_config(),
         "retrieval",
@@ -605,7 +605,13 @@ fn unreadable_bodies_get_json_rpc_errors_and_a_session_ends_with_200() {
     );
     let key = keys[0].as_str();
 
-    let response = post_raw(&server, Some(key), &[JSON], "{\"jsonrpc\": \"2.0\", ");
+    // With the headers an SDK sends, and without.
+    let malformed = "{\"jsonrpc\": \"2.0\", ";
+    let response = post_raw(&server, Some(key), &[JSON, SDK_ACCEPT], malformed);
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().unwrap();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    let response = post_raw(&server, Some(key), &[JSON], malformed);
     assert_eq!(response.status(), 400);
     let error: Value = response.json().unwrap();
     assert_eq!(error["error"]["code"], -32700, "{error}");
@@ -624,12 +630,26 @@ fn unreadable_bodies_get_json_rpc_errors_and_a_session_ends_with_200() {
         "name": "remember", "arguments": {"user": "ann", "text": "x".repeat(70_000)}}});
     let response = post_raw(&server, Some(key), &[JSON], &long.to_string());
     assert_eq!(response.status(), 413);
-
-    // An SDK-style session: opened, used, ended with 200, then unknown.
+    // Within a session too.
     let session = open_session(&server, key);
     let in_session = [JSON, SDK_ACCEPT, ("mcp-session-id", session.as_str())];
-    let response = post_raw(&server, Some(key), &in_session, "{\"jsonrpc\": ");
+    let response = post_raw(&server, Some(key), &in_session, malformed);
     assert_eq!(response.status(), 400);
+}
+
+#[test]
+fn ending_a_session_is_answered_200() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let key = keys[0].as_str();
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    // An SDK-style session: opened, ended with 200, then unknown.
+    let session = open_session(&server, key);
+    let in_session = [JSON, SDK_ACCEPT, ("mcp-session-id", session.as_str())];
     let response = server
         .client
         .delete(server.url("/mcp"))

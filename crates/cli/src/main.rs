@@ -151,7 +151,7 @@ enum Command {
     /// Serve the engine over HTTP (JSON under /v1; see docs/server.md) until Ctrl-C.
     Serve(serve::ServeArgs),
     /// Serve the memory tools to a local assistant over stdin/stdout (MCP; see docs/mcp.md).
-    Mcp,
+    Mcp(mcp::McpDefaultArgs),
     /// API keys for the server: create (the secret is printed once), list, revoke.
     Keys(keys::KeysArgs),
     /// Copy every user (turns, memories, history, vectors, jobs) and API key from one store to
@@ -199,7 +199,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Serve(args) => serve::run(&global.config()?, args),
-        Command::Mcp => mcp::run(&global.config()?),
+        Command::Mcp(args) => mcp::run(&global.config()?, &args),
         Command::Keys(args) => keys::run(&global, args),
         Command::Migrate(args) => migrate::run(&global.config()?, args),
         Command::Bench { command } => bench::run(&global.config()?, command),

@@ -38,6 +38,9 @@ pub struct ServeArgs {
     /// `https://app.example.com`. Otherwise only the server's own pages (the inspector) may.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origins: Vec<String>,
+    /// The user and agent of `/mcp` tool calls that name none.
+    #[command(flatten)]
+    mcp: crate::mcp::McpDefaultArgs,
 }
 
 pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
@@ -53,6 +56,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
         admin_key: std::env::var("MNEMOS_ADMIN_KEY")
             .ok()
             .filter(|k| !k.is_empty()),
+        mcp_defaults: args.mcp.defaults(),
     };
     // Derived work (summaries, persona, reflections…) runs on the server's worker, so adding
     // a turn answers as soon as the turn is stored.
@@ -87,8 +91,10 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     } else {
         format!("requests without a key in tenant {tenant}")
     };
+    let defaults = crate::mcp::describe(&server.mcp_defaults);
     mnemos_server::run_until_signal(Arc::new(engine), tenant, &server, |addr| {
         eprintln!("mnemos serving {db} ({callers}) on http://{addr}/v1 — Ctrl-C stops");
+        eprintln!("MCP tools: http://{addr}/mcp{defaults}");
         eprintln!("web inspector: http://{addr}/ui/");
     })?;
     eprintln!("mnemos server stopped");

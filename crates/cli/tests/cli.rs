@@ -1228,6 +1228,16 @@ fn serve_answers_over_http_and_stops_cleanly_on_sigterm() {
         stderr(&refused)
     );
     assert!(!db.exists(), "a refused start leaves no database behind");
+    // The MCP tools' default user follows the rules of every user name.
+    for command in ["serve", "mcp"] {
+        let refused = mnemos(&db, &[command, "--user", "", "--agent", "desk"]);
+        assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+        assert!(
+            stderr(&refused).contains("default user must not be empty"),
+            "{}",
+            stderr(&refused)
+        );
+    }
 
     let (mut child, url, start) = spawn_serve(&db, &[]);
     let serving = start.last().unwrap();
@@ -1495,7 +1505,15 @@ fn mcp_serves_the_memory_tools_over_stdio() {
         let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mnemos")).configure(|c| {
             c.arg("--db")
                 .arg(&db)
-                .args(["--embedder", "hash", "mcp"])
+                .args([
+                    "--embedder",
+                    "hash",
+                    "mcp",
+                    "--user",
+                    "wei",
+                    "--agent",
+                    "desk",
+                ])
                 .env_remove("MNEMOS_CONFIG")
                 .env_remove("MNEMOS_DB");
         });
@@ -1525,9 +1543,10 @@ fn mcp_serves_the_memory_tools_over_stdio() {
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect()
         };
+        // Desktop clients name no user: the one given with `--user` is meant.
         let stored = call(
             "remember",
-            serde_json::json!({"user": "wei", "text": "我在杭州做后端工程师。"}),
+            serde_json::json!({"text": "我在杭州做后端工程师。"}),
         )
         .await
         .unwrap();
@@ -1537,12 +1556,9 @@ fn mcp_serves_the_memory_tools_over_stdio() {
             "{}",
             text(&stored)
         );
-        let recalled = call(
-            "recall",
-            serde_json::json!({"user": "wei", "query": "他在哪里工作？杭州"}),
-        )
-        .await
-        .unwrap();
+        let recalled = call("recall", serde_json::json!({"query": "他在哪里工作？杭州"}))
+            .await
+            .unwrap();
         assert_ne!(recalled.is_error, Some(true), "{}", text(&recalled));
         assert!(
             text(&recalled).contains("我在杭州做后端工程师"),
@@ -1559,7 +1575,7 @@ fn mcp_serves_the_memory_tools_over_stdio() {
         client.cancel().await.unwrap();
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    let out = mnemos(&db, &["list", "--user", "wei"]);
+    let out = mnemos(&db, &["list", "--user", "wei", "--agent", "desk"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stdout(&out).contains("我在杭州做后端工程师。"),

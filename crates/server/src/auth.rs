@@ -202,6 +202,12 @@ impl Auth {
     }
 }
 
+/// A digest of the bearer secret a request presents (none: no key, or a malformed header), to
+/// tell whether two requests came with the same key without keeping the key itself.
+pub(crate) fn key_digest(headers: &HeaderMap) -> Option<[u8; 32]> {
+    bearer(headers).ok().flatten().map(sha256)
+}
+
 /// The secret of an `Authorization: Bearer <secret>` header, if there is one.
 fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {

@@ -36,6 +36,7 @@ use axum::{Json, Router};
 use mnemos_engine::{DenseSearch, Engine};
 
 pub use error::{ApiError, ErrorCode};
+pub use mcp::McpDefaults;
 pub use routes::{AppState, MAX_TURNS_PER_REQUEST, ROUTES};
 pub use worker::JobWorker;
 
@@ -59,6 +60,8 @@ pub struct ServerConfig {
     pub jobs: Option<JobWorker>,
     /// The key that manages API keys over HTTP (`MNEMOS_ADMIN_KEY`); it reads no tenant's data.
     pub admin_key: Option<String>,
+    /// The user and agent of MCP tool calls that name none (`--user`, `--agent`).
+    pub mcp_defaults: McpDefaults,
 }
 
 impl Default for ServerConfig {
@@ -72,6 +75,7 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             jobs: None,
             admin_key: None,
+            mcp_defaults: McpDefaults::default(),
         }
     }
 }
@@ -139,6 +143,7 @@ impl ServerConfig {
                 )));
             }
         }
+        self.mcp_defaults.validate()?;
         if self.body_limit == 0 {
             return Err(ServerError::Invalid("body_limit must be positive".into()));
         }

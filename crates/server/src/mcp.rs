@@ -1,34 +1,37 @@
 //! MCP (Model Context Protocol): the engine as six tools an assistant calls — `remember`,
 //! `recall`, `search`, `forget`, `list` and `show` — over stdio ([`serve_stdio`], what
 //! `mnemos mcp` runs) or streamable HTTP (`/mcp`, mounted by [`crate::router`] behind the same
-//! API-key check as `/v1`). See `docs/mcp.md`.
+//! API-key check as `/v1`; sessions for the SDKs and plain JSON-RPC for everyone else, see
+//! `http`). See `docs/mcp.md`.
 //!
 //! Tenancy: over stdio the tools act in the tenant given at start; over HTTP every request acts
 //! in its key's tenant (the [`Caller`] the auth middleware put in the request), and the admin
-//! key reads no tenant's data. No tool argument names a tenant.
+//! key reads no tenant's data. No tool argument names a tenant. A call naming no `user` (or
+//! `agent`) acts for the [`McpDefaults`] the server was started with.
 //!
-//! A caller's mistake (an unknown id or user, empty text, a bad cursor) is a tool result with
-//! `is_error` and a message, never a protocol error. Engine calls run on the blocking pool.
+//! A caller's mistake (a missing, mistyped or unknown argument, an unknown id or user, empty
+//! text, a bad cursor) is a tool result with `is_error` and a message starting with its code,
+//! never a protocol error: the tools read their own arguments ([`Arguments`]). Engine calls run
+//! on the blocking pool.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
+use rmcp::handler::server::common::{schema_for_input, schema_for_type, FromContextPart};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Extensions, Implementation, ServerCapabilities,
+    CallToolResult, ContentBlock, Extensions, Implementation, JsonObject, ServerCapabilities,
     ServerConfig as McpInfo,
 };
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
-use mnemos_core::{Hit, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
+use mnemos_core::{Hit, Memory, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
 use mnemos_engine::{
     render, Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest,
     ViewKind,
@@ -37,8 +40,11 @@ use mnemos_engine::{
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
 use crate::params::{blocking, cursor, kind_list, known_user, memory_id, memory_ids, named, page};
-use crate::routes::{idempotency_turn_key, reject_reused_keys, AppState};
-use crate::{JobWorker, ServerConfig, ServerError};
+use crate::routes::{idempotency_turn_key, reject_reused_keys};
+use crate::{JobWorker, ServerError};
+
+mod http;
+pub(crate) use http::routes;
 
 const DEFAULT_AGENT: &str = "default";
 const DEFAULT_SESSION: &str = "default";
@@ -55,8 +61,7 @@ Before answering a question that may depend on what a user said in earlier conve
 themselves, people they know, preferences, plans, events), call `remember` with their words. \
 `search` shows ranked memories with their ids; `forget` takes such an id, or a description of \
 what to forget, listed first and forgotten when called again with `confirm`. `list` pages through \
-everything stored; `show` gives the user's persona or timeline. `user` is the person's stable \
-name or id, chosen by you.";
+everything stored; `show` gives the user's persona or timeline.";
 
 /// Which tenant the tools act in.
 #[derive(Clone, Debug)]
@@ -72,6 +77,7 @@ enum Tenancy {
 pub struct MemoryTools {
     engine: Arc<Engine>,
     tenancy: Tenancy,
+    defaults: McpDefaults,
     tool_router: ToolRouter<Self>,
 }
 
@@ -115,15 +121,17 @@ pub struct TurnArg {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RememberArgs {
-    /// The person the memory is about: a stable name or id of your choosing.
-    pub user: String,
+    /// The person the memory is about: a stable name or id of your choosing (may be left
+    /// out when the server has a default user).
+    pub user: Option<String>,
     /// The turns to store, in order. Alternatively give `text` (and `role`) for one turn.
     pub turns: Option<Vec<TurnArg>>,
     /// One turn's text (instead of `turns`).
     pub text: Option<String>,
     /// The role of `text`: `user` (default), `assistant` or `other`.
     pub role: Option<TurnRole>,
-    /// Which assistant or app remembers (default `default`); each agent has its own memory.
+    /// Which assistant or app remembers (default: the server's default agent, else `default`);
+    /// each agent has its own memory.
     pub agent: Option<String>,
     /// The conversation the turns belong to (default `default`).
     pub session: Option<String>,
@@ -135,13 +143,14 @@ pub struct RememberArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallArgs {
-    /// The person whose memory to draw on.
-    pub user: String,
+    /// The person whose memory to draw on (may be left out when the server has a default
+    /// user).
+    pub user: Option<String>,
     /// What you are about to answer: the user's question or message.
     pub query: String,
     /// Approximate tokens the context may use (default 1024).
     pub budget: Option<usize>,
-    /// The agent whose memory to use (default `default`).
+    /// The agent whose memory to use (default: the server's default agent, else `default`).
     pub agent: Option<String>,
     /// Only this conversation (default: all of them).
     pub session: Option<String>,
@@ -157,8 +166,9 @@ pub struct RecallArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// The person whose memories to search.
-    pub user: String,
+    /// The person whose memories to search (may be left out when the server has a default
+    /// user).
+    pub user: Option<String>,
     /// What to look for, in words.
     pub query: String,
     /// How many memories at most (default 10, at most 100).
@@ -181,8 +191,9 @@ pub struct SearchArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetArgs {
-    /// The person the memory belongs to.
-    pub user: String,
+    /// The person the memory belongs to (may be left out when the server has a default
+    /// user).
+    pub user: Option<String>,
     /// The memory's id, from `search` or `list`: forgotten at once. Or give `query`.
     pub id: Option<String>,
     /// What to forget, in words ("my old address"), instead of an id. Without `confirm` the
@@ -204,8 +215,9 @@ pub struct ForgetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// The person whose memories to list.
-    pub user: String,
+    /// The person whose memories to list (may be left out when the server has a default
+    /// user).
+    pub user: Option<String>,
     /// Memories per page (default 20).
     pub limit: Option<usize>,
     /// Where to continue: the `next_cursor` of the previous page.
@@ -230,15 +242,58 @@ pub enum ViewArg {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShowArgs {
-    /// The person to show.
-    pub user: String,
+    /// The person to show (may be left out when the server has a default user).
+    pub user: Option<String>,
     /// `persona` or `timeline`.
     pub view: ViewArg,
-    /// The agent whose memory to show (default: the default agent).
+    /// The agent whose memory to show (default: the server's default agent, else `default`).
     pub agent: Option<String>,
 }
 
 type Outcome = Result<(String, Value), ApiError>;
+
+/// Who a tool call is about when it names no one. Desktop assistants and generic clients never
+/// send a `user`, so a server set up for one person (`--user`, `--agent`) fills them in.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpDefaults {
+    /// The user of a call without `user`; none: such a call fails, saying how to fix it.
+    pub user: Option<String>,
+    /// The agent of a call without `agent` where it picks whose memory is used (`remember`,
+    /// `recall`, `show`; `search` without `agent` still searches every agent's); none:
+    /// `default`.
+    pub agent: Option<String>,
+}
+
+impl McpDefaults {
+    /// Check the names by the rules a call's `user` and `agent` follow.
+    pub fn validate(&self) -> Result<(), ServerError> {
+        for (what, name) in [("default user", &self.user), ("default agent", &self.agent)] {
+            if let Some(name) = name {
+                mnemos_core::validate_name(what, name)
+                    .map_err(|e| ServerError::Invalid(e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The server's instructions, naming the defaults a client may rely on.
+    fn instructions(&self) -> String {
+        let mut text = INSTRUCTIONS.to_string();
+        match &self.user {
+            Some(user) => text.push_str(&format!(
+                " `user` may be left out: it defaults to '{user}', the person this server is set \
+                 up for; pass it only to speak of someone else."
+            )),
+            None => text.push_str(" `user` is the person's stable name or id, chosen by you."),
+        }
+        if let Some(agent) = &self.agent {
+            text.push_str(&format!(
+                " Memories are kept and recalled for agent '{agent}' unless a call names another."
+            ));
+        }
+        text
+    }
+}
 
 /// The answer to a tool call: text for the model, the same as JSON in `structuredContent`; a
 /// failure is a tool error naming its code.
@@ -262,21 +317,111 @@ fn answer(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
     })
 }
 
+/// The input schema a tool taking `T` publishes: what schemars derives from `T`, as rmcp
+/// derives it for its own argument wrapper.
+fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    // Only a schema whose root is not an object fails; every argument type is a struct.
+    schema_for_input::<T>().unwrap_or_else(|_| schema_for_type::<T>())
+}
+
+/// A tool's arguments, read by the tool rather than by rmcp: a missing, mistyped or unknown
+/// argument is then a tool error the model can read and correct, not a protocol error that
+/// most clients show as a failure of the server.
+struct Arguments<T>(Result<T, ApiError>);
+
+impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Arguments<T> {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        let arguments = context.arguments.take().unwrap_or_default();
+        Ok(Arguments(parse_arguments(arguments)))
+    }
+}
+
+/// `arguments` as `T`, or an `invalid_request` naming the argument at fault.
+fn parse_arguments<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|error| {
+        let path = error.path().to_string();
+        let message = error.into_inner().to_string();
+        // The root's path is "."; an unknown field's message already names it.
+        let message = if path == "." || message.contains(&format!("`{path}`")) {
+            message
+        } else {
+            format!("{path}: {message}")
+        };
+        ApiError::new(ErrorCode::InvalidRequest, message)
+    })
+}
+
+/// The arguments every tool shares, which the server's defaults fill in.
+trait ToolArgs: Send + 'static {
+    /// Take the `user` argument.
+    fn take_user(&mut self) -> Option<String>;
+    /// The `agent` argument where it picks whose memory is used (not where it filters).
+    fn own_agent(&mut self) -> Option<&mut Option<String>> {
+        None
+    }
+}
+
+impl ToolArgs for RememberArgs {
+    fn take_user(&mut self) -> Option<String> {
+        self.user.take()
+    }
+    fn own_agent(&mut self) -> Option<&mut Option<String>> {
+        Some(&mut self.agent)
+    }
+}
+
+impl ToolArgs for RecallArgs {
+    fn take_user(&mut self) -> Option<String> {
+        self.user.take()
+    }
+    fn own_agent(&mut self) -> Option<&mut Option<String>> {
+        Some(&mut self.agent)
+    }
+}
+
+impl ToolArgs for ShowArgs {
+    fn take_user(&mut self) -> Option<String> {
+        self.user.take()
+    }
+    fn own_agent(&mut self) -> Option<&mut Option<String>> {
+        Some(&mut self.agent)
+    }
+}
+
+impl ToolArgs for SearchArgs {
+    fn take_user(&mut self) -> Option<String> {
+        self.user.take()
+    }
+}
+
+impl ToolArgs for ForgetArgs {
+    fn take_user(&mut self) -> Option<String> {
+        self.user.take()
+    }
+}
+
+impl ToolArgs for ListArgs {
+    fn take_user(&mut self) -> Option<String> {
+        self.user.take()
+    }
+}
+
 impl MemoryTools {
     /// Tools acting in `tenant` (stdio: a local assistant of the configured tenant).
-    pub fn in_tenant(engine: Arc<Engine>, tenant: String) -> Self {
-        Self::with_tenancy(engine, Tenancy::Fixed(tenant))
+    pub fn in_tenant(engine: Arc<Engine>, tenant: String, defaults: McpDefaults) -> Self {
+        Self::with_tenancy(engine, Tenancy::Fixed(tenant), defaults)
     }
 
     /// Tools acting in the tenant of each HTTP request's API key.
-    pub fn per_caller(engine: Arc<Engine>) -> Self {
-        Self::with_tenancy(engine, Tenancy::Caller)
+    pub fn per_caller(engine: Arc<Engine>, defaults: McpDefaults) -> Self {
+        Self::with_tenancy(engine, Tenancy::Caller, defaults)
     }
 
-    fn with_tenancy(engine: Arc<Engine>, tenancy: Tenancy) -> Self {
+    fn with_tenancy(engine: Arc<Engine>, tenancy: Tenancy, defaults: McpDefaults) -> Self {
         MemoryTools {
             engine,
             tenancy,
+            defaults,
             tool_router: Self::tool_router(),
         }
     }
@@ -302,18 +447,40 @@ impl MemoryTools {
         }
     }
 
-    /// The caller's user, checked.
-    fn user(&self, extensions: &Extensions, name: &str) -> Result<UserKey, ApiError> {
-        Ok(UserKey::new(self.tenant(extensions)?, name.to_string())?)
+    /// The caller's user: the one the call names, else the server's default user.
+    fn user(&self, extensions: &Extensions, named: Option<String>) -> Result<UserKey, ApiError> {
+        let tenant = self.tenant(extensions)?;
+        let name = named
+            .or_else(|| self.defaults.user.clone())
+            .ok_or_else(|| {
+                ApiError::invalid("no user given: pass `user`, or start the server with --user")
+            })?;
+        Ok(UserKey::new(tenant, name)?)
     }
 
-    /// Run `work` with the engine on the blocking pool and answer with its outcome.
-    async fn run(
+    /// Check a call's arguments, fill in the defaults, run `work` with the engine on the
+    /// blocking pool and answer with its outcome.
+    async fn call<A: ToolArgs>(
         &self,
-        work: impl FnOnce(&Engine) -> Outcome + Send + 'static,
+        args: Result<A, ApiError>,
+        extensions: &Extensions,
+        work: fn(&Engine, UserKey, A) -> Outcome,
     ) -> Result<CallToolResult, ErrorData> {
+        let prepared = args.and_then(|mut args| {
+            let user = self.user(extensions, args.take_user())?;
+            if let Some(agent) = args.own_agent() {
+                if agent.is_none() {
+                    agent.clone_from(&self.defaults.agent);
+                }
+            }
+            Ok((user, args))
+        });
+        let (user, args) = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => return answer(Err(error)),
+        };
         let engine = Arc::clone(&self.engine);
-        answer(blocking(move || work(&engine)).await)
+        answer(blocking(move || work(&engine, user, args)).await)
     }
 }
 
@@ -323,50 +490,47 @@ impl MemoryTools {
     /// when the user shares something worth keeping: facts about themselves or people they
     /// know, preferences, plans, events, decisions. Pass their own words (any language), as
     /// `turns` or as one `text`. Summaries and a persona are derived in the background.
-    #[tool(annotations(title = "Remember", read_only_hint = false, destructive_hint = false))]
+    #[tool(
+        input_schema = input_schema::<RememberArgs>(),
+        annotations(title = "Remember", read_only_hint = false, destructive_hint = false)
+    )]
     async fn remember(
         &self,
-        Parameters(args): Parameters<RememberArgs>,
+        Arguments(args): Arguments<RememberArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        let user = match self.user(&extensions, &args.user) {
-            Ok(user) => user,
-            Err(error) => return answer(Err(error)),
-        };
-        self.run(move |engine| remember(engine, &user, args)).await
+        self.call(args, &extensions, remember).await
     }
 
     /// Get what you should know to answer the user: the memory context for a query, within a
     /// token budget. Call it before answering anything that may depend on earlier
     /// conversations, and put the returned text in your reasoning. Each source line names the
     /// memory it came from. A user with nothing stored gets an empty context.
-    #[tool(annotations(title = "Recall", read_only_hint = true))]
+    #[tool(
+        input_schema = input_schema::<RecallArgs>(),
+        annotations(title = "Recall", read_only_hint = true)
+    )]
     async fn recall(
         &self,
-        Parameters(args): Parameters<RecallArgs>,
+        Arguments(args): Arguments<RecallArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        let user = match self.user(&extensions, &args.user) {
-            Ok(user) => user,
-            Err(error) => return answer(Err(error)),
-        };
-        self.run(move |engine| recall(engine, &user, args)).await
+        self.call(args, &extensions, recall).await
     }
 
-    /// Find specific memories: ranked matches for a query, each with its id, score and a
-    /// one-line reason (matched words, meaning similarity). Use it to look something up or to
-    /// find the id of a memory to forget; to answer the user, prefer `recall`.
-    #[tool(annotations(title = "Search memories", read_only_hint = true))]
+    /// Find specific memories: ranked matches for a query, each with its full text, id, score
+    /// and a one-line reason (matched words, meaning similarity). Use it to look something up
+    /// or to find the id of a memory to forget; to answer the user, prefer `recall`.
+    #[tool(
+        input_schema = input_schema::<SearchArgs>(),
+        annotations(title = "Search memories", read_only_hint = true)
+    )]
     async fn search(
         &self,
-        Parameters(args): Parameters<SearchArgs>,
+        Arguments(args): Arguments<SearchArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        let user = match self.user(&extensions, &args.user) {
-            Ok(user) => user,
-            Err(error) => return answer(Err(error)),
-        };
-        self.run(move |engine| search(engine, user, args)).await
+        self.call(args, &extensions, search).await
     }
 
     /// Forget memories when the user asks you to, or when they are wrong: they leave search
@@ -375,52 +539,50 @@ impl MemoryTools {
     /// `list`) to forget it at once, or a `query` describing what to forget ("my old address"):
     /// the answer lists what would go and forgets nothing; call again with `confirm: true` and
     /// the listed `ids` to forget them.
-    #[tool(annotations(
-        title = "Forget memories",
-        destructive_hint = true,
-        idempotent_hint = true
-    ))]
+    #[tool(
+        input_schema = input_schema::<ForgetArgs>(),
+        annotations(
+            title = "Forget memories",
+            destructive_hint = true,
+            idempotent_hint = true
+        )
+    )]
     async fn forget(
         &self,
-        Parameters(args): Parameters<ForgetArgs>,
+        Arguments(args): Arguments<ForgetArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        let user = match self.user(&extensions, &args.user) {
-            Ok(user) => user,
-            Err(error) => return answer(Err(error)),
-        };
-        self.run(move |engine| forget(engine, &user, &args)).await
+        self.call(args, &extensions, forget).await
     }
 
     /// List a user's memories, oldest first, a page at a time (pass `next_cursor` as `cursor`
     /// for the next page), optionally of some kinds only. Each line starts with the memory's
-    /// id. Use it to review everything stored, e.g. when the user asks what you remember.
-    #[tool(annotations(title = "List memories", read_only_hint = true))]
+    /// id and ends with its full text. Use it to review everything stored, e.g. when the user
+    /// asks what you remember.
+    #[tool(
+        input_schema = input_schema::<ListArgs>(),
+        annotations(title = "List memories", read_only_hint = true)
+    )]
     async fn list(
         &self,
-        Parameters(args): Parameters<ListArgs>,
+        Arguments(args): Arguments<ListArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        let user = match self.user(&extensions, &args.user) {
-            Ok(user) => user,
-            Err(error) => return answer(Err(error)),
-        };
-        self.run(move |engine| list(engine, user, &args)).await
+        self.call(args, &extensions, list).await
     }
 
     /// Show an overview of a user as text: `persona` (who they are: what they said about
     /// themselves, with when) or `timeline` (what happened when).
-    #[tool(annotations(title = "Show persona or timeline", read_only_hint = true))]
+    #[tool(
+        input_schema = input_schema::<ShowArgs>(),
+        annotations(title = "Show persona or timeline", read_only_hint = true)
+    )]
     async fn show(
         &self,
-        Parameters(args): Parameters<ShowArgs>,
+        Arguments(args): Arguments<ShowArgs>,
         extensions: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
-        let user = match self.user(&extensions, &args.user) {
-            Ok(user) => user,
-            Err(error) => return answer(Err(error)),
-        };
-        self.run(move |engine| show(engine, user, &args)).await
+        self.call(args, &extensions, show).await
     }
 }
 
@@ -429,7 +591,7 @@ impl ServerHandler for MemoryTools {
     fn get_info(&self) -> McpInfo {
         McpInfo::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("mnemos", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.defaults.instructions())
     }
 }
 
@@ -484,14 +646,14 @@ fn new_turns(user: &UserKey, args: RememberArgs) -> Result<Vec<NewTurn>, ApiErro
         .collect())
 }
 
-fn remember(engine: &Engine, user: &UserKey, args: RememberArgs) -> Outcome {
+fn remember(engine: &Engine, user: UserKey, args: RememberArgs) -> Outcome {
     let key = args.key.clone();
-    let turns = new_turns(user, args)?;
+    let turns = new_turns(&user, args)?;
     let scope = turns
         .first()
         .map(|t| t.scope.clone())
         .ok_or_else(|| ApiError::invalid("nothing to remember"))?;
-    reject_reused_keys(engine, user, &turns, key.as_deref())?;
+    reject_reused_keys(engine, &user, &turns, key.as_deref())?;
     let report = engine.add(turns)?;
     let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
     let duplicate = report.turns.len() - added;
@@ -544,7 +706,7 @@ fn remember(engine: &Engine, user: &UserKey, args: RememberArgs) -> Outcome {
     ))
 }
 
-fn recall(engine: &Engine, user: &UserKey, args: RecallArgs) -> Outcome {
+fn recall(engine: &Engine, user: UserKey, args: RecallArgs) -> Outcome {
     let budget = args.budget.unwrap_or(DEFAULT_BUDGET);
     if budget == 0 {
         return Err(ApiError::invalid("budget: must be positive"));
@@ -554,7 +716,7 @@ fn recall(engine: &Engine, user: &UserKey, args: RecallArgs) -> Outcome {
     request.as_of = crate::params::as_of(args.as_of.as_deref())?;
     request.min_relevance = crate::params::min_relevance(args.min_relevance)?;
     let agent = named("agent", args.agent)?;
-    let context = engine.recall(user, agent.as_deref().unwrap_or(DEFAULT_AGENT), &request)?;
+    let context = engine.recall(&user, agent.as_deref().unwrap_or(DEFAULT_AGENT), &request)?;
     let mut text = if context.items.is_empty() {
         format!(
             "(nothing remembered about user '{}' is relevant to this query)\n",
@@ -678,7 +840,7 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
             "{}. [{:.4}] {}\n   id {} · {} · {} · relevance {:.3}{superseded} · {why}\n",
             i + 1,
             hit.score,
-            render::one_line(&hit.memory.text, 200),
+            full_text(&hit.memory),
             hit.memory.id,
             hit.memory.kind.tag(),
             render::iso(hit.memory.created.time),
@@ -700,10 +862,10 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
     Ok((text, json!({ "hits": hits })))
 }
 
-fn forget(engine: &Engine, user: &UserKey, args: &ForgetArgs) -> Outcome {
+fn forget(engine: &Engine, user: UserKey, args: ForgetArgs) -> Outcome {
     match (&args.id, &args.query) {
-        (Some(id), None) => forget_id(engine, user, id, args),
-        (None, Some(query)) => forget_query(engine, user, query, args),
+        (Some(id), None) => forget_id(engine, &user, id, &args),
+        (None, Some(query)) => forget_query(engine, &user, query, &args),
         (Some(_), Some(_)) => Err(ApiError::invalid("give `id` or `query`, not both")),
         (None, None) => Err(ApiError::invalid(
             "give the memory's `id`, or a `query` describing what to forget",
@@ -811,7 +973,7 @@ fn forget_query_text(user: &UserKey, query: &str, report: &ForgetMatchReport) ->
     text
 }
 
-fn list(engine: &Engine, user: UserKey, args: &ListArgs) -> Outcome {
+fn list(engine: &Engine, user: UserKey, args: ListArgs) -> Outcome {
     let user = known_user(engine, user)?;
     let filter = MemoryFilter {
         kinds: kind_list(args.kind.as_deref())?,
@@ -841,11 +1003,7 @@ fn list(engine: &Engine, user: UserKey, args: &ListArgs) -> Outcome {
         })
         .collect();
     let total = paged.total;
-    // The CLI's page rendering, with the cursor instead of the CLI's `--offset`.
-    let mut text = render::memory_page(&Paged {
-        next_offset: None,
-        ..paged
-    });
+    let mut text = memory_page(&paged);
     if let Some(cursor) = &next_cursor {
         text.push_str(&format!("next_cursor: {cursor}\n"));
     }
@@ -853,9 +1011,37 @@ fn list(engine: &Engine, user: UserKey, args: &ListArgs) -> Outcome {
     Ok((text, structured))
 }
 
-fn show(engine: &Engine, user: UserKey, args: &ShowArgs) -> Outcome {
+/// A memory's whole text on one line, after its speaker's name: most clients give the model
+/// only the text content, so a cut text would hide what the memory says.
+fn full_text(memory: &Memory) -> String {
+    let text = render::one_line(&memory.text, usize::MAX);
+    match memory.speaker() {
+        Some(speaker) => format!("{speaker}: {text}"),
+        None => text,
+    }
+}
+
+/// A page of memories one line each, as the CLI lists them but with each whole text, and
+/// without the CLI's `--offset` (the tool continues with `next_cursor`).
+fn memory_page(page: &Paged<Memory>) -> String {
+    let mut text = String::new();
+    for memory in &page.items {
+        text.push_str(&format!(
+            "{}  {} r{:<5} {:<9} {}\n",
+            memory.id,
+            render::iso(memory.created.time),
+            memory.created.round,
+            memory.kind.tag().as_str(),
+            full_text(memory)
+        ));
+    }
+    text.push_str(&format!("({} of {})\n", page.items.len(), page.total));
+    text
+}
+
+fn show(engine: &Engine, user: UserKey, args: ShowArgs) -> Outcome {
     let user = known_user(engine, user)?;
-    let agent = named("agent", args.agent.clone())?;
+    let agent = named("agent", args.agent)?;
     let (kind, name) = match args.view {
         ViewArg::Persona => (ViewKind::Persona, "persona"),
         ViewArg::Timeline => (ViewKind::Timeline, "timeline"),
@@ -867,47 +1053,20 @@ fn show(engine: &Engine, user: UserKey, args: &ShowArgs) -> Outcome {
     Ok((text, structured))
 }
 
-/// `/mcp`: the tools over streamable HTTP, behind the API-key check of `/v1`; each request
-/// acts in its key's tenant. Cancelling `stop` ends every MCP session and open stream, which a
-/// graceful shutdown would otherwise wait for.
-pub(crate) fn routes(
-    state: Arc<AppState>,
-    config: &ServerConfig,
-    stop: CancellationToken,
-) -> axum::Router<Arc<AppState>> {
-    let mut http = StreamableHttpServerConfig::default()
-        .with_cancellation_token(stop)
-        .with_max_request_body_bytes(config.body_limit);
-    if !config.listen.ip().is_loopback() {
-        // Beyond loopback every request needs an API key, which a DNS-rebinding page cannot
-        // send; remote clients name the server by its own host names.
-        http = http.disable_allowed_hosts();
-    }
-    let engine = Arc::clone(&state.engine);
-    let service = StreamableHttpService::new(
-        move || Ok(MemoryTools::per_caller(Arc::clone(&engine))),
-        Arc::new(LocalSessionManager::default()),
-        http,
-    );
-    axum::Router::new()
-        .nest_service("/mcp", service)
-        .route_layer(axum::middleware::from_fn_with_state(
-            state,
-            crate::auth::authenticate,
-        ))
-}
-
-/// The tools over stdin/stdout in `tenant` until the client closes stdin or `shutdown`
-/// completes, with `jobs` running derived work in the background (none: the engine runs it
-/// inline). Nothing but MCP messages goes to stdout.
+/// The tools over stdin/stdout in `tenant` (with `defaults` for calls naming no user or
+/// agent) until the client closes stdin or `shutdown` completes, with `jobs` running derived
+/// work in the background (none: the engine runs it inline). Nothing but MCP messages goes to
+/// stdout.
 pub async fn serve_stdio(
     engine: Arc<Engine>,
     tenant: String,
+    defaults: McpDefaults,
     jobs: Option<JobWorker>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
     mnemos_core::validate_name("tenant", &tenant)
         .map_err(|e| ServerError::Invalid(e.to_string()))?;
+    defaults.validate()?;
     // The text rules compile on first use; paying for that now keeps it off the first call.
     Engine::warm_up();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -916,7 +1075,7 @@ pub async fn serve_stdio(
         tokio::spawn(worker.run(Arc::clone(&engine), metrics, stop_rx))
     });
     let served = async {
-        let running = MemoryTools::in_tenant(engine, tenant)
+        let running = MemoryTools::in_tenant(engine, tenant, defaults)
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))?;
@@ -944,13 +1103,15 @@ pub async fn serve_stdio(
 pub fn run_stdio(
     engine: Arc<Engine>,
     tenant: String,
+    defaults: McpDefaults,
     jobs: Option<JobWorker>,
 ) -> Result<(), ServerError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(ServerError::Runtime)?;
-    let served = runtime.block_on(serve_stdio(engine, tenant, jobs, crate::shutdown_signal()));
+    let shutdown = crate::shutdown_signal();
+    let served = runtime.block_on(serve_stdio(engine, tenant, defaults, jobs, shutdown));
     // A read of stdin in progress cannot be cancelled; do not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     served

@@ -525,3 +525,410 @@ fn the_tools_say_what_is_true_now_and_honour_a_forget_request() {
         assert!(error.contains("query"), "{error}");
     });
 }
+
+/// `/mcp` as a plain HTTP client sees it: a JSON-RPC message posted with `headers`.
+fn post_raw(
+    server: &Server,
+    key: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> reqwest::blocking::Response {
+    let mut request = server
+        .client
+        .post(server.url("/mcp"))
+        .body(body.to_string());
+    if let Some(key) = key {
+        request = request.bearer_auth(key);
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().unwrap()
+}
+
+const JSON: (&str, &str) = ("content-type", "application/json");
+const SDK_ACCEPT: (&str, &str) = ("accept", "application/json, text/event-stream");
+
+/// A plain JSON-RPC call (`Content-Type: application/json`, nothing else): the answer's JSON.
+fn rpc(server: &Server, key: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let response = post_raw(server, Some(key), &[JSON], &body.to_string());
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().get("mcp-session-id").is_none());
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    let answer: Value = response.json().unwrap();
+    assert_eq!(answer["id"], 7, "{answer}");
+    answer
+}
+
+/// A plain `tools/call`: its text content and whether it is an error.
+fn tool_text(server: &Server, key: &str, tool: &str, arguments: Value) -> (String, bool) {
+    let answer = rpc(
+        server,
+        key,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    );
+    let result = &answer["result"];
+    let text = result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, result["isError"] == true)
+}
+
+#[test]
+fn plain_json_rpc_over_http_needs_no_accept_header_initialize_or_session() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let key = keys[0].as_str();
+
+    let listed = rpc(&server, key, "tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 6, "{listed}");
+
+    let (said, failed) = tool_text(
+        &server,
+        key,
+        "remember",
+        json!({"user": "ann", "text": "My favourite tea is genmaicha."}),
+    );
+    assert!(!failed && said.contains("1 turn(s) added"), "{said}");
+    let (found, failed) = tool_text(
+        &server,
+        key,
+        "search",
+        json!({"user": "ann", "query": "favourite tea"}),
+    );
+    assert!(!failed && found.contains("genmaicha"), "{found}");
+    // A wrong argument is a tool result too, not a protocol error.
+    let (message, failed) = tool_text(&server, key, "recall", json!({"user": "ann"}));
+    assert!(failed);
+    assert_eq!(message, "error (invalid_request): missing field `query`");
+
+    // A notification is accepted with no body; an initialize is answered in JSON, and opens
+    // no session for a client that does not take event streams.
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = post_raw(&server, Some(key), &[JSON], &initialized.to_string());
+    assert_eq!(response.status(), 202);
+    assert_eq!(response.text().unwrap(), "");
+    let initialize = rpc(
+        &server,
+        key,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "curl", "version": "1"}}),
+    );
+    assert_eq!(initialize["result"]["serverInfo"]["name"], "mnemos");
+
+    // `Accept: application/json` alone, as a strict JSON client sends it, is served too.
+    let list = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}).to_string();
+    let response = post_raw(
+        &server,
+        Some(key),
+        &[JSON, ("accept", "application/json")],
+        &list,
+    );
+    assert_eq!(response.status(), 200);
+    // Without a key the HTTP layer still refuses.
+    assert_eq!(post_raw(&server, None, &[JSON], &list).status(), 401);
+
+    // A batch is refused as one: send one message per request.
+    let batch = format!("[{list}]");
+    let response = post_raw(&server, Some(key), &[JSON], &batch);
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().unwrap();
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("batch"));
+}
+
+#[test]
+fn unreadable_bodies_get_json_rpc_errors() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let key = keys[0].as_str();
+
+    // With the headers an SDK sends, and without.
+    let malformed = "{\"jsonrpc\": \"2.0\", ";
+    let response = post_raw(&server, Some(key), &[JSON, SDK_ACCEPT], malformed);
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().unwrap();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    let response = post_raw(&server, Some(key), &[JSON], malformed);
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().unwrap();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    assert_eq!(error["jsonrpc"], "2.0");
+    let response = post_raw(&server, Some(key), &[JSON], "{\"id\": 3, \"method\": 4}");
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().unwrap();
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    assert_eq!(error["id"], 3, "{error}");
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let response = post_raw(&server, Some(key), &[("content-type", "text/plain")], &list);
+    assert_eq!(response.status(), 415);
+    assert!(response.text().unwrap().contains("Content-Type"));
+    // Over the server's body limit (64 KiB in the tests).
+    let long = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "remember", "arguments": {"user": "ann", "text": "x".repeat(70_000)}}});
+    let response = post_raw(&server, Some(key), &[JSON], &long.to_string());
+    assert_eq!(response.status(), 413);
+    // Within a session too.
+    let session = open_session(&server, key);
+    let in_session = [JSON, SDK_ACCEPT, ("mcp-session-id", session.as_str())];
+    let response = post_raw(&server, Some(key), &in_session, malformed);
+    assert_eq!(response.status(), 400);
+}
+
+#[test]
+fn ending_a_session_is_answered_200() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let key = keys[0].as_str();
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    // An SDK-style session: opened, ended with 200, then unknown.
+    let session = open_session(&server, key);
+    let in_session = [JSON, SDK_ACCEPT, ("mcp-session-id", session.as_str())];
+    let response = server
+        .client
+        .delete(server.url("/mcp"))
+        .bearer_auth(key)
+        .header("mcp-session-id", &session)
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        post_raw(&server, Some(key), &in_session, &list).status(),
+        404
+    );
+}
+
+/// Open a session as the SDKs do (an `initialize` accepting event streams): its id.
+fn open_session(server: &Server, key: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let response = post_raw(
+        server,
+        Some(key),
+        &[JSON, SDK_ACCEPT],
+        &initialize.to_string(),
+    );
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(response.text().unwrap().contains("mnemos"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = post_raw(
+        server,
+        Some(key),
+        &[JSON, SDK_ACCEPT, ("mcp-session-id", session.as_str())],
+        &initialized.to_string(),
+    );
+    assert_eq!(response.status(), 202);
+    session
+}
+
+#[test]
+fn a_session_answers_only_the_key_that_opened_it() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme", "globex"],
+    );
+    let (acme, globex) = (keys[0].as_str(), keys[1].as_str());
+    let session = open_session(&server, acme);
+    let in_session = [JSON, SDK_ACCEPT, ("mcp-session-id", session.as_str())];
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+
+    // Another tenant's key is told the session does not exist, whatever it asks.
+    assert_eq!(
+        post_raw(&server, Some(globex), &in_session, &list).status(),
+        404
+    );
+    let delete = |key: &str| {
+        server
+            .client
+            .delete(server.url("/mcp"))
+            .bearer_auth(key)
+            .header("mcp-session-id", &session)
+            .send()
+            .unwrap()
+            .status()
+    };
+    assert_eq!(delete(globex), 404);
+    // The session is still the opener's.
+    let response = post_raw(&server, Some(acme), &in_session, &list);
+    assert_eq!(response.status(), 200);
+    drop(response);
+    assert_eq!(delete(acme), 200);
+    assert_eq!(delete(acme), 404);
+}
+
+#[test]
+fn a_call_naming_no_user_acts_for_the_servers_default_user_and_agent() {
+    let config = mnemos_server::ServerConfig {
+        mcp_defaults: mnemos_server::McpDefaults {
+            user: Some("ann".into()),
+            agent: Some("desktop".into()),
+        },
+        ..common::Server::default_config()
+    };
+    let (server, keys) = Server::start_keyed(config, "retrieval", true, &["acme"]);
+    let key = keys[0].as_str();
+    let rt = runtime();
+    rt.block_on(async {
+        let client = connect(&server, key).await;
+        let instructions = client.peer_info().unwrap().instructions.clone();
+        let instructions = instructions.unwrap_or_default();
+        assert!(instructions.contains("'ann'"), "{instructions}");
+        assert!(instructions.contains("'desktop'"), "{instructions}");
+        let tools = client.list_all_tools().await.unwrap();
+        for tool in &tools {
+            let schema = Value::Object((*tool.input_schema).clone());
+            let required = schema["required"].as_array().cloned().unwrap_or_default();
+            assert!(
+                !required.contains(&json!("user")),
+                "{}: {schema}",
+                tool.name
+            );
+        }
+
+        let (said, _) = ok(
+            &client,
+            "remember",
+            json!({"text": "I keep bees on my roof."}),
+        )
+        .await;
+        assert!(said.contains("user 'ann' (agent desktop"), "{said}");
+        let (_, listed) = ok(&client, "list", json!({})).await;
+        assert_eq!(listed["total"], 1);
+        let (context, _) = ok(
+            &client,
+            "recall",
+            json!({"query": "What do I keep on my roof?"}),
+        )
+        .await;
+        assert!(context.contains("bees"), "{context}");
+        // Naming a user still reaches that user.
+        let (other, _) = ok(&client, "recall", json!({"user": "bob", "query": "bees"})).await;
+        assert!(
+            other.contains("nothing remembered about user 'bob'"),
+            "{other}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn tool_arguments_that_are_wrong_are_tool_errors_naming_the_argument() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        let client = connect(&server, &keys[0]).await;
+        // Without a default user, a call naming none says how to fix it.
+        let message = tool_error(&client, "recall", json!({"query": "x"})).await;
+        assert_eq!(
+            message,
+            "error (invalid_input): no user given: pass `user`, or start the server with --user"
+        );
+        let message = tool_error(&client, "recall", json!({"user": "ann"})).await;
+        assert_eq!(message, "error (invalid_request): missing field `query`");
+        let message = tool_error(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "x", "top_k": "ten"}),
+        )
+        .await;
+        assert!(
+            message.starts_with("error (invalid_request): top_k: invalid type"),
+            "{message}"
+        );
+        let message = tool_error(&client, "list", json!({"user": "ann", "tenant": "globex"})).await;
+        assert!(
+            message.starts_with("error (invalid_request): unknown field `tenant`"),
+            "{message}"
+        );
+        let message = tool_error(
+            &client,
+            "remember",
+            json!({"user": "ann", "turns": [{"role": "bot", "text": "hi"}]}),
+        )
+        .await;
+        assert!(
+            message.starts_with("error (invalid_request): turns[0].role: unknown variant `bot`"),
+            "{message}"
+        );
+        let message = tool_error(&client, "show", json!({"user": "ann", "view": 3})).await;
+        assert!(
+            message.starts_with("error (invalid_request): view: "),
+            "{message}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn search_and_list_give_the_whole_text_of_a_long_memory() {
+    let (server, keys) = Server::start_keyed(
+        common::Server::default_config(),
+        "retrieval",
+        true,
+        &["acme"],
+    );
+    let long = "We spent the whole afternoon moving boxes into the new flat on the third floor, \
+        and the lift broke twice, so most of the books went up the stairs by hand. My brother \
+        brought pizza, the neighbours lent us a trolley, and by eight everything was inside. \
+        The landlord left the keys with the concierge and a note about the safe in the \
+        hallway cupboard. The vault code is 4711.";
+    assert!(long.len() > 300, "{}", long.len());
+    let rt = runtime();
+    rt.block_on(async {
+        let client = connect(&server, &keys[0]).await;
+        ok(&client, "remember", json!({"user": "ann", "text": long})).await;
+        // Most clients give the model only the text content, not `structuredContent`.
+        let (found, _) = ok(
+            &client,
+            "search",
+            json!({"user": "ann", "query": "vault code"}),
+        )
+        .await;
+        assert!(found.contains("The vault code is 4711."), "{found}");
+        let (listed, _) = ok(&client, "list", json!({"user": "ann"})).await;
+        assert!(listed.contains("The vault code is 4711."), "{listed}");
+        client.cancel().await.unwrap();
+    });
+}

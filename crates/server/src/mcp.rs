@@ -31,7 +31,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use mnemos_core::{Hit, Memory, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
+use mnemos_core::{Deadline, Hit, Memory, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
 use mnemos_engine::{
     render, Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest,
     ViewKind,
@@ -160,6 +160,10 @@ pub struct RecallArgs {
     /// Leave out memories less likely than this (0 to 1) to be relevant; default: the
     /// server's floor, under which an unrelated question gets nothing.
     pub min_relevance: Option<f32>,
+    /// The HTTP request's time limit (not an argument: the server sets it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub deadline: Deadline,
 }
 
 /// Arguments of `search`.
@@ -185,6 +189,10 @@ pub struct SearchArgs {
     /// Leave out memories less likely than this (0 to 1) to be relevant; default: the
     /// server's floor, under which an unrelated question gets nothing.
     pub min_relevance: Option<f32>,
+    /// The HTTP request's time limit (not an argument: the server sets it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub deadline: Deadline,
 }
 
 /// Arguments of `forget`: an `id`, or a `query` that describes what to forget.
@@ -359,6 +367,8 @@ trait ToolArgs: Send + 'static {
     fn own_agent(&mut self) -> Option<&mut Option<String>> {
         None
     }
+    /// Hand the call the HTTP request's time limit, where its work checks one.
+    fn set_deadline(&mut self, _deadline: Deadline) {}
 }
 
 impl ToolArgs for RememberArgs {
@@ -373,6 +383,9 @@ impl ToolArgs for RememberArgs {
 impl ToolArgs for RecallArgs {
     fn take_user(&mut self) -> Option<String> {
         self.user.take()
+    }
+    fn set_deadline(&mut self, deadline: Deadline) {
+        self.deadline = deadline;
     }
     fn own_agent(&mut self) -> Option<&mut Option<String>> {
         Some(&mut self.agent)
@@ -391,6 +404,9 @@ impl ToolArgs for ShowArgs {
 impl ToolArgs for SearchArgs {
     fn take_user(&mut self) -> Option<String> {
         self.user.take()
+    }
+    fn set_deadline(&mut self, deadline: Deadline) {
+        self.deadline = deadline;
     }
 }
 
@@ -468,6 +484,10 @@ impl MemoryTools {
     ) -> Result<CallToolResult, ErrorData> {
         let prepared = args.and_then(|mut args| {
             let user = self.user(extensions, args.take_user())?;
+            // Over HTTP the time-limit layer put the request's deadline in its parts.
+            if let Some(parts) = extensions.get::<Parts>() {
+                args.set_deadline(crate::extract::deadline_of(parts));
+            }
             if let Some(agent) = args.own_agent() {
                 if agent.is_none() {
                     agent.clone_from(&self.defaults.agent);
@@ -712,6 +732,7 @@ fn recall(engine: &Engine, user: UserKey, args: RecallArgs) -> Outcome {
         return Err(ApiError::invalid("budget: must be positive"));
     }
     let mut request = RecallRequest::new(args.query, budget);
+    request.deadline = args.deadline;
     request.session = named("session", args.session)?;
     request.as_of = crate::params::as_of(args.as_of.as_deref())?;
     request.min_relevance = crate::params::min_relevance(args.min_relevance)?;
@@ -818,6 +839,7 @@ fn search(engine: &Engine, user: UserKey, args: SearchArgs) -> Outcome {
     }
     let name = user.user.clone();
     let mut request = SearchRequest::new(user, args.query);
+    request.deadline = args.deadline;
     request.top_k = Some(top_k);
     request.filter.kinds = kind_list(args.kind.as_deref())?;
     request.filter.agent = named("agent", args.agent)?;

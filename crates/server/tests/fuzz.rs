@@ -28,6 +28,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("PATCH", "/v1/users/{user}/memories/{id}"),
     ("DELETE", "/v1/users/{user}/memories/{id}"),
     ("POST", "/v1/users/{user}/forget"),
+    ("POST", "/mcp"),
     ("GET", "/v1/users/{user}/memories/{id}/history"),
     ("GET", "/v1/users/{user}/memories/{id}/access"),
     ("GET", "/v1/users/{user}/memories/{id}/derived"),
@@ -101,6 +102,29 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
                 json!({"turns": [turn]}).to_string().into_bytes()
             }),
         prop::collection::vec(any::<u8>(), 0..64),
+        // Queries over the cost limits: too long, or too many questions at once.
+        (
+            1usize..40,
+            prop_oneof![Just("why? "), Just("ok "), Just("为什么？")]
+        )
+            .prop_map(|(n, piece)| json!({"query": piece.repeat(n * 60)})
+                .to_string()
+                .into_bytes()),
+        // JSON-RPC as a plain MCP client sends it, with any method and arguments.
+        (
+            prop_oneof![
+                Just("tools/list".to_string()),
+                Just("tools/call".to_string()),
+                Just("initialize".to_string()),
+                "[a-z/]{0,12}"
+            ],
+            json_value()
+        )
+            .prop_map(|(method, params)| {
+                json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+                    .to_string()
+                    .into_bytes()
+            }),
     ]
 }
 
@@ -123,6 +147,20 @@ struct Case {
     body: Option<Vec<u8>>,
     content_type: Option<String>,
     idempotency: Option<String>,
+    /// A `Host` to send instead of the one connected to (a foreign one must be refused).
+    host: Option<String>,
+    /// An `Origin`, as a browser sends it.
+    origin: Option<String>,
+}
+
+fn host_or_origin() -> impl Strategy<Value = Option<String>> {
+    prop::option::of(prop_oneof![
+        Just("evil.example.com".to_string()),
+        Just("localhost".to_string()),
+        Just("null".to_string()),
+        Just("http://evil.example.com".to_string()),
+        "[ -~]{0,24}",
+    ])
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -137,15 +175,21 @@ fn case() -> impl Strategy<Value = Case> {
             "[ -~]{0,20}"
         ]),
         prop::option::of("[ -~]{0,40}"),
+        host_or_origin(),
+        host_or_origin(),
     )
-        .prop_map(|(route, user, id, body, content_type, idempotency)| Case {
-            route,
-            user,
-            id,
-            body,
-            content_type,
-            idempotency,
-        })
+        .prop_map(
+            |(route, user, id, body, content_type, idempotency, host, origin)| Case {
+                route,
+                user,
+                id,
+                body,
+                content_type,
+                idempotency,
+                host,
+                origin,
+            },
+        )
 }
 
 /// What the stored data looks like: users, and each one's memories (with every state).
@@ -193,6 +237,12 @@ fn no_request_breaks_the_server_or_writes_when_rejected() {
         if let Some(key) = &case.idempotency {
             request = request.header("idempotency-key", key.as_str());
         }
+        if let Some(host) = &case.host {
+            request = request.header("host", host.as_str());
+        }
+        if let Some(origin) = &case.origin {
+            request = request.header("origin", origin.as_str());
+        }
         if let Some(body) = case.body.clone() {
             request = request.body(body);
         }
@@ -200,7 +250,16 @@ fn no_request_breaks_the_server_or_writes_when_rejected() {
         let status = response.status();
         let text = response.text().unwrap();
         prop_assert!(!status.is_server_error(), "{method} {path} → {status}: {text}");
-        if status.is_client_error() {
+        // Any Host but this machine's, and any Origin here (none is the server's own), is refused.
+        let foreign =
+            case.host.as_deref().is_some_and(|h| h != "localhost") || case.origin.is_some();
+        if foreign {
+            prop_assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{} {}: {}", method, path, text);
+        }
+        if status.is_client_error() && path == "/mcp" {
+            // MCP answers JSON-RPC errors; what matters is that nothing was written.
+            prop_assert_eq!(snapshot(&server), before, "{} {} was rejected but wrote", method, path);
+        } else if status.is_client_error() {
             let error: Value = serde_json::from_str(&text)
                 .map_err(|e| TestCaseError::fail(format!("{method} {path}: not JSON ({e}): {text}")))?;
             prop_assert!(error["error"]["code"].is_string(), "{text}");

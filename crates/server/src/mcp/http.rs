@@ -71,14 +71,13 @@ struct McpHttp {
 
 impl McpHttp {
     fn new(engine: &Arc<Engine>, config: &ServerConfig, stop: CancellationToken) -> Self {
-        let mut http = StreamableHttpServerConfig::default()
+        // `Host` and `Origin` are checked for every route, this one included, by the router's
+        // outermost layer (`crate::guard`), which also knows the names allowed with
+        // `--allow-host`; rmcp's own list of loopback names would refuse those.
+        let http = StreamableHttpServerConfig::default()
             .with_cancellation_token(stop)
-            .with_max_request_body_bytes(config.body_limit);
-        if !config.listen.ip().is_loopback() {
-            // Beyond loopback every request needs an API key, which a DNS-rebinding page cannot
-            // send; remote clients name the server by its own host names.
-            http = http.disable_allowed_hosts();
-        }
+            .with_max_request_body_bytes(config.body_limit)
+            .disable_allowed_hosts();
         let engine = Arc::clone(engine);
         let defaults = config.mcp_defaults.clone();
         let tools = move || {

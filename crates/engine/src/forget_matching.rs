@@ -83,7 +83,9 @@ impl ForgetMatching {
 
     /// The request's mistakes, as invalid input.
     fn validate(&self) -> mnemos_core::Result<()> {
-        mnemos_core::validate_text("query", &self.query)?;
+        // A description is a query from outside: the public search's cost limits apply (its
+        // search is not split into questions).
+        crate::memories::validate_query(&self.query, false)?;
         if self.reason.trim().is_empty() {
             return Err(mnemos_core::Error::invalid("forgetting needs a reason"));
         }

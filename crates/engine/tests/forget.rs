@@ -312,6 +312,8 @@ fn a_request_without_a_description_or_a_reason_is_refused() {
     };
     assert!(refused(ForgetMatching::new("  ", "asked")).contains("query"));
     assert!(refused(ForgetMatching::new("my cat", " ")).contains("reason"));
+    let long = "my cat ".repeat(mnemos_engine::MAX_QUERY_CHARS / 7 + 1);
+    assert!(refused(ForgetMatching::new(long, "asked")).contains("8000"));
     let mut request = ForgetMatching::new("my cat", "asked");
     request.limit = 101;
     assert!(refused(request.clone()).contains("limit"));

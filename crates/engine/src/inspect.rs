@@ -3,7 +3,6 @@
 //! why a memory was forgotten ([`ForgetCause`]). Nothing here writes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::OnceLock;
 
 use serde::Serialize;
 
@@ -15,7 +14,6 @@ use mnemos_core::{
 use crate::engine::Engine;
 use crate::error::EngineResult;
 use crate::jobs::JobState;
-use crate::presets;
 
 /// How the engine's cascade words the reason of a memory forgotten with its source:
 /// `derived from forgotten memory <id>: <the source's reason>`.
@@ -55,13 +53,6 @@ impl ForgetCause {
             },
             None => ForgetCause::Request,
         }
-    }
-
-    /// The cause of a forget recorded with `reason`, against every known preset.
-    pub fn of_reason(reason: &str) -> Self {
-        // Every forgotten memory of a listing asks; the registry never changes.
-        static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-        Self::of(reason, NAMES.get_or_init(presets::names))
     }
 
     /// `request`, `derived`, or the preset's name: how retention counts it.
@@ -455,12 +446,13 @@ impl Engine {
         };
         let memories = self.store().list_all(user, &filter)?;
         let mut forgotten_by: BTreeMap<String, usize> = BTreeMap::new();
+        let presets = self.presets.names();
         let events: Vec<(u64, Option<u64>)> = memories
             .iter()
             .map(|m| match &m.state {
                 MemoryState::Active => (m.created.round, None),
                 MemoryState::Forgotten { reason, at } => {
-                    let cause = ForgetCause::of_reason(reason);
+                    let cause = ForgetCause::of(reason, &presets);
                     *forgotten_by.entry(cause.key().to_string()).or_default() += 1;
                     (m.created.round, Some(at.round))
                 }
@@ -480,7 +472,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::presets::testing::test_engine;
+    use crate::testing::test_engine;
     use crate::NewTurn;
     use mnemos_core::Scope;
 
@@ -519,7 +511,7 @@ mod tests {
 
     #[test]
     fn sorts_by_importance_put_unrated_last_and_ties_newest_first() {
-        let engine = test_engine("retrieval", "", true);
+        let engine = test_engine();
         add(&engine, "s", &["a", "b", "c"]);
         let mut all = engine
             .reader()
@@ -537,7 +529,7 @@ mod tests {
 
     #[test]
     fn browsing_filters_text_in_any_script_and_pages_every_match_once() {
-        let engine = test_engine("retrieval", "", true);
+        let engine = test_engine();
         add(
             &engine,
             "s",
@@ -566,7 +558,7 @@ mod tests {
 
     #[test]
     fn neighbours_stay_in_the_session_and_carry_their_memories() {
-        let engine = test_engine("retrieval", "", true);
+        let engine = test_engine();
         add(&engine, "s1", &["one", "two", "three", "four"]);
         add(&engine, "s2", &["elsewhere"]);
         let turns = all_turns(engine.reader().store(), &user()).unwrap();
@@ -581,7 +573,7 @@ mod tests {
 
     #[test]
     fn retention_is_cumulative_and_counts_causes() {
-        let engine = test_engine("retrieval", "", true);
+        let engine = test_engine();
         let ids = add(&engine, "s", &["a", "b", "c", "d"]);
         engine.forget(&user(), ids[0], "outdated").unwrap();
         let retention = engine.retention(&user(), None, 200).unwrap();
@@ -604,7 +596,7 @@ mod tests {
 
     #[test]
     fn overview_counts_kinds_states_and_sessions() {
-        let engine = test_engine("retrieval", "", true);
+        let engine = test_engine();
         let ids = add(&engine, "s1", &["a", "b"]);
         add(&engine, "s2", &["c"]);
         engine.forget(&user(), ids[0], "outdated").unwrap();

@@ -259,6 +259,13 @@ pub fn speaker_text(memory: &Memory) -> String {
     }
 }
 
+/// `2023-05-08T13:56:00Z`; a time outside chrono's range shows as milliseconds.
+pub fn iso(time: mnemos_core::Timestamp) -> String {
+    chrono::DateTime::from_timestamp_millis(time.millis())
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| format!("{} ms", time.millis()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

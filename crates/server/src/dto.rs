@@ -615,7 +615,7 @@ impl From<&Hit> for HitOut {
             relevance: hit.relevance,
             score: hit.score,
             tokens: hit.tokens,
-            explanation: mnemos_engine::render::explain(hit),
+            explanation: mnemos_render::explain(hit),
             matched_terms: hit.breakdown.matched_terms.clone(),
             breakdown: BreakdownOut::new(&hit.breakdown, hit.score),
         }

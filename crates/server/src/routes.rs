@@ -160,7 +160,7 @@ impl AppState {
 )]
 async fn presets() -> Json<Vec<PresetOut>> {
     Json(
-        mnemos_engine::presets::registry()
+        mnemos_presets::registry()
             .iter()
             .map(PresetOut::from)
             .collect(),
@@ -1035,7 +1035,7 @@ async fn view(
         let key = app.known_user(&tenant, &user)?;
         let agent = from_query(named("agent", query.agent))?;
         let shown: View = app.engine.view(&key, agent.as_deref(), kind)?;
-        let text = mnemos_engine::render::view(&key, agent.as_deref(), &shown);
+        let text = mnemos_render::view(&key, agent.as_deref(), &shown);
         Ok(Json(ViewResponse {
             view: name,
             text,

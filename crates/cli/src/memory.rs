@@ -8,9 +8,8 @@ use mnemos_core::{
     KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, SecondHop,
     StateFilter, Timestamp, TurnId, UserKey,
 };
-use mnemos_engine::{
-    Browse, Engine, ForgetMatching, MemorySort, RecallRequest, SearchRequest, ViewKind,
-};
+use mnemos_engine::{Engine, ForgetMatching, RecallRequest, SearchRequest, ViewKind};
+use mnemos_inspect::{Browse, Inspect, MemorySort};
 use mnemos_setup::{Config, OpenOptions};
 
 use crate::usage::usage;

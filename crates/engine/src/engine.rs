@@ -404,6 +404,11 @@ impl Engine {
         self.memories.store().as_ref()
     }
 
+    /// The presets this engine can build (the factory it was given).
+    pub fn presets(&self) -> &dyn PresetFactory {
+        self.presets.as_ref()
+    }
+
     /// The embedder behind retrieval.
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         self.memories.embedder()
@@ -821,7 +826,7 @@ impl Engine {
     /// Active derived memories whose provenance holds the turn behind `memory` (raw-turn
     /// memories only: a summary's provenance is shared with its siblings, not owned).
     fn derived_from(&self, user: &UserKey, memory: &Memory) -> EngineResult<Vec<Memory>> {
-        crate::inspect::derived_of(self.store(), user, memory, StateFilter::Active)
+        crate::provenance::derived_of(self.store(), user, memory, StateFilter::Active)
     }
 
     /// Every version of a memory, oldest first.

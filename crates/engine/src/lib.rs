@@ -7,26 +7,25 @@
 //! live in `mnemos-presets` and reach an engine through the [`PresetFactory`] it is given;
 //! turning a `mnemos.toml` into stores, models and an engine is `mnemos-setup`'s.
 //!
-//! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `inspect`, `views`, `keys`):
+//! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `views`, `keys`):
 //!   every operation a client needs, and the API keys a server checks.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
 //! - [`preset`]: how presets are named, parameterised and built ([`PresetFactory`]).
 //! - [`primitives`]: budgets, rendering, decay curves shared by mechanisms.
+//! - [`provenance`]: what was derived from a turn, so forgetting it takes that along.
 //! - [`truth`]: the write path's facts: supersession, forget requests, privacy.
 
 mod engine;
 mod error;
 mod forget_matching;
 mod ingest;
-mod inspect;
 mod jobs;
 mod keys;
 pub mod mechanism;
 mod memories;
 pub mod preset;
 pub mod primitives;
-#[cfg(test)]
-mod testing;
+pub mod provenance;
 pub mod truth;
 mod views;
 
@@ -40,10 +39,6 @@ pub use forget_matching::{
     FORGET_MIN_RELEVANCE, MAX_FORGET_LIMIT,
 };
 pub use ingest::{IngestOptions, IngestReport};
-pub use inspect::{
-    Browse, ForgetCause, JobCounts, MemorySort, Retention, RetentionPoint, StateCounts,
-    TurnContext, TurnEntry, UserOverview,
-};
 pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
 pub use keys::{hash_api_key, NewApiKey, API_KEY_PREFIX};
 pub use mechanism::{

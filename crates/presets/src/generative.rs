@@ -63,14 +63,12 @@ use mnemos_core::{
 
 use super::retrieval::{hit_item, retriever_kind, search};
 use super::PresetParams;
+use crate::primitives::{derived_memory, union_provenance};
+use crate::primitives::{exponential_recency, memory_line, min_max, turn_line};
 use mnemos_engine::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
-use mnemos_engine::primitives::{
-    build_context, exponential_recency, memory_line, min_max, pack_within_budget, speaker_text,
-    tokens, turn_line,
-};
-use mnemos_engine::primitives::{derived_memory, union_provenance};
+use mnemos_engine::primitives::{build_context, pack_within_budget, speaker_text, tokens};
 use mnemos_engine::{EngineError, EngineResult};
 
 pub const NAME: &str = "generative";

@@ -40,6 +40,7 @@ pub(crate) mod memgpt;
 pub(crate) mod memorybank;
 pub(crate) mod moom;
 pub(crate) mod perltqa;
+pub mod primitives;
 pub(crate) mod scmemory;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -53,13 +53,14 @@ use mnemos_core::{
 use super::full::HEADER_TOKENS;
 use super::retrieval::{hit_item, retriever_kind, search};
 use super::PresetParams;
+use crate::primitives::derived_memory;
+use crate::primitives::turn_line;
 use mnemos_engine::mechanism::{
     collect_all, ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall,
     RecallRequest,
 };
-use mnemos_engine::primitives::derived_memory;
 use mnemos_engine::primitives::{
-    build_context, item_tokens, speaker_text, tokens, truncate_to_tokens, turn_line,
+    build_context, item_tokens, speaker_text, tokens, truncate_to_tokens,
 };
 use mnemos_engine::{EngineError, EngineResult};
 

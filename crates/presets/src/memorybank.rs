@@ -62,13 +62,12 @@ use mnemos_core::{
 
 use super::retrieval::{hit_item, retriever_kind, search};
 use super::PresetParams;
+use crate::primitives::ebbinghaus_retention;
+use crate::primitives::{chunks_by_bytes, derived_memory, union_provenance};
 use mnemos_engine::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
-use mnemos_engine::primitives::{
-    build_context, ebbinghaus_retention, pack_within_budget, speaker_text, tokens,
-};
-use mnemos_engine::primitives::{chunks_by_bytes, derived_memory, union_provenance};
+use mnemos_engine::primitives::{build_context, pack_within_budget, speaker_text, tokens};
 use mnemos_engine::EngineResult;
 
 pub const NAME: &str = "memorybank";

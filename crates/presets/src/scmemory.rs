@@ -46,13 +46,12 @@ use mnemos_core::{
 use super::memgpt::{last_turns, turn_id, walk_turns_back, Packer};
 use super::retrieval::{hit_item, retriever_kind, search};
 use super::PresetParams;
+use crate::primitives::derived_memory;
+use crate::primitives::{exponential_recency, min_max};
 use mnemos_engine::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
-use mnemos_engine::primitives::derived_memory;
-use mnemos_engine::primitives::{
-    build_context, exponential_recency, min_max, speaker_text, tokens,
-};
+use mnemos_engine::primitives::{build_context, speaker_text, tokens};
 use mnemos_engine::{EngineError, EngineResult};
 
 pub const NAME: &str = "scmemory";

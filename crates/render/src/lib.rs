@@ -624,7 +624,7 @@ pub fn api_keys(keys: &[mnemos_core::ApiKey]) -> String {
 }
 
 /// One user at a glance: turns, memories by kind and state, last activity, jobs.
-pub fn user_overview(user: &UserKey, overview: &mnemos_engine::UserOverview) -> String {
+pub fn user_overview(user: &UserKey, overview: &mnemos_inspect::UserOverview) -> String {
     let kinds: Vec<String> = overview
         .memories
         .iter()
@@ -647,7 +647,7 @@ pub fn user_overview(user: &UserKey, overview: &mnemos_engine::UserOverview) -> 
 }
 
 /// Memories kept over the rounds (one line per point of the series) and who forgot the rest.
-pub fn retention(retention: &mnemos_engine::Retention) -> String {
+pub fn retention(retention: &mnemos_inspect::Retention) -> String {
     let mut out = Lines::default();
     out.push(format!(
         "{:>7} {:>8} {:>8} {:>9}",

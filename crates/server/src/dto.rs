@@ -280,7 +280,7 @@ fn sort_schema() -> Object {
     one_of(
         "The order: `oldest` (default), `newest` or `importance` (highest first, memories \
          without one last, ties newest first).",
-        mnemos_engine::MemorySort::NAMES,
+        mnemos_inspect::MemorySort::NAMES,
     )
 }
 

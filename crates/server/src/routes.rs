@@ -12,8 +12,9 @@ use axum::{Json, Router};
 
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{
-    Browse, Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
+    Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
 };
+use mnemos_inspect::{Browse, Inspect};
 
 use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;

@@ -54,13 +54,11 @@ use mnemos_core::{
 
 use super::retrieval::{hit_item, search};
 use super::PresetParams;
+use crate::primitives::{chunks_by_bytes, derived_memory, turn_line, union_provenance};
 use mnemos_engine::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
-use mnemos_engine::primitives::{
-    build_context, chunks_by_bytes, derived_memory, pack_within_budget, speaker_text, tokens,
-    turn_line, union_provenance,
-};
+use mnemos_engine::primitives::{build_context, pack_within_budget, speaker_text, tokens};
 use mnemos_engine::{EngineError, EngineResult};
 use strength::{importance, strength, Scale, Signals, Weights, PAPER_WEIGHTS};
 

@@ -25,9 +25,9 @@ use mnemos_core::{
 
 use super::chains::{self, categories_of, CALIBRATED_FROM_KEY, SUPERSEDED_BY_KEY};
 use super::{M4Params, CANDIDATES};
+use crate::primitives::union_provenance;
 use crate::retrieval::{search_shaped, SearchShape};
 use mnemos_engine::mechanism::{Derived, MechanismCtx};
-use mnemos_engine::primitives::union_provenance;
 use mnemos_engine::EngineResult;
 
 /// Calibration looks for statements like the new one, not for the turns around them, and

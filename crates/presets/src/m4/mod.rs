@@ -48,13 +48,11 @@ use mnemos_core::{
 
 use super::retrieval::search;
 use super::PresetParams;
+use crate::primitives::{chunks_by_bytes, derived_memory, memory_line, union_provenance};
 use mnemos_engine::mechanism::{
     ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, ObserveCtx, Recall, RecallRequest,
 };
-use mnemos_engine::primitives::{
-    build_context, chunks_by_bytes, derived_memory, item_tokens, memory_line, pack_within_budget,
-    tokens, union_provenance,
-};
+use mnemos_engine::primitives::{build_context, item_tokens, pack_within_budget, tokens};
 use mnemos_engine::{EngineError, EngineResult};
 use mnemos_engine::{View, ViewKind};
 

@@ -104,7 +104,7 @@ pub fn ebbinghaus(now: u64, created: u64, retrievals: &[u64], time_scale: f64) -
     let last = seen.iter().copied().max().unwrap_or(created).max(created);
     let strength = 1.0 + seen.len() as f64;
     let elapsed = now.saturating_sub(last) as f64;
-    mnemos_engine::primitives::ebbinghaus_retention(elapsed, strength, time_scale)
+    crate::primitives::ebbinghaus_retention(elapsed, strength, time_scale)
 }
 
 /// The retrieval rounds recorded on a memory (malformed entries are skipped).

@@ -24,8 +24,9 @@ use mnemos_core::{
     Job, KindTag, Memory, MemoryFilter, MemoryKind, MemoryModelExt, Metadata, Page, StateFilter,
 };
 
+use crate::primitives::{derived_memory, union_provenance};
 use mnemos_engine::mechanism::{Derived, JobSpec, MechanismCtx};
-use mnemos_engine::primitives::{derived_memory, speaker_text, union_provenance};
+use mnemos_engine::primitives::speaker_text;
 use mnemos_engine::EngineResult;
 
 /// Metadata key: which tree level a plot node is on ("1", "2", "3").

@@ -34,8 +34,8 @@ use mnemos_core::{
 };
 
 use super::nsb::turns_in_rounds;
+use crate::primitives::{derived_memory, turn_line};
 use mnemos_engine::mechanism::{Derived, JobSpec, MechanismCtx};
-use mnemos_engine::primitives::{derived_memory, turn_line};
 use mnemos_engine::EngineResult;
 
 pub const JOB_PERSONA: &str = "persona";

@@ -1,8 +1,10 @@
-//! Read-side views for inspecting one user's memory: an overview, listings filtered by text and
-//! sorted, what was derived from a turn, a turn among its neighbours, retention over rounds, and
-//! why a memory was forgotten ([`ForgetCause`]). Nothing here writes.
+//! What does a user's memory hold, and how did it change? Read-side views over an [`Engine`]
+//! for the inspector and the CLI: an overview, listings filtered by text and sorted, a turn
+//! among its neighbours, retention over rounds, and why a memory was forgotten
+//! ([`ForgetCause`]). They read through the engine's public API ([`Inspect`], implemented for
+//! [`Engine`]); nothing here writes.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -11,18 +13,8 @@ use mnemos_core::{
     StateFilter, StoreRead, Turn, TurnId, UserKey,
 };
 
-use crate::engine::Engine;
-use crate::error::EngineResult;
-use crate::jobs::JobState;
-
-/// How the engine's cascade words the reason of a memory forgotten with its source:
-/// `derived from forgotten memory <id>: <the source's reason>`.
-pub(crate) const DERIVED_PREFIX: &str = "derived from forgotten memory ";
-
-/// The reason the engine records on a memory forgotten because `source` was.
-pub(crate) fn derived_reason(source: MemoryId, reason: &str) -> String {
-    format!("{DERIVED_PREFIX}{source}: {reason}")
-}
+use mnemos_engine::provenance::DERIVED_PREFIX;
+use mnemos_engine::{Engine, EngineResult, JobState};
 
 /// Who forgot a memory, read from its recorded reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -184,41 +176,6 @@ fn all_turns(store: &dyn StoreRead, user: &UserKey) -> EngineResult<Vec<Turn>> {
     Ok(out)
 }
 
-/// Memories of other kinds whose provenance holds the turn behind `memory` (raw-turn memories
-/// only: a summary's provenance is shared with its siblings, not owned), in listing order.
-pub(crate) fn derived_of(
-    store: &dyn StoreRead,
-    user: &UserKey,
-    memory: &Memory,
-    state: StateFilter,
-) -> EngineResult<Vec<Memory>> {
-    if memory.kind.tag() != KindTag::Turn {
-        return Ok(Vec::new());
-    }
-    let filter = MemoryFilter {
-        state,
-        ..MemoryFilter::default()
-    };
-    let all = store.list_all(user, &filter)?;
-    Ok(derived_among(&all, memory).into_iter().cloned().collect())
-}
-
-/// The memories of `all` derived from `memory` by [`derived_of`]'s rule, for callers that
-/// read the user's memories once for several sources.
-pub(crate) fn derived_among<'a>(all: &'a [Memory], memory: &Memory) -> Vec<&'a Memory> {
-    if memory.kind.tag() != KindTag::Turn {
-        return Vec::new();
-    }
-    let turns: HashSet<TurnId> = memory.provenance.iter().copied().collect();
-    all.iter()
-        .filter(|m| {
-            m.id != memory.id
-                && m.kind.tag() != KindTag::Turn
-                && m.provenance.iter().any(|t| turns.contains(t))
-        })
-        .collect()
-}
-
 /// `memories` in `sort` order (they come in creation order).
 fn sorted(mut memories: Vec<Memory>, sort: MemorySort) -> Vec<Memory> {
     match sort {
@@ -283,15 +240,39 @@ fn retention_series(events: &[(u64, Option<u64>)]) -> Vec<RetentionPoint> {
         .collect()
 }
 
-impl Engine {
+/// The inspector's reads, as methods on the engine (`use mnemos_inspect::Inspect`).
+pub trait Inspect {
     /// A page of `user`'s memories under `browse`'s filter, text filter and order; `total`
     /// counts every match.
-    pub fn browse(
+    fn browse(&self, user: &UserKey, browse: &Browse, page: Page) -> EngineResult<Paged<Memory>>;
+
+    /// Counts of `user`'s turns, sessions, memories per kind and state, and unfinished jobs.
+    fn overview(&self, user: &UserKey) -> EngineResult<UserOverview>;
+
+    /// Turn `id` with up to `around` turns of its agent and session on each side (ordered by
+    /// round, time, then id), each with its own memory when one exists.
+    fn turn_in_context(
         &self,
         user: &UserKey,
-        browse: &Browse,
-        page: Page,
-    ) -> EngineResult<Paged<Memory>> {
+        id: TurnId,
+        around: usize,
+    ) -> EngineResult<TurnContext>;
+
+    /// Memories created and forgotten over `user`'s rounds (one agent's, or all), one point
+    /// per round where something changed, evenly thinned to at most `points` (first and last
+    /// kept), and the forgotten ones by cause.
+    fn retention(
+        &self,
+        user: &UserKey,
+        agent: Option<&str>,
+        points: usize,
+    ) -> EngineResult<Retention>;
+}
+
+impl Inspect for Engine {
+    /// A page of `user`'s memories under `browse`'s filter, text filter and order; `total`
+    /// counts every match.
+    fn browse(&self, user: &UserKey, browse: &Browse, page: Page) -> EngineResult<Paged<Memory>> {
         let page = page.validate()?;
         let needle = browse
             .text
@@ -302,7 +283,7 @@ impl Engine {
         if needle.is_none() && browse.sort == MemorySort::Oldest {
             return self.list(user, &browse.filter, page);
         }
-        let mut all = self.store().list_all(user, &browse.filter)?;
+        let mut all = self.reader().store().list_all(user, &browse.filter)?;
         if let Some(needle) = &needle {
             all.retain(|m| holds(&m.text, needle));
         }
@@ -310,8 +291,8 @@ impl Engine {
     }
 
     /// Counts of `user`'s turns, sessions, memories per kind and state, and unfinished jobs.
-    pub fn overview(&self, user: &UserKey) -> EngineResult<UserOverview> {
-        let store = self.store();
+    fn overview(&self, user: &UserKey) -> EngineResult<UserOverview> {
+        let store = self.reader().store();
         let turns = all_turns(store, user)?;
         let memories = store.list_all(
             user,
@@ -348,40 +329,20 @@ impl Engine {
             agents: agents.into_iter().map(str::to_string).collect(),
             memories: by_kind,
             last_activity,
-            jobs: self.job_counts(user)?,
+            jobs: job_counts(self, user)?,
         })
-    }
-
-    fn job_counts(&self, user: &UserKey) -> EngineResult<JobCounts> {
-        let mut counts = JobCounts::default();
-        for job in self.pending_jobs(Some(user))? {
-            match job.state {
-                JobState::Pending => counts.pending += 1,
-                JobState::Failed => counts.failed += 1,
-                JobState::Stuck => counts.stuck += 1,
-            }
-        }
-        Ok(counts)
-    }
-
-    /// Memories of other kinds built from the turn behind memory `id`, active and forgotten,
-    /// oldest first (what forgetting it cascades to, in every state). Empty for a memory that
-    /// is not a turn's; `NotFound` for an unknown id.
-    pub fn derived_memories(&self, user: &UserKey, id: MemoryId) -> EngineResult<Vec<Memory>> {
-        let memory = self.get(user, id)?;
-        derived_of(self.store(), user, &memory, StateFilter::All)
     }
 
     /// Turn `id` with up to `around` turns of its agent and session on each side (ordered by
     /// round, time, then id), each with its own memory when one exists.
-    pub fn turn_in_context(
+    fn turn_in_context(
         &self,
         user: &UserKey,
         id: TurnId,
         around: usize,
     ) -> EngineResult<TurnContext> {
         let turn = self.turn(user, id)?;
-        let session: Vec<Turn> = all_turns(self.store(), user)?
+        let session: Vec<Turn> = all_turns(self.reader().store(), user)?
             .into_iter()
             .filter(|t| t.scope.agent == turn.scope.agent && t.scope.session == turn.scope.session)
             .collect();
@@ -389,7 +350,7 @@ impl Engine {
             .iter()
             .position(|t| t.id == id)
             .ok_or_else(|| CoreError::not_found("turn", id))?;
-        let own = self.turn_memories(user, &turn)?;
+        let own = turn_memories(self, user, &turn)?;
         let entry = |t: &Turn| TurnEntry {
             turn: t.clone(),
             memory_id: own.get(&t.id).copied(),
@@ -406,34 +367,10 @@ impl Engine {
         })
     }
 
-    /// The turn memories of `turn`'s agent and session, by the turn they hold.
-    fn turn_memories(
-        &self,
-        user: &UserKey,
-        turn: &Turn,
-    ) -> EngineResult<HashMap<TurnId, MemoryId>> {
-        let filter = MemoryFilter {
-            kinds: vec![KindTag::Turn],
-            agent: Some(turn.scope.agent.clone()),
-            session: Some(turn.scope.session.clone()),
-            state: StateFilter::All,
-            ..MemoryFilter::default()
-        };
-        Ok(self
-            .store()
-            .list_all(user, &filter)?
-            .into_iter()
-            .filter_map(|m| match m.provenance.as_slice() {
-                [turn] => Some((*turn, m.id)),
-                _ => None,
-            })
-            .collect())
-    }
-
     /// Memories created and forgotten over `user`'s rounds (one agent's, or all), one point
     /// per round where something changed, evenly thinned to at most `points` (first and last
     /// kept), and the forgotten ones by cause.
-    pub fn retention(
+    fn retention(
         &self,
         user: &UserKey,
         agent: Option<&str>,
@@ -444,9 +381,9 @@ impl Engine {
             state: StateFilter::All,
             ..MemoryFilter::default()
         };
-        let memories = self.store().list_all(user, &filter)?;
+        let memories = self.reader().store().list_all(user, &filter)?;
         let mut forgotten_by: BTreeMap<String, usize> = BTreeMap::new();
-        let presets = self.presets.names();
+        let presets = self.presets().names();
         let events: Vec<(u64, Option<u64>)> = memories
             .iter()
             .map(|m| match &m.state {
@@ -460,7 +397,12 @@ impl Engine {
             .collect();
         let series = retention_series(&events);
         let last_change = series.last().map_or(0, |p| p.round);
-        let last_round = self.store().last_round(user)?.unwrap_or(0).max(last_change);
+        let last_round = self
+            .reader()
+            .store()
+            .last_round(user)?
+            .unwrap_or(0)
+            .max(last_change);
         Ok(Retention {
             last_round,
             series: downsample(&series, points),
@@ -469,12 +411,64 @@ impl Engine {
     }
 }
 
+fn job_counts(engine: &Engine, user: &UserKey) -> EngineResult<JobCounts> {
+    let mut counts = JobCounts::default();
+    for job in engine.pending_jobs(Some(user))? {
+        match job.state {
+            JobState::Pending => counts.pending += 1,
+            JobState::Failed => counts.failed += 1,
+            JobState::Stuck => counts.stuck += 1,
+        }
+    }
+    Ok(counts)
+}
+
+/// The turn memories of `turn`'s agent and session, by the turn they hold.
+fn turn_memories(
+    engine: &Engine,
+    user: &UserKey,
+    turn: &Turn,
+) -> EngineResult<HashMap<TurnId, MemoryId>> {
+    let filter = MemoryFilter {
+        kinds: vec![KindTag::Turn],
+        agent: Some(turn.scope.agent.clone()),
+        session: Some(turn.scope.session.clone()),
+        state: StateFilter::All,
+        ..MemoryFilter::default()
+    };
+    Ok(engine
+        .reader()
+        .store()
+        .list_all(user, &filter)?
+        .into_iter()
+        .filter_map(|m| match m.provenance.as_slice() {
+            [turn] => Some((*turn, m.id)),
+            _ => None,
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::test_engine;
-    use crate::NewTurn;
-    use mnemos_core::Scope;
+    use std::sync::Arc;
+
+    use mnemos_core::{MemoryStore, Scope};
+    use mnemos_embed::HashEmbedder;
+    use mnemos_engine::provenance::derived_reason;
+    use mnemos_engine::{EngineConfig, NewTurn};
+    use mnemos_offline::OfflineModel;
+
+    /// An engine over the in-memory store running the `retrieval` preset, jobs inline.
+    fn test_engine() -> Engine {
+        let embedder = Arc::new(HashEmbedder::default());
+        let model = Arc::new(OfflineModel::new(embedder.clone()));
+        Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+            .presets(Arc::new(mnemos_presets::Presets))
+            .config(EngineConfig::with_preset("retrieval"))
+            .build()
+            .unwrap()
+    }
 
     fn user() -> UserKey {
         UserKey::new("t", "u").unwrap()

@@ -19,7 +19,6 @@ use mnemos_core::{
 };
 
 use crate::error::{EngineError, EngineResult};
-use crate::forget_matching::ForgetPlan;
 use crate::jobs::{JobProgress, JobReport};
 use crate::mechanism::{
     Context, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx, RecallRequest,
@@ -29,7 +28,9 @@ use crate::memories::{
     SearchResults,
 };
 use crate::preset::{NoPresets, PresetFactory, PresetSpec};
+use crate::provenance::ForgetPlan;
 use crate::truth::{ChangeKind, FactChange, PrivacySettings};
+use crate::views::{View, ViewKind};
 
 /// How derived jobs run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -466,6 +467,35 @@ impl Engine {
         self.agent_mechanisms
             .get(agent)
             .unwrap_or(&self.default_mechanism)
+    }
+
+    /// A view of `user`'s memories (one agent's, or all agents' when `None`). The agent's
+    /// mechanism draws it when it offers the view; otherwise the first preset that offers it
+    /// reads what such a preset stored (a view only reads), so `show persona` works whatever
+    /// preset the config names. Unknown users get an empty view.
+    pub fn view(&self, user: &UserKey, agent: Option<&str>, kind: ViewKind) -> EngineResult<View> {
+        user.validate()?;
+        let offers = |m: &&std::sync::Arc<dyn Mechanism>| m.views().contains(&kind);
+        let running = match agent {
+            Some(agent) => Some(self.mechanism(agent)).filter(offers),
+            None => self.mechanisms().find(offers),
+        };
+        let mechanism = match running {
+            Some(m) => m.clone(),
+            None => self.presets.offering(kind).ok_or_else(|| {
+                EngineError::config(format!("no preset offers a {} view", kind.as_str()))
+            })?,
+        };
+        let store: &dyn StoreRead = self.store();
+        mechanism.view(store, user, agent, kind)
+    }
+
+    /// Memories of other kinds built from the turn behind memory `id`, active and forgotten,
+    /// oldest first (what forgetting it cascades to, in every state). Empty for a memory that
+    /// is not a turn's; `NotFound` for an unknown id.
+    pub fn derived_memories(&self, user: &UserKey, id: MemoryId) -> EngineResult<Vec<Memory>> {
+        let memory = self.get(user, id)?;
+        crate::provenance::derived_of(self.store(), user, &memory, StateFilter::All)
     }
 
     /// Every mechanism this engine runs (the default first).

@@ -14,14 +14,13 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use mnemos_core::{
-    BatchForget, KindTag, Memory, MemoryFilter, MemoryId, Moment, TurnId, UserKey, WriteBatch,
-};
+use mnemos_core::{KindTag, Memory, MemoryFilter, MemoryId, TurnId, UserKey};
 use mnemos_text::{has_cjk, ForgetRequest};
 
 use crate::engine::{Engine, ForgetReport};
 use crate::error::EngineResult;
 use crate::memories::SearchRequest;
+use crate::provenance::ForgetPlan;
 
 /// How many memories one request selects unless it says otherwise.
 pub const DEFAULT_FORGET_LIMIT: usize = 10;
@@ -179,61 +178,6 @@ struct Selection {
     candidates: Vec<ForgetCandidate>,
     skipped: Vec<MemoryId>,
     truncated: bool,
-}
-
-/// Forgets planned into one write: each memory once, what was derived from a memory following
-/// it with the engine's cascade reason.
-pub(crate) struct ForgetPlan {
-    batch: WriteBatch,
-    planned: HashSet<MemoryId>,
-    at: Moment,
-}
-
-impl ForgetPlan {
-    pub(crate) fn new(user: &UserKey, at: Moment) -> Self {
-        Self {
-            batch: WriteBatch {
-                user: Some(user.clone()),
-                ..WriteBatch::default()
-            },
-            planned: HashSet::new(),
-            at,
-        }
-    }
-
-    /// Forget `target`, when still active, for `reason`.
-    pub(crate) fn target(&mut self, target: &Memory, reason: &str) {
-        if target.is_active() {
-            self.push(target.id, reason.to_string());
-        }
-    }
-
-    /// Forget `derived` (active memories derived from `source`) with the cascade's reason;
-    /// returns how many of them this adds to the plan.
-    pub(crate) fn derived(&mut self, source: MemoryId, derived: &[&Memory], reason: &str) -> usize {
-        derived
-            .iter()
-            .filter(|m| self.push(m.id, crate::provenance::derived_reason(source, reason)))
-            .count()
-    }
-
-    /// Plan one forget unless planned already; whether it was new.
-    fn push(&mut self, id: MemoryId, reason: String) -> bool {
-        if !self.planned.insert(id) {
-            return false;
-        }
-        self.batch.forgets.push(BatchForget {
-            id,
-            reason,
-            at: self.at,
-        });
-        true
-    }
-
-    /// The write, or nothing when there is nothing to forget.
-    pub(crate) fn into_batch(self) -> Option<WriteBatch> {
-        (!self.batch.forgets.is_empty()).then_some(self.batch)
-    }
 }
 
 impl Engine {

@@ -15,6 +15,7 @@
 //! - [`provenance`]: what was derived from a turn, so forgetting it takes that along.
 //! - [`truth`]: the write path's facts: supersession, forget requests, privacy.
 
+mod context;
 mod engine;
 mod error;
 mod forget_matching;

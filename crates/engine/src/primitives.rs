@@ -5,7 +5,7 @@
 use mnemos_core::Memory;
 use mnemos_text::Analyzer;
 
-use crate::mechanism::{Context, ContextItem};
+use crate::context::{Context, ContextItem};
 
 /// Approximate LLM tokens of `text` (the analyzer's estimate, shared by every budget).
 pub fn tokens(text: &str) -> usize {

@@ -4,10 +4,10 @@
 use std::collections::HashSet;
 
 use mnemos_core::{
-    KindTag, Memory, MemoryFilter, MemoryId, StateFilter, StoreRead, TurnId, UserKey,
+    BatchForget, KindTag, Memory, MemoryFilter, MemoryId, Moment, StateFilter, StoreRead, TurnId,
+    UserKey, WriteBatch,
 };
 
-use crate::engine::Engine;
 use crate::error::EngineResult;
 
 /// How the engine's cascade words the reason of a memory forgotten with its source:
@@ -54,12 +54,57 @@ pub(crate) fn derived_among<'a>(all: &'a [Memory], memory: &Memory) -> Vec<&'a M
         .collect()
 }
 
-impl Engine {
-    /// Memories of other kinds built from the turn behind memory `id`, active and forgotten,
-    /// oldest first (what forgetting it cascades to, in every state). Empty for a memory that
-    /// is not a turn's; `NotFound` for an unknown id.
-    pub fn derived_memories(&self, user: &UserKey, id: MemoryId) -> EngineResult<Vec<Memory>> {
-        let memory = self.get(user, id)?;
-        derived_of(self.store(), user, &memory, StateFilter::All)
+/// Forgets planned into one write: each memory once, what was derived from a memory following
+/// it with the engine's cascade reason.
+pub(crate) struct ForgetPlan {
+    batch: WriteBatch,
+    planned: HashSet<MemoryId>,
+    at: Moment,
+}
+
+impl ForgetPlan {
+    pub(crate) fn new(user: &UserKey, at: Moment) -> Self {
+        Self {
+            batch: WriteBatch {
+                user: Some(user.clone()),
+                ..WriteBatch::default()
+            },
+            planned: HashSet::new(),
+            at,
+        }
+    }
+
+    /// Forget `target`, when still active, for `reason`.
+    pub(crate) fn target(&mut self, target: &Memory, reason: &str) {
+        if target.is_active() {
+            self.push(target.id, reason.to_string());
+        }
+    }
+
+    /// Forget `derived` (active memories derived from `source`) with the cascade's reason;
+    /// returns how many of them this adds to the plan.
+    pub(crate) fn derived(&mut self, source: MemoryId, derived: &[&Memory], reason: &str) -> usize {
+        derived
+            .iter()
+            .filter(|m| self.push(m.id, derived_reason(source, reason)))
+            .count()
+    }
+
+    /// Plan one forget unless planned already; whether it was new.
+    fn push(&mut self, id: MemoryId, reason: String) -> bool {
+        if !self.planned.insert(id) {
+            return false;
+        }
+        self.batch.forgets.push(BatchForget {
+            id,
+            reason,
+            at: self.at,
+        });
+        true
+    }
+
+    /// The write, or nothing when there is nothing to forget.
+    pub(crate) fn into_batch(self) -> Option<WriteBatch> {
+        (!self.batch.forgets.is_empty()).then_some(self.batch)
     }
 }

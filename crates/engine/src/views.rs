@@ -6,11 +6,7 @@
 
 use serde::Serialize;
 
-use mnemos_core::{MemoryId, StoreRead, Timestamp, UserKey};
-
-use crate::engine::Engine;
-use crate::error::{EngineError, EngineResult};
-use crate::mechanism::Mechanism;
+use mnemos_core::{MemoryId, Timestamp};
 
 /// Which view to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -141,27 +137,4 @@ pub struct TimelineNode {
     pub turns: usize,
     pub text: String,
     pub children: Vec<TimelineNode>,
-}
-
-impl Engine {
-    /// A view of `user`'s memories (one agent's, or all agents' when `None`). The agent's
-    /// mechanism draws it when it offers the view; otherwise the first preset that offers it
-    /// reads what such a preset stored (a view only reads), so `show persona` works whatever
-    /// preset the config names. Unknown users get an empty view.
-    pub fn view(&self, user: &UserKey, agent: Option<&str>, kind: ViewKind) -> EngineResult<View> {
-        user.validate()?;
-        let offers = |m: &&std::sync::Arc<dyn Mechanism>| m.views().contains(&kind);
-        let running = match agent {
-            Some(agent) => Some(self.mechanism(agent)).filter(offers),
-            None => self.mechanisms().find(offers),
-        };
-        let mechanism = match running {
-            Some(m) => m.clone(),
-            None => self.presets.offering(kind).ok_or_else(|| {
-                EngineError::config(format!("no preset offers a {} view", kind.as_str()))
-            })?,
-        };
-        let store: &dyn StoreRead = self.store();
-        mechanism.view(store, user, agent, kind)
-    }
 }

@@ -24,7 +24,7 @@ use mnemos_core::{
 };
 
 use super::chains::{self, categories_of, CALIBRATED_FROM_KEY, SUPERSEDED_BY_KEY};
-use super::{M4Params, CANDIDATES};
+use super::params::{M4Params, CANDIDATES};
 use crate::primitives::union_provenance;
 use crate::retrieval::{search_shaped, SearchShape};
 use mnemos_engine::mechanism::{Derived, MechanismCtx};

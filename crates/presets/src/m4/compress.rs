@@ -11,7 +11,7 @@
 use mnemos_core::{BatchUpdate, Memory, MemoryModelExt, MemoryPatch, Moment};
 
 use super::chains::CALIBRATED_FROM_KEY;
-use super::M4Params;
+use super::params::M4Params;
 use mnemos_engine::mechanism::{Derived, MechanismCtx};
 use mnemos_engine::primitives::tokens;
 use mnemos_engine::EngineResult;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::PresetParams;
 use mnemos_core::{Change, Role, Scope, StateFilter, Timestamp, UserKey};
 
 use crate::testing::{memories_of, recall, test_engine, T0};

@@ -533,9 +533,18 @@ impl Engine {
         let mut enqueued = 0usize;
         let mut plan = |turns: &[Turn]| -> mnemos_core::Result<Vec<Vec<Job>>> {
             let jobs = self.plan_turns(turns).map_err(|e| match e {
-                // A store or input error keeps its class (and its one prefix).
+                // Every error keeps its class (and its one prefix): only a config error is
+                // the caller's; a model or job failure is the service's.
                 EngineError::Core(e) => e.context("planning derived work"),
-                other => mnemos_core::Error::invalid(format!("planning derived work: {other}")),
+                EngineError::Model(e) => mnemos_core::Error::Model(e),
+                EngineError::Config(message) => {
+                    mnemos_core::Error::invalid(format!("planning derived work: {message}"))
+                }
+                other => mnemos_core::StoreError::Backend {
+                    op: "planning derived work",
+                    source: Box::new(other),
+                }
+                .into(),
             })?;
             enqueued = jobs.iter().map(Vec::len).sum();
             Ok(jobs)

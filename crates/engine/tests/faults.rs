@@ -566,6 +566,9 @@ enum Check {
     Acknowledged,
     /// A fresh engine's replay leaves nothing pending and the clean run's memories.
     Replay,
+    /// The failure a store fault causes reaches the client as the service's (internal or
+    /// unavailable), never as the client's own mistake (invalid input, not found, conflict).
+    Blame,
 }
 
 /// A problem a check found, with where in the run it was found.
@@ -692,6 +695,13 @@ fn run_steps(kit: &Kit, engine: &Engine, inner: &Arc<dyn Store>, run: &mut Run) 
             };
             if run.fired.is_none() {
                 run.fired = Some(format!("step {i} {step:?}: {error}"));
+                if error.is_user_error() {
+                    let problem = format!(
+                        "step {i} {step:?}: {:?} for a store fault: {error}",
+                        error.class()
+                    );
+                    run.problems.push((Check::Blame, problem));
+                }
                 // The client sees the error before it retries: is what it sees consistent?
                 let found = consistency(kit, engine, inner, &acked, "after the failure");
                 run.problems.extend(found);
@@ -805,9 +815,9 @@ fn a_clean_run_is_consistent_and_makes_store_calls() {
     assert_eq!(sqlite_calls, calls);
 }
 
-/// What holds after any single store fault: nothing acknowledged is lost, and replay
-/// converges to the clean run without duplicates or leftover jobs.
-const DURABLE: &[Check] = &[Check::Acknowledged, Check::Replay];
+/// What holds after any single store fault: nothing acknowledged is lost, replay converges to
+/// the clean run without duplicates or leftover jobs, and the client is told the service failed.
+const DURABLE: &[Check] = &[Check::Acknowledged, Check::Replay, Check::Blame];
 /// And the engine's caches and the stored vectors agree with the store (what B1–B3 at the end
 /// of this file broke).
 const COHERENT: &[Check] = &[Check::Caches, Check::Vectors];

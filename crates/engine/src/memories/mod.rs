@@ -626,7 +626,7 @@ impl Memories {
                     changes.extend(made);
                     return Ok(Self::outcomes(outcomes, &prepared));
                 }
-                Err(StoreError::Conflict(conflict)) => {
+                Err(Error::Store(StoreError::Conflict(conflict))) => {
                     if let Conflict::DuplicateTurnKey { .. } = conflict {
                         drop(guard);
                         let kept = self.mark_duplicates(user, &mut prepared, &mut outcomes)?;
@@ -648,7 +648,8 @@ impl Memories {
                 }
             }
         }
-        let conflict = last_conflict.ok_or_else(|| Error::invalid("no write was attempted"))?;
+        let conflict = last_conflict
+            .ok_or_else(|| StoreError::backend_message("write turns", "no write was attempted"))?;
         Err(StoreError::Conflict(conflict).into())
     }
 
@@ -663,24 +664,25 @@ impl Memories {
         (vectors, terms): (&[Embedded], &[Vec<String>]),
         plan: &mut TurnPlanner<'_>,
         erasing: &Erasing,
-    ) -> std::result::Result<Vec<FactChange>, StoreError> {
+    ) -> Result<Vec<FactChange>> {
         let last_round = match guard.index.as_ref() {
             Some(index) => index.last_round,
             None => {
-                return Err(StoreError::InvalidWrite(format!(
-                    "index for {user} was dropped during the write; retry"
-                )))
+                // Not the caller's doing: another call on this user failed mid-write.
+                return Err(StoreError::backend_message(
+                    "write turns",
+                    format!("the index of {user} was dropped during the write; retry"),
+                )
+                .into());
             }
         };
-        let mut batch = self
-            .number_and_plan(last_round, prepared, vectors, plan)
-            .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+        // Planning errors keep their class: a store read that fails while planning is the
+        // store's failure, not the caller's input.
+        let mut batch = self.number_and_plan(last_round, prepared, vectors, plan)?;
         // Only writes with statements, corrections or forget requests read the fact table.
         let truth = if Self::changes_truth(prepared, erasing) {
             let mut table = self.fact_table(user, guard)?;
-            let truth = self
-                .plan_truth(guard, &mut table, prepared)
-                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            let truth = self.plan_truth(guard, &mut table, prepared)?;
             truth.add_to(&mut batch, erasing, self.embedder.id());
             Some((truth, table))
         } else {

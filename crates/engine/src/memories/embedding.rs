@@ -8,65 +8,13 @@
 //! so a key found there means "same model, same text"; users never share an index.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use mnemos_core::retrieval::{embedding_windows, ScopeIndex, TextKey};
 use mnemos_core::{EmbedError, EmbedderExt, Error, Result};
 
-use super::{Memories, ScopeSlot};
-
-/// What the write path's embedding did since the engine started: each count is of embedder
-/// inputs (a short text is one input, a long one one per window).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct EmbeddingStats {
-    /// Inputs sent to the embedder.
-    pub embedded: u64,
-    /// Inputs identical to an earlier input of the same write: that input's vector was used.
-    pub repeated: u64,
-    /// Inputs the user's index already held a vector for: that vector was used.
-    pub reused: u64,
-}
-
-impl EmbeddingStats {
-    /// Inputs that needed a vector, embedded or not.
-    pub fn inputs(&self) -> u64 {
-        self.embedded + self.repeated + self.reused
-    }
-}
-
-/// [`EmbeddingStats`] as the engine counts them, from any thread.
-#[derive(Default)]
-pub(super) struct EmbeddingCounters {
-    embedded: AtomicU64,
-    repeated: AtomicU64,
-    reused: AtomicU64,
-}
-
-impl EmbeddingCounters {
-    pub(super) fn snapshot(&self) -> EmbeddingStats {
-        EmbeddingStats {
-            embedded: self.embedded.load(Ordering::Relaxed),
-            repeated: self.repeated.load(Ordering::Relaxed),
-            reused: self.reused.load(Ordering::Relaxed),
-        }
-    }
-
-    fn add(&self, stats: EmbeddingStats) {
-        self.embedded.fetch_add(stats.embedded, Ordering::Relaxed);
-        self.repeated.fetch_add(stats.repeated, Ordering::Relaxed);
-        self.reused.fetch_add(stats.reused, Ordering::Relaxed);
-    }
-}
-
-/// One searchable text's vectors (one per window, concatenated) and its windows' content keys,
-/// which the index keeps so that later writes can reuse them.
-pub(super) struct Embedded {
-    pub(super) vector: Vec<f32>,
-    pub(super) keys: Vec<TextKey>,
-}
+use super::state::{Embedded, EmbeddingStats, Memories, ScopeSlot};
 
 /// The content key of one embedder input.
 pub(super) fn text_key(text: &str) -> TextKey {

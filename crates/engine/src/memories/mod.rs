@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -17,13 +17,12 @@ use mnemos_core::retrieval::{
     embedding_windows, RelevanceModel, Reranker, RetrievalConfig, ScopeIndex, TextKey,
 };
 
-use crate::truth::facts::FactTable;
-use crate::truth::{FactChange, PrivacySettings, WritePolicy};
+use crate::truth::{FactChange, PrivacySettings};
 use mnemos_core::{
-    validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, Job, KindTag, Memory,
-    MemoryFilter, MemoryId, MemoryModel, MemoryPatch, MemoryState, Metadata, Moment, Page, Paged,
-    Precondition, PurgeReport, Result, Role, Scope, StateFilter, Store, StoreError, Timestamp,
-    Turn, TurnId, UserKey, VectorRow, VectorSearch, WriteBatch,
+    validate_text, Clock, Conflict, Embedder, Error, HistoryEntry, KindTag, Memory, MemoryFilter,
+    MemoryId, MemoryModel, MemoryPatch, MemoryState, Metadata, Moment, Page, Paged, Precondition,
+    PurgeReport, Result, Role, Scope, StateFilter, Store, StoreError, Timestamp, Turn, TurnId,
+    UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 
 /// Metadata key under which a turn's speaker name is copied onto its memory.
@@ -99,45 +98,26 @@ impl AddedTurn {
     }
 }
 
-/// Plans the jobs a write's turns cause: called with the turns of one user, in order, once
-/// they have ids and rounds; returns one job list per turn. It may be called again for the
-/// same write (after a conflict, with new rounds), so it must not keep state between calls.
-pub(crate) type TurnPlanner<'a> = dyn FnMut(&[Turn]) -> Result<Vec<Vec<Job>>> + 'a;
-
-/// The write policy of an agent (by name): what its preset wants done with its turns.
-pub(crate) type PolicyOf<'a> = dyn Fn(&str) -> WritePolicy + 'a;
-
 /// Attempts of a write that keeps colliding with other writers before it gives up.
 const WRITE_ATTEMPTS: usize = 8;
 
 mod embedding;
 mod placement;
 mod search;
+mod state;
 mod truth_write;
 
 use truth_write::Erasing;
 
-pub use embedding::EmbeddingStats;
-use embedding::{text_key, Embedded, EmbeddingCounters};
-pub use placement::DenseSearch;
+use embedding::text_key;
 pub use search::{
     question_parts, validate_query, SearchRequest, SearchResults, SearchTimings, MAX_QUERY_CHARS,
     MAX_QUERY_PARTS,
 };
-
-/// One input turn on its way into the store.
-struct Prepared {
-    turn: Turn,
-    memory: Memory,
-    /// The caller gave the round (a dataset replay); it is not renumbered.
-    explicit_round: bool,
-    /// What the turn states (empty unless its agent's write policy asks for supersession).
-    analysis: mnemos_text::Analysis,
-    /// A fact memory per statement, not yet decided on (see `truth::supersede`).
-    facts: Vec<Memory>,
-    /// Their vectors, once embedded (same order).
-    fact_vectors: Vec<Embedded>,
-}
+pub use state::Memories;
+use state::{Cached, Embedded, EmbeddingCounters, Prepared, ScopeSlot};
+pub use state::{DenseSearch, EmbeddingStats, IndexStats};
+pub(crate) use state::{PolicyOf, TurnPlanner};
 
 /// The items at `positions` (ascending) of `items`.
 fn keep_positions<T>(items: Vec<T>, positions: &[usize]) -> Vec<T> {
@@ -147,67 +127,6 @@ fn keep_positions<T>(items: Vec<T>, positions: &[usize]) -> Vec<T> {
         .enumerate()
         .filter_map(|(i, item)| wanted.next_if(|&&p| p == i).map(|_| item))
         .collect()
-}
-
-/// Numbers about one user's derived index.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct IndexStats {
-    pub memories: usize,
-    pub vectors: usize,
-    pub vocabulary: usize,
-    /// Vectors computed while (re)building because the store had none for this embedder.
-    pub embedded_on_build: usize,
-    /// Index builds (of any user) this engine has finished so far.
-    pub builds: u64,
-}
-
-/// One user's cache: the index, once built, and the store's data version of the user read
-/// before the build read anything (`None`: the store could not tell yet).
-#[derive(Default)]
-struct Cached {
-    index: Option<ScopeIndex>,
-    version: Option<u64>,
-    /// The user's facts, loaded from the store when first needed after a (re)build.
-    facts: Option<FactTable>,
-}
-
-impl Cached {
-    /// Built, and as far as the store can tell (`version`, read now) not written by another
-    /// handle since.
-    fn is_current(&self, version: Option<u64>) -> bool {
-        self.index.is_some() && (version.is_none() || version == self.version)
-    }
-}
-
-type ScopeSlot = Arc<RwLock<Cached>>;
-
-/// The memory base: store + embedder + per-user retrieval caches.
-pub struct Memories {
-    store: Arc<dyn Store>,
-    embedder: Arc<dyn Embedder>,
-    clock: Arc<dyn Clock>,
-    analyzer: &'static Analyzer,
-    config: RetrievalConfig,
-    rerankers: Vec<Box<dyn Reranker>>,
-    /// Classifies queries for requests that re-rank by memory type.
-    model: Option<Arc<dyn MemoryModel>>,
-    indexes: Mutex<HashMap<UserKey, ScopeSlot>>,
-    last_build: Mutex<IndexStats>,
-    /// Index builds finished so far.
-    builds: AtomicU64,
-    /// What the write path's embedding did and saved.
-    embedding: EmbeddingCounters,
-    /// Where dense search runs (chosen once, at construction).
-    dense: DenseSearch,
-    /// What the write path redacts.
-    privacy: PrivacySettings,
-    /// How relevant a hit is (the configured model, or the shipped fit for the embedder).
-    relevance: RelevanceModel,
-    /// How relevant a hit of a query written mostly in CJK is, when that takes another model
-    /// (see [`ShippedRelevance::cjk`](mnemos_core::retrieval::ShippedRelevance::cjk)).
-    relevance_cjk: Option<RelevanceModel>,
-    /// Why the relevance model is not one fitted for this embedder, if it is not.
-    relevance_note: Option<String>,
 }
 
 impl Memories {
@@ -468,7 +387,7 @@ impl Memories {
         self.add_turns_planned(
             turns,
             &mut |turns| Ok(vec![Vec::new(); turns.len()]),
-            &|_| WritePolicy::default(),
+            &|_| crate::truth::WritePolicy::default(),
             &mut changes,
         )
     }

@@ -1,37 +1,10 @@
 //! Where dense search runs: in process over vectors held in memory, or in the store's own
 //! vector index ([`mnemos_core::VectorSearch`]), as `[retrieval] vectors` and the store allow.
 
-use std::fmt;
-
-use serde::Serialize;
-
 use mnemos_core::retrieval::VectorPlacement;
 use mnemos_core::{CatchUp, Embedder, Error, Result, Store};
 
-/// Where this engine's dense search runs, and why: reported at start-up and by health checks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "where", rename_all = "snake_case")]
-pub enum DenseSearch {
-    /// Exact brute force over each user's vectors, held in this process.
-    InProcess { why: String },
-    /// The store's index answers nearest-neighbour queries; this process holds no vectors.
-    Store { index: String },
-}
-
-impl DenseSearch {
-    pub fn in_store(&self) -> bool {
-        matches!(self, DenseSearch::Store { .. })
-    }
-}
-
-impl fmt::Display for DenseSearch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DenseSearch::InProcess { why } => write!(f, "in process (exact brute force): {why}"),
-            DenseSearch::Store { index } => write!(f, "in the store: {index}"),
-        }
-    }
-}
+use super::state::{DenseSearch, Memories};
 
 /// Decide where dense search runs for `store` under `placement`, and make the embedder's
 /// vectors searchable in the store when it is there.
@@ -66,7 +39,7 @@ pub(super) fn choose(
     Ok(DenseSearch::Store { index })
 }
 
-impl super::Memories {
+impl Memories {
     /// Move up to `max_windows` of this embedder's vectors into the store's index when dense
     /// search runs there and the store defers indexing (see [`VectorSearch::catch_up`]).
     /// `Ok(None)`: dense search runs in process, so there is no index to catch up.

@@ -17,7 +17,7 @@ use mnemos_core::{
     MemoryModelExt, Moment, Result, Timestamp, UserKey, Validity,
 };
 
-use super::{Memories, ScopeSlot};
+use super::state::{Memories, ScopeSlot};
 
 /// A search over one user's memories.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,7 +12,7 @@ use mnemos_core::{
 };
 use mnemos_text::{Analyzer, ForgetRequest};
 
-use super::{Cached, Embedded, Memories, PolicyOf, Prepared, ScopeSlot};
+use super::state::{Cached, Embedded, Memories, PolicyOf, Prepared, ScopeSlot};
 use crate::truth::facts::{self, FactTable};
 use crate::truth::forget;
 use crate::truth::supersede::{self, TruthPlan, TurnFacts};

@@ -1,6 +1,8 @@
 //! Properties of the retrieval building blocks: budgeted selection, score fusion and the BM25
 //! index's incremental updates.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use mnemos_core::retrieval::{fuse, select_within_budget, top_n, Bm25Index, Bm25Params, Fusion};
 use mnemos_core::*;
 use proptest::prelude::*;

@@ -137,7 +137,7 @@ pub enum EvalError {
         preset: String,
         conversation: String,
         #[source]
-        source: crate::runner::RunError,
+        source: RunError,
     },
     /// The LLM judge failed on one question.
     #[error("judge on {question}")]
@@ -211,5 +211,24 @@ pub(crate) fn serde_message(error: &serde_json::Error) -> String {
     match text.rfind(" at line ") {
         Some(index) => text[..index].to_string(),
         None => text,
+    }
+}
+
+/// A run that could not go on (an engine or model failure that is not the data's fault).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("engine: {0}")]
+    Engine(#[from] mnemos_engine::EngineError),
+    #[error("{0}")]
+    Core(#[from] mnemos_core::Error),
+}
+
+impl RunError {
+    /// Whether the caller, not the service, is at fault.
+    pub fn class(&self) -> mnemos_core::ErrorClass {
+        match self {
+            RunError::Engine(e) => e.class(),
+            RunError::Core(e) => e.class(),
+        }
     }
 }

@@ -30,6 +30,7 @@ use mnemos_core::{
 use mnemos_engine::{Context, Engine, RecallRequest};
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::RunError;
 use crate::metrics::LatencyStats;
 use crate::protocol::{Ask, PreparedConversation};
 use crate::scoring::{answer_in_context, token_f1};
@@ -101,25 +102,6 @@ impl Default for RunOptions {
             tenant: "eval".into(),
             agent: "eval".into(),
             size_samples: 8,
-        }
-    }
-}
-
-/// A run that could not go on (an engine or model failure that is not the data's fault).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("engine: {0}")]
-    Engine(#[from] mnemos_engine::EngineError),
-    #[error("{0}")]
-    Core(#[from] mnemos_core::Error),
-}
-
-impl RunError {
-    /// Whether the caller, not the service, is at fault.
-    pub fn class(&self) -> mnemos_core::ErrorClass {
-        match self {
-            RunError::Engine(e) => e.class(),
-            RunError::Core(e) => e.class(),
         }
     }
 }

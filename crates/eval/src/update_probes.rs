@@ -30,87 +30,8 @@ use crate::dataset::{Conversation, Item, Question};
 use crate::protocol::{Ask, PreparedConversation, SeededRng};
 use crate::scoring::answer_in_context;
 
-pub use templates::Half;
 use templates::Template;
-
-/// The language of a probe (and of its host).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProbeLanguage {
-    En,
-    Zh,
-}
-
-impl ProbeLanguage {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProbeLanguage::En => "en",
-            ProbeLanguage::Zh => "zh",
-        }
-    }
-
-    /// The other speaker's reply to an inserted message.
-    fn acknowledgment(self) -> &'static str {
-        match self {
-            ProbeLanguage::En => "Got it, thanks for telling me.",
-            ProbeLanguage::Zh => "好的，我记住了。",
-        }
-    }
-
-    /// A moment as a question names it: "May 8, 2023" / "2023年5月8日".
-    fn day(self, time: Timestamp) -> String {
-        let Some(t) = chrono::DateTime::from_timestamp_millis(time.millis()) else {
-            return String::new();
-        };
-        match self {
-            ProbeLanguage::En => t.format("%B %-d, %Y").to_string(),
-            ProbeLanguage::Zh => t.format("%Y年%-m月%-d日").to_string(),
-        }
-    }
-}
-
-/// What a probe's fact is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UpdateSlot {
-    Residence,
-    Employer,
-    Job,
-    Relationship,
-    Partner,
-    Child,
-    Pet,
-    Preference,
-    Diet,
-    Plan,
-    Number,
-    Date,
-    Status,
-    Ceo,
-    Headquarters,
-}
-
-impl UpdateSlot {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UpdateSlot::Residence => "residence",
-            UpdateSlot::Employer => "employer",
-            UpdateSlot::Job => "job",
-            UpdateSlot::Relationship => "relationship",
-            UpdateSlot::Partner => "partner",
-            UpdateSlot::Child => "child",
-            UpdateSlot::Pet => "pet",
-            UpdateSlot::Preference => "preference",
-            UpdateSlot::Diet => "diet",
-            UpdateSlot::Plan => "plan",
-            UpdateSlot::Number => "number",
-            UpdateSlot::Date => "date",
-            UpdateSlot::Status => "status",
-            UpdateSlot::Ceo => "ceo",
-            UpdateSlot::Headquarters => "headquarters",
-        }
-    }
-}
+pub use templates::{Half, ProbeLanguage, UpdateSlot};
 
 /// What a probe tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

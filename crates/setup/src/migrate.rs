@@ -80,8 +80,9 @@ pub enum MigrationError {
     )]
     TargetDiffers {
         user: UserKey,
-        in_source: ExportCounts,
-        in_target: ExportCounts,
+        // Boxed: counts of every table, which would make every migration result large.
+        in_source: Box<ExportCounts>,
+        in_target: Box<ExportCounts>,
     },
     /// The import committed, but what the target holds does not hash like the source.
     #[error(
@@ -152,8 +153,8 @@ fn migrate_user(
     } else {
         return Err(MigrationError::TargetDiffers {
             user: user.clone(),
-            in_source: source.counts(),
-            in_target: existing.counts(),
+            in_source: Box::new(source.counts()),
+            in_target: Box::new(existing.counts()),
         });
     };
     Ok(UserMigration {

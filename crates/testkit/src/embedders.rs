@@ -58,8 +58,9 @@ impl Recording {
         std::mem::take(&mut *self.inputs.lock())
     }
 
-    pub fn vector_of(&self, windows: &[&str]) -> Vec<f32> {
-        self.embed_batch(windows).unwrap().concat()
+    /// The vector a text split into `windows` is stored with: its windows' vectors, in order.
+    pub fn vector_of(&self, windows: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        Ok(self.embed_batch(windows)?.concat())
     }
 }
 

@@ -563,7 +563,7 @@ impl Memories {
                     // store on next use rather than trust the index.
                     guard.index = None;
                     guard.facts = None;
-                    return Err(other.into());
+                    return Err(other);
                 }
             }
         }

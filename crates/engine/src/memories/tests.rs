@@ -557,10 +557,10 @@ fn identical_texts_of_one_write_are_embedded_once() {
     assert_eq!((stats.embedded, stats.repeated, stats.reused), (2, 2, 0));
     // Every occurrence got the vector, bit for bit, in the store and in the index.
     let stored = stored_vectors(&store, &user("ann"), "rec");
-    let tea = embedder.vector_of(&["I like tea"]);
+    let tea = embedder.vector_of(&["I like tea"]).unwrap();
     embedder.take();
     for (id, text) in added.iter().zip(texts) {
-        assert_eq!(stored[id], embedder.vector_of(&[text]), "{text}");
+        assert_eq!(stored[id], embedder.vector_of(&[text]).unwrap(), "{text}");
     }
     assert_eq!(stored[&added[3]], tea);
     let results = search(&m, "ann", "tea");
@@ -619,7 +619,10 @@ fn a_long_text_reuses_the_windows_it_shares_with_earlier_texts() {
     assert_eq!(embedder.take(), new_windows);
     // Each memory's vector is its windows' vectors in order, as if embedded afresh.
     let stored = stored_vectors(&store, &user("ann"), "rec");
-    assert_eq!(stored[&second[0]], embedder.vector_of(&longer_windows));
+    assert_eq!(
+        stored[&second[0]],
+        embedder.vector_of(&longer_windows).unwrap()
+    );
     assert_eq!(stored[&second[1]], stored[&first[0]]);
     // A window of a long text also serves a short text with exactly its words.
     embedder.take();
@@ -710,8 +713,8 @@ fn another_embedder_identity_reuses_nothing() {
     assert_eq!(b.take(), vec!["I like tea"]);
     let stored = stored_vectors(&store, &ann, "rec-b");
     assert_eq!(stored.len(), 2);
-    assert_eq!(stored[&added[0]], b.vector_of(&["I like tea"]));
-    assert_ne!(stored[&added[0]], a.vector_of(&["I like tea"]));
+    assert_eq!(stored[&added[0]], b.vector_of(&["I like tea"]).unwrap());
+    assert_ne!(stored[&added[0]], a.vector_of(&["I like tea"]).unwrap());
 }
 
 #[test]

@@ -4,9 +4,8 @@
 //! replaces. Each template belongs to one half of the set ([`Half`]): the halves never share a
 //! phrasing or a value, so results on the test half measure wording the tuning never saw.
 
+use mnemos_core::Timestamp;
 use serde::{Deserialize, Serialize};
-
-use super::{ProbeLanguage, UpdateSlot};
 
 /// Which half of the templates a probe comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -57,4 +56,83 @@ pub(crate) struct Template {
     pub still_question: &'static str,
     /// Values, all different; a chain takes consecutive ones.
     pub values: &'static [&'static str],
+}
+
+/// The language of a probe (and of its host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeLanguage {
+    En,
+    Zh,
+}
+
+impl ProbeLanguage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeLanguage::En => "en",
+            ProbeLanguage::Zh => "zh",
+        }
+    }
+
+    /// The other speaker's reply to an inserted message.
+    pub(super) fn acknowledgment(self) -> &'static str {
+        match self {
+            ProbeLanguage::En => "Got it, thanks for telling me.",
+            ProbeLanguage::Zh => "好的，我记住了。",
+        }
+    }
+
+    /// A moment as a question names it: "May 8, 2023" / "2023年5月8日".
+    pub(super) fn day(self, time: Timestamp) -> String {
+        let Some(t) = chrono::DateTime::from_timestamp_millis(time.millis()) else {
+            return String::new();
+        };
+        match self {
+            ProbeLanguage::En => t.format("%B %-d, %Y").to_string(),
+            ProbeLanguage::Zh => t.format("%Y年%-m月%-d日").to_string(),
+        }
+    }
+}
+
+/// What a probe's fact is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateSlot {
+    Residence,
+    Employer,
+    Job,
+    Relationship,
+    Partner,
+    Child,
+    Pet,
+    Preference,
+    Diet,
+    Plan,
+    Number,
+    Date,
+    Status,
+    Ceo,
+    Headquarters,
+}
+
+impl UpdateSlot {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateSlot::Residence => "residence",
+            UpdateSlot::Employer => "employer",
+            UpdateSlot::Job => "job",
+            UpdateSlot::Relationship => "relationship",
+            UpdateSlot::Partner => "partner",
+            UpdateSlot::Child => "child",
+            UpdateSlot::Pet => "pet",
+            UpdateSlot::Preference => "preference",
+            UpdateSlot::Diet => "diet",
+            UpdateSlot::Plan => "plan",
+            UpdateSlot::Number => "number",
+            UpdateSlot::Date => "date",
+            UpdateSlot::Status => "status",
+            UpdateSlot::Ceo => "ceo",
+            UpdateSlot::Headquarters => "headquarters",
+        }
+    }
 }

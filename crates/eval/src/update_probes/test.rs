@@ -1,8 +1,7 @@
 //! The test half of the update probes' templates (see [`super::templates`]): written apart
 //! from the tuning half, with none of its phrasings or values. Reports are made on this half.
 
-use super::templates::{Half, Template};
-use super::{ProbeLanguage::En, ProbeLanguage::Zh, UpdateSlot::*};
+use super::templates::{Half, ProbeLanguage::En, ProbeLanguage::Zh, Template, UpdateSlot::*};
 
 const H: Half = Half::Test;
 

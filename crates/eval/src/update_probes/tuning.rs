@@ -1,8 +1,7 @@
 //! The tuning half of the update probes' templates (see [`super::templates`]): the phrasings
 //! the engine's rules may be adjusted against. The test half (`test.rs`) shares none of them.
 
-use super::templates::{Half, Template};
-use super::{ProbeLanguage::En, ProbeLanguage::Zh, UpdateSlot::*};
+use super::templates::{Half, ProbeLanguage::En, ProbeLanguage::Zh, Template, UpdateSlot::*};
 
 const H: Half = Half::Tuning;
 

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{delete, get, patch, post, MethodRouter};
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{
@@ -20,6 +21,7 @@ use crate::dto::*;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Body, Params, QueryParams, RequestDeadline};
 use crate::metrics::Metrics;
+use crate::openapi::{Errors, ADD, BODY, CHANGE, KEYED, KEY_ID, QUERY, TENANT, USER};
 use crate::params::{
     blocking, cursor, from_query, kind_list, kinds, known_user, list_query, memory_id, memory_ids,
     metadata_pairs, named, page, sort, text_filter,
@@ -45,92 +47,42 @@ pub(crate) const DEFAULT_FORGET_REASON: &str = "forgotten on request";
 /// Turns one request may add (bigger imports go through several requests).
 pub const MAX_TURNS_PER_REQUEST: usize = 1000;
 
-/// Every route the server serves, as (method, path). The router is built from this list and
-/// `tests/openapi.rs` checks that the OpenAPI document describes exactly these, so a route
-/// cannot be served without being documented. `/v1` routes take an API key (see `auth`); the
-/// others carry no user data and need none.
-pub const ROUTES: &[(&str, &str)] = &[
-    ("GET", "/healthz"),
-    ("GET", "/readyz"),
-    ("GET", "/metrics"),
-    ("GET", "/openapi.json"),
-    ("GET", "/v1/presets"),
-    ("GET", "/v1/users"),
-    ("DELETE", "/v1/users/{user}"),
-    ("POST", "/v1/users/{user}/turns"),
-    ("POST", "/v1/users/{user}/sessions/{session}/end"),
-    ("POST", "/v1/users/{user}/recall"),
-    ("POST", "/v1/users/{user}/search"),
-    ("GET", "/v1/users/{user}/memories"),
-    ("GET", "/v1/users/{user}/memories/{id}"),
-    ("PATCH", "/v1/users/{user}/memories/{id}"),
-    ("DELETE", "/v1/users/{user}/memories/{id}"),
-    ("POST", "/v1/users/{user}/forget"),
-    ("GET", "/v1/users/{user}/memories/{id}/history"),
-    ("GET", "/v1/users/{user}/memories/{id}/access"),
-    ("GET", "/v1/users/{user}/memories/{id}/derived"),
-    ("GET", "/v1/users/{user}/turns/{id}"),
-    ("GET", "/v1/users/{user}/overview"),
-    ("GET", "/v1/users/{user}/retention"),
-    ("GET", "/v1/users/{user}/stats"),
-    ("GET", "/v1/users/{user}/jobs"),
-    ("POST", "/v1/users/{user}/jobs/{id}/retry"),
-    ("GET", "/v1/users/{user}/views/{view}"),
-    ("POST", "/v1/keys"),
-    ("GET", "/v1/keys"),
-    ("DELETE", "/v1/keys/{id}"),
-];
-
-/// The routes of [`ROUTES`] under `/v1` (`versioned`) or outside it.
-pub fn routes(versioned: bool) -> Router<Arc<AppState>> {
-    ROUTES
-        .iter()
-        .filter(|(_, path)| path.starts_with("/v1/") == versioned)
-        .fold(Router::new(), |router, &(method, path)| {
-            match handler(method, path) {
-                Some(handler) => router.route(path, handler),
-                // A listed route without a handler is not served; the OpenAPI tests request
-                // every listed route and fail on it.
-                None => router,
-            }
-        })
-}
-
-/// The handler of a listed route.
-fn handler(method: &str, path: &str) -> Option<MethodRouter<Arc<AppState>>> {
-    let handler = match (method, path) {
-        ("GET", "/healthz") => get(crate::healthz),
-        ("GET", "/readyz") => get(crate::readyz),
-        ("GET", "/metrics") => get(crate::render_metrics),
-        ("GET", "/openapi.json") => get(crate::openapi::serve),
-        ("GET", "/v1/presets") => get(presets),
-        ("GET", "/v1/users") => get(users),
-        ("DELETE", "/v1/users/{user}") => delete(purge),
-        ("POST", "/v1/users/{user}/turns") => post(add_turns),
-        ("POST", "/v1/users/{user}/sessions/{session}/end") => post(end_session),
-        ("POST", "/v1/users/{user}/recall") => post(recall),
-        ("POST", "/v1/users/{user}/search") => post(search),
-        ("GET", "/v1/users/{user}/memories") => get(list),
-        ("GET", "/v1/users/{user}/memories/{id}") => get(get_memory),
-        ("PATCH", "/v1/users/{user}/memories/{id}") => patch(update),
-        ("DELETE", "/v1/users/{user}/memories/{id}") => delete(forget),
-        ("POST", "/v1/users/{user}/forget") => post(forget_matching),
-        ("GET", "/v1/users/{user}/memories/{id}/history") => get(history),
-        ("GET", "/v1/users/{user}/memories/{id}/access") => get(inspect::access),
-        ("GET", "/v1/users/{user}/memories/{id}/derived") => get(inspect::derived),
-        ("GET", "/v1/users/{user}/turns/{id}") => get(inspect::turn),
-        ("GET", "/v1/users/{user}/overview") => get(inspect::overview),
-        ("GET", "/v1/users/{user}/retention") => get(inspect::retention),
-        ("GET", "/v1/users/{user}/stats") => get(stats),
-        ("GET", "/v1/users/{user}/jobs") => get(jobs),
-        ("POST", "/v1/users/{user}/jobs/{id}/retry") => post(retry_job),
-        ("GET", "/v1/users/{user}/views/{view}") => get(view),
-        ("POST", "/v1/keys") => post(create_key),
-        ("GET", "/v1/keys") => get(list_keys),
-        ("DELETE", "/v1/keys/{id}") => delete(revoke_key),
-        _ => return None,
-    };
-    Some(handler)
+/// The route table: every route the server serves, each named once, by its handler. A
+/// handler's `#[utoipa::path]` holds its method and path, and `routes!` builds both the axum
+/// route and the route's part of the OpenAPI document from it ([`crate::openapi::document`]),
+/// so the two cannot drift. `/v1` routes (`versioned`) take an API key (see `auth`); the others
+/// carry no user data and need none. Listing order is the document's path order.
+pub(crate) fn table(versioned: bool) -> OpenApiRouter<Arc<AppState>> {
+    if !versioned {
+        return OpenApiRouter::new()
+            .routes(routes!(crate::healthz))
+            .routes(routes!(crate::readyz))
+            .routes(routes!(crate::render_metrics))
+            .routes(routes!(crate::openapi::serve));
+    }
+    OpenApiRouter::new()
+        .routes(routes!(presets))
+        .routes(routes!(users))
+        .routes(routes!(add_turns))
+        .routes(routes!(end_session))
+        .routes(routes!(recall))
+        .routes(routes!(search))
+        .routes(routes!(list))
+        .routes(routes!(get_memory, update, forget))
+        .routes(routes!(forget_matching))
+        .routes(routes!(history))
+        .routes(routes!(inspect::access))
+        .routes(routes!(inspect::derived))
+        .routes(routes!(inspect::turn))
+        .routes(routes!(inspect::overview))
+        .routes(routes!(inspect::retention))
+        .routes(routes!(purge))
+        .routes(routes!(stats))
+        .routes(routes!(jobs))
+        .routes(routes!(retry_job))
+        .routes(routes!(view))
+        .routes(routes!(create_key, list_keys))
+        .routes(routes!(revoke_key))
 }
 
 impl AppState {
@@ -151,10 +103,7 @@ impl AppState {
     tag = "presets",
     responses(
         (status = 200, description = "Every preset.", body = Vec<PresetOut>),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<KEYED>,
     ),
     security(("bearer" = [])),
 )]
@@ -177,11 +126,7 @@ async fn presets() -> Json<Vec<PresetOut>> {
     tag = "users",
     responses(
         (status = 200, description = "The tenant's users.", body = UsersResponse),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<TENANT>,
     ),
     security(("bearer" = [])),
 )]
@@ -334,15 +279,7 @@ pub(crate) fn idempotency_turn_key(header: &str, index: usize) -> String {
     request_body = AddTurnsRequest,
     responses(
         (status = 201, description = "The turns were stored; each entry says `added` or `duplicate`.", body = AddTurnsResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 409, response = crate::openapi::Conflict),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<ADD>,
     ),
     security(("bearer" = [])),
 )]
@@ -384,14 +321,7 @@ async fn add_turns(
     ),
     responses(
         (status = 200, description = "The derived work that ran.", body = JobReportOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -429,14 +359,7 @@ async fn end_session(
     request_body = RecallBody,
     responses(
         (status = 200, description = "The context.", body = RecallResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -477,14 +400,7 @@ async fn recall(
     request_body = SearchBody,
     responses(
         (status = 200, description = "The hits, best first.", body = SearchResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -573,14 +489,7 @@ fn browsing(query: &ListQuery) -> Result<(Browse, Page), ApiError> {
     ),
     responses(
         (status = 200, description = "One page.", body = MemoryPage),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -619,14 +528,7 @@ async fn list(
     ),
     responses(
         (status = 200, description = "The memory.", body = MemoryOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -658,16 +560,7 @@ async fn get_memory(
     request_body = UpdateBody,
     responses(
         (status = 200, description = "The new version.", body = MemoryOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 409, response = crate::openapi::Conflict),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<CHANGE>,
     ),
     security(("bearer" = [])),
 )]
@@ -712,14 +605,7 @@ async fn update(
     ),
     responses(
         (status = 200, description = "The forgotten memory.", body = ForgetResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -759,14 +645,7 @@ async fn forget(
     request_body = ForgetMatchBody,
     responses(
         (status = 200, description = "What was selected and, confirmed, forgotten.", body = ForgetMatchResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -805,14 +684,7 @@ async fn forget_matching(
     ),
     responses(
         (status = 200, description = "Every version.", body = Vec<HistoryEntryOut>),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -841,14 +713,7 @@ async fn history(
     ),
     responses(
         (status = 200, description = "What was deleted.", body = PurgeResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -880,14 +745,7 @@ async fn purge(
     ),
     responses(
         (status = 200, description = "The stats.", body = StatsResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -922,14 +780,7 @@ async fn stats(
     ),
     responses(
         (status = 200, description = "The jobs.", body = Vec<JobOut>),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -960,14 +811,7 @@ async fn jobs(
     ),
     responses(
         (status = 200, description = "The derived work that ran.", body = JobReportOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -1004,14 +848,7 @@ async fn retry_job(
     ),
     responses(
         (status = 200, description = "The view.", body = ViewResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -1057,14 +894,7 @@ async fn view(
     request_body = CreateKeyBody,
     responses(
         (status = 201, description = "The key, with its secret.", body = CreatedKey),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -1103,12 +933,7 @@ async fn create_key(
     ),
     responses(
         (status = 200, description = "The keys.", body = Vec<ApiKeyOut>),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<QUERY>,
     ),
     security(("bearer" = [])),
 )]
@@ -1140,13 +965,7 @@ async fn list_keys(
     ),
     responses(
         (status = 200, description = "The revoked key.", body = ApiKeyOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<KEY_ID>,
     ),
     security(("bearer" = [])),
 )]

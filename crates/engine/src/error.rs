@@ -30,6 +30,9 @@ pub enum EngineError {
     /// (Boxed: it names users and checksums, and would make every engine result large.)
     #[error(transparent)]
     Migration(Box<crate::migrate::MigrationError>),
+    /// An add would reuse a turn key or request key for something else (409 over HTTP).
+    #[error(transparent)]
+    KeyConflict(#[from] crate::idempotency::KeyConflict),
     /// A setup step (opening the database, loading a model, reading the config) failed.
     #[error("{what}: {source}")]
     Setup {
@@ -88,6 +91,7 @@ impl EngineError {
             EngineError::Model(e) => e.class(),
             EngineError::Config(_) => ErrorClass::InvalidInput,
             EngineError::Job { .. } => ErrorClass::Internal,
+            EngineError::KeyConflict(_) => ErrorClass::Conflict,
             EngineError::Ingest { source, .. } => source.class(),
             EngineError::Migration(e) => e.class(),
             EngineError::Setup { class, .. } => *class,

@@ -16,6 +16,7 @@
 mod engine;
 mod error;
 mod forget_matching;
+mod idempotency;
 mod ingest;
 mod inspect;
 mod jobs;
@@ -40,6 +41,7 @@ pub use forget_matching::{
     ForgetCandidate, ForgetMatchReport, ForgetMatching, SelectedBy, DEFAULT_FORGET_LIMIT,
     FORGET_MIN_RELEVANCE, MAX_FORGET_LIMIT,
 };
+pub use idempotency::{request_turn_key, KeyConflict, MAX_REQUEST_KEY_LEN};
 pub use ingest::{IngestOptions, IngestReport};
 pub use inspect::{
     Browse, ForgetCause, JobCounts, MemorySort, Retention, RetentionPoint, StateCounts,

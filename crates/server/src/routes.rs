@@ -11,14 +11,16 @@ use axum::Json;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use mnemos_core::defaults::{DEFAULT_AGENT, DEFAULT_BUDGET, DEFAULT_SESSION};
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{
     Browse, Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
+    MAX_REQUEST_KEY_LEN,
 };
 
 use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::extract::{Body, Params, QueryParams, RequestDeadline};
 use crate::metrics::Metrics;
 use crate::openapi::{Errors, ADD, BODY, CHANGE, KEYED, KEY_ID, QUERY, TENANT, USER};
@@ -39,9 +41,6 @@ pub struct AppState {
 pub(crate) type Shared = State<Arc<AppState>>;
 pub(crate) type ApiResult<T> = Result<Json<T>, ApiError>;
 
-pub(crate) const DEFAULT_AGENT: &str = "default";
-const DEFAULT_SESSION: &str = "default";
-const DEFAULT_BUDGET: usize = 1024;
 /// What a forget records when the request gives no reason.
 pub(crate) const DEFAULT_FORGET_REASON: &str = "forgotten on request";
 /// Turns one request may add (bigger imports go through several requests).
@@ -152,10 +151,10 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
             let key = value
                 .to_str()
                 .map_err(|_| ApiError::invalid("Idempotency-Key must be visible ASCII"))?;
-            if key.is_empty() || key.len() > 200 {
-                return Err(ApiError::invalid(
-                    "Idempotency-Key must be 1 to 200 characters",
-                ));
+            if key.is_empty() || key.len() > MAX_REQUEST_KEY_LEN {
+                return Err(ApiError::invalid(format!(
+                    "Idempotency-Key must be 1 to {MAX_REQUEST_KEY_LEN} characters"
+                )));
             }
             Ok(Some(key.to_string()))
         }
@@ -166,7 +165,6 @@ fn new_turns(
     tenant: &Tenant,
     user: &str,
     request: AddTurnsRequest,
-    idempotency: Option<String>,
 ) -> Result<Vec<NewTurn>, ApiError> {
     if request.turns.is_empty() {
         return Err(ApiError::invalid("turns: at least one turn is needed"));
@@ -190,74 +188,15 @@ fn new_turns(
                 .as_deref()
                 .map(|t| parse_time(&format!("turns[{i}].time"), t))
                 .transpose()?;
-            let key = turn
-                .key
-                .or_else(|| idempotency.as_deref().map(|k| idempotency_turn_key(k, i)));
             let mut new = NewTurn::user(scope.clone(), turn.text);
             new.role = turn.role.into();
             new.speaker = turn.speaker;
             new.time = time;
-            new.key = key;
+            new.key = turn.key;
             new.metadata = turn.metadata;
             Ok(new)
         })
         .collect()
-}
-
-/// A key names one turn: sending it again with other text is a mistake (a reused
-/// `Idempotency-Key`, a key scheme that collides), answered with 409 instead of silently
-/// keeping the first text.
-pub(crate) fn reject_reused_keys(
-    engine: &Engine,
-    user: &UserKey,
-    turns: &[NewTurn],
-    idempotency: Option<&str>,
-) -> Result<(), ApiError> {
-    let mut keys: Vec<String> = turns.iter().filter_map(|t| t.key.clone()).collect();
-    // One key past the request's turns: a stored one means an earlier, longer request.
-    let past_end = idempotency.map(|k| idempotency_turn_key(k, turns.len()));
-    keys.extend(past_end.clone());
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let stored = engine
-        .reader()
-        .store()
-        .turns_by_keys(user, &keys)
-        .map_err(mnemos_core::Error::from)?;
-    let conflict = |what: String| {
-        ApiError::new(
-            ErrorCode::Conflict,
-            format!("{what}: a retry must resend the same turns (use a new Idempotency-Key for a new request)"),
-        )
-    };
-    for turn in turns {
-        let Some(key) = &turn.key else { continue };
-        if stored
-            .iter()
-            .any(|s| s.key.as_ref() == Some(key) && s.text != turn.text)
-        {
-            return Err(conflict(format!(
-                "key '{key}' is already stored with another text"
-            )));
-        }
-    }
-    // A request's turns commit together, so a retry finds all of them or none.
-    if let Some(header) = idempotency {
-        let found = stored.len();
-        let longer = stored.iter().any(|s| s.key == past_end);
-        if found > 0 && (longer || found < turns.len()) {
-            return Err(conflict(format!(
-                "Idempotency-Key '{header}' was used for a request with another number of turns"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The key of a request's `index`-th turn under an `Idempotency-Key` header.
-pub(crate) fn idempotency_turn_key(header: &str, index: usize) -> String {
-    format!("idem:{header}#{index}")
 }
 
 /// Store turns of a conversation.
@@ -292,10 +231,9 @@ async fn add_turns(
 ) -> Result<(StatusCode, Json<AddTurnsResponse>), ApiError> {
     let idempotency = idempotency_key(&headers)?;
     blocking(move || {
-        let turns = new_turns(&tenant, &user, request, idempotency.clone())?;
-        let owner = tenant.user(&user)?;
-        reject_reused_keys(&app.engine, &owner, &turns, idempotency.as_deref())?;
-        let report = app.engine.add(turns)?;
+        let turns = new_turns(&tenant, &user, request)?;
+        // The engine gives keyless turns the request's key and refuses a reused one (409).
+        let report = app.engine.add_request(turns, idempotency.as_deref())?;
         let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
         let duplicate = report.turns.len() - added;
         app.metrics.record_turns(added as u64, duplicate as u64);

@@ -7,8 +7,9 @@ use anyhow::Result;
 use clap::Args;
 
 use mnemos_core::defaults;
-use mnemos_engine::{Config, Engine, IngestOptions, IngestReport, OpenOptions};
+use mnemos_engine::{Engine, IngestOptions, IngestReport};
 use mnemos_eval::{read_turns, Format, TurnDefaults};
+use mnemos_setup::{Config, OpenOptions};
 
 use crate::usage::usage;
 use crate::{output, progress};
@@ -59,7 +60,7 @@ pub fn writing_engine(config: &Config, preset: Option<&str>) -> Result<Engine> {
         load_embedder: true,
         preset: preset.map(str::to_string),
     };
-    let engine = Engine::open_with(config, &options, Some(progress::ModelWait::start()))?;
+    let engine = mnemos_setup::open_with(config, &options, Some(progress::ModelWait::start()))?;
     for note in engine.notes() {
         eprintln!("note: {note}");
     }

@@ -26,10 +26,6 @@ pub enum EngineError {
         #[source]
         source: Box<EngineError>,
     },
-    /// A migration between stores stopped (see the error for the user or key).
-    /// (Boxed: it names users and checksums, and would make every engine result large.)
-    #[error(transparent)]
-    Migration(Box<crate::migrate::MigrationError>),
     /// An add would reuse a turn key or request key for something else (409 over HTTP).
     #[error(transparent)]
     KeyConflict(#[from] crate::idempotency::KeyConflict),
@@ -46,12 +42,6 @@ pub enum EngineError {
 impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
         EngineError::Core(CoreError::Store(e))
-    }
-}
-
-impl From<crate::migrate::MigrationError> for EngineError {
-    fn from(e: crate::migrate::MigrationError) -> Self {
-        EngineError::Migration(Box::new(e))
     }
 }
 
@@ -93,7 +83,6 @@ impl EngineError {
             EngineError::Job { .. } => ErrorClass::Internal,
             EngineError::KeyConflict(_) => ErrorClass::Conflict,
             EngineError::Ingest { source, .. } => source.class(),
-            EngineError::Migration(e) => e.class(),
             EngineError::Setup { class, .. } => *class,
         }
     }

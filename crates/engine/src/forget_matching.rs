@@ -213,7 +213,7 @@ impl ForgetPlan {
     pub(crate) fn derived(&mut self, source: MemoryId, derived: &[&Memory], reason: &str) -> usize {
         derived
             .iter()
-            .filter(|m| self.push(m.id, crate::inspect::derived_reason(source, reason)))
+            .filter(|m| self.push(m.id, crate::provenance::derived_reason(source, reason)))
             .count()
     }
 
@@ -407,7 +407,7 @@ fn plan_forgetting(
     candidates
         .iter()
         .map(|c| {
-            let from = crate::inspect::derived_among(active, &c.memory);
+            let from = crate::provenance::derived_among(active, &c.memory);
             plan.derived(c.memory.id, &from, reason)
         })
         .collect()

@@ -13,9 +13,10 @@ use utoipa::{IntoParams, ToSchema};
 use mnemos_core::retrieval::{Adjustment, HopSignal, RankerSignal, Signal};
 use mnemos_core::{Access, Memory, Metrics, ScoreBreakdown};
 use mnemos_engine::{
-    CalibrationView, ChainNodeView, ChainsView, ForgetCause, PersonaKeyView, PersonaValueView,
-    Retention, TimelineNode, TurnContext, TurnEntry, UserOverview, View,
+    CalibrationView, ChainNodeView, ChainsView, PersonaKeyView, PersonaValueView, TimelineNode,
+    View,
 };
+use mnemos_inspect::{ForgetCause, Retention, TurnContext, TurnEntry, UserOverview};
 
 use crate::dto::{iso, MemoryOut, MomentOut};
 
@@ -49,9 +50,16 @@ pub struct ForgottenOut {
     pub source: Option<String>,
 }
 
+/// The names a forget reason may start with to count as a preset's own forgetting.
+fn preset_names() -> &'static [&'static str] {
+    // Asked for every forgotten memory of a listing; the registry never changes.
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(mnemos_presets::names)
+}
+
 impl ForgottenOut {
     pub(crate) fn new(reason: &str, at: mnemos_core::Moment) -> Self {
-        let (by, preset, source) = match ForgetCause::of_reason(reason) {
+        let (by, preset, source) = match ForgetCause::of(reason, preset_names()) {
             ForgetCause::Request => ("request", None, None),
             ForgetCause::Preset { preset } => ("preset", Some(preset), None),
             ForgetCause::Derived { source } => ("derived", None, Some(source.to_string())),

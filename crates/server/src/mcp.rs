@@ -34,9 +34,10 @@ use serde_json::{json, Value};
 use mnemos_core::defaults::{DEFAULT_AGENT, DEFAULT_BUDGET, DEFAULT_PAGE, DEFAULT_SESSION};
 use mnemos_core::{Deadline, Hit, Memory, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
 use mnemos_engine::{
-    render, Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest,
-    ViewKind, MAX_REQUEST_KEY_LEN,
+    Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest, ViewKind,
+    MAX_REQUEST_KEY_LEN,
 };
+use mnemos_render as render;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};

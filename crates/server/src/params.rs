@@ -3,7 +3,8 @@
 
 use mnemos_core::defaults::DEFAULT_PAGE;
 use mnemos_core::{KindTag, MemoryId, Metadata, Page, TurnId, UserKey};
-use mnemos_engine::{Engine, MemorySort};
+use mnemos_engine::Engine;
+use mnemos_inspect::MemorySort;
 
 use crate::dto::ListQuery;
 

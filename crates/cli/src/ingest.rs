@@ -6,6 +6,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 
+use mnemos_core::defaults;
 use mnemos_engine::{Engine, IngestOptions, IngestReport};
 use mnemos_eval::{read_turns, Format, TurnDefaults};
 use mnemos_setup::{Config, OpenOptions};
@@ -28,13 +29,13 @@ pub struct IngestArgs {
     #[arg(long)]
     pub skip_bad: bool,
     /// User for JSONL lines that name none.
-    #[arg(long, short = 'u', default_value = "default")]
+    #[arg(long, short = 'u', default_value = defaults::DEFAULT_USER)]
     pub user: String,
     /// Agent for lines that name none.
-    #[arg(long, default_value = "default")]
+    #[arg(long, default_value = defaults::DEFAULT_AGENT)]
     pub agent: String,
     /// Session for lines that name none.
-    #[arg(long, default_value = "default")]
+    #[arg(long, default_value = defaults::DEFAULT_SESSION)]
     pub session: String,
     /// Turns committed per transaction (and embedded per batch).
     #[arg(long, default_value_t = 256)]

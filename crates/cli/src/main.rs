@@ -98,7 +98,7 @@ impl GlobalArgs {
 #[derive(Args, Clone)]
 pub struct UserArg {
     /// The user whose memories to use.
-    #[arg(long, short = 'u', default_value = "default")]
+    #[arg(long, short = 'u', default_value = mnemos_core::defaults::DEFAULT_USER)]
     user: String,
 }
 

@@ -5,8 +5,8 @@ use clap::{Args, ValueEnum};
 use mnemos_render as render;
 
 use mnemos_core::{
-    KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, SecondHop,
-    StateFilter, Timestamp, TurnId, UserKey,
+    defaults, KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter,
+    SecondHop, StateFilter, Timestamp, TurnId, UserKey,
 };
 use mnemos_engine::{Engine, ForgetMatching, RecallRequest, SearchRequest, ViewKind};
 use mnemos_inspect::{Browse, Inspect, MemorySort};
@@ -178,8 +178,9 @@ fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
             user.user
         );
     }
-    let agent = args.agent.as_deref().unwrap_or("default");
-    let mut request = RecallRequest::new(args.query.clone(), args.budget.unwrap_or(1024));
+    let agent = args.agent.as_deref().unwrap_or(defaults::DEFAULT_AGENT);
+    let budget = args.budget.unwrap_or(defaults::DEFAULT_BUDGET);
+    let mut request = RecallRequest::new(args.query.clone(), budget);
     request.session = args.session.clone();
     request.as_of = args.as_of;
     request.min_relevance = args.min_relevance;
@@ -284,7 +285,7 @@ pub struct ListArgs {
     user: UserArg,
     #[arg(long, default_value_t = 0)]
     offset: usize,
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = defaults::DEFAULT_PAGE)]
     limit: usize,
     /// Only these kinds; repeatable.
     #[arg(long = "kind", value_enum)]

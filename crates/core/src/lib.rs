@@ -4,6 +4,7 @@
 //! Core does no IO: no files, no network, no SQL. Store and embedder crates implement the traits.
 
 pub mod deadline;
+pub mod defaults;
 pub mod embed;
 pub mod error;
 pub mod export;

@@ -521,8 +521,9 @@ impl Engine {
     /// Commit turns (with the jobs their mechanisms plan), then — when jobs run inline — run
     /// the users' pending jobs. A failing job does not fail the add: the turns are committed and
     /// the failure is in the report (the job stays pending and is retried). A turn whose key is
-    /// already stored is reported as a duplicate and not added again.
-    pub fn add(&self, turns: Vec<NewTurn>) -> EngineResult<AddReport> {
+    /// already stored is reported as a duplicate and not added again. Callers go through
+    /// [`Engine::add`], which checks the idempotency rule first (`idempotency`).
+    pub(crate) fn commit_turns(&self, turns: Vec<NewTurn>) -> EngineResult<AddReport> {
         let mut users: Vec<UserKey> = Vec::new();
         for turn in &turns {
             let key = turn.scope.user_key();

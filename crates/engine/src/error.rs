@@ -26,6 +26,9 @@ pub enum EngineError {
         #[source]
         source: Box<EngineError>,
     },
+    /// An add would reuse a turn key or request key for something else (409 over HTTP).
+    #[error(transparent)]
+    KeyConflict(#[from] crate::idempotency::KeyConflict),
     /// A setup step (opening the database, loading a model, reading the config) failed.
     #[error("{what}: {source}")]
     Setup {
@@ -78,6 +81,7 @@ impl EngineError {
             EngineError::Model(e) => e.class(),
             EngineError::Config(_) => ErrorClass::InvalidInput,
             EngineError::Job { .. } => ErrorClass::Internal,
+            EngineError::KeyConflict(_) => ErrorClass::Conflict,
             EngineError::Ingest { source, .. } => source.class(),
             EngineError::Setup { class, .. } => *class,
         }

@@ -19,6 +19,7 @@ mod context;
 mod engine;
 mod error;
 mod forget_matching;
+mod idempotency;
 mod ingest;
 mod jobs;
 mod keys;
@@ -39,6 +40,7 @@ pub use forget_matching::{
     ForgetCandidate, ForgetMatchReport, ForgetMatching, SelectedBy, DEFAULT_FORGET_LIMIT,
     FORGET_MIN_RELEVANCE, MAX_FORGET_LIMIT,
 };
+pub use idempotency::{request_turn_key, KeyConflict, MAX_REQUEST_KEY_LEN};
 pub use ingest::{IngestOptions, IngestReport};
 pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
 pub use keys::{hash_api_key, NewApiKey, API_KEY_PREFIX};

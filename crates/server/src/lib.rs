@@ -35,9 +35,11 @@ use axum::{Json, Router};
 
 use mnemos_engine::{DenseSearch, Engine};
 
+use crate::openapi::{Errors, SERVICE};
+
 pub use error::{ApiError, ErrorCode};
 pub use mcp::McpDefaults;
-pub use routes::{AppState, MAX_TURNS_PER_REQUEST, ROUTES};
+pub use routes::{AppState, MAX_TURNS_PER_REQUEST};
 pub use worker::JobWorker;
 
 /// How the server listens and what it accepts.
@@ -184,13 +186,15 @@ pub fn router(
         auth: auth::Auth::new(config.admin_key.as_deref(), tenant, always_required),
         metrics: Arc::clone(&metrics),
     });
-    let v1 = routes::routes(true).route_layer(axum::middleware::from_fn_with_state(
+    let (v1, _) = routes::table(true).split_for_parts();
+    let (service, _) = routes::table(false).split_for_parts();
+    let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
         Arc::clone(&state),
         auth::authenticate,
     ));
     Ok(Router::new()
         .merge(v1)
-        .merge(routes::routes(false))
+        .merge(service)
         .merge(ui::routes())
         .merge(mcp::routes(Arc::clone(&state), config, mcp_stop))
         .route_layer(axum::middleware::from_fn_with_state(
@@ -293,9 +297,7 @@ async fn healthz() -> Json<dto::Health> {
     tag = "service",
     responses(
         (status = 200, description = "The store answers.", body = dto::Health),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<SERVICE>,
     ),
 )]
 async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, ApiError> {

@@ -31,27 +31,24 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use mnemos_core::defaults::{DEFAULT_AGENT, DEFAULT_BUDGET, DEFAULT_PAGE, DEFAULT_SESSION};
 use mnemos_core::{Deadline, Hit, Memory, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
 use mnemos_engine::{
     Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest, ViewKind,
+    MAX_REQUEST_KEY_LEN,
 };
 use mnemos_render as render;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
 use crate::params::{blocking, cursor, kind_list, known_user, memory_id, memory_ids, named, page};
-use crate::routes::{idempotency_turn_key, reject_reused_keys};
 use crate::{JobWorker, ServerError};
 
 mod http;
 pub(crate) use http::routes;
 
-const DEFAULT_AGENT: &str = "default";
-const DEFAULT_SESSION: &str = "default";
-const DEFAULT_BUDGET: usize = 1024;
 const DEFAULT_TOP_K: usize = 10;
 const MAX_TOP_K: usize = 100;
-const DEFAULT_PAGE: usize = 20;
 /// Turns one `remember` call may store.
 const MAX_TURNS: usize = crate::MAX_TURNS_PER_REQUEST;
 
@@ -226,7 +223,7 @@ pub struct ListArgs {
     /// The person whose memories to list (may be left out when the server has a default
     /// user).
     pub user: Option<String>,
-    /// Memories per page (default 20).
+    /// Memories per page (default 50).
     pub limit: Option<usize>,
     /// Where to continue: the `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -647,20 +644,19 @@ fn new_turns(user: &UserKey, args: RememberArgs) -> Result<Vec<NewTurn>, ApiErro
         agent.as_deref().unwrap_or(DEFAULT_AGENT),
         session.as_deref().unwrap_or(DEFAULT_SESSION),
     )?;
-    let key = args.key;
-    if let Some(key) = &key {
-        if key.trim().is_empty() || key.len() > 200 {
-            return Err(ApiError::invalid("key: 1 to 200 characters"));
+    if let Some(key) = &args.key {
+        if key.trim().is_empty() || key.len() > MAX_REQUEST_KEY_LEN {
+            return Err(ApiError::invalid(format!(
+                "key: 1 to {MAX_REQUEST_KEY_LEN} characters"
+            )));
         }
     }
     Ok(turns
         .into_iter()
-        .enumerate()
-        .map(|(i, turn)| {
+        .map(|turn| {
             let mut new = NewTurn::user(scope.clone(), turn.text);
             new.role = turn.role.into();
             new.speaker = turn.speaker;
-            new.key = key.as_deref().map(|k| idempotency_turn_key(k, i));
             new
         })
         .collect())
@@ -673,8 +669,8 @@ fn remember(engine: &Engine, user: UserKey, args: RememberArgs) -> Outcome {
         .first()
         .map(|t| t.scope.clone())
         .ok_or_else(|| ApiError::invalid("nothing to remember"))?;
-    reject_reused_keys(engine, &user, &turns, key.as_deref())?;
-    let report = engine.add(turns)?;
+    // The engine gives the turns the call's key and refuses a reused one.
+    let report = engine.add_request(turns, key.as_deref())?;
     let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
     let duplicate = report.turns.len() - added;
     let mut text = format!(

@@ -3,19 +3,60 @@
 //! schemas of the wire types the handlers use ([`crate::dto`], [`crate::error`]), so clients
 //! can be generated from it.
 //!
-//! `tests/openapi.rs` keeps it honest: it must pass an OpenAPI validator, equal the checked-in
-//! snapshot (an API change shows as a diff of that file), and describe exactly the routes in
-//! [`crate::ROUTES`], the list the router is built from.
+//! The document and the router come from one table ([`crate::routes::table`]): a route's method
+//! and path are written once, in its handler's `#[utoipa::path]`, so a route cannot be served
+//! without being documented, nor documented without being served. The error answers a route can
+//! give are one type, [`Errors`], over a named set of statuses.
+//!
+//! `tests/openapi.rs` keeps it honest: it must pass an OpenAPI validator and equal the
+//! checked-in snapshot (an API change shows as a diff of that file).
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToResponse};
+use utoipa::openapi::{Ref, RefOr, Response};
+use utoipa::{IntoResponses, Modify, OpenApi, ToResponse};
 
 use crate::error::ErrorBody;
 
-/// The API as an OpenAPI 3.1 document.
+/// The API as an OpenAPI 3.1 document: the shared parts ([`Api`]) and every route of the
+/// table.
 pub fn document() -> utoipa::openapi::OpenApi {
-    Api::openapi()
+    DOCUMENT.clone()
+}
+
+/// Built once: it is the same for the life of the process.
+static DOCUMENT: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(|| {
+    utoipa_axum::router::OpenApiRouter::with_openapi(Api::openapi())
+        .merge(crate::routes::table(false))
+        .merge(crate::routes::table(true))
+        .into_openapi()
+});
+
+/// Every (METHOD, path) the server serves, from the document (and so from the route table):
+/// what tests send requests to.
+pub fn routes() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (path, item) in &DOCUMENT.paths.paths {
+        let methods = [
+            ("GET", item.get.is_some()),
+            ("PUT", item.put.is_some()),
+            ("POST", item.post.is_some()),
+            ("DELETE", item.delete.is_some()),
+            ("OPTIONS", item.options.is_some()),
+            ("HEAD", item.head.is_some()),
+            ("PATCH", item.patch.is_some()),
+            ("TRACE", item.trace.is_some()),
+        ];
+        for (method, present) in methods {
+            if present {
+                found.push((method.to_string(), path.clone()));
+            }
+        }
+    }
+    found
 }
 
 #[derive(OpenApi)]
@@ -32,37 +73,6 @@ pub fn document() -> utoipa::openapi::OpenApi {
             Errors have one shape, `{\"error\": {\"code\", \"message\"}}`, where `code` names \
             the error and decides the status. Times are RFC 3339 / ISO 8601 UTC strings; ids \
             are opaque strings; unknown fields in request bodies and queries are refused."
-    ),
-    paths(
-        crate::healthz,
-        crate::readyz,
-        crate::render_metrics,
-        serve,
-        crate::routes::presets,
-        crate::routes::users,
-        crate::routes::add_turns,
-        crate::routes::end_session,
-        crate::routes::recall,
-        crate::routes::search,
-        crate::routes::list,
-        crate::routes::get_memory,
-        crate::routes::update,
-        crate::routes::forget,
-        crate::routes::forget_matching,
-        crate::routes::history,
-        crate::routes_inspect::access,
-        crate::routes_inspect::derived,
-        crate::routes_inspect::turn,
-        crate::routes_inspect::overview,
-        crate::routes_inspect::retention,
-        crate::routes::purge,
-        crate::routes::stats,
-        crate::routes::jobs,
-        crate::routes::retry_job,
-        crate::routes::view,
-        crate::routes::create_key,
-        crate::routes::list_keys,
-        crate::routes::revoke_key,
     ),
     components(
         // The error schema is named by the shared error answers alone, which do not register it.
@@ -122,6 +132,76 @@ impl Modify for BearerKeys {
             .components
             .get_or_insert_with(Default::default)
             .add_security_scheme(BEARER, SecurityScheme::Http(scheme));
+    }
+}
+
+/// The error answers a route can give, as one type: `SET` is a union of the status bits below
+/// (e.g. [`USER`]), and each status it holds refers to its shared answer in
+/// `components/responses`. Handlers name one of the named sets in their `responses(...)`, so the
+/// same 7 to 10 lines are not repeated per route.
+pub struct Errors<const SET: u16>;
+
+pub const BAD_REQUEST: u16 = 1;
+pub const UNAUTHORIZED: u16 = 1 << 1;
+pub const FORBIDDEN: u16 = 1 << 2;
+pub const NOT_FOUND: u16 = 1 << 3;
+pub const CONFLICT: u16 = 1 << 4;
+pub const PAYLOAD_TOO_LARGE: u16 = 1 << 5;
+pub const INVALID_INPUT: u16 = 1 << 6;
+pub const INTERNAL: u16 = 1 << 7;
+pub const UNAVAILABLE: u16 = 1 << 8;
+pub const TIMEOUT: u16 = 1 << 9;
+
+/// Any route that does work: it can fail, find its dependency down, or run out of time.
+pub const SERVICE: u16 = INTERNAL | UNAVAILABLE | TIMEOUT;
+/// A `/v1` route that takes no input.
+pub const KEYED: u16 = SERVICE | UNAUTHORIZED;
+/// A `/v1` route whose key must be a tenant's (or the admin's).
+pub const TENANT: u16 = KEYED | FORBIDDEN;
+/// With a query or path to parse.
+pub const QUERY: u16 = TENANT | BAD_REQUEST;
+/// Names an API key by id.
+pub const KEY_ID: u16 = QUERY | NOT_FOUND;
+/// Reads or acts on a stored user (or a thing of theirs) that may not exist.
+pub const USER: u16 = QUERY | NOT_FOUND | INVALID_INPUT;
+/// Takes a JSON body.
+pub const BODY: u16 = QUERY | PAYLOAD_TOO_LARGE | INVALID_INPUT;
+/// Stores turns: a key already stored with other text conflicts.
+pub const ADD: u16 = BODY | CONFLICT;
+/// Changes a stored memory with a body.
+pub const CHANGE: u16 = USER | CONFLICT | PAYLOAD_TOO_LARGE;
+
+/// Each status bit with its HTTP status and the name of its shared answer.
+fn error_answers() -> [(u16, u16, String); 10] {
+    fn name<T: for<'a> ToResponse<'a>>() -> String {
+        T::response().0.to_string()
+    }
+    [
+        (BAD_REQUEST, 400, name::<BadRequest>()),
+        (UNAUTHORIZED, 401, name::<Unauthorized>()),
+        (FORBIDDEN, 403, name::<Forbidden>()),
+        (NOT_FOUND, 404, name::<NotFound>()),
+        (CONFLICT, 409, name::<Conflict>()),
+        (PAYLOAD_TOO_LARGE, 413, name::<PayloadTooLarge>()),
+        (INVALID_INPUT, 422, name::<InvalidInput>()),
+        (INTERNAL, 500, name::<Internal>()),
+        (UNAVAILABLE, 503, name::<Unavailable>()),
+        (TIMEOUT, 504, name::<Timeout>()),
+    ]
+}
+
+impl<const SET: u16> IntoResponses for Errors<SET> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        error_answers()
+            .into_iter()
+            .filter(|(bit, _, _)| SET & bit != 0)
+            .map(|(_, status, name)| {
+                (
+                    status.to_string(),
+                    RefOr::Ref(Ref::from_response_name(name)),
+                )
+            })
+            .collect()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Request pieces the HTTP routes and the MCP tools read the same way: optional names, kind
 //! lists, memory ids, cursors, known users, and the hop to the blocking pool.
 
+use mnemos_core::defaults::DEFAULT_PAGE;
 use mnemos_core::{KindTag, MemoryId, Metadata, Page, TurnId, UserKey};
 use mnemos_engine::Engine;
 use mnemos_inspect::MemorySort;
@@ -8,9 +9,6 @@ use mnemos_inspect::MemorySort;
 use crate::dto::ListQuery;
 
 use crate::error::{ApiError, ErrorCode};
-
-/// Memories listed per page when a request names no limit.
-pub(crate) const DEFAULT_PAGE: usize = 50;
 
 /// Run an engine call on the blocking pool (the engine embeds and does SQLite IO; the async
 /// workers stay free).

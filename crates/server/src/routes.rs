@@ -7,20 +7,24 @@ use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{delete, get, patch, post, MethodRouter};
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
+use mnemos_core::defaults::{DEFAULT_AGENT, DEFAULT_BUDGET, DEFAULT_SESSION};
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{
     Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
+    MAX_REQUEST_KEY_LEN,
 };
 use mnemos_inspect::{Browse, Inspect};
 
 use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::extract::{Body, Params, QueryParams, RequestDeadline};
 use crate::metrics::Metrics;
+use crate::openapi::{Errors, ADD, BODY, CHANGE, KEYED, KEY_ID, QUERY, TENANT, USER};
 use crate::params::{
     blocking, cursor, from_query, kind_list, kinds, known_user, list_query, memory_id, memory_ids,
     metadata_pairs, named, page, sort, text_filter,
@@ -38,100 +42,47 @@ pub struct AppState {
 pub(crate) type Shared = State<Arc<AppState>>;
 pub(crate) type ApiResult<T> = Result<Json<T>, ApiError>;
 
-pub(crate) const DEFAULT_AGENT: &str = "default";
-const DEFAULT_SESSION: &str = "default";
-const DEFAULT_BUDGET: usize = 1024;
 /// What a forget records when the request gives no reason.
 pub(crate) const DEFAULT_FORGET_REASON: &str = "forgotten on request";
 /// Turns one request may add (bigger imports go through several requests).
 pub const MAX_TURNS_PER_REQUEST: usize = 1000;
 
-/// Every route the server serves, as (method, path). The router is built from this list and
-/// `tests/openapi.rs` checks that the OpenAPI document describes exactly these, so a route
-/// cannot be served without being documented. `/v1` routes take an API key (see `auth`); the
-/// others carry no user data and need none.
-pub const ROUTES: &[(&str, &str)] = &[
-    ("GET", "/healthz"),
-    ("GET", "/readyz"),
-    ("GET", "/metrics"),
-    ("GET", "/openapi.json"),
-    ("GET", "/v1/presets"),
-    ("GET", "/v1/users"),
-    ("DELETE", "/v1/users/{user}"),
-    ("POST", "/v1/users/{user}/turns"),
-    ("POST", "/v1/users/{user}/sessions/{session}/end"),
-    ("POST", "/v1/users/{user}/recall"),
-    ("POST", "/v1/users/{user}/search"),
-    ("GET", "/v1/users/{user}/memories"),
-    ("GET", "/v1/users/{user}/memories/{id}"),
-    ("PATCH", "/v1/users/{user}/memories/{id}"),
-    ("DELETE", "/v1/users/{user}/memories/{id}"),
-    ("POST", "/v1/users/{user}/forget"),
-    ("GET", "/v1/users/{user}/memories/{id}/history"),
-    ("GET", "/v1/users/{user}/memories/{id}/access"),
-    ("GET", "/v1/users/{user}/memories/{id}/derived"),
-    ("GET", "/v1/users/{user}/turns/{id}"),
-    ("GET", "/v1/users/{user}/overview"),
-    ("GET", "/v1/users/{user}/retention"),
-    ("GET", "/v1/users/{user}/stats"),
-    ("GET", "/v1/users/{user}/jobs"),
-    ("POST", "/v1/users/{user}/jobs/{id}/retry"),
-    ("GET", "/v1/users/{user}/views/{view}"),
-    ("POST", "/v1/keys"),
-    ("GET", "/v1/keys"),
-    ("DELETE", "/v1/keys/{id}"),
-];
-
-/// The routes of [`ROUTES`] under `/v1` (`versioned`) or outside it.
-pub fn routes(versioned: bool) -> Router<Arc<AppState>> {
-    ROUTES
-        .iter()
-        .filter(|(_, path)| path.starts_with("/v1/") == versioned)
-        .fold(Router::new(), |router, &(method, path)| {
-            match handler(method, path) {
-                Some(handler) => router.route(path, handler),
-                // A listed route without a handler is not served; the OpenAPI tests request
-                // every listed route and fail on it.
-                None => router,
-            }
-        })
-}
-
-/// The handler of a listed route.
-fn handler(method: &str, path: &str) -> Option<MethodRouter<Arc<AppState>>> {
-    let handler = match (method, path) {
-        ("GET", "/healthz") => get(crate::healthz),
-        ("GET", "/readyz") => get(crate::readyz),
-        ("GET", "/metrics") => get(crate::render_metrics),
-        ("GET", "/openapi.json") => get(crate::openapi::serve),
-        ("GET", "/v1/presets") => get(presets),
-        ("GET", "/v1/users") => get(users),
-        ("DELETE", "/v1/users/{user}") => delete(purge),
-        ("POST", "/v1/users/{user}/turns") => post(add_turns),
-        ("POST", "/v1/users/{user}/sessions/{session}/end") => post(end_session),
-        ("POST", "/v1/users/{user}/recall") => post(recall),
-        ("POST", "/v1/users/{user}/search") => post(search),
-        ("GET", "/v1/users/{user}/memories") => get(list),
-        ("GET", "/v1/users/{user}/memories/{id}") => get(get_memory),
-        ("PATCH", "/v1/users/{user}/memories/{id}") => patch(update),
-        ("DELETE", "/v1/users/{user}/memories/{id}") => delete(forget),
-        ("POST", "/v1/users/{user}/forget") => post(forget_matching),
-        ("GET", "/v1/users/{user}/memories/{id}/history") => get(history),
-        ("GET", "/v1/users/{user}/memories/{id}/access") => get(inspect::access),
-        ("GET", "/v1/users/{user}/memories/{id}/derived") => get(inspect::derived),
-        ("GET", "/v1/users/{user}/turns/{id}") => get(inspect::turn),
-        ("GET", "/v1/users/{user}/overview") => get(inspect::overview),
-        ("GET", "/v1/users/{user}/retention") => get(inspect::retention),
-        ("GET", "/v1/users/{user}/stats") => get(stats),
-        ("GET", "/v1/users/{user}/jobs") => get(jobs),
-        ("POST", "/v1/users/{user}/jobs/{id}/retry") => post(retry_job),
-        ("GET", "/v1/users/{user}/views/{view}") => get(view),
-        ("POST", "/v1/keys") => post(create_key),
-        ("GET", "/v1/keys") => get(list_keys),
-        ("DELETE", "/v1/keys/{id}") => delete(revoke_key),
-        _ => return None,
-    };
-    Some(handler)
+/// The route table: every route the server serves, each named once, by its handler. A
+/// handler's `#[utoipa::path]` holds its method and path, and `routes!` builds both the axum
+/// route and the route's part of the OpenAPI document from it ([`crate::openapi::document`]),
+/// so the two cannot drift. `/v1` routes (`versioned`) take an API key (see `auth`); the others
+/// carry no user data and need none. Listing order is the document's path order.
+pub(crate) fn table(versioned: bool) -> OpenApiRouter<Arc<AppState>> {
+    if !versioned {
+        return OpenApiRouter::new()
+            .routes(routes!(crate::healthz))
+            .routes(routes!(crate::readyz))
+            .routes(routes!(crate::render_metrics))
+            .routes(routes!(crate::openapi::serve));
+    }
+    OpenApiRouter::new()
+        .routes(routes!(presets))
+        .routes(routes!(users))
+        .routes(routes!(add_turns))
+        .routes(routes!(end_session))
+        .routes(routes!(recall))
+        .routes(routes!(search))
+        .routes(routes!(list))
+        .routes(routes!(get_memory, update, forget))
+        .routes(routes!(forget_matching))
+        .routes(routes!(history))
+        .routes(routes!(inspect::access))
+        .routes(routes!(inspect::derived))
+        .routes(routes!(inspect::turn))
+        .routes(routes!(inspect::overview))
+        .routes(routes!(inspect::retention))
+        .routes(routes!(purge))
+        .routes(routes!(stats))
+        .routes(routes!(jobs))
+        .routes(routes!(retry_job))
+        .routes(routes!(view))
+        .routes(routes!(create_key, list_keys))
+        .routes(routes!(revoke_key))
 }
 
 impl AppState {
@@ -152,10 +103,7 @@ impl AppState {
     tag = "presets",
     responses(
         (status = 200, description = "Every preset.", body = Vec<PresetOut>),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<KEYED>,
     ),
     security(("bearer" = [])),
 )]
@@ -178,11 +126,7 @@ async fn presets() -> Json<Vec<PresetOut>> {
     tag = "users",
     responses(
         (status = 200, description = "The tenant's users.", body = UsersResponse),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<TENANT>,
     ),
     security(("bearer" = [])),
 )]
@@ -208,10 +152,10 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
             let key = value
                 .to_str()
                 .map_err(|_| ApiError::invalid("Idempotency-Key must be visible ASCII"))?;
-            if key.is_empty() || key.len() > 200 {
-                return Err(ApiError::invalid(
-                    "Idempotency-Key must be 1 to 200 characters",
-                ));
+            if key.is_empty() || key.len() > MAX_REQUEST_KEY_LEN {
+                return Err(ApiError::invalid(format!(
+                    "Idempotency-Key must be 1 to {MAX_REQUEST_KEY_LEN} characters"
+                )));
             }
             Ok(Some(key.to_string()))
         }
@@ -222,7 +166,6 @@ fn new_turns(
     tenant: &Tenant,
     user: &str,
     request: AddTurnsRequest,
-    idempotency: Option<String>,
 ) -> Result<Vec<NewTurn>, ApiError> {
     if request.turns.is_empty() {
         return Err(ApiError::invalid("turns: at least one turn is needed"));
@@ -246,74 +189,15 @@ fn new_turns(
                 .as_deref()
                 .map(|t| parse_time(&format!("turns[{i}].time"), t))
                 .transpose()?;
-            let key = turn
-                .key
-                .or_else(|| idempotency.as_deref().map(|k| idempotency_turn_key(k, i)));
             let mut new = NewTurn::user(scope.clone(), turn.text);
             new.role = turn.role.into();
             new.speaker = turn.speaker;
             new.time = time;
-            new.key = key;
+            new.key = turn.key;
             new.metadata = turn.metadata;
             Ok(new)
         })
         .collect()
-}
-
-/// A key names one turn: sending it again with other text is a mistake (a reused
-/// `Idempotency-Key`, a key scheme that collides), answered with 409 instead of silently
-/// keeping the first text.
-pub(crate) fn reject_reused_keys(
-    engine: &Engine,
-    user: &UserKey,
-    turns: &[NewTurn],
-    idempotency: Option<&str>,
-) -> Result<(), ApiError> {
-    let mut keys: Vec<String> = turns.iter().filter_map(|t| t.key.clone()).collect();
-    // One key past the request's turns: a stored one means an earlier, longer request.
-    let past_end = idempotency.map(|k| idempotency_turn_key(k, turns.len()));
-    keys.extend(past_end.clone());
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let stored = engine
-        .reader()
-        .store()
-        .turns_by_keys(user, &keys)
-        .map_err(mnemos_core::Error::from)?;
-    let conflict = |what: String| {
-        ApiError::new(
-            ErrorCode::Conflict,
-            format!("{what}: a retry must resend the same turns (use a new Idempotency-Key for a new request)"),
-        )
-    };
-    for turn in turns {
-        let Some(key) = &turn.key else { continue };
-        if stored
-            .iter()
-            .any(|s| s.key.as_ref() == Some(key) && s.text != turn.text)
-        {
-            return Err(conflict(format!(
-                "key '{key}' is already stored with another text"
-            )));
-        }
-    }
-    // A request's turns commit together, so a retry finds all of them or none.
-    if let Some(header) = idempotency {
-        let found = stored.len();
-        let longer = stored.iter().any(|s| s.key == past_end);
-        if found > 0 && (longer || found < turns.len()) {
-            return Err(conflict(format!(
-                "Idempotency-Key '{header}' was used for a request with another number of turns"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The key of a request's `index`-th turn under an `Idempotency-Key` header.
-pub(crate) fn idempotency_turn_key(header: &str, index: usize) -> String {
-    format!("idem:{header}#{index}")
 }
 
 /// Store turns of a conversation.
@@ -335,15 +219,7 @@ pub(crate) fn idempotency_turn_key(header: &str, index: usize) -> String {
     request_body = AddTurnsRequest,
     responses(
         (status = 201, description = "The turns were stored; each entry says `added` or `duplicate`.", body = AddTurnsResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 409, response = crate::openapi::Conflict),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<ADD>,
     ),
     security(("bearer" = [])),
 )]
@@ -356,10 +232,9 @@ async fn add_turns(
 ) -> Result<(StatusCode, Json<AddTurnsResponse>), ApiError> {
     let idempotency = idempotency_key(&headers)?;
     blocking(move || {
-        let turns = new_turns(&tenant, &user, request, idempotency.clone())?;
-        let owner = tenant.user(&user)?;
-        reject_reused_keys(&app.engine, &owner, &turns, idempotency.as_deref())?;
-        let report = app.engine.add(turns)?;
+        let turns = new_turns(&tenant, &user, request)?;
+        // The engine gives keyless turns the request's key and refuses a reused one (409).
+        let report = app.engine.add_request(turns, idempotency.as_deref())?;
         let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
         let duplicate = report.turns.len() - added;
         app.metrics.record_turns(added as u64, duplicate as u64);
@@ -385,14 +260,7 @@ async fn add_turns(
     ),
     responses(
         (status = 200, description = "The derived work that ran.", body = JobReportOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -430,14 +298,7 @@ async fn end_session(
     request_body = RecallBody,
     responses(
         (status = 200, description = "The context.", body = RecallResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -478,14 +339,7 @@ async fn recall(
     request_body = SearchBody,
     responses(
         (status = 200, description = "The hits, best first.", body = SearchResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -574,14 +428,7 @@ fn browsing(query: &ListQuery) -> Result<(Browse, Page), ApiError> {
     ),
     responses(
         (status = 200, description = "One page.", body = MemoryPage),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -620,14 +467,7 @@ async fn list(
     ),
     responses(
         (status = 200, description = "The memory.", body = MemoryOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -659,16 +499,7 @@ async fn get_memory(
     request_body = UpdateBody,
     responses(
         (status = 200, description = "The new version.", body = MemoryOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 409, response = crate::openapi::Conflict),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<CHANGE>,
     ),
     security(("bearer" = [])),
 )]
@@ -713,14 +544,7 @@ async fn update(
     ),
     responses(
         (status = 200, description = "The forgotten memory.", body = ForgetResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -760,14 +584,7 @@ async fn forget(
     request_body = ForgetMatchBody,
     responses(
         (status = 200, description = "What was selected and, confirmed, forgotten.", body = ForgetMatchResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -806,14 +623,7 @@ async fn forget_matching(
     ),
     responses(
         (status = 200, description = "Every version.", body = Vec<HistoryEntryOut>),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -842,14 +652,7 @@ async fn history(
     ),
     responses(
         (status = 200, description = "What was deleted.", body = PurgeResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -881,14 +684,7 @@ async fn purge(
     ),
     responses(
         (status = 200, description = "The stats.", body = StatsResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -923,14 +719,7 @@ async fn stats(
     ),
     responses(
         (status = 200, description = "The jobs.", body = Vec<JobOut>),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -961,14 +750,7 @@ async fn jobs(
     ),
     responses(
         (status = 200, description = "The derived work that ran.", body = JobReportOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -1005,14 +787,7 @@ async fn retry_job(
     ),
     responses(
         (status = 200, description = "The view.", body = ViewResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -1058,14 +833,7 @@ async fn view(
     request_body = CreateKeyBody,
     responses(
         (status = 201, description = "The key, with its secret.", body = CreatedKey),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 413, response = crate::openapi::PayloadTooLarge),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<BODY>,
     ),
     security(("bearer" = [])),
 )]
@@ -1104,12 +872,7 @@ async fn create_key(
     ),
     responses(
         (status = 200, description = "The keys.", body = Vec<ApiKeyOut>),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<QUERY>,
     ),
     security(("bearer" = [])),
 )]
@@ -1141,13 +904,7 @@ async fn list_keys(
     ),
     responses(
         (status = 200, description = "The revoked key.", body = ApiKeyOut),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<KEY_ID>,
     ),
     security(("bearer" = [])),
 )]

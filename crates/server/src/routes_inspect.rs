@@ -11,6 +11,7 @@ use crate::dto_inspect::{
     TurnContextResponse, TurnQuery,
 };
 use crate::extract::{Params, QueryParams};
+use crate::openapi::{Errors, USER};
 use crate::params::{blocking, from_query, memory_id, named, turn_id, within};
 use crate::routes::{ApiResult, Shared};
 
@@ -33,14 +34,7 @@ const DEFAULT_POINTS: usize = 200;
     ),
     responses(
         (status = 200, description = "The overview.", body = OverviewResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -71,14 +65,7 @@ pub(crate) async fn overview(
     ),
     responses(
         (status = 200, description = "The retrievals, newest first.", body = AccessLogResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -110,14 +97,7 @@ pub(crate) async fn access(
     ),
     responses(
         (status = 200, description = "The derived memories, oldest first.", body = DerivedResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -153,14 +133,7 @@ pub(crate) async fn derived(
     ),
     responses(
         (status = 200, description = "The turn and its neighbours.", body = TurnContextResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]
@@ -196,14 +169,7 @@ pub(crate) async fn turn(
     ),
     responses(
         (status = 200, description = "The series.", body = RetentionResponse),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 403, response = crate::openapi::Forbidden),
-        (status = 404, response = crate::openapi::NotFound),
-        (status = 422, response = crate::openapi::InvalidInput),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
-        (status = 504, response = crate::openapi::Timeout),
+        Errors<USER>,
     ),
     security(("bearer" = [])),
 )]

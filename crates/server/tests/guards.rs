@@ -25,7 +25,7 @@ use mnemos_core::{EmbedError, Embedder, Store};
 use mnemos_embed::HashEmbedder;
 use mnemos_engine::{Engine, EngineConfig, JobSettings};
 use mnemos_offline::OfflineModel;
-use mnemos_server::{ServerConfig, ROUTES};
+use mnemos_server::ServerConfig;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
 const FOREIGN_HOST: &str = "evil.example.com:18400";
@@ -71,16 +71,19 @@ fn remember(server: &Server, user: &str, text: &str) {
 fn a_keyless_loopback_server_refuses_a_foreign_host_on_every_route() {
     let server = Server::start(Server::default_config());
     remember(&server, "u", "My sister Maria lives in Lisbon.");
-    let mut paths: Vec<(&str, String)> = ROUTES
-        .iter()
-        .map(|(method, path)| (*method, concrete(path)))
+    let mut paths: Vec<(String, String)> = mnemos_server::openapi::routes()
+        .into_iter()
+        .map(|(method, path)| (method, concrete(&path)))
         .collect();
-    paths.extend([
-        ("POST", "/mcp".to_string()),
-        ("GET", "/ui/".to_string()),
-        ("GET", "/".to_string()),
-        ("GET", "/no/such/route".to_string()),
-    ]);
+    paths.extend(
+        [
+            ("POST", "/mcp"),
+            ("GET", "/ui/"),
+            ("GET", "/"),
+            ("GET", "/no/such/route"),
+        ]
+        .map(|(method, path)| (method.to_string(), path.to_string())),
+    );
     for (method, path) in &paths {
         let body = (*method != "GET" && *method != "DELETE").then(|| json!({}));
         let (status, text) = send(&server, method, path, &[("host", FOREIGN_HOST)], body);

@@ -21,7 +21,8 @@ use serde_json::Value;
 
 use common::Server;
 use mnemos_server::openapi::document;
-use mnemos_server::{MAX_TURNS_PER_REQUEST, ROUTES};
+use mnemos_server::openapi::routes;
+use mnemos_server::MAX_TURNS_PER_REQUEST;
 
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -131,21 +132,45 @@ fn the_document_passes_an_openapi_validator() {
     assert_eq!(doc()["openapi"], "3.1.0");
 }
 
+/// Each route is named in exactly one place in the server's source: its handler's
+/// `#[utoipa::path]`, from which both the router and this document are built
+/// (`routes::table`). A path written anywhere else in `src/` as a string (a second list of
+/// routes, a hand-written `.route(...)`) fails here, and so does a route the table does not
+/// serve: every operation of the document must own one `path = "..."` of its own.
 #[test]
-fn the_document_describes_exactly_the_routes_served() {
-    let documented: BTreeSet<(String, String)> = operations(&doc()).into_keys().collect();
-    let served: BTreeSet<(String, String)> = ROUTES
-        .iter()
-        .map(|(method, path)| (method.to_string(), path.to_string()))
-        .collect();
-    assert_eq!(served.len(), ROUTES.len(), "a route is listed twice");
-    let undocumented: Vec<_> = served.difference(&documented).collect();
-    let not_served: Vec<_> = documented.difference(&served).collect();
-    assert!(
-        undocumented.is_empty() && not_served.is_empty(),
-        "served but not documented (add a #[utoipa::path] and list it in openapi.rs): \
-         {undocumented:?}\ndocumented but not served (mnemos_server::ROUTES): {not_served:?}"
-    );
+fn every_route_is_named_once_in_the_source() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut text = String::new();
+    let mut dirs = vec![src];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                text.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let mut per_path: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, path) in routes() {
+        *per_path.entry(path).or_default() += 1;
+    }
+    for (path, operations) in per_path {
+        let quoted = format!("\"{path}\"");
+        let anywhere = text.matches(&quoted).count();
+        let declared = text.matches(&format!("path = {quoted}")).count();
+        assert_eq!(
+            (anywhere, declared),
+            (operations, operations),
+            "{path}: {operations} operation(s) in the document, but the string appears \
+             {anywhere} time(s) in src/ ({declared} as `path = ...`); a route is named once, \
+             in its handler's #[utoipa::path]"
+        );
+    }
+    let served = routes();
+    let unique: BTreeSet<_> = served.iter().collect();
+    assert_eq!(unique.len(), served.len(), "a route is listed twice");
 }
 
 /// Every listed route is served with its method: each answers (with whatever error an empty
@@ -153,7 +178,7 @@ fn the_document_describes_exactly_the_routes_served() {
 #[test]
 fn every_listed_route_is_served() {
     let server = Server::start(Server::default_config());
-    for (method, path) in ROUTES {
+    for (method, path) in routes() {
         let concrete = path
             .split('/')
             .map(|part| if part.starts_with('{') { "x" } else { part })
@@ -190,10 +215,10 @@ fn every_listed_route_is_served() {
             (status != "405").then_some((label("method")?, label("route")?))
         })
         .collect();
-    for (method, path) in ROUTES {
+    for (method, path) in routes() {
         assert!(
-            answered.contains(&(method.to_string(), path.to_string())),
-            "{method} {path} is listed in ROUTES but not served (no handler, or another \
+            answered.contains(&(method.clone(), path.clone())),
+            "{method} {path} is in the document but not served (no handler, or another \
              method):\n{metrics}"
         );
     }
@@ -761,9 +786,9 @@ fn real_answers_conform_to_the_document() {
                 )
             })
             .collect();
-    for (method, path) in ROUTES {
-        if *path != "/metrics" {
-            let operation = (method.to_string(), path.to_string());
+    for (method, path) in routes() {
+        if path != "/metrics" {
+            let operation = (method.clone(), path.clone());
             assert!(
                 answered.contains(&operation),
                 "{method} {path} not exercised"

@@ -28,7 +28,7 @@ pub enum EngineError {
     },
     /// An add would reuse a turn key or request key for something else (409 over HTTP).
     #[error(transparent)]
-    KeyConflict(#[from] crate::idempotency::KeyConflict),
+    KeyConflict(#[from] KeyConflict),
     /// A setup step (opening the database, loading a model, reading the config) failed.
     #[error("{what}: {source}")]
     Setup {
@@ -92,3 +92,20 @@ impl EngineError {
         self.class().is_user_error()
     }
 }
+
+/// Why an add was refused: it would reuse a key for something else. Nothing was written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyConflict {
+    /// A turn's key is already stored with another text.
+    #[error("key '{key}' is already stored with another text: {RETRY}")]
+    OtherText { key: String },
+    /// The request key was used for a request with another number of turns.
+    #[error(
+        "Idempotency-Key '{key}' was used for a request with another number of turns: {RETRY}"
+    )]
+    OtherCount { key: String },
+}
+
+/// What the caller should do instead (the wire message has always said so).
+const RETRY: &str =
+    "a retry must resend the same turns (use a new Idempotency-Key for a new request)";

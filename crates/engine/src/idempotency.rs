@@ -7,28 +7,12 @@
 
 use mnemos_core::{Turn, UserKey};
 
+use crate::error::KeyConflict;
 use crate::memories::NewTurn;
 use crate::{AddReport, Engine, EngineResult};
 
 /// The longest request key accepted (bytes).
 pub const MAX_REQUEST_KEY_LEN: usize = 200;
-
-/// Why an add was refused: it would reuse a key for something else. Nothing was written.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum KeyConflict {
-    /// A turn's key is already stored with another text.
-    #[error("key '{key}' is already stored with another text: {RETRY}")]
-    OtherText { key: String },
-    /// The request key was used for a request with another number of turns.
-    #[error(
-        "Idempotency-Key '{key}' was used for a request with another number of turns: {RETRY}"
-    )]
-    OtherCount { key: String },
-}
-
-/// What the caller should do instead (the wire message has always said so).
-const RETRY: &str =
-    "a retry must resend the same turns (use a new Idempotency-Key for a new request)";
 
 /// The key of a request's `index`-th turn under the request key `key`.
 pub fn request_turn_key(key: &str, index: usize) -> String {

@@ -35,12 +35,12 @@ pub use engine::{
     AddReport, Engine, EngineBuilder, EngineConfig, EngineInfo, ForgetReport, JobSettings, Reader,
     DEFAULT_PRESET,
 };
-pub use error::{EngineError, EngineResult};
+pub use error::{EngineError, EngineResult, KeyConflict};
 pub use forget_matching::{
     ForgetCandidate, ForgetMatchReport, ForgetMatching, SelectedBy, DEFAULT_FORGET_LIMIT,
     FORGET_MIN_RELEVANCE, MAX_FORGET_LIMIT,
 };
-pub use idempotency::{request_turn_key, KeyConflict, MAX_REQUEST_KEY_LEN};
+pub use idempotency::{request_turn_key, MAX_REQUEST_KEY_LEN};
 pub use ingest::{IngestOptions, IngestReport};
 pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
 pub use keys::{hash_api_key, NewApiKey, API_KEY_PREFIX};

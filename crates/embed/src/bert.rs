@@ -1,5 +1,6 @@
 //! BERT sentence embedders on candle: all-MiniLM-L6-v2 (English) and m3e-small (Chinese).
 
+use std::marker::PhantomData;
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
@@ -40,9 +41,11 @@ const SUB_BATCH: usize = 16;
 /// with one pass in flight per worker.
 const MAX_TOKENS_PER_PASS: usize = 8 * 256;
 
-/// How a BERT-family sentence model's files are laid out and used.
+/// How a BERT-family sentence model's files are laid out and used. Public in name only, as
+/// [`SentenceModel`]'s sealed half carries it: its fields are private and the crate does not
+/// export it.
 #[derive(Clone, Copy, Debug)]
-struct BertSpec {
+pub struct BertSpec {
     id: &'static str,
     dim: usize,
     max_tokens: usize,
@@ -553,87 +556,84 @@ impl SentenceBert {
 /// Larger than one forward pass so that length sorting has room to group similar lengths.
 const MAX_BATCH: usize = 256;
 
-/// The all-MiniLM-L6-v2 sentence embedder (384 dimensions, English-centric; Chinese text gets
-/// character-level word pieces, which still embed, if poorly: see [`crate::BilingualEmbedder`]).
+/// A BERT sentence model mnemos runs locally, naming the files a [`BertEmbedder`] loads and the
+/// vector space it embeds into. Sealed: the pipeline (mean pooling, L2 normalization, the
+/// truncation length) is checked against the Python reference of these two models only, so
+/// other BERT checkpoints are not accepted blindly.
+pub trait SentenceModel: sealed::Sealed + Send + Sync + 'static {}
+
+/// all-MiniLM-L6-v2 (384 dimensions, English-centric; Chinese text gets character-level word
+/// pieces, which still embed, if poorly: see [`crate::BilingualEmbedder`]).
 ///
 /// Reproduces the sentence-transformers pipeline of that model (modules.json: Transformer →
 /// Pooling(mean) → Normalize) so that vectors match the Python reference to ~1e-6 and can be
-/// mixed with vectors computed there.
-pub struct MiniLmEmbedder(SentenceBert);
-
-impl std::fmt::Debug for MiniLmEmbedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MiniLmEmbedder")
-            .field("id", &MINILM_ID)
-            .finish_non_exhaustive()
-    }
-}
-
-impl MiniLmEmbedder {
-    /// Load from a directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
-    /// Errors are [`EmbedError::Unavailable`] naming the directory and the missing or broken
-    /// file.
-    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        Self::load_with(dir, EmbedRuntime::default())
-    }
-
-    /// [`Self::load`] on a chosen runtime. `onnx` needs ONNX Runtime's library present (see
-    /// [`crate::ONNXRUNTIME`]); it is not downloaded here.
-    pub fn load_with(dir: &Path, runtime: EmbedRuntime) -> Result<Self, EmbedError> {
-        SentenceBert::load(MINILM_SPEC, dir, runtime, RuntimeFetch::NEVER).map(Self)
-    }
-
-    /// The runtime computing the forward pass.
-    pub fn runtime(&self) -> EmbedRuntime {
-        self.0.runtime
-    }
-
-    /// Load from [`crate::resolve_model_dir`]`(explicit)`; when nothing is found and neither
-    /// an explicit directory nor `MNEMOS_MODEL_DIR` was given, download into the cache first
-    /// (see [`crate::fetch_model`]). An explicit directory is never downloaded into.
-    pub fn from_cache_or_fetch(
-        explicit: Option<&Path>,
-        progress: bool,
-        runtime: EmbedRuntime,
-    ) -> Result<Self, EmbedError> {
-        SentenceBert::from_cache_or_fetch(MINILM_SPEC, explicit, progress, runtime).map(Self)
-    }
-}
-
-impl Embedder for MiniLmEmbedder {
-    fn id(&self) -> &str {
-        MINILM_ID
-    }
-
-    fn dimension(&self) -> usize {
-        MINILM_DIM
-    }
-
-    fn max_batch(&self) -> usize {
-        MAX_BATCH
-    }
-
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.0.embed(texts)
-    }
-}
+/// mixed with vectors computed there. Its files are `model.safetensors`, `tokenizer.json` and
+/// `config.json`, found by [`crate::resolve_model_dir`] (`MNEMOS_MODEL_DIR`).
+#[derive(Clone, Copy, Debug)]
+pub struct MiniLm;
 
 /// moka-ai/m3e-small (512 dimensions), a Chinese sentence embedder: a 4-layer BERT over the
 /// bert-base-chinese vocabulary, mean pooled (its `uniem_embedding_strategy` is `last_mean`)
 /// and L2-normalized here. Trained on Chinese sentence pairs; English text embeds poorly.
-/// Research and non-commercial use only, per its model card.
-pub struct M3eEmbedder(SentenceBert);
+/// Research and non-commercial use only, per its model card. Its files are
+/// `pytorch_model.bin`, `tokenizer.json` and `config.json`, found by [`M3E_SMALL_MODEL`]'s
+/// resolution order.
+#[derive(Clone, Copy, Debug)]
+pub struct M3e;
 
-impl std::fmt::Debug for M3eEmbedder {
+impl SentenceModel for MiniLm {}
+impl SentenceModel for M3e {}
+
+/// The model table behind [`SentenceModel`], out of reach of other crates so that the list of
+/// models stays closed and [`BertSpec`] stays an implementation detail.
+mod sealed {
+    use super::{BertSpec, M3e, MiniLm, M3E_SPEC, MINILM_SPEC};
+
+    pub trait Sealed {
+        /// The model's files and shape.
+        const SPEC: BertSpec;
+        /// The embedder's type name in `Debug` output.
+        const NAME: &'static str;
+    }
+
+    impl Sealed for MiniLm {
+        const SPEC: BertSpec = MINILM_SPEC;
+        const NAME: &'static str = "MiniLmEmbedder";
+    }
+
+    impl Sealed for M3e {
+        const SPEC: BertSpec = M3E_SPEC;
+        const NAME: &'static str = "M3eEmbedder";
+    }
+}
+
+/// A local BERT sentence embedder for model `M` ([`MiniLm`] or [`M3e`]): one implementation for
+/// both, since they differ only in their files and dimension. Each model keeps its own type
+/// (see [`MiniLmEmbedder`], [`M3eEmbedder`]) so that a value says which vector space it embeds
+/// into.
+pub struct BertEmbedder<M: SentenceModel> {
+    bert: SentenceBert,
+    model: PhantomData<fn() -> M>,
+}
+
+/// The all-MiniLM-L6-v2 sentence embedder (see [`MiniLm`]).
+pub type MiniLmEmbedder = BertEmbedder<MiniLm>;
+
+/// The m3e-small sentence embedder (see [`M3e`]).
+pub type M3eEmbedder = BertEmbedder<M3e>;
+
+impl<M: SentenceModel> std::fmt::Debug for BertEmbedder<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("M3eEmbedder")
-            .field("id", &M3E_ID)
+        f.debug_struct(M::NAME)
+            .field("id", &M::SPEC.id)
             .finish_non_exhaustive()
     }
 }
 
-impl M3eEmbedder {
-    /// Load from a directory holding `pytorch_model.bin`, `tokenizer.json` and `config.json`.
+impl<M: SentenceModel> BertEmbedder<M> {
+    /// Load from a directory holding the model's weights (`model.safetensors` for MiniLM,
+    /// `pytorch_model.bin` for m3e-small), `tokenizer.json` and `config.json`. Errors are
+    /// [`EmbedError::Unavailable`] naming the directory and the missing or broken file.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         Self::load_with(dir, EmbedRuntime::default())
     }
@@ -641,32 +641,43 @@ impl M3eEmbedder {
     /// [`Self::load`] on a chosen runtime. `onnx` needs ONNX Runtime's library present (see
     /// [`crate::ONNXRUNTIME`]); it is not downloaded here.
     pub fn load_with(dir: &Path, runtime: EmbedRuntime) -> Result<Self, EmbedError> {
-        SentenceBert::load(M3E_SPEC, dir, runtime, RuntimeFetch::NEVER).map(Self)
+        SentenceBert::load(M::SPEC, dir, runtime, RuntimeFetch::NEVER).map(Self::wrap)
     }
 
     /// The runtime computing the forward pass.
     pub fn runtime(&self) -> EmbedRuntime {
-        self.0.runtime
+        self.bert.runtime
     }
 
-    /// Load from [`M3E_SMALL_MODEL`]'s resolution order, downloading into the cache when it is
-    /// found nowhere and no directory was named.
+    /// Load from the model's resolution order ([`crate::resolve_model_dir`] for MiniLM,
+    /// [`M3E_SMALL_MODEL`]'s for m3e-small); when nothing is found and neither an explicit
+    /// directory nor the model's environment variable (`MNEMOS_MODEL_DIR`, `MNEMOS_M3E_DIR`)
+    /// was given, download into the cache first (see [`crate::fetch_model`]). An explicit
+    /// directory is never downloaded into.
     pub fn from_cache_or_fetch(
         explicit: Option<&Path>,
         progress: bool,
         runtime: EmbedRuntime,
     ) -> Result<Self, EmbedError> {
-        SentenceBert::from_cache_or_fetch(M3E_SPEC, explicit, progress, runtime).map(Self)
+        SentenceBert::from_cache_or_fetch(M::SPEC, explicit, progress, runtime).map(Self::wrap)
+    }
+
+    /// Ties a loaded pipeline to the model type it was loaded for.
+    fn wrap(bert: SentenceBert) -> Self {
+        BertEmbedder {
+            bert,
+            model: PhantomData,
+        }
     }
 }
 
-impl Embedder for M3eEmbedder {
+impl<M: SentenceModel> Embedder for BertEmbedder<M> {
     fn id(&self) -> &str {
-        M3E_ID
+        M::SPEC.id
     }
 
     fn dimension(&self) -> usize {
-        M3E_DIM
+        M::SPEC.dim
     }
 
     fn max_batch(&self) -> usize {
@@ -674,6 +685,28 @@ impl Embedder for M3eEmbedder {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.0.embed(texts)
+        self.bert.embed(texts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sealed::Sealed;
+    use super::*;
+
+    /// The aliases keep the ids and dimensions the two separate types had, so stored vectors
+    /// stay in the space they were computed in.
+    #[test]
+    fn each_model_keeps_its_vector_space() {
+        assert_eq!(MiniLm::SPEC.id, MINILM_ID);
+        assert_eq!(MiniLm::SPEC.dim, MINILM_DIM);
+        assert_eq!(MiniLm::SPEC.max_tokens, MINILM_MAX_TOKENS);
+        assert_eq!(MiniLm::SPEC.weights, "model.safetensors");
+        assert_eq!(M3e::SPEC.id, M3E_ID);
+        assert_eq!(M3e::SPEC.dim, M3E_DIM);
+        assert_eq!(M3e::SPEC.max_tokens, M3E_MAX_TOKENS);
+        assert_eq!(M3e::SPEC.weights, "pytorch_model.bin");
+        assert_eq!(MiniLm::NAME, "MiniLmEmbedder");
+        assert_eq!(M3e::NAME, "M3eEmbedder");
     }
 }

@@ -6,7 +6,8 @@
 //!   candle, in process. Both give the same vectors.
 //! - [`BilingualEmbedder`]: MiniLM for English plus [`M3eEmbedder`] (moka-ai/m3e-small) for
 //!   Chinese in one vector space, each text weighted by its language mix (opt-in: m3e-small is
-//!   for research and non-commercial use only).
+//!   for research and non-commercial use only). Both local models run through one
+//!   [`BertEmbedder`], typed by the model it loads ([`MiniLm`], [`M3e`]).
 //! - [`HashEmbedder`]: weights-free lexical hashing, for when no model can be run. Always an
 //!   explicit choice, never a fallback: its vectors are not comparable to MiniLM's.
 //! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` service.
@@ -24,8 +25,8 @@ mod http;
 mod onnx;
 
 pub use bert::{
-    EmbedRuntime, M3eEmbedder, MiniLmEmbedder, M3E_DIM, M3E_ID, M3E_MAX_TOKENS, MINILM_DIM,
-    MINILM_ID, MINILM_MAX_TOKENS,
+    BertEmbedder, EmbedRuntime, M3e, M3eEmbedder, MiniLm, MiniLmEmbedder, SentenceModel, M3E_DIM,
+    M3E_ID, M3E_MAX_TOKENS, MINILM_DIM, MINILM_ID, MINILM_MAX_TOKENS,
 };
 pub use bilingual::{chinese_share, BilingualEmbedder};
 pub use config::{build_embedder, BuildError, EmbedderConfig};

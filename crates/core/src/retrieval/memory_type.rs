@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::memory_model::{MemoryModel, MemoryModelExt, QueryClass};
 use crate::model::{Memory, MemoryType};
 
-use super::{Adjustment, Hit, Reranker};
+use super::hit::{Adjustment, Hit, Reranker};
 
 /// The metadata key under which a memory classifier's P(semantic | m) is kept (a decimal in
 /// [0, 1]) for memories whose source stated no type.

@@ -8,6 +8,7 @@ pub mod bm25;
 mod dates;
 pub mod dense;
 mod dialogue;
+mod hit;
 pub mod memory_type;
 mod ranker;
 mod relevance;
@@ -23,16 +24,16 @@ use crate::store::Validity;
 pub use bm25::{Bm25Index, Bm25Params};
 pub use dense::{DenseIndex, Quantization};
 use dialogue::{DialogueOrder, TurnPlace};
+pub use hit::{
+    Adjustment, Hit, HopSignal, RankerSignal, RelevanceSignal, Reranker, ScoreBreakdown, Signal,
+};
 pub use memory_type::{
     rerank_by_type, MemoryTypeReranker, QueryCertainty, ScoreInput, TypeRerank, TypeSearch,
 };
-pub use ranker::{
-    LearnedRanker, RankerSignal, DEFAULT_RANKER_DEPTH, RANK_FEATURES, RANK_FEATURE_NAMES,
-};
+pub use ranker::{LearnedRanker, DEFAULT_RANKER_DEPTH, RANK_FEATURES, RANK_FEATURE_NAMES};
 pub use relevance::{
-    is_cjk_query, validate_min_relevance, RelevanceModel, RelevanceQuery, RelevanceSignal,
-    ShippedRelevance, DEFAULT_MIN_RELEVANCE, EXPLAINED_RELEVANCE, RELEVANCE_FEATURES,
-    RELEVANCE_FEATURE_NAMES,
+    is_cjk_query, validate_min_relevance, RelevanceModel, RelevanceQuery, ShippedRelevance,
+    DEFAULT_MIN_RELEVANCE, EXPLAINED_RELEVANCE, RELEVANCE_FEATURES, RELEVANCE_FEATURE_NAMES,
 };
 use texts::EmbeddedTexts;
 pub use texts::TextKey;
@@ -349,23 +350,6 @@ impl RetrievalConfig {
     }
 }
 
-/// One generator's view of a hit: its raw score and 1-based rank among that generator's candidates.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Signal {
-    pub score: f32,
-    pub rank: u32,
-}
-
-/// A named change a re-ranker made to a hit's score.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Adjustment {
-    pub name: String,
-    /// The component's value as the re-ranker saw it (e.g. importance 0.8).
-    pub value: f32,
-    /// How much the final score changed because of it.
-    pub delta: f32,
-}
-
 /// A second retrieval hop seeded by the first hop's best candidates (pseudo-relevance
 /// feedback through entities): each seed's terms that the query does not already have — the
 /// new information it brings, typically a name — are searched with BM25, and every memory found
@@ -427,68 +411,6 @@ impl SecondHop {
         }
         Ok(())
     }
-}
-
-/// What another memory lent a hit's score: the memory that contributed most (the second hop's
-/// seed, or the neighbouring turn), and the total added.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HopSignal {
-    pub via: MemoryId,
-    pub added: f32,
-}
-
-/// Why a hit scored what it did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScoreBreakdown {
-    pub lexical: Option<Signal>,
-    pub dense: Option<Signal>,
-    /// What a second retrieval hop added (included in `fused`), when one ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub second_hop: Option<HopSignal>,
-    /// What the neighbouring turn of the same session lent this turn (included in `fused`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<HopSignal>,
-    /// What naming this turn's speaker in the query added (included in `fused`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speaker: Option<f32>,
-    /// What the query naming the memory's date added (included in `fused`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub date: Option<f32>,
-    /// What the learned ranker saw and concluded, when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ranker: Option<RankerSignal>,
-    /// Why the hit has its relevance (features and the strongest contributions).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub relevance: Option<RelevanceSignal>,
-    /// Score after fusion, the read-time stages and the second hop, or the learned ranker's
-    /// probability when it ran; before re-rankers.
-    pub fused: f32,
-    pub adjustments: Vec<Adjustment>,
-    /// Query terms found in the memory (lexical explanation).
-    pub matched_terms: Vec<String>,
-}
-
-/// One retrieved memory.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Hit {
-    pub memory: Memory,
-    /// The rank score, relative to the other candidates of the query.
-    pub score: f32,
-    /// The calibrated probability, in [0, 1], that the memory is evidence for the query; the
-    /// same scale for every query (see [`RelevanceSignal`]).
-    pub relevance: f32,
-    /// Approximate LLM tokens of the memory's text (for budgets).
-    pub tokens: usize,
-    pub breakdown: ScoreBreakdown,
-}
-
-/// A re-ranking stage after fusion (importance, memory type, recency… in later mechanisms).
-///
-/// Contract: may reorder and rescore `hits` but must record every score change as an
-/// `Adjustment` in the hit's breakdown, and must not add memories from outside the list.
-pub trait Reranker: Send + Sync {
-    fn name(&self) -> &str;
-    fn rerank(&self, query: &str, hits: &mut Vec<Hit>);
 }
 
 /// Fuse lexical and dense candidate lists into (slot, fused score, lexical, dense), best first.

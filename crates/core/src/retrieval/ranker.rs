@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::hit::RankerSignal;
 use super::{keep_below, Ranked, ScopeIndex};
 use crate::error::{Error, Result};
 
@@ -131,18 +132,6 @@ impl LearnedRanker {
             .map(|(name, c)| (name.to_string(), c))
             .collect()
     }
-}
-
-/// What the learned ranker saw and concluded for one candidate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RankerSignal {
-    /// The estimated chance of being evidence; the candidate's score after this stage.
-    pub probability: f32,
-    /// The feature values, in the order of [`RANK_FEATURE_NAMES`].
-    pub features: Vec<f32>,
-    /// The features that moved the estimate most (weight × value, largest magnitude first;
-    /// [`EXPLAINED_FEATURES`] of them), for explanations.
-    pub strongest: Vec<(String, f32)>,
 }
 
 /// How many features a [`RankerSignal`] names as the strongest.

@@ -21,6 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::hit::RelevanceSignal;
 use super::{Candidate, ScopeIndex};
 use crate::error::{Error, Result};
 
@@ -251,19 +252,6 @@ pub fn validate_min_relevance(what: &str, floor: f32) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Why a hit has the relevance it has.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RelevanceSignal {
-    /// The estimated probability that the memory is evidence for the query (the hit's
-    /// `relevance`).
-    pub probability: f32,
-    /// The feature values, in the order of [`RELEVANCE_FEATURE_NAMES`].
-    pub features: Vec<f32>,
-    /// The features that moved the estimate most (weight × value, largest magnitude first;
-    /// [`EXPLAINED_RELEVANCE`] of them), for explanations.
-    pub strongest: Vec<(String, f32)>,
 }
 
 /// What one query contributes to every hit's relevance features; built once per query (or

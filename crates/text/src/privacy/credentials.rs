@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::checksum;
-use super::{Credential, CredentialKind};
+use super::types::{Credential, CredentialKind};
 use crate::script::{char_at, char_before};
 use crate::stopwords;
 

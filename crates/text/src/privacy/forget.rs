@@ -20,7 +20,8 @@ use std::sync::OnceLock;
 
 use regex::{Captures, Regex};
 
-use super::{credentials, forget_zh, topic, ForgetRequest};
+use super::types::ForgetRequest;
+use super::{credentials, forget_zh, topic};
 use crate::script::{char_at, char_before};
 use crate::{has_cjk, sentences};
 

@@ -9,7 +9,8 @@ use super::lexicon::{
     canonical_preference, canonical_role, canonical_species, RELATIONS, RELATIONS_ZH, SPECIES,
     SPECIES_ZH,
 };
-use super::{normalize, scan, Slot, Subject};
+use super::types::{Slot, Subject};
+use super::{normalize, scan};
 
 /// What a question asks about: its slot, subject and qualifier.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,7 +119,7 @@ fn org_subject(raw: &str) -> Option<Subject> {
     }
     let kept: Vec<&str> = raw
         .split_whitespace()
-        .skip_while(|w| super::english::NOT_NAMES.contains(&w.to_lowercase().as_str()))
+        .skip_while(|w| super::lexicon::NOT_NAMES.contains(&w.to_lowercase().as_str()))
         .collect();
     let name = kept.join(" ");
     let name = name
@@ -232,7 +233,7 @@ fn english_person(sentence: &str, slot: Slot) -> Option<Subject> {
             && !after_preposition
             && t.word
             && t.capital
-            && !super::english::NOT_NAMES.contains(&t.lower.trim_end_matches("'s"))
+            && !super::lexicon::NOT_NAMES.contains(&t.lower.trim_end_matches("'s"))
             && !SPECIES.contains(&t.lower.as_str())
     });
     if let Some((_, t)) = named {

@@ -5,7 +5,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{normalize, scan, Correction, Found};
+use super::types::{Correction, Found};
+use super::{normalize, scan};
 
 /// A correction before it is placed in the line.
 #[derive(Clone, Debug, PartialEq)]

@@ -2,7 +2,9 @@
 //! about what "I am still a pharmacist" would state, "我还住在洛阳吗？" about "我还住在洛阳", so a
 //! question and the statement answering it get the same subject, slot and qualifier.
 
-use super::{analyze, scan, Statement};
+use super::line::analyze;
+use super::scan;
+use super::types::Statement;
 
 /// Adverbs before which the verb of an "Is X still …?" question goes back ("Is Project Heron
 /// still in QA?" → "Project Heron is still in QA").

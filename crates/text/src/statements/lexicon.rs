@@ -431,3 +431,22 @@ pub(super) fn canonical_preference(word: &str) -> String {
     };
     canonical.to_string()
 }
+
+/// Capitalized words that are not names.
+#[rustfmt::skip]
+pub(super) const NOT_NAMES: &[&str] = &[
+    "i", "i'm", "i've", "i'd", "i'll", "the", "a", "an", "my", "our", "your", "his", "her",
+    "their", "its", "we", "you", "he", "she", "they", "it", "this", "that", "these", "those",
+    "and", "but", "so", "then", "now", "well", "oh", "ok", "okay", "yes", "no", "yeah", "also",
+    "actually", "today", "yesterday", "tomorrow", "monday", "tuesday", "wednesday", "thursday",
+    "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july",
+    "august", "september", "october", "november", "december", "btw", "anyway", "update", "news",
+    "guess", "finally", "apparently", "by", "in", "on", "at", "after", "before", "since", "when",
+    "as", "last", "next", "big", "good", "great", "sadly", "luckily", "funny", "fun", "quick",
+    "recently", "just", "lol", "haha", "hey", "hi", "hello", "sorry", "thanks", "wow", "what",
+    "who", "where", "why", "how", "which", "there", "here", "if", "because", "although", "though",
+    "while", "meanwhile", "plus", "every", "each", "some", "all", "both", "either", "neither",
+    "one", "two", "mom", "dad", "mum", "god", "gosh", "omg", "christmas", "easter", "dr", "mr",
+    "mrs", "ms", "prof", "sir", "madam", "miss", "please", "let's", "maybe", "perhaps", "imagine",
+    "if", "even",
+];

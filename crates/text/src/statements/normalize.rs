@@ -1,7 +1,7 @@
 //! Normal forms: value keys (numbers as digits, weekdays canonical), qualifiers (stemmed,
 //! sorted) and the number readers behind them.
 
-use super::Slot;
+use super::types::Slot;
 use crate::Analyzer;
 
 /// The value normalized for equality (see [`super::Statement::value_key`]).

@@ -6,9 +6,10 @@ use std::sync::OnceLock;
 use regex::{Captures, Regex, RegexSet, RegexSetBuilder};
 
 use super::super::lexicon::canonical_species;
-use super::super::{scan, Found, Slot, Subject};
+use super::super::scan;
+use super::super::types::{Found, Slot, Subject};
+use super::clause::{self, blocked_before, holder, Holder};
 use super::values::{self, Read};
-use super::{blocked_before, holder, Holder};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Who {
@@ -17,7 +18,7 @@ enum Who {
     /// The speaker: the pattern itself holds 我/我家.
     Speaker,
     /// The owner of the noun the match starts with, the speaker when none is written ("宝宝叫…",
-    /// "猫咪有了新名字…"); see [`super::owner_before`].
+    /// "猫咪有了新名字…"); see [`clause::owner_before`].
     Owned,
 }
 
@@ -213,7 +214,7 @@ fn apply_one(sentence: &str, rule: &Rule, caps: &Captures) -> Option<Found> {
             dropped: false,
         },
         Owned => Holder {
-            subject: super::owner_before(sentence, whole.start())?,
+            subject: clause::owner_before(sentence, whole.start())?,
             negated: false,
             dropped: false,
         },

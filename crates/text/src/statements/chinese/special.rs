@@ -6,9 +6,11 @@ use std::sync::OnceLock;
 use regex::{Captures, Regex};
 
 use super::super::lexicon::{canonical_preference, canonical_role, canonical_species, SPECIES_ZH};
-use super::super::{normalize, scan, Found, Slot, Subject};
+use super::super::normalize;
+use super::super::scan;
+use super::super::types::{Found, Slot, Subject};
+use super::clause::{self, blocked_before, holder, is_clause_mark, tags, Holder};
 use super::values::{self, Read};
-use super::{blocked_before, holder, is_clause_mark, tags, Holder};
 
 pub(super) fn apply(sentence: &str, out: &mut Vec<Found>) {
     plans(sentence, out);
@@ -517,7 +519,7 @@ const THING_LEADS: &[&str] = &[
 
 /// A thing's name without possessives and determiners ("我的牙医预约" → "牙医预约").
 pub(super) fn thing_name(np: &str) -> Option<String> {
-    let mut text = super::without_lead_ins(np);
+    let mut text = clause::without_lead_ins(np);
     let mut owner = None;
     if let Some(i) = text.rfind('的') {
         let after = text.get(i + '的'.len_utf8()..).unwrap_or("");
@@ -549,7 +551,7 @@ pub(super) fn thing_name(np: &str) -> Option<String> {
 
 /// The owner before 的 when it is someone other than the speaker ("我姐" → "姐", "小王").
 fn other_owner(before: &str) -> Option<String> {
-    let trimmed = super::strip_openers(before.trim());
+    let trimmed = clause::strip_openers(before.trim());
     let bare = ["我们", "我", "咱们", "咱"]
         .iter()
         .find_map(|p| trimmed.strip_prefix(p))
@@ -693,7 +695,7 @@ fn cancelled_dates(sentence: &str, out: &mut Vec<Found>) {
 }
 
 /// A Chinese day or time at byte `pos` ("周四", "下周一上午十点", "5月3号").
-pub(in crate::statements) fn date_at(sentence: &str, pos: usize) -> Option<Read> {
+pub(super) fn date_at(sentence: &str, pos: usize) -> Option<Read> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let re = RE
         .get_or_init(|| {
@@ -736,7 +738,7 @@ fn statuses(sentence: &str, out: &mut Vec<Found>) {
         };
         // "要是苍鹭项目…", "听说苍鹭项目…": the words before the project's own name may block it.
         let named_at = np_start + np.find(subject.as_str()).unwrap_or(0);
-        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(np) {
+        if blocked_before(sentence, named_at, false) || clause::opens_hypothetically(np) {
             continue;
         }
         // "需求分析阶段" is the phase "需求分析", as "the QA phase" is "QA".
@@ -762,11 +764,11 @@ fn project_before(sentence: &str, at: usize) -> Option<(usize, &str)> {
     let re = RE
         .get_or_init(|| scan::compile(r"(?P<np>[^，。！？；、,.!?\s：:]{0,8}?{PROJECTZH})"))
         .as_ref()?;
-    let before = sentence.get(..at)?.trim_end_matches(super::is_clause_mark);
+    let before = sentence.get(..at)?.trim_end_matches(clause::is_clause_mark);
     let clause_start = before
         .char_indices()
         .rev()
-        .find(|&(_, c)| super::is_clause_mark(c))
+        .find(|&(_, c)| clause::is_clause_mark(c))
         .map_or(0, |(i, c)| i + c.len_utf8());
     let clause = before.get(clause_start..)?;
     let m = re.captures(clause)?.name("np")?;
@@ -776,7 +778,7 @@ fn project_before(sentence: &str, at: usize) -> Option<(usize, &str)> {
 /// The subject for an organization written in Chinese: 公司 and the like are things, a name
 /// is named.
 fn org_subject(raw: &str) -> Option<Subject> {
-    let mut text = super::without_lead_ins(raw);
+    let mut text = clause::without_lead_ins(raw);
     for lead in ["我们的", "我们", "我的", "咱们的", "咱们", "本", "我"] {
         if let Some(rest) = text.strip_prefix(lead) {
             text = rest;
@@ -853,7 +855,7 @@ fn roles(sentence: &str, out: &mut Vec<Found>) {
         });
         let org_hypothetical = caps
             .name("org")
-            .is_some_and(|o| super::opens_hypothetically(o.as_str()));
+            .is_some_and(|o| clause::opens_hypothetically(o.as_str()));
         if blocked_before(sentence, named_at, false) || org_hypothetical {
             continue;
         }
@@ -919,7 +921,7 @@ fn headquarters(sentence: &str, out: &mut Vec<Found>) {
                 _ => None,
             })
             .map_or(org.start(), |i| org.start() + i);
-        if blocked_before(sentence, named_at, false) || super::opens_hypothetically(org.as_str()) {
+        if blocked_before(sentence, named_at, false) || clause::opens_hypothetically(org.as_str()) {
             continue;
         }
         let (Some(subject), Some(place)) = (
@@ -955,7 +957,7 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
         };
         let (value, h) = if index == 2 {
             let Some(v) = caps.name("v") else { continue };
-            let mut text = super::strip_openers(v.as_str()).to_string();
+            let mut text = clause::strip_openers(v.as_str()).to_string();
             if ["这", "这个", "它", "那", "那个", "这款", "这种", "这家"].contains(&text.as_str())
             {
                 // "我现在只喝燕麦拿铁，这是我最喜欢的饮料": 这 stands for the drink just named.
@@ -997,11 +999,11 @@ fn favourites(sentence: &str, out: &mut Vec<Found>) {
 
 /// What the clause before byte `at` says is drunk, eaten, heard or used ("只喝燕麦拿铁").
 fn drunk_before(sentence: &str, at: usize) -> Option<String> {
-    let before = sentence.get(..at)?.trim_end_matches(super::is_clause_mark);
+    let before = sentence.get(..at)?.trim_end_matches(clause::is_clause_mark);
     let clause_start = before
         .char_indices()
         .rev()
-        .find(|&(_, c)| super::is_clause_mark(c))
+        .find(|&(_, c)| clause::is_clause_mark(c))
         .map_or(0, |(i, c)| i + c.len_utf8());
     let clause = before.get(clause_start..)?;
     let verb_end = [
@@ -1037,7 +1039,7 @@ fn pet_names(sentence: &str, out: &mut Vec<Found>) {
         return;
     };
     // "猫咪有了新名字：月饼": a pet nobody is said to own is the speaker's; "我朋友家的猫" is not.
-    if super::owner_before(sentence, species_at) != Some(Subject::Speaker) {
+    if clause::owner_before(sentence, species_at) != Some(Subject::Speaker) {
         return;
     }
     for (_, caps) in each_match(patterns(&CELL, &sources), sentence) {

@@ -3,7 +3,7 @@
 //! of value matters (a place, an organization, a name).
 
 use super::super::lexicon::{NOT_OCCUPATIONS_ZH, OCCUPATION_SUFFIXES_ZH};
-use super::{is_clause_mark, tags};
+use super::clause::{is_clause_mark, tags};
 
 /// A value: its text and where it ends in the sentence.
 #[derive(Clone, Debug)]

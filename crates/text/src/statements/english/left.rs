@@ -1,10 +1,10 @@
 //! Who holds a fact: the walk left from a verb to its subject, and the guards that silence a
 //! sentence's statements (questions, conditionals, reported speech, past-only context).
 
-use super::super::lexicon::{RELATIONS, RELATION_MODIFIERS};
+use super::super::lexicon::{NOT_NAMES, RELATIONS, RELATION_MODIFIERS};
 use super::super::scan::Tok;
-use super::super::Subject;
-use super::Context;
+use super::super::types::Subject;
+use super::context::Context;
 
 /// The subject found left of a verb.
 #[derive(Clone, Debug)]
@@ -76,25 +76,6 @@ const OTHER_PERSON: &[&str] = &[
     "he", "she", "they", "it", "you", "he's", "she's", "they're", "you're", "it's", "this", "that",
     "there", "who", "which", "someone", "everyone", "people", "nobody", "somebody", "everybody",
     "anyone", "one", "they've", "you've", "he'd", "she'd", "you'd",
-];
-
-/// Capitalized words that are not names.
-#[rustfmt::skip]
-pub(in crate::statements) const NOT_NAMES: &[&str] = &[
-    "i", "i'm", "i've", "i'd", "i'll", "the", "a", "an", "my", "our", "your", "his", "her",
-    "their", "its", "we", "you", "he", "she", "they", "it", "this", "that", "these", "those",
-    "and", "but", "so", "then", "now", "well", "oh", "ok", "okay", "yes", "no", "yeah", "also",
-    "actually", "today", "yesterday", "tomorrow", "monday", "tuesday", "wednesday", "thursday",
-    "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july",
-    "august", "september", "october", "november", "december", "btw", "anyway", "update", "news",
-    "guess", "finally", "apparently", "by", "in", "on", "at", "after", "before", "since", "when",
-    "as", "last", "next", "big", "good", "great", "sadly", "luckily", "funny", "fun", "quick",
-    "recently", "just", "lol", "haha", "hey", "hi", "hello", "sorry", "thanks", "wow", "what",
-    "who", "where", "why", "how", "which", "there", "here", "if", "because", "although", "though",
-    "while", "meanwhile", "plus", "every", "each", "some", "all", "both", "either", "neither",
-    "one", "two", "mom", "dad", "mum", "god", "gosh", "omg", "christmas", "easter", "dr", "mr",
-    "mrs", "ms", "prof", "sir", "madam", "miss", "please", "let's", "maybe", "perhaps", "imagine",
-    "if", "even",
 ];
 
 /// The holder of the fact whose verb starts at byte `at`.

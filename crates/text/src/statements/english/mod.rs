@@ -1,45 +1,14 @@
 //! English rules: a table of verb patterns read with the shared subject walk and value
 //! readers, plus the slots that need their own reading (numbers, dates, roles, plans).
 
+mod context;
 mod left;
 mod rules;
 mod special;
 mod values;
 
-use super::scan::{self, Tok};
-use super::Found;
-
-pub(super) use left::NOT_NAMES;
-
-/// One sentence, tokenized once for every rule.
-pub(super) struct Context<'a> {
-    pub text: &'a str,
-    pub toks: Vec<Tok>,
-    /// The sentence has no capital letter (typed casually): place names may be lower-case.
-    pub all_lower: bool,
-}
-
-impl<'a> Context<'a> {
-    pub(super) fn new(text: &'a str) -> Self {
-        let toks = scan::tokens(text);
-        let all_lower = !text.chars().any(char::is_uppercase);
-        Context {
-            text,
-            toks,
-            all_lower,
-        }
-    }
-
-    /// Whether the sentence has a first-person word ("I", "my", "we", "our", "us").
-    pub(super) fn first_person(&self) -> bool {
-        self.toks.iter().any(|t| {
-            matches!(
-                t.lower.as_str(),
-                "i" | "i'm" | "i've" | "my" | "we" | "we're" | "we've" | "our" | "us" | "me"
-            )
-        })
-    }
-}
+use super::types::Found;
+use context::Context;
 
 /// The statements of one English sentence (quoted speech already masked).
 pub(super) fn statements(sentence: &str) -> Vec<Found> {
@@ -84,7 +53,7 @@ const QUESTION_OPENERS: &[&str] = &[
 ];
 
 /// A sentence that asks rather than tells: it ends with "?", or opens like a question.
-pub(super) fn is_question(ctx: &Context) -> bool {
+fn is_question(ctx: &Context) -> bool {
     let ends_with_question = ctx
         .text
         .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')' | '”'))

@@ -5,11 +5,13 @@ use std::sync::OnceLock;
 
 use regex::{Captures, Regex, RegexSet, RegexSetBuilder};
 
-use super::super::lexicon::{canonical_species, SPECIES};
-use super::super::{normalize, scan, Found, Slot, Subject};
+use super::super::lexicon::{canonical_species, NOT_NAMES, SPECIES};
+use super::super::normalize;
+use super::super::scan;
+use super::super::types::{Found, Slot, Subject};
+use super::context::Context;
 use super::left::{blocked_before, holder, Holder};
 use super::values::{self, Read};
-use super::Context;
 
 /// Who holds the fact a rule matches.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -610,7 +612,7 @@ fn possessor_word(ctx: &Context, i: usize, default_speaker: bool) -> Option<Hold
                 start: before.start,
             });
         }
-        if tok.capital && !super::NOT_NAMES.contains(&owner) {
+        if tok.capital && !NOT_NAMES.contains(&owner) {
             let token_text = ctx.text.get(tok.start..tok.end)?;
             let written = token_text.get(..token_text.rfind(['\'', '’'])?)?;
             return Some(Holder {

@@ -6,12 +6,14 @@ use std::sync::OnceLock;
 
 use regex::{Captures, Regex};
 
-use super::super::lexicon::canonical_preference;
-use super::super::{normalize, scan, Found, Slot, Subject};
+use super::super::lexicon::{canonical_preference, NOT_NAMES};
+use super::super::normalize;
+use super::super::scan;
+use super::super::types::{Found, Slot, Subject};
+use super::context::Context;
 use super::left::{blocked_before, holder, Holder};
 use super::rules::{possessor, species_in};
 use super::values::{self, anymore_after};
-use super::Context;
 
 mod things;
 
@@ -112,7 +114,7 @@ fn home_is(ctx: &Context, out: &mut Vec<Found>) {
         };
         let place = v.as_str().trim();
         let first = place.split_whitespace().next().unwrap_or("").to_lowercase();
-        if super::NOT_NAMES.contains(&first.as_str()) || blocked_before(ctx, v.start()) {
+        if NOT_NAMES.contains(&first.as_str()) || blocked_before(ctx, v.start()) {
             continue;
         }
         out.push(Found {
@@ -314,7 +316,7 @@ fn hired_me(ctx: &Context, out: &mut Vec<Found>) {
         let written: Vec<&str> = org
             .as_str()
             .split_whitespace()
-            .skip_while(|w| super::NOT_NAMES.contains(&w.to_lowercase().as_str()))
+            .skip_while(|w| NOT_NAMES.contains(&w.to_lowercase().as_str()))
             .collect();
         let Some(first) = written.first() else {
             continue;
@@ -997,7 +999,7 @@ fn break_ups(ctx: &Context, out: &mut Vec<Found>) {
         let named = caps
             .name("name")
             .map(|n| n.as_str().trim().to_string())
-            .filter(|n| !super::NOT_NAMES.contains(&n.to_lowercase().as_str()));
+            .filter(|n| !NOT_NAMES.contains(&n.to_lowercase().as_str()));
         let (subject, partner, start) = match index {
             0 => {
                 let Some(h) = holder(ctx, whole.start(), true) else {
@@ -1070,7 +1072,7 @@ fn partner_of_break_up(ctx: &Context, end: usize, subject_start: usize) -> Strin
             .map_or(0, |q| q + 1);
         if let Some(first) = before.get(name_start) {
             let text = ctx.text.get(first.start..name_end).unwrap_or("").trim();
-            if !text.is_empty() && !super::NOT_NAMES.contains(&text.to_lowercase().as_str()) {
+            if !text.is_empty() && !NOT_NAMES.contains(&text.to_lowercase().as_str()) {
                 return text.to_string();
             }
         }

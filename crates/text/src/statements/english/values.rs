@@ -1,11 +1,11 @@
 //! Reading a value to the right of a rule's match: a place, an organization, a name, an
 //! occupation or a short noun phrase, cut to the informative words.
 
+use super::super::lexicon::NOT_NAMES;
 use super::super::lexicon::{
     JUDGEMENT_ADJECTIVES, NOT_OCCUPATIONS, OCCUPATIONS, OCCUPATION_SUFFIXES,
 };
-use super::left::NOT_NAMES;
-use super::Context;
+use super::context::Context;
 
 /// A value read from the sentence: its text and where it ends.
 #[derive(Clone, Debug)]

@@ -5,11 +5,11 @@ use std::sync::OnceLock;
 
 use regex::{Captures, Regex};
 
-use super::super::super::lexicon::{canonical_role, APPOINTMENTS, PROVIDERS};
-use super::super::super::{Found, Slot, Subject};
+use super::super::super::lexicon::{canonical_role, APPOINTMENTS, NOT_NAMES, PROVIDERS};
+use super::super::super::types::{Found, Slot, Subject};
+use super::super::context::Context;
 use super::super::left::blocked_before;
 use super::super::values::{self, anymore_after};
-use super::super::{Context, NOT_NAMES};
 use super::{each_match, patterns};
 
 pub(super) fn apply(ctx: &Context, out: &mut Vec<Found>) {
@@ -225,7 +225,7 @@ const THING_DROPS: &[&str] = &[
 
 /// A thing's name: lower-case, determiners and possessives dropped ("the dentist
 /// appointment" → "dentist appointment", "the Apollo project" → "project apollo").
-pub(in crate::statements) fn thing_name(np: &str) -> Option<String> {
+pub(crate) fn thing_name(np: &str) -> Option<String> {
     let written: Vec<&str> = np.split_whitespace().collect();
     let lower = np.to_lowercase().replace('’', "'");
     let mut words: Vec<String> = Vec::new();

@@ -22,7 +22,7 @@ use mnemos_core::{ApiKey, UserKey};
 use mnemos_engine::{hash_api_key, Engine};
 
 use crate::error::{ApiError, ErrorCode};
-use crate::routes::AppState;
+use crate::state::AppState;
 
 /// How long a key lookup (and "do any keys exist") is trusted before the store is asked again.
 pub const REFRESH: Duration = Duration::from_secs(2);

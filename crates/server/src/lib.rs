@@ -20,8 +20,10 @@ pub mod metrics;
 pub mod openapi;
 mod oversized;
 mod params;
+mod responses;
 mod routes;
 mod routes_inspect;
+mod state;
 mod ui;
 mod worker;
 
@@ -35,7 +37,7 @@ use axum::{Json, Router};
 
 use mnemos_engine::{DenseSearch, Engine};
 
-use crate::openapi::{Errors, SERVICE};
+use crate::responses::{Errors, SERVICE};
 
 pub use error::{ApiError, ErrorCode};
 pub use mcp::McpDefaults;

@@ -14,33 +14,22 @@ use utoipa_axum::routes;
 use mnemos_core::defaults::{DEFAULT_AGENT, DEFAULT_BUDGET, DEFAULT_SESSION};
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{
-    Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
-    MAX_REQUEST_KEY_LEN,
+    ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind, MAX_REQUEST_KEY_LEN,
 };
 use mnemos_inspect::{Browse, Inspect};
 
-use crate::auth::{Admin, Auth, Tenant};
+use crate::auth::{Admin, Tenant};
 use crate::dto::*;
 use crate::error::ApiError;
 use crate::extract::{Body, Params, QueryParams, RequestDeadline};
-use crate::metrics::Metrics;
-use crate::openapi::{Errors, ADD, BODY, CHANGE, KEYED, KEY_ID, QUERY, TENANT, USER};
 use crate::params::{
     blocking, cursor, from_query, kind_list, kinds, known_user, list_query, memory_id, memory_ids,
     metadata_pairs, named, page, sort, text_filter,
 };
+use crate::responses::{Errors, ADD, BODY, CHANGE, KEYED, KEY_ID, QUERY, TENANT, USER};
 use crate::routes_inspect as inspect;
-
-/// What every handler shares.
-pub struct AppState {
-    pub engine: Arc<Engine>,
-    /// Who may call, and in which tenant (every handler's users come from the caller's tenant).
-    pub auth: Auth,
-    pub metrics: Arc<Metrics>,
-}
-
-pub(crate) type Shared = State<Arc<AppState>>;
-pub(crate) type ApiResult<T> = Result<Json<T>, ApiError>;
+pub use crate::state::AppState;
+pub(crate) use crate::state::{ApiResult, Shared};
 
 /// What a forget records when the request gives no reason.
 pub(crate) const DEFAULT_FORGET_REASON: &str = "forgotten on request";

@@ -11,9 +11,9 @@ use crate::dto_inspect::{
     TurnContextResponse, TurnQuery,
 };
 use crate::extract::{Params, QueryParams};
-use crate::openapi::{Errors, USER};
 use crate::params::{blocking, from_query, memory_id, named, turn_id, within};
-use crate::routes::{ApiResult, Shared};
+use crate::responses::{Errors, USER};
+use crate::state::{ApiResult, Shared};
 
 /// Turns shown on each side of a turn when the request names no `around`.
 const DEFAULT_AROUND: usize = 3;

@@ -26,6 +26,7 @@ pub use store::*;
 pub use store_vectors::{BackendKind, CatchUp, StoreInfo, VectorSearch};
 pub use task_text::{TaskName, TaskTextOptions};
 pub mod retrieval;
+pub mod views;
 
 pub use retrieval::{
     Fusion, Hit, HopSignal, Quantization, RetrievalConfig, RetrieverKind, ScoreBreakdown,

@@ -30,7 +30,7 @@ use crate::memories::{
 use crate::preset::{NoPresets, PresetFactory, PresetSpec};
 use crate::provenance::ForgetPlan;
 use crate::truth::{ChangeKind, FactChange, PrivacySettings};
-use crate::views::{View, ViewKind};
+use mnemos_core::views::{View, ViewKind};
 
 /// How derived jobs run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@
 //! live in `mnemos-presets` and reach an engine through the [`PresetFactory`] it is given;
 //! turning a `mnemos.toml` into stores, models and an engine is `mnemos-setup`'s.
 //!
-//! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `views`, `keys`):
+//! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `idempotency`, `keys`):
 //!   every operation a client needs, and the API keys a server checks.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
 //! - [`preset`]: how presets are named, parameterised and built ([`PresetFactory`]).
@@ -29,7 +29,6 @@ pub mod preset;
 pub mod primitives;
 pub mod provenance;
 pub mod truth;
-mod views;
 
 pub use engine::{
     AddReport, Engine, EngineBuilder, EngineConfig, EngineInfo, ForgetReport, JobSettings, Reader,
@@ -53,8 +52,8 @@ pub use memories::{
     SearchRequest, SearchResults, SearchTimings, TurnStatus, MAX_QUERY_CHARS, MAX_QUERY_PARTS,
     SPEAKER_KEY,
 };
-pub use preset::{PresetFactory, PresetInfo, PresetSpec};
-pub use views::{
+pub use mnemos_core::views::{
     CalibrationView, ChainNodeView, ChainView, ChainsView, PersonaKeyView, PersonaValueView,
     TimelineNode, View, ViewKind,
 };
+pub use preset::{PresetFactory, PresetInfo, PresetSpec};

@@ -21,7 +21,7 @@ use mnemos_core::{
 pub use crate::context::{Context, ContextItem, ScorePart};
 use crate::error::{EngineError, EngineResult};
 use crate::memories::{Memories, SearchRequest, SearchResults};
-use crate::views::{View, ViewKind};
+use mnemos_core::views::{View, ViewKind};
 
 /// What `observe` and `end_session` may look at: the store (read only) and the turns of the
 /// same write that were observed before this one (they are not in the store yet).

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::{EngineError, EngineResult};
 use crate::mechanism::Mechanism;
-use crate::views::ViewKind;
+use mnemos_core::views::ViewKind;
 
 /// Every preset an engine can run, by name. Implementations must be pure: the same spec
 /// always builds an equivalent mechanism, and `registry` never changes while a process runs

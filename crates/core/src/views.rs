@@ -1,12 +1,10 @@
 //! Inspectable views of what a mechanism keeps (the persona sketch, the plot timeline…), for
-//! people and tools. A mechanism says which views it offers ([`Mechanism::views`]); callers ask
-//! the engine ([`Engine::view`]) and never name a preset's module.
-//!
-//! [`Mechanism::views`]: crate::Mechanism::views
+//! people and tools: plain data that presets draw, the engine hands out (`Engine::view`) and
+//! renderings and wire types read, so none of them names a preset's module.
 
 use serde::Serialize;
 
-use mnemos_core::{MemoryId, Timestamp};
+use crate::{MemoryId, Timestamp};
 
 /// Which view to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

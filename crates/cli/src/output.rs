@@ -1,4 +1,4 @@
-//! Printing what the engine returns: its text renderings ([`mnemos_engine::render`]) on
+//! Printing what the engine returns: its text renderings ([`mnemos_render`]) on
 //! stdout, job problems on stderr.
 
 use mnemos_engine::JobReport;

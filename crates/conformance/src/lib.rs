@@ -99,7 +99,7 @@ define_suite!($
     put_vectors_replaces_within_user,
     jobs_enqueue_in_order,
     finishing_jobs_at_most_once,
-    batch_edits_match_update_and_forget,
+    batch_edits_match_one_by_one,
     batch_edits_rejected_atomically,
     job_failures_counted,
     jobs_isolated_and_purged,
@@ -215,26 +215,6 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
         self.store.write(batch)
     }
 
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.store.update(user, id, patch, at)
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.store.forget(user, id, reason, at)
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         self.store.record_access(user, accesses)
     }
@@ -287,6 +267,67 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
 // ---------------------------------------------------------------------------------------------
 
 /// Wall time of round 0 in every fixture (a fixed date keeps runs reproducible).
+/// One caller's edit or forget of one memory, written the only way the contract offers: as a
+/// [`WriteBatch`] of its own. Checks written against edits read the memory back afterwards.
+trait EditsOne {
+    /// Patch one memory in a batch of its own; the memory as stored afterwards.
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>>;
+    /// Forget one memory in a batch of its own; the memory as stored afterwards.
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>>;
+}
+
+impl<S: Store + ?Sized> EditsOne for S {
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        self.write(WriteBatch {
+            user: Some(user.clone()),
+            updates: vec![BatchUpdate {
+                id,
+                patch: patch.clone(),
+                at,
+            }],
+            ..WriteBatch::default()
+        })?;
+        self.memory(user, id)
+    }
+
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>> {
+        self.write(WriteBatch {
+            user: Some(user.clone()),
+            forgets: vec![BatchForget {
+                id,
+                reason: reason.to_string(),
+                at,
+            }],
+            ..WriteBatch::default()
+        })?;
+        self.memory(user, id)
+    }
+}
+
 const T0: i64 = 1_750_000_000_000;
 const MODEL_A: &str = "conformance-a";
 const MODEL_B: &str = "conformance-b";
@@ -1347,13 +1388,9 @@ pub fn update_versions_and_history<S: Store>(make: &dyn Fn() -> S) {
         before,
         "invalid patches change nothing"
     );
-    assert_eq!(
-        unwrap_ok(
-            store.update(&user, MemoryId::new(), &patch, moment(43)),
-            "update"
-        ),
-        None,
-        "unknown id"
+    assert_invalid_write(
+        store.update(&user, MemoryId::new(), &patch, moment(43)),
+        "update of an unknown id",
     );
     assert_eq!(
         snapshot_user(&store, &user),
@@ -1439,13 +1476,9 @@ pub fn forget_semantics<S: Store>(make: &dyn Fn() -> S) {
         },
     );
     assert_eq!(forgotten_list.items, vec![expected.clone()]);
-    assert_eq!(
-        unwrap_ok(
-            store.forget(&user, MemoryId::new(), reason, moment(13)),
-            "forget"
-        ),
-        None,
-        "unknown id"
+    assert_invalid_write(
+        store.forget(&user, MemoryId::new(), reason, moment(13)),
+        "forget of an unknown id",
     );
 
     // The vectors are dropped, not only hidden: a purge finds none of them.
@@ -1789,18 +1822,13 @@ pub fn scope_isolation<S: Store>(make: &dyn Fn() -> S) {
                 text: Some("hijacked".into()),
                 ..Default::default()
             };
-            assert_eq!(
-                unwrap_ok(store.update(intruder, m.id, &patch, moment(50)), "update"),
-                None,
-                "{intruder} updates"
+            assert_invalid_write(
+                store.update(intruder, m.id, &patch, moment(50)),
+                &format!("{intruder} updates"),
             );
-            assert_eq!(
-                unwrap_ok(
-                    store.forget(intruder, m.id, "hijacked", moment(50)),
-                    "forget"
-                ),
-                None,
-                "{intruder} forgets"
+            assert_invalid_write(
+                store.forget(intruder, m.id, "hijacked", moment(50)),
+                &format!("{intruder} forgets"),
             );
         }
         let ids: Vec<MemoryId> = data.memories.iter().map(|m| m.id).collect();
@@ -2959,10 +2987,10 @@ pub fn finishing_jobs_at_most_once<S: Store>(make: &dyn Fn() -> S) {
     );
 }
 
-/// Updates and forgets inside a batch leave exactly the state, history and vectors that the same
-/// `update` and `forget` calls would: updates apply in order after the batch's new memories (so
-/// they can edit them), then forgets, which drop the memory's vectors.
-pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
+/// Updates and forgets inside one batch leave exactly the state, history and vectors that the
+/// same edits written one batch each would: updates apply in order after the batch's new
+/// memories (so they can edit them), then forgets, which drop the memory's vectors.
+pub fn batch_edits_match_one_by_one<S: Store>(make: &dyn Fn() -> S) {
     let batched = make();
     let called = make();
     let user = key("tenant-1", "alice");
@@ -3088,7 +3116,7 @@ pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
     assert_eq!(
         got,
         snapshot_user(&called, &user),
-        "batch edits differ from the same update and forget calls"
+        "batch edits differ from the same edits one batch each"
     );
     // Spelled out, so a failure says what is wrong.
     let history = unwrap_ok(batched.history(&user, edited.id), "history");

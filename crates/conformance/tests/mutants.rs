@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
-    MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo,
+    Access, ApiKey, ApiKeyId, BatchUpdate, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter,
+    MemoryId, MemoryPatch, MemoryStore, Page, Paged, PurgeReport, Store, StoreError, StoreInfo,
     StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch,
     WriteBatch,
 };
@@ -29,7 +29,6 @@ enum Bug {
     ListReversed,
     IgnoresMetadataFilter,
     HidesUpdateHistory,
-    ForgetKeepsVectors,
     AccessBumpsVersion,
     PurgeMiscounts,
     LeaksAcrossUsers,
@@ -361,7 +360,6 @@ impl Store for Mutant {
                     m.text = m.text.replace('\0', " ");
                 }
             }
-            Bug::ForgetKeepsVectors => self.vectors.lock().extend(batch.vectors.iter().cloned()),
             Bug::ErasureKeepsTurnText => batch.turn_erasures.clear(),
             Bug::ErasureKeepsHistory => {
                 if let Ok(Some(user)) = batch.user() {
@@ -381,7 +379,11 @@ impl Store for Mutant {
             Bug::BatchEditsNotAtomic => {
                 if let Ok(Some(user)) = batch.user() {
                     for u in batch.updates.drain(..) {
-                        let _ = self.inner.update(&user, u.id, &u.patch, u.at);
+                        let _ = self.inner.write(WriteBatch {
+                            user: Some(user.clone()),
+                            updates: vec![u],
+                            ..Default::default()
+                        });
                     }
                 }
             }
@@ -407,58 +409,19 @@ impl Store for Mutant {
         self.inner.write(batch)
     }
 
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.inner.update(user, id, patch, at)
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        let forgotten = self.inner.forget(user, id, reason, at)?;
-        if self.bug == Bug::ForgetKeepsVectors && forgotten.is_some() {
-            // Re-attach the dropped vectors through a batch carrying an unrelated memory.
-            let kept: Vec<VectorRow> = self
-                .vectors
-                .lock()
-                .iter()
-                .filter(|v| v.memory_id == id)
-                .cloned()
-                .collect();
-            if let Some(mut carrier) = self
-                .inner
-                .list(user, &MemoryFilter::active(), Page::first(1))?
-                .items
-                .pop()
-            {
-                carrier.id = MemoryId::new();
-                carrier.text = "carrier".into();
-                self.inner.write(WriteBatch {
-                    turns: vec![],
-                    memories: vec![carrier],
-                    vectors: kept,
-                    ..Default::default()
-                })?;
-            }
-        }
-        Ok(forgotten)
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         self.inner.record_access(user, accesses)?;
         if self.bug == Bug::AccessBumpsVersion {
             for (id, access) in accesses {
-                self.inner
-                    .update(user, *id, &MemoryPatch::default(), access.at)?;
+                self.inner.write(WriteBatch {
+                    user: Some(user.clone()),
+                    updates: vec![BatchUpdate {
+                        id: *id,
+                        patch: MemoryPatch::default(),
+                        at: access.at,
+                    }],
+                    ..Default::default()
+                })?;
             }
         }
         Ok(())
@@ -683,7 +646,7 @@ const CATCHES: &[(&str, &[Bug])] = &[
         &[Bug::IgnoresMetadataFilter, Bug::IgnoresTimeFilter],
     ),
     ("update_versions_and_history", &[Bug::HidesUpdateHistory]),
-    ("forget_semantics", &[Bug::ForgetKeepsVectors]),
+    ("forget_semantics", &[Bug::BatchForgetKeepsVectors]),
     ("record_access_appends", &[Bug::AccessBumpsVersion]),
     ("history_in_order", &[Bug::HidesUpdateHistory]),
     ("purge_user_removes_only_that_user", &[Bug::PurgeMiscounts]),
@@ -705,7 +668,7 @@ const CATCHES: &[(&str, &[Bug])] = &[
         &[Bug::FinishingTwiceIsIgnored],
     ),
     (
-        "batch_edits_match_update_and_forget",
+        "batch_edits_match_one_by_one",
         &[Bug::BatchForgetKeepsVectors],
     ),
     (

@@ -8,8 +8,8 @@ use parking_lot::RwLock;
 use crate::error::{Conflict, StoreError};
 use crate::export::{MemoryExport, UserExport};
 use crate::model::{
-    Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch,
-    MemoryState, Moment, Timestamp, Turn, TurnId, UserKey,
+    Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryState,
+    Moment, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::store::{
     check_new_api_key, MemoryFilter, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
@@ -491,64 +491,6 @@ impl Store for MemoryStore {
         let staged = existing.stage_edits(&batch)?;
         users.entry(user).or_default().apply(batch, staged);
         Ok(())
-    }
-
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else {
-            return Ok(None);
-        };
-        let Some(current) = data.memories.get(&id) else {
-            return Ok(None);
-        };
-        let mut updated = current.clone();
-        patch
-            .apply(&mut updated)
-            .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-        data.history.entry(id).or_default().push(HistoryEntry {
-            memory_id: id,
-            version: updated.version,
-            at,
-            change: Change::Updated,
-            snapshot: updated.clone(),
-        });
-        data.memories.insert(id, updated.clone());
-        Ok(Some(updated))
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else {
-            return Ok(None);
-        };
-        let Some(current) = data.memories.get(&id) else {
-            return Ok(None);
-        };
-        let updated = forgotten(current, reason, at);
-        data.history.entry(id).or_default().push(HistoryEntry {
-            memory_id: id,
-            version: updated.version,
-            at,
-            change: Change::Forgotten {
-                reason: reason.to_string(),
-            },
-            snapshot: updated.clone(),
-        });
-        data.memories.insert(id, updated.clone());
-        data.vectors.remove(&id);
-        Ok(Some(updated))
     }
 
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {

@@ -639,7 +639,8 @@ pub trait StoreRead: Send + Sync {
 ///   survives a process crash (`kill -9`).
 /// - **History**: every memory change (create, update, forget) adds a `HistoryEntry` with the
 ///   memory as it was after the change; access records do not create versions.
-/// - **Forget vs purge**: `forget` is a state change with a reason (the row and its history stay);
+/// - **Forget vs purge**: a batch's forget is a state change with a reason (the row and its
+///   history stay, its vectors go);
 ///   `purge_user` erases all of a user's turns, memories, history and vectors so that no trace of
 ///   their text remains in the backing files.
 /// - **Order**: listings are ordered by (created round, created time, id), ascending.
@@ -673,23 +674,6 @@ pub trait Store: StoreRead {
     /// updates and forgets of existing memories, new and finished jobs).
     fn write(&self, batch: WriteBatch) -> StoreResult<()>;
 
-    /// Apply a caller's edit and record it in history. `Ok(None)` if the memory is unknown.
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>>;
-    /// Soft-forget: mark the memory forgotten with a reason, keep it and its history.
-    /// Its vectors are dropped (it can no longer be retrieved). `Ok(None)` if unknown.
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>>;
     /// Append retrievals to memories' access logs (no new version).
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()>;
 

@@ -705,36 +705,6 @@ impl Store for PostgresStore {
         })
     }
 
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        if let Some(metadata) = &patch.metadata {
-            check_metadata(metadata, "memory")?;
-        }
-        self.write_tx("update memory", WriteScope::User(user), |tx| {
-            update_in_tx(tx, user, id, patch, at)
-        })
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        check_reason(reason)?;
-        self.write_tx("forget memory", WriteScope::User(user), |tx| {
-            forget_in_tx(tx, user, id, reason, at)
-        })
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         if accesses.is_empty() {
             return Ok(());

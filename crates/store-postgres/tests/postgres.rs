@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use mnemos_conformance::Guarded;
 use mnemos_core::{
-    Conflict, Job, Memory, MemoryId, Metadata, Moment, Precondition, Role, Scope, Store,
-    StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    BatchForget, Conflict, Job, Memory, MemoryId, Metadata, Moment, Precondition, Role, Scope,
+    Store, StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use mnemos_store_postgres::{PostgresStore, SCHEMA_VERSION};
 use mnemos_testkit::postgres::{shared_server, shared_system_server, TestPostgres};
@@ -104,8 +104,15 @@ fn fill(store: &PostgresStore, user: &UserKey, secret: &str) -> (Vec<TurnId>, Ve
         time: Timestamp(1_750_000_100_000),
     };
     store
-        .forget(user, memories[0].id, &format!("{secret} reason"), later)
-        .unwrap()
+        .write(WriteBatch {
+            user: Some(user.clone()),
+            forgets: vec![BatchForget {
+                id: memories[0].id,
+                reason: format!("{secret} reason"),
+                at: later,
+            }],
+            ..Default::default()
+        })
         .unwrap();
     assert!(store
         .lease_jobs(user, "server-a", std::time::Duration::from_secs(60))
@@ -488,7 +495,15 @@ fn nul_characters_are_invalid_writes_never_backend_errors() {
         time: Timestamp(1_750_000_200_000),
     };
     let err = store
-        .forget(&user, memories[1], "because\0", at)
+        .write(WriteBatch {
+            user: Some(user.clone()),
+            forgets: vec![BatchForget {
+                id: memories[1],
+                reason: "because\0".into(),
+                at,
+            }],
+            ..Default::default()
+        })
         .unwrap_err();
     assert!(matches!(err, StoreError::InvalidWrite(_)), "{err}");
     let mut t = turn(&scope(&user), 10, "fine text");

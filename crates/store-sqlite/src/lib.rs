@@ -5,8 +5,7 @@
 //!   operating system's cache; an OS crash or power loss may roll back the last commits (never
 //!   corrupt the file). Set [`SqliteOptions::synchronous_full`] to fsync the WAL on every commit
 //!   when acknowledged writes must also survive power loss.
-//! - **Atomicity.** Every `write` batch, update, forget, access record, job failure record and
-//!   purge is one `BEGIN IMMEDIATE` transaction on the single writer connection. A batch's edits,
+//! - **Atomicity.** Every `write` batch, access record, job failure record and purge is one `BEGIN IMMEDIATE` transaction on the single writer connection. A batch's edits,
 //!   forgets, new jobs and job completions share the transaction of its turns and memories, so a
 //!   job is enqueued with the turns that cause it and marked done with its results.
 //! - **Concurrency.** One writer connection behind a mutex, plus a small pool of reader
@@ -774,7 +773,7 @@ fn insert_vectors(
 }
 
 /// Edits of existing memories (or of memories created in the batch), in batch order, through
-/// the same code as `update` and `forget`.
+/// one memory at a time.
 fn apply_edits(tx: &Connection, user: &UserKey, batch: &WriteBatch) -> StoreResult<()> {
     for update in &batch.updates {
         if update_in_tx(tx, user, update.id, &update.patch, update.at)?.is_none() {
@@ -1243,28 +1242,6 @@ impl Store for SqliteStore {
         self.write_tx("put vectors", |tx| {
             insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
         })
-    }
-
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        self.write_tx("update memory", |tx| update_in_tx(tx, user, id, patch, at))
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        self.write_tx("forget memory", |tx| forget_in_tx(tx, user, id, reason, at))
     }
 
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {

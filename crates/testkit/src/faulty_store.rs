@@ -8,8 +8,8 @@ use parking_lot::Mutex;
 
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
-    MemoryPatch, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo, StoreRead,
-    StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
+    Page, Paged, PurgeReport, Store, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp,
+    Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
 
 /// Whether a store call only looks or may change something.
@@ -17,7 +17,7 @@ use mnemos_core::{
 pub enum CallKind {
     /// A [`StoreRead`] method.
     Read,
-    /// A [`Store`] method (`write`, `update`, `forget`, `record_access`, `put_vectors`,
+    /// A [`Store`] method (`write`, `record_access`, `put_vectors`,
     /// `purge_user`, `record_job_failure`, `lease_jobs`, `release_jobs`, API keys,
     /// `import_user`).
     Write,
@@ -453,26 +453,6 @@ fn inner_search<S: Store + ?Sized>(store: &S) -> StoreResult<&dyn VectorSearch> 
 impl<S: Store + ?Sized> Store for FaultyStore<S> {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         self.write_call("write", |s| s.write(batch))
-    }
-
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.write_call("update", |s| s.update(user, id, patch, at))
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.write_call("forget", |s| s.forget(user, id, reason, at))
     }
 
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {

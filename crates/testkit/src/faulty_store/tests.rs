@@ -1,5 +1,6 @@
 use mnemos_core::{
-    ErrorClass, Memory, MemoryStore, Metadata, Role, Scope, Timestamp, Turn, TurnId, UserKey,
+    ErrorClass, Memory, MemoryStore, Metadata, Moment, Role, Scope, Timestamp, Turn, TurnId,
+    UserKey,
 };
 
 use super::*;

@@ -1,7 +1,9 @@
 //! The conformance suite every [`Store`] implementation must pass.
 //!
 //! Each check is a public function taking a factory that returns a fresh, empty store; a check
-//! panics (like a test assertion) when the store breaks the contract written on [`Store`].
+//! panics (like a test assertion) when the store breaks the contract written on the capability
+//! traits [`Store`] bundles. The checks are grouped by capability ([`CHECK_GROUPS`]): turns and
+//! memories, jobs, API keys, vectors.
 //! `run_all` runs every check; [`conformance_tests!`] expands to one `#[test]` per check so a
 //! store crate reports each failure by name:
 //!
@@ -38,23 +40,33 @@ use mnemos_core::{
     StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
     Validity, VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
+use mnemos_core::{
+    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
+};
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
 /// all come from this single list so they cannot drift apart. `$d` is a literal `$` token, the
 /// stable way to write the inner macro's own metavariables.
 macro_rules! define_suite {
-    ($d:tt $($name:ident),+ $(,)?) => {
+    ($d:tt $($group:ident: [$($name:ident),+ $(,)?]),+ $(,)?) => {
         /// Names of every check, in the order `run_all` runs them.
-        pub const CHECK_NAMES: &[&str] = &[$(stringify!($name)),+];
+        pub const CHECK_NAMES: &[&str] = &[$($(stringify!($name)),+),+];
+
+        /// The checks of each capability of the contract (`memories`: [`MemoryRead`] and
+        /// [`MemoryWrite`]; `jobs`: [`JobRead`] and [`JobWrite`]; `keys`: [`KeyRead`] and
+        /// [`KeyWrite`]; `vectors`: [`VectorRead`] and [`VectorWrite`]), in the order `run_all`
+        /// runs them.
+        pub const CHECK_GROUPS: &[(&str, &[&str])] =
+            &[$((stringify!($group), &[$(stringify!($name)),+])),+];
 
         /// Run every check against fresh stores from `make`.
         pub fn run_all<S: Store>(make: &dyn Fn() -> S) {
-            $( $name(make); )+
+            $($( $name(make); )+)+
         }
 
         /// Every check with its name, in the order `run_all` runs them.
         pub fn checks<S: Store>() -> Vec<(&'static str, fn(&dyn Fn() -> S))> {
-            vec![$((stringify!($name), $name::<S> as fn(&dyn Fn() -> S))),+]
+            vec![$($((stringify!($name), $name::<S> as fn(&dyn Fn() -> S))),+),+]
         }
 
         /// Expand to one `#[test]` per conformance check.
@@ -66,51 +78,56 @@ macro_rules! define_suite {
         #[macro_export]
         macro_rules! conformance_tests {
             ($d factory:expr) => {
-                $(
+                $($(
                     #[test]
                     fn $name() {
                         $crate::$name(&$d factory);
                     }
-                )+
+                )+)+
             };
         }
     };
 }
 
 define_suite!($
-    crud_round_trip,
-    duplicate_ids_rejected_atomically,
-    memories_by_ids,
-    pagination,
-    list_filters,
-    update_versions_and_history,
-    forget_semantics,
-    record_access_appends,
-    history_in_order,
-    purge_user_removes_only_that_user,
-    scope_isolation,
-    last_round,
-    last_round_precondition,
-    turn_keys_unique_per_user,
-    concurrent_writers,
-    validation_rejects_bad_input,
-    unicode_round_trip,
-    vectors_bit_exact,
-    put_vectors_replaces_within_user,
-    jobs_enqueue_in_order,
-    finishing_jobs_at_most_once,
-    batch_edits_match_one_by_one,
-    batch_edits_rejected_atomically,
-    job_failures_counted,
-    jobs_isolated_and_purged,
-    api_keys_found_listed_and_kept,
-    api_key_revocation,
-    job_leases_exclusive_until_expiry,
-    users_listed_by_memories_alone,
-    supersession_and_validity,
-    erasure_leaves_no_words,
-    vector_search_when_offered,
-    export_import_round_trip,
+    memories: [
+        crud_round_trip,
+        duplicate_ids_rejected_atomically,
+        memories_by_ids,
+        pagination,
+        list_filters,
+        update_versions_and_history,
+        forget_semantics,
+        record_access_appends,
+        history_in_order,
+        purge_user_removes_only_that_user,
+        scope_isolation,
+        last_round,
+        last_round_precondition,
+        turn_keys_unique_per_user,
+        concurrent_writers,
+        validation_rejects_bad_input,
+        unicode_round_trip,
+        batch_edits_match_one_by_one,
+        batch_edits_rejected_atomically,
+        users_listed_by_memories_alone,
+        supersession_and_validity,
+        erasure_leaves_no_words,
+        export_import_round_trip,
+    ],
+    jobs: [
+        jobs_enqueue_in_order,
+        finishing_jobs_at_most_once,
+        job_failures_counted,
+        jobs_isolated_and_purged,
+        job_leases_exclusive_until_expiry,
+    ],
+    keys: [api_keys_found_listed_and_kept, api_key_revocation],
+    vectors: [
+        vectors_bit_exact,
+        put_vectors_replaces_within_user,
+        vector_search_when_offered,
+    ],
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -132,16 +149,17 @@ impl<S, G> Guarded<S, G> {
     }
 }
 
-impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
-    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
-        self.store.turns_by_keys(user, keys)
-    }
+impl<S: Store, G: Send + Sync> MemoryRead for Guarded<S, G> {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.store.turn(user, id)
     }
 
     fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
         self.store.turns(user, page)
+    }
+
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
+        self.store.turns_by_keys(user, keys)
     }
 
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
@@ -165,10 +183,6 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
         self.store.history(user, id)
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        self.store.vectors(user, model)
-    }
-
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         self.store.users()
     }
@@ -181,6 +195,12 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
         self.store.last_round(user)
     }
 
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        self.store.export_user(user)
+    }
+}
+
+impl<S: Store, G: Send + Sync> JobRead for Guarded<S, G> {
     fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
         self.store.job(user, id)
     }
@@ -188,7 +208,9 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
         self.store.pending_jobs(user, limit)
     }
+}
 
+impl<S: Store, G: Send + Sync> KeyRead for Guarded<S, G> {
     fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
         self.store.api_key_by_hash(hash)
     }
@@ -196,21 +218,25 @@ impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
         self.store.api_keys()
     }
+}
 
-    fn info(&self) -> StoreInfo {
-        self.store.info()
+impl<S: Store, G: Send + Sync> VectorRead for Guarded<S, G> {
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.store.vectors(user, model)
     }
 
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
         self.store.vector_search()
     }
+}
 
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        self.store.export_user(user)
+impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
+    fn info(&self) -> StoreInfo {
+        self.store.info()
     }
 }
 
-impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
+impl<S: Store, G: Send + Sync> MemoryWrite for Guarded<S, G> {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         self.store.write(batch)
     }
@@ -219,14 +245,16 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
         self.store.record_access(user, accesses)
     }
 
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        self.store.put_vectors(user, rows)
-    }
-
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
         self.store.purge_user(user)
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        self.store.import_user(export)
+    }
+}
+
+impl<S: Store, G: Send + Sync> JobWrite for Guarded<S, G> {
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -248,7 +276,9 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
     fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
         self.store.release_jobs(user, holder)
     }
+}
 
+impl<S: Store, G: Send + Sync> KeyWrite for Guarded<S, G> {
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         self.store.put_api_key(key)
     }
@@ -256,9 +286,11 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.store.revoke_api_key(id, at)
     }
+}
 
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        self.store.import_user(export)
+impl<S: Store, G: Send + Sync> VectorWrite for Guarded<S, G> {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        self.store.put_vectors(user, rows)
     }
 }
 

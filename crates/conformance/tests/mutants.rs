@@ -15,9 +15,11 @@ use std::time::Duration;
 
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, BatchUpdate, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter,
-    MemoryId, MemoryPatch, MemoryStore, Page, Paged, PurgeReport, Store, StoreError, StoreInfo,
-    StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch,
-    WriteBatch,
+    MemoryId, MemoryPatch, MemoryStore, Page, Paged, PurgeReport, StoreError, StoreInfo, StoreRead,
+    StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
+};
+use mnemos_core::{
+    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
 };
 use parking_lot::Mutex;
 
@@ -142,20 +144,7 @@ impl Mutant {
     }
 }
 
-impl StoreRead for Mutant {
-    fn info(&self) -> StoreInfo {
-        let mut info = self.inner.info();
-        if self.search && self.bug != Bug::InfoDeniesSearch {
-            info.vector_search = Ok("brute force".to_string());
-        }
-        info
-    }
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        self.search.then_some(self as &dyn VectorSearch)
-    }
-    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
-        self.inner.turns_by_keys(user, keys)
-    }
+impl MemoryRead for Mutant {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         let found = self.leak(user, |u| self.inner.turn(u, id))?;
         Ok(found.map(|mut t| {
@@ -178,6 +167,10 @@ impl StoreRead for Mutant {
             }
         }
         Ok(paged)
+    }
+
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
+        self.inner.turns_by_keys(user, keys)
     }
 
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
@@ -240,20 +233,6 @@ impl StoreRead for Mutant {
         Ok(entries)
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        let mut rows = self.inner.vectors(user, model)?;
-        if self.bug == Bug::FlushesNegativeZero {
-            for row in &mut rows {
-                for x in &mut row.vector {
-                    if *x == 0.0 {
-                        *x = 0.0;
-                    }
-                }
-            }
-        }
-        Ok(rows)
-    }
-
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         let mut users = self.inner.users()?;
         if self.bug == Bug::UsersOnlyFromTurns {
@@ -284,6 +263,16 @@ impl StoreRead for Mutant {
             .max())
     }
 
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        let mut export = self.inner.export_user(user)?;
+        if self.bug == Bug::ExportOnlyActive {
+            export.memories.retain(|m| m.memory.is_active());
+        }
+        Ok(export)
+    }
+}
+
+impl JobRead for Mutant {
     fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
         self.leak(user, |u| self.inner.job(u, id))
     }
@@ -295,7 +284,9 @@ impl StoreRead for Mutant {
         }
         Ok(jobs)
     }
+}
 
+impl KeyRead for Mutant {
     fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
         self.inner.api_key_by_hash(hash)
     }
@@ -306,17 +297,39 @@ impl StoreRead for Mutant {
         }
         self.inner.api_keys()
     }
+}
 
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        let mut export = self.inner.export_user(user)?;
-        if self.bug == Bug::ExportOnlyActive {
-            export.memories.retain(|m| m.memory.is_active());
+impl VectorRead for Mutant {
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        let mut rows = self.inner.vectors(user, model)?;
+        if self.bug == Bug::FlushesNegativeZero {
+            for row in &mut rows {
+                for x in &mut row.vector {
+                    if *x == 0.0 {
+                        *x = 0.0;
+                    }
+                }
+            }
         }
-        Ok(export)
+        Ok(rows)
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        self.search.then_some(self as &dyn VectorSearch)
     }
 }
 
-impl Store for Mutant {
+impl StoreRead for Mutant {
+    fn info(&self) -> StoreInfo {
+        let mut info = self.inner.info();
+        if self.search && self.bug != Bug::InfoDeniesSearch {
+            info.vector_search = Ok("brute force".to_string());
+        }
+        info
+    }
+}
+
+impl MemoryWrite for Mutant {
     fn write(&self, mut batch: WriteBatch) -> StoreResult<()> {
         if let Ok(Some(user)) = batch.user() {
             let mut users = self.users.lock();
@@ -427,19 +440,6 @@ impl Store for Mutant {
         Ok(())
     }
 
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        if self.bug == Bug::PutVectorsIgnoresUser {
-            // Writes each row to whichever user owns the memory.
-            for other in self.users.lock().clone() {
-                for row in rows {
-                    let _ = self.inner.put_vectors(&other, std::slice::from_ref(row));
-                }
-            }
-            return Ok(());
-        }
-        self.inner.put_vectors(user, rows)
-    }
-
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
         if self.bug == Bug::PurgeKeepsLease {
             // Purge everything but the lease: whoever held it holds it again.
@@ -480,6 +480,25 @@ impl Store for Mutant {
         Ok(report)
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        let mut export = export.clone();
+        match self.bug {
+            Bug::ImportDropsHistory => {
+                for m in &mut export.memories {
+                    m.history.truncate(1);
+                }
+            }
+            Bug::ImportDropsFinishedJobs => export.jobs.retain(Job::is_pending),
+            Bug::ImportOverwrites => {
+                self.inner.purge_user(&export.user)?;
+            }
+            _ => {}
+        }
+        self.inner.import_user(&export)
+    }
+}
+
+impl JobWrite for Mutant {
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -517,28 +536,13 @@ impl Store for Mutant {
             .retain(|(u, h)| !(u == user && h == holder));
         self.inner.release_jobs(user, holder)
     }
+}
 
+impl KeyWrite for Mutant {
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         self.inner.put_api_key(key)?;
         self.keys_in_insert_order.lock().push(key.clone());
         Ok(())
-    }
-
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        let mut export = export.clone();
-        match self.bug {
-            Bug::ImportDropsHistory => {
-                for m in &mut export.memories {
-                    m.history.truncate(1);
-                }
-            }
-            Bug::ImportDropsFinishedJobs => export.jobs.retain(Job::is_pending),
-            Bug::ImportOverwrites => {
-                self.inner.purge_user(&export.user)?;
-            }
-            _ => {}
-        }
-        self.inner.import_user(&export)
     }
 
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
@@ -550,6 +554,21 @@ impl Store for Mutant {
             }));
         }
         Ok(revoked)
+    }
+}
+
+impl VectorWrite for Mutant {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if self.bug == Bug::PutVectorsIgnoresUser {
+            // Writes each row to whichever user owns the memory.
+            for other in self.users.lock().clone() {
+                for row in rows {
+                    let _ = self.inner.put_vectors(&other, std::slice::from_ref(row));
+                }
+            }
+            return Ok(());
+        }
+        self.inner.put_vectors(user, rows)
     }
 }
 

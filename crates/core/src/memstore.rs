@@ -12,8 +12,9 @@ use crate::model::{
     Moment, Timestamp, Turn, TurnId, UserKey,
 };
 use crate::store::{
-    check_new_api_key, MemoryFilter, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
-    VectorRow, WriteBatch,
+    check_new_api_key, JobRead, JobWrite, KeyRead, KeyWrite, MemoryFilter, MemoryRead, MemoryWrite,
+    Page, Paged, PurgeReport, StoreRead, StoreResult, VectorRead, VectorRow, VectorWrite,
+    WriteBatch,
 };
 use crate::store_vectors::{BackendKind, StoreInfo, VectorSearch};
 
@@ -294,7 +295,7 @@ impl UserData {
     }
 }
 
-impl StoreRead for MemoryStore {
+impl MemoryRead for MemoryStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         Ok(self
             .users
@@ -375,6 +376,77 @@ impl StoreRead for MemoryStore {
             .unwrap_or_default())
     }
 
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn data_version(&self, _user: &UserKey) -> StoreResult<Option<u64>> {
+        Ok(None) // nothing else can write to this process's memory
+    }
+
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
+    }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        Ok(match self.users.read().get(user) {
+            Some(data) => data.export(user),
+            None => UserExport::empty(user.clone()),
+        })
+    }
+}
+
+impl JobRead for MemoryStore {
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.jobs.get(&id).cloned()))
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        let users = self.users.read();
+        let mut pending: Vec<Job> = users
+            .get(user)
+            .map(|d| {
+                d.jobs
+                    .values()
+                    .filter(|j| j.is_pending())
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
+        pending.truncate(limit);
+        Ok(pending)
+    }
+}
+
+impl KeyRead for MemoryStore {
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        Ok(self
+            .api_keys
+            .read()
+            .iter()
+            .find(|k| k.hash == hash)
+            .cloned())
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        let mut keys = self.api_keys.read().clone();
+        keys.sort_by_key(|k| (k.created_at, k.id));
+        Ok(keys)
+    }
+}
+
+impl VectorRead for MemoryStore {
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
         let users = self.users.read();
         let Some(data) = users.get(user) else {
@@ -400,25 +472,12 @@ impl StoreRead for MemoryStore {
         Ok(rows.into_iter().map(|(_, row)| row).collect())
     }
 
-    fn data_version(&self, _user: &UserKey) -> StoreResult<Option<u64>> {
-        Ok(None) // nothing else can write to this process's memory
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        None
     }
+}
 
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
-        Ok(self
-            .api_keys
-            .read()
-            .iter()
-            .find(|k| k.hash == hash)
-            .cloned())
-    }
-
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        let mut keys = self.api_keys.read().clone();
-        keys.sort_by_key(|k| (k.created_at, k.id));
-        Ok(keys)
-    }
-
+impl StoreRead for MemoryStore {
     fn info(&self) -> StoreInfo {
         StoreInfo {
             kind: BackendKind::Memory,
@@ -426,59 +485,9 @@ impl StoreRead for MemoryStore {
             vector_search: Err("the in-memory store has no vector index".to_string()),
         }
     }
-
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        None
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
-        keys.sort();
-        Ok(keys)
-    }
-
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        Ok(self
-            .users
-            .read()
-            .get(user)
-            .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
-    }
-
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        Ok(self
-            .users
-            .read()
-            .get(user)
-            .and_then(|d| d.jobs.get(&id).cloned()))
-    }
-
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        Ok(match self.users.read().get(user) {
-            Some(data) => data.export(user),
-            None => UserExport::empty(user.clone()),
-        })
-    }
-
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        let users = self.users.read();
-        let mut pending: Vec<Job> = users
-            .get(user)
-            .map(|d| {
-                d.jobs
-                    .values()
-                    .filter(|j| j.is_pending())
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
-        pending.truncate(limit);
-        Ok(pending)
-    }
 }
 
-impl Store for MemoryStore {
+impl MemoryWrite for MemoryStore {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         let Some(user) = batch.validate()? else {
             return Ok(());
@@ -502,79 +511,6 @@ impl Store for MemoryStore {
             if let Some(memory) = data.memories.get_mut(id) {
                 memory.access.push(*access);
             }
-        }
-        Ok(())
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else {
-            return match rows.first() {
-                Some(row) => Err(StoreError::InvalidWrite(format!(
-                    "vector for unknown memory {}",
-                    row.memory_id
-                ))),
-                None => Ok(()),
-            };
-        };
-        if let Some(row) = rows
-            .iter()
-            .find(|r| !data.memories.contains_key(&r.memory_id))
-        {
-            return Err(StoreError::InvalidWrite(format!(
-                "vector for unknown memory {}",
-                row.memory_id
-            )));
-        }
-        for row in rows {
-            data.vectors
-                .entry(row.memory_id)
-                .or_default()
-                .insert(row.model.clone(), row.vector.clone());
-        }
-        Ok(())
-    }
-
-    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        let mut keys = self.api_keys.write();
-        check_new_api_key(key, &keys)?;
-        keys.push(key.clone());
-        Ok(())
-    }
-
-    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
-        let mut keys = self.api_keys.write();
-        let Some(key) = keys.iter_mut().find(|k| k.id == id) else {
-            return Ok(None);
-        };
-        key.revoked_at.get_or_insert(at);
-        Ok(Some(key.clone()))
-    }
-
-    fn lease_jobs(
-        &self,
-        user: &UserKey,
-        holder: &str,
-        lease: std::time::Duration,
-    ) -> StoreResult<bool> {
-        let now = std::time::Instant::now();
-        let mut leases = self.job_leases.lock();
-        if let Some((current, until)) = leases.get(user) {
-            if current != holder && *until > now {
-                return Ok(false);
-            }
-        }
-        leases.insert(user.clone(), (holder.to_string(), now + lease));
-        Ok(true)
-    }
-
-    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
-        let mut leases = self.job_leases.lock();
-        if leases
-            .get(user)
-            .is_some_and(|(current, _)| current == holder)
-        {
-            leases.remove(user);
         }
         Ok(())
     }
@@ -609,7 +545,9 @@ impl Store for MemoryStore {
         }
         Ok(())
     }
+}
 
+impl JobWrite for MemoryStore {
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -625,5 +563,82 @@ impl Store for MemoryStore {
             job.last_error = Some(error.to_string());
         }
         Ok(Some(job.clone()))
+    }
+
+    fn lease_jobs(
+        &self,
+        user: &UserKey,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> StoreResult<bool> {
+        let now = std::time::Instant::now();
+        let mut leases = self.job_leases.lock();
+        if let Some((current, until)) = leases.get(user) {
+            if current != holder && *until > now {
+                return Ok(false);
+            }
+        }
+        leases.insert(user.clone(), (holder.to_string(), now + lease));
+        Ok(true)
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        let mut leases = self.job_leases.lock();
+        if leases
+            .get(user)
+            .is_some_and(|(current, _)| current == holder)
+        {
+            leases.remove(user);
+        }
+        Ok(())
+    }
+}
+
+impl KeyWrite for MemoryStore {
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        let mut keys = self.api_keys.write();
+        check_new_api_key(key, &keys)?;
+        keys.push(key.clone());
+        Ok(())
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        let mut keys = self.api_keys.write();
+        let Some(key) = keys.iter_mut().find(|k| k.id == id) else {
+            return Ok(None);
+        };
+        key.revoked_at.get_or_insert(at);
+        Ok(Some(key.clone()))
+    }
+}
+
+impl VectorWrite for MemoryStore {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        let mut users = self.users.write();
+        let Some(data) = users.get_mut(user) else {
+            return match rows.first() {
+                Some(row) => Err(StoreError::InvalidWrite(format!(
+                    "vector for unknown memory {}",
+                    row.memory_id
+                ))),
+                None => Ok(()),
+            };
+        };
+        if let Some(row) = rows
+            .iter()
+            .find(|r| !data.memories.contains_key(&r.memory_id))
+        {
+            return Err(StoreError::InvalidWrite(format!(
+                "vector for unknown memory {}",
+                row.memory_id
+            )));
+        }
+        for row in rows {
+            data.vectors
+                .entry(row.memory_id)
+                .or_default()
+                .insert(row.model.clone(), row.vector.clone());
+        }
+        Ok(())
     }
 }

@@ -6,9 +6,10 @@ use std::time::Duration;
 use mnemos_core::{
     check_finite_metrics, check_new_api_key, vector_to_le_bytes, Access, ApiKey, ApiKeyId,
     BatchErase, Change, Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment,
-    PurgeReport, Store, StoreError, StoreResult, Timestamp, Turn, TurnErase, UserExport, UserKey,
+    PurgeReport, StoreError, StoreResult, Timestamp, Turn, TurnErase, UserExport, UserKey,
     VectorRow, WriteBatch,
 };
+use mnemos_core::{JobWrite, KeyWrite, MemoryWrite, VectorWrite};
 use postgres::Transaction;
 
 use crate::codec::{
@@ -662,7 +663,7 @@ fn lease_millis(lease: Duration) -> i64 {
     i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
 }
 
-impl Store for PostgresStore {
+impl MemoryWrite for PostgresStore {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         let Some(user) = batch.validate()? else {
             return Ok(());
@@ -695,16 +696,6 @@ impl Store for PostgresStore {
         })
     }
 
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let indexed = self.pgvector_available();
-        self.write_tx("put vectors", WriteScope::User(user), |tx| {
-            insert_vectors(tx, user, &HashSet::new(), rows, indexed, "put vectors")
-        })
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         if accesses.is_empty() {
             return Ok(());
@@ -720,6 +711,12 @@ impl Store for PostgresStore {
         })
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        crate::export::import(self, export)
+    }
+}
+
+impl JobWrite for PostgresStore {
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -770,7 +767,9 @@ impl Store for PostgresStore {
             Ok(())
         })
     }
+}
 
+impl KeyWrite for PostgresStore {
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         self.write_tx("store API key", WriteScope::Keys, |tx| {
             let stored = crate::read::all_keys(tx)?;
@@ -793,10 +792,6 @@ impl Store for PostgresStore {
         })
     }
 
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        crate::export::import(self, export)
-    }
-
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.write_tx("revoke API key", WriteScope::Keys, |tx| {
             tx.execute(
@@ -805,6 +800,18 @@ impl Store for PostgresStore {
             )
             .map_err(pg_err("revoke API key"))?;
             load_key(tx, "id = $1", &id.0)
+        })
+    }
+}
+
+impl VectorWrite for PostgresStore {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let indexed = self.pgvector_available();
+        self.write_tx("put vectors", WriteScope::User(user), |tx| {
+            insert_vectors(tx, user, &HashSet::new(), rows, indexed, "put vectors")
         })
     }
 }

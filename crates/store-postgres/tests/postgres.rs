@@ -10,12 +10,13 @@
     clippy::too_many_lines
 )]
 
+use mnemos_core::{JobRead, JobWrite, KeyWrite, MemoryRead, MemoryWrite, VectorRead};
 use std::sync::Arc;
 
 use mnemos_conformance::Guarded;
 use mnemos_core::{
     BatchForget, Conflict, Job, Memory, MemoryId, Metadata, Moment, Precondition, Role, Scope,
-    Store, StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
 };
 use mnemos_store_postgres::{PostgresStore, SCHEMA_VERSION};
 use mnemos_testkit::postgres::{shared_server, shared_system_server, TestPostgres};

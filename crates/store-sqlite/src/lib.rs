@@ -32,9 +32,12 @@ use std::time::Duration;
 use mnemos_core::{
     check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, BackendKind, BatchErase,
     Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch,
-    MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreInfo,
-    StoreRead, StoreResult, Timestamp, Turn, TurnErase, TurnId, UserExport, UserKey, Validity,
-    VectorRow, VectorSearch, WriteBatch,
+    MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, StoreError, StoreInfo, StoreRead,
+    StoreResult, Timestamp, Turn, TurnErase, TurnId, UserExport, UserKey, Validity, VectorRow,
+    VectorSearch, WriteBatch,
+};
+use mnemos_core::{
+    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -954,7 +957,7 @@ fn insert_jobs(tx: &Connection, jobs: &[JobRow<'_>]) -> StoreResult<()> {
     Ok(())
 }
 
-impl StoreRead for SqliteStore {
+impl MemoryRead for SqliteStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.read(|conn| {
             let sql = format!(
@@ -1092,25 +1095,21 @@ impl StoreRead for SqliteStore {
         })
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
         self.read(|conn| {
             let mut stmt = conn
-                .prepare_cached(
-                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
-                     WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.active = 1 AND v.model = ?3 \
-                     ORDER BY m.created_round, m.created_time, m.id",
-                )
-                .map_err(sql_err("read vectors"))?;
-            let mut rows = stmt.query(params![user.tenant, user.user, model]).map_err(sql_err("read vectors"))?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next().map_err(sql_err("read vectors"))? {
-                let id = MemoryId(uuid_from_blob(blob(row, 0, "read vectors")?, "vector")?);
-                let dim: i64 = row.get(1).map_err(sql_err("read vectors"))?;
-                let data = blob(row, 2, "read vectors")?;
-                let vector = decode_vector(data, dim, &format!("vector of memory {id}"))?;
-                out.push(VectorRow { memory_id: id, model: model.to_string(), vector });
-            }
-            Ok(out)
+                .prepare_cached("SELECT tenant, user_id FROM users ORDER BY tenant, user_id")
+                .map_err(sql_err("list users"))?;
+            let rows = stmt
+                .query_map([], |row| {
+                    Ok(UserKey {
+                        tenant: row.get(0)?,
+                        user: row.get(1)?,
+                    })
+                })
+                .map_err(sql_err("list users"))?;
+            rows.collect::<Result<Vec<_>, _>>()
+                .map_err(sql_err("list users"))
         })
     }
 
@@ -1130,58 +1129,18 @@ impl StoreRead for SqliteStore {
         Ok(Some(version as u64))
     }
 
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
-        self.read(|conn| keys::by_hash(conn, hash))
-    }
-
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        self.read(keys::all)
-    }
-
-    fn info(&self) -> StoreInfo {
-        let location = self.path().map_or_else(
-            || "SQLite in memory".to_string(),
-            |p| p.display().to_string(),
-        );
-        StoreInfo {
-            kind: BackendKind::Sqlite,
-            location,
-            vector_search: Err("SQLite has no vector index".to_string()),
-        }
-    }
-
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        None
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached("SELECT tenant, user_id FROM users ORDER BY tenant, user_id")
-                .map_err(sql_err("list users"))?;
-            let rows = stmt
-                .query_map([], |row| {
-                    Ok(UserKey {
-                        tenant: row.get(0)?,
-                        user: row.get(1)?,
-                    })
-                })
-                .map_err(sql_err("list users"))?;
-            rows.collect::<Result<Vec<_>, _>>()
-                .map_err(sql_err("list users"))
-        })
-    }
-
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
         self.read(|conn| last_round_in(conn, user))
     }
 
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.read(|conn| load_job(conn, user, id))
-    }
-
     fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
         export::export(self, user)
+    }
+}
+
+impl JobRead for SqliteStore {
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.read(|conn| load_job(conn, user, id))
     }
 
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
@@ -1206,7 +1165,59 @@ impl StoreRead for SqliteStore {
     }
 }
 
-impl Store for SqliteStore {
+impl KeyRead for SqliteStore {
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        self.read(|conn| keys::by_hash(conn, hash))
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.read(keys::all)
+    }
+}
+
+impl VectorRead for SqliteStore {
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
+                     WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.active = 1 AND v.model = ?3 \
+                     ORDER BY m.created_round, m.created_time, m.id",
+                )
+                .map_err(sql_err("read vectors"))?;
+            let mut rows = stmt.query(params![user.tenant, user.user, model]).map_err(sql_err("read vectors"))?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err("read vectors"))? {
+                let id = MemoryId(uuid_from_blob(blob(row, 0, "read vectors")?, "vector")?);
+                let dim: i64 = row.get(1).map_err(sql_err("read vectors"))?;
+                let data = blob(row, 2, "read vectors")?;
+                let vector = decode_vector(data, dim, &format!("vector of memory {id}"))?;
+                out.push(VectorRow { memory_id: id, model: model.to_string(), vector });
+            }
+            Ok(out)
+        })
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        None
+    }
+}
+
+impl StoreRead for SqliteStore {
+    fn info(&self) -> StoreInfo {
+        let location = self.path().map_or_else(
+            || "SQLite in memory".to_string(),
+            |p| p.display().to_string(),
+        );
+        StoreInfo {
+            kind: BackendKind::Sqlite,
+            location,
+            vector_search: Err("SQLite has no vector index".to_string()),
+        }
+    }
+}
+
+impl MemoryWrite for SqliteStore {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         let Some(user) = batch.validate()? else {
             return Ok(());
@@ -1229,19 +1240,6 @@ impl Store for SqliteStore {
             self.checkpoint_truncate()?;
         }
         Ok(())
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let encoded: Vec<(&VectorRow, Vec<u8>)> = rows
-            .iter()
-            .map(|v| (v, vector_to_le_bytes(&v.vector)))
-            .collect();
-        self.write_tx("put vectors", |tx| {
-            insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
-        })
     }
 
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
@@ -1321,6 +1319,30 @@ impl Store for SqliteStore {
         Ok(report)
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        export::import(self, export)
+    }
+}
+
+impl JobWrite for SqliteStore {
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>> {
+        self.write_tx("record job failure", |tx| {
+            // A finished job is left as it is; the attempt counter saturates like a u32.
+            tx.prepare_cached(
+                "UPDATE jobs SET attempts = MIN(attempts + 1, 4294967295), last_error = ?4 \
+                 WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
+            )
+            .and_then(|mut s| s.execute(params![id_bytes(&id.0), user.tenant, user.user, error]))
+            .map_err(sql_err("record job failure"))?;
+            load_job(tx, user, id)
+        })
+    }
+
     fn lease_jobs(&self, user: &UserKey, holder: &str, lease: Duration) -> StoreResult<bool> {
         let now = now_ms();
         let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
@@ -1349,7 +1371,9 @@ impl Store for SqliteStore {
             Ok(())
         })
     }
+}
 
+impl KeyWrite for SqliteStore {
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         self.write_tx("store API key", |tx| keys::put(tx, key))
     }
@@ -1357,26 +1381,19 @@ impl Store for SqliteStore {
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.write_tx("revoke API key", |tx| keys::revoke(tx, id, at))
     }
+}
 
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        export::import(self, export)
-    }
-
-    fn record_job_failure(
-        &self,
-        user: &UserKey,
-        id: JobId,
-        error: &str,
-    ) -> StoreResult<Option<Job>> {
-        self.write_tx("record job failure", |tx| {
-            // A finished job is left as it is; the attempt counter saturates like a u32.
-            tx.prepare_cached(
-                "UPDATE jobs SET attempts = MIN(attempts + 1, 4294967295), last_error = ?4 \
-                 WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
-            )
-            .and_then(|mut s| s.execute(params![id_bytes(&id.0), user.tenant, user.user, error]))
-            .map_err(sql_err("record job failure"))?;
-            load_job(tx, user, id)
+impl VectorWrite for SqliteStore {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let encoded: Vec<(&VectorRow, Vec<u8>)> = rows
+            .iter()
+            .map(|v| (v, vector_to_le_bytes(&v.vector)))
+            .collect();
+        self.write_tx("put vectors", |tx| {
+            insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
         })
     }
 }

@@ -9,13 +9,14 @@
     clippy::too_many_lines
 )]
 
+use mnemos_core::{JobRead, JobWrite, MemoryRead, MemoryWrite, VectorRead};
 use std::path::{Path, PathBuf};
 
 use mnemos_conformance::Guarded;
 use mnemos_core::{
     BatchForget, BatchUpdate, Job, Memory, MemoryId, MemoryKind, MemoryPatch, Metadata, Metrics,
-    Moment, Page, Role, Scope, Store, StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey,
-    VectorRow, WriteBatch,
+    Moment, Page, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow,
+    WriteBatch,
 };
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 use tempfile::TempDir;

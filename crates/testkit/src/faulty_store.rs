@@ -11,6 +11,9 @@ use mnemos_core::{
     Page, Paged, PurgeReport, Store, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp,
     Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
 };
+use mnemos_core::{
+    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
+};
 
 /// Whether a store call only looks or may change something.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -331,7 +334,7 @@ fn injected(call: &Call) -> StoreError {
     StoreError::backend_message(call.op, format!("{what} at {call}"))
 }
 
-impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
+impl<S: Store + ?Sized> MemoryRead for FaultyStore<S> {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.read_call("turn", |s| s.turn(user, id))
     }
@@ -365,10 +368,6 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
         self.read_call("history", |s| s.history(user, id))
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        self.read_call("vectors", |s| s.vectors(user, model))
-    }
-
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         self.read_call("users", |s| s.users())
     }
@@ -381,6 +380,12 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
         self.read_call("last_round", |s| s.last_round(user))
     }
 
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        self.read_call("export_user", |s| s.export_user(user))
+    }
+}
+
+impl<S: Store + ?Sized> JobRead for FaultyStore<S> {
     fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
         self.read_call("job", |s| s.job(user, id))
     }
@@ -388,7 +393,9 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
         self.read_call("pending_jobs", |s| s.pending_jobs(user, limit))
     }
+}
 
+impl<S: Store + ?Sized> KeyRead for FaultyStore<S> {
     fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
         self.read_call("api_key_by_hash", |s| s.api_key_by_hash(hash))
     }
@@ -396,13 +403,11 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
         self.read_call("api_keys", |s| s.api_keys())
     }
+}
 
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        self.read_call("export_user", |s| s.export_user(user))
-    }
-
-    fn info(&self) -> StoreInfo {
-        self.inner.info()
+impl<S: Store + ?Sized> VectorRead for FaultyStore<S> {
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.read_call("vectors", |s| s.vectors(user, model))
     }
 
     /// The wrapped store's search, through this store so its calls count and fail like reads.
@@ -410,6 +415,72 @@ impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
         self.inner
             .vector_search()
             .map(|_| self as &dyn VectorSearch)
+    }
+}
+
+impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
+    fn info(&self) -> StoreInfo {
+        self.inner.info()
+    }
+}
+
+impl<S: Store + ?Sized> MemoryWrite for FaultyStore<S> {
+    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
+        self.write_call("write", |s| s.write(batch))
+    }
+
+    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
+        self.write_call("record_access", |s| s.record_access(user, accesses))
+    }
+
+    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
+        self.write_call("purge_user", |s| s.purge_user(user))
+    }
+
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        self.write_call("import_user", |s| s.import_user(export))
+    }
+}
+
+impl<S: Store + ?Sized> JobWrite for FaultyStore<S> {
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>> {
+        self.write_call("record_job_failure", |s| {
+            s.record_job_failure(user, id, error)
+        })
+    }
+
+    fn lease_jobs(
+        &self,
+        user: &UserKey,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> StoreResult<bool> {
+        self.write_call("lease_jobs", |s| s.lease_jobs(user, holder, lease))
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        self.write_call("release_jobs", |s| s.release_jobs(user, holder))
+    }
+}
+
+impl<S: Store + ?Sized> KeyWrite for FaultyStore<S> {
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        self.write_call("put_api_key", |s| s.put_api_key(key))
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        self.write_call("revoke_api_key", |s| s.revoke_api_key(id, at))
+    }
+}
+
+impl<S: Store + ?Sized> VectorWrite for FaultyStore<S> {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        self.write_call("put_vectors", |s| s.put_vectors(user, rows))
     }
 }
 
@@ -448,60 +519,6 @@ fn inner_search<S: Store + ?Sized>(store: &S) -> StoreResult<&dyn VectorSearch> 
     store.vector_search().ok_or_else(|| {
         StoreError::backend_message("nearest", "the wrapped store has no vector search")
     })
-}
-
-impl<S: Store + ?Sized> Store for FaultyStore<S> {
-    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        self.write_call("write", |s| s.write(batch))
-    }
-
-    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
-        self.write_call("record_access", |s| s.record_access(user, accesses))
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        self.write_call("put_vectors", |s| s.put_vectors(user, rows))
-    }
-
-    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
-        self.write_call("purge_user", |s| s.purge_user(user))
-    }
-
-    fn record_job_failure(
-        &self,
-        user: &UserKey,
-        id: JobId,
-        error: &str,
-    ) -> StoreResult<Option<Job>> {
-        self.write_call("record_job_failure", |s| {
-            s.record_job_failure(user, id, error)
-        })
-    }
-
-    fn lease_jobs(
-        &self,
-        user: &UserKey,
-        holder: &str,
-        lease: std::time::Duration,
-    ) -> StoreResult<bool> {
-        self.write_call("lease_jobs", |s| s.lease_jobs(user, holder, lease))
-    }
-
-    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
-        self.write_call("release_jobs", |s| s.release_jobs(user, holder))
-    }
-
-    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        self.write_call("put_api_key", |s| s.put_api_key(key))
-    }
-
-    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
-        self.write_call("revoke_api_key", |s| s.revoke_api_key(id, at))
-    }
-
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        self.write_call("import_user", |s| s.import_user(export))
-    }
 }
 
 #[cfg(test)]

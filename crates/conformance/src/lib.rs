@@ -34,11 +34,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, HistoryEntry, Job, JobId,
-    KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata,
-    Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store,
-    StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
-    Validity, VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
+    Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, ForgetCause,
+    HistoryEntry, Job, JobId, KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch,
+    MemoryState, Metadata, Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope,
+    StateFilter, Store, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId,
+    UserExport, UserKey, Validity, VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES,
+    MAX_TEXT_BYTES,
 };
 use mnemos_core::{
     JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
@@ -310,7 +311,8 @@ trait EditsOne {
         patch: &MemoryPatch,
         at: Moment,
     ) -> StoreResult<Option<Memory>>;
-    /// Forget one memory in a batch of its own; the memory as stored afterwards.
+    /// Forget one memory in a batch of its own, as someone's request; the memory as stored
+    /// afterwards.
     fn forget(
         &self,
         user: &UserKey,
@@ -352,6 +354,7 @@ impl<S: Store + ?Sized> EditsOne for S {
             forgets: vec![BatchForget {
                 id,
                 reason: reason.to_string(),
+                cause: ForgetCause::Request,
                 at,
             }],
             ..WriteBatch::default()
@@ -716,6 +719,9 @@ pub fn crud_round_trip<S: Store>(make: &dyn Fn() -> S) {
     data.memories[last].state = MemoryState::Forgotten {
         reason: "imported as forgotten".into(),
         at: moment(9),
+        cause: ForgetCause::Derived {
+            source: data.memories[0].id,
+        },
     };
     unwrap_ok(store.write(data.batch()), "write");
 
@@ -1448,12 +1454,15 @@ pub fn forget_semantics<S: Store>(make: &dyn Fn() -> S) {
         "fixture: two models"
     );
 
-    let reason = "evicted by capacity policy at round 12";
+    // Worded like a preset's reason, but a request: the cause is read back as stored, never
+    // from the reason's words.
+    let reason = "memgpt: evicted by capacity policy at round 12";
     let forgotten = unwrap_ok(store.forget(&user, target.id, reason, moment(12)), "forget");
     let mut expected = target.clone();
     expected.state = MemoryState::Forgotten {
         reason: reason.into(),
         at: moment(12),
+        cause: ForgetCause::Request,
     };
     expected.version = 2;
     assert_eq!(
@@ -1683,6 +1692,7 @@ pub fn history_in_order<S: Store>(make: &dyn Fn() -> S) {
                 current.state = MemoryState::Forgotten {
                     reason: reason.clone(),
                     at: moment(round),
+                    cause: ForgetCause::Request,
                 };
                 current.version += 1;
                 expected.push(HistoryEntry {
@@ -3084,11 +3094,13 @@ pub fn batch_edits_match_one_by_one<S: Store>(make: &dyn Fn() -> S) {
         BatchForget {
             id: gone.id,
             reason: "superseded by the new job".into(),
+            cause: ForgetCause::preset("conformance"),
             at: moment(24),
         },
         BatchForget {
             id: fresh.id,
             reason: "contradicted at round 25".into(),
+            cause: ForgetCause::Derived { source: gone.id },
             at: moment(25),
         },
     ];
@@ -3121,7 +3133,13 @@ pub fn batch_edits_match_one_by_one<S: Store>(make: &dyn Fn() -> S) {
         unwrap_ok(called.update(&user, u.id, &u.patch, u.at), "update");
     }
     for f in &forgets {
-        unwrap_ok(called.forget(&user, f.id, &f.reason, f.at), "forget");
+        unwrap_ok(
+            called.write(WriteBatch {
+                forgets: vec![f.clone()],
+                ..batch_of(&user)
+            }),
+            "forget",
+        );
     }
     // An edit-only batch that names its user.
     let solo = BatchUpdate {
@@ -3190,7 +3208,8 @@ pub fn batch_edits_match_one_by_one<S: Store>(make: &dyn Fn() -> S) {
         Some((
             &MemoryState::Forgotten {
                 reason: "superseded by the new job".into(),
-                at: moment(24)
+                at: moment(24),
+                cause: ForgetCause::preset("conformance"),
             },
             2
         )),
@@ -3242,6 +3261,7 @@ pub fn batch_edits_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
     let valid_forget = BatchForget {
         id: data.memories[2].id,
         reason: "a valid forget".into(),
+        cause: ForgetCause::Request,
         at: moment(30),
     };
     let update_of = |id: MemoryId, text: &str| BatchUpdate {
@@ -3255,6 +3275,7 @@ pub fn batch_edits_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
     let forget_of = |id: MemoryId| BatchForget {
         id,
         reason: "must not stick".into(),
+        cause: ForgetCause::Request,
         at: moment(31),
     };
     let cases: Vec<(&str, Vec<BatchUpdate>, Vec<BatchForget>)> = vec![
@@ -4195,8 +4216,9 @@ fn rich_user<S: Store>(store: &S, user: &UserKey, seed: u64) -> RichJobs {
     data.turns.push(zh);
     let last = data.memories.len() - 1;
     data.memories[last - 1].state = MemoryState::Forgotten {
-        reason: "imported as forgotten".into(),
+        reason: "lufy: imported as forgotten".into(),
         at: moment(12),
+        cause: ForgetCause::preset("moom"),
     };
     let jobs = RichJobs {
         pending: new_job(&scope, moment(2), "session_summary"),

@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, BatchUpdate, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter,
-    MemoryId, MemoryPatch, MemoryStore, Page, Paged, PurgeReport, StoreError, StoreInfo, StoreRead,
-    StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
+    Access, ApiKey, ApiKeyId, BatchUpdate, CatchUp, ForgetCause, HistoryEntry, Job, JobId, Memory,
+    MemoryFilter, MemoryId, MemoryPatch, MemoryState, MemoryStore, Page, Paged, PurgeReport,
+    StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
+    VectorRow, VectorSearch, WriteBatch,
 };
 use mnemos_core::{
     JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
@@ -71,6 +72,8 @@ enum Bug {
     /// Erases a memory's row but keeps the words in its earlier versions.
     ErasureKeepsHistory,
     ErasureKeepsTurnText,
+    /// Reads a forget's cause back out of its reason's words instead of the stored cause.
+    CauseFromReason,
 }
 
 impl Bug {
@@ -178,6 +181,11 @@ impl MemoryRead for Mutant {
         Ok(found.map(|mut m| {
             if self.bug == Bug::DropsSupersededBy {
                 m.superseded_by = None;
+            }
+            if self.bug == Bug::CauseFromReason {
+                if let MemoryState::Forgotten { reason, cause, .. } = &mut m.state {
+                    *cause = ForgetCause::from_legacy_reason(reason);
+                }
             }
             m
         }))
@@ -665,7 +673,10 @@ const CATCHES: &[(&str, &[Bug])] = &[
         &[Bug::IgnoresMetadataFilter, Bug::IgnoresTimeFilter],
     ),
     ("update_versions_and_history", &[Bug::HidesUpdateHistory]),
-    ("forget_semantics", &[Bug::BatchForgetKeepsVectors]),
+    (
+        "forget_semantics",
+        &[Bug::BatchForgetKeepsVectors, Bug::CauseFromReason],
+    ),
     ("record_access_appends", &[Bug::AccessBumpsVersion]),
     ("history_in_order", &[Bug::HidesUpdateHistory]),
     ("purge_user_removes_only_that_user", &[Bug::PurgeMiscounts]),

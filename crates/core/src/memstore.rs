@@ -8,8 +8,8 @@ use parking_lot::RwLock;
 use crate::error::{Conflict, StoreError};
 use crate::export::{MemoryExport, UserExport};
 use crate::model::{
-    Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryState,
-    Moment, Timestamp, Turn, TurnId, UserKey,
+    Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, Timestamp, Turn,
+    TurnId, UserKey,
 };
 use crate::store::{
     check_new_api_key, JobRead, JobWrite, KeyRead, KeyWrite, MemoryFilter, MemoryRead, MemoryWrite,
@@ -26,16 +26,6 @@ struct UserData {
     /// memory id → (model → vector)
     vectors: HashMap<MemoryId, BTreeMap<String, Vec<f32>>>,
     jobs: HashMap<JobId, Job>,
-}
-
-fn forgotten(memory: &Memory, reason: &str, at: Moment) -> Memory {
-    let mut updated = memory.clone();
-    updated.state = MemoryState::Forgotten {
-        reason: reason.to_string(),
-        at,
-    };
-    updated.version = updated.version.saturating_add(1);
-    updated
 }
 
 /// A `Store` kept entirely in process memory.
@@ -127,14 +117,7 @@ impl UserData {
                 .or_else(|| batch.memories.iter().find(|m| m.id == *id).cloned())
                 .or_else(|| self.memories.get(id).cloned())
         };
-        let record = |staged: &mut Staged, memory: Memory, at: Moment, change: Change| {
-            let entry = HistoryEntry {
-                memory_id: memory.id,
-                version: memory.version,
-                at,
-                change,
-                snapshot: memory.clone(),
-            };
+        let record = |staged: &mut Staged, (memory, entry): (Memory, HistoryEntry)| {
             let slot = staged
                 .entry(memory.id)
                 .or_insert_with(|| (memory.clone(), Vec::new()));
@@ -142,17 +125,16 @@ impl UserData {
             slot.1.push(entry);
         };
         for update in &batch.updates {
-            let Some(mut memory) = current(&update.id, &staged) else {
+            let Some(memory) = current(&update.id, &staged) else {
                 return Err(StoreError::InvalidWrite(format!(
                     "update of unknown memory {}",
                     update.id
                 )));
             };
-            update
-                .patch
-                .apply(&mut memory)
+            let change = memory
+                .updated(&update.patch, update.at)
                 .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-            record(&mut staged, memory, update.at, Change::Updated);
+            record(&mut staged, change);
         }
         for forget in &batch.forgets {
             let Some(memory) = current(&forget.id, &staged) else {
@@ -161,15 +143,10 @@ impl UserData {
                     forget.id
                 )));
             };
-            let change = Change::Forgotten {
-                reason: forget.reason.clone(),
-            };
-            record(
-                &mut staged,
-                forgotten(&memory, &forget.reason, forget.at),
-                forget.at,
-                change,
-            );
+            let change = memory
+                .forgotten(&forget.reason, forget.cause.clone(), forget.at)
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            record(&mut staged, change);
         }
         for erase in &batch.erasures {
             let Some(memory) = current(&erase.id, &staged) else {
@@ -178,10 +155,12 @@ impl UserData {
                     erase.id
                 )));
             };
+            let erased = erase.apply(&memory);
             let change = Change::Erased {
                 reason: erase.reason.clone(),
             };
-            record(&mut staged, erase.apply(&memory), erase.at, change);
+            let entry = HistoryEntry::of(&erased, erase.at, change);
+            record(&mut staged, (erased, entry));
         }
         Ok(staged)
     }

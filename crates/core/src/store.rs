@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Conflict, StoreError};
 use crate::export::UserExport;
 use crate::model::{
-    Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch,
-    Metadata, Metrics, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
+    Access, ApiKey, ApiKeyId, ForgetCause, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId,
+    MemoryPatch, Metadata, Metrics, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
 };
 use crate::store_vectors::{StoreInfo, VectorSearch};
 
@@ -41,11 +41,14 @@ pub struct BatchUpdate {
     pub at: Moment,
 }
 
-/// A policy's forgetting of an existing memory inside a [`WriteBatch`].
+/// A forgetting of an existing memory inside a [`WriteBatch`] (see [`Memory::forgotten`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BatchForget {
     pub id: MemoryId,
+    /// Free text for people; it says nothing the store reads.
     pub reason: String,
+    /// Who forgot it, stored with the state and read back exactly.
+    pub cause: ForgetCause,
     pub at: Moment,
 }
 
@@ -70,9 +73,11 @@ impl BatchErase {
     pub fn apply(&self, memory: &Memory) -> Memory {
         let mut erased = self.scrub(memory);
         if erased.is_active() {
+            // An erasure is always someone's request to forget.
             erased.state = crate::model::MemoryState::Forgotten {
                 reason: self.reason.clone(),
                 at: self.at,
+                cause: ForgetCause::Request,
             };
         }
         erased.version = erased.version.saturating_add(1);

@@ -3,7 +3,6 @@
 //! why a memory was forgotten ([`ForgetCause`]). Nothing here writes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::OnceLock;
 
 use serde::Serialize;
 
@@ -15,7 +14,6 @@ use mnemos_core::{
 use crate::engine::Engine;
 use crate::error::EngineResult;
 use crate::jobs::JobState;
-use crate::presets;
 
 /// How the engine's cascade words the reason of a memory forgotten with its source:
 /// `derived from forgotten memory <id>: <the source's reason>`.
@@ -26,53 +24,8 @@ pub(crate) fn derived_reason(source: MemoryId, reason: &str) -> String {
     format!("{DERIVED_PREFIX}{source}: {reason}")
 }
 
-/// Who forgot a memory, read from its recorded reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum ForgetCause {
-    /// A caller asked (`forget`), with a reason of their own.
-    Request,
-    /// A preset's policy (its reasons start with `<preset>: `).
-    Preset { preset: String },
-    /// The engine's cascade: the memory was derived from `source`, which was forgotten.
-    Derived { source: MemoryId },
-}
-
-impl ForgetCause {
-    /// The cause of a forget recorded with `reason`, given the preset names that may have
-    /// written it (a reason naming none of them was a request).
-    pub fn of(reason: &str, presets: &[&str]) -> Self {
-        if let Some(rest) = reason.strip_prefix(DERIVED_PREFIX) {
-            let id = rest.split(':').next().unwrap_or_default();
-            if let Ok(source) = id.trim().parse() {
-                return ForgetCause::Derived { source };
-            }
-        }
-        let named = reason.split_once(": ").map(|(head, _)| head);
-        match named.and_then(|head| presets.iter().find(|p| **p == head)) {
-            Some(preset) => ForgetCause::Preset {
-                preset: (*preset).to_string(),
-            },
-            None => ForgetCause::Request,
-        }
-    }
-
-    /// The cause of a forget recorded with `reason`, against every known preset.
-    pub fn of_reason(reason: &str) -> Self {
-        // Every forgotten memory of a listing asks; the registry never changes.
-        static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-        Self::of(reason, NAMES.get_or_init(presets::names))
-    }
-
-    /// `request`, `derived`, or the preset's name: how retention counts it.
-    pub fn key(&self) -> &str {
-        match self {
-            ForgetCause::Request => "request",
-            ForgetCause::Preset { preset } => preset,
-            ForgetCause::Derived { .. } => "derived",
-        }
-    }
-}
+/// Who forgot a memory: the typed cause every forget stores with the memory's state.
+pub use mnemos_core::ForgetCause;
 
 /// The order of a memory listing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -459,8 +412,7 @@ impl Engine {
             .iter()
             .map(|m| match &m.state {
                 MemoryState::Active => (m.created.round, None),
-                MemoryState::Forgotten { reason, at } => {
-                    let cause = ForgetCause::of_reason(reason);
+                MemoryState::Forgotten { at, cause, .. } => {
                     *forgotten_by.entry(cause.key().to_string()).or_default() += 1;
                     (m.created.round, Some(at.round))
                 }
@@ -499,22 +451,28 @@ mod tests {
     }
 
     #[test]
-    fn causes_are_read_from_reasons() {
-        let names = ["moom", "lufy"];
-        let id = MemoryId::new();
-        assert_eq!(ForgetCause::of("outdated", &names), ForgetCause::Request);
-        assert_eq!(
-            ForgetCause::of("moom: inhibition 0.9 among the lowest", &names),
-            ForgetCause::Preset {
-                preset: "moom".into()
-            }
+    fn a_persons_reason_naming_a_preset_is_still_a_request() {
+        // The cause is stored with the forget, not read back out of the reason's words.
+        let engine = test_engine("retrieval", "", true);
+        let ids = add(&engine, "s", &["a", "b", "c"]);
+        engine
+            .forget(&user(), ids[0], "memgpt: drop this, please")
+            .unwrap();
+        let forgotten = engine.get(&user(), ids[0]).unwrap();
+        assert!(
+            matches!(
+                &forgotten.state,
+                MemoryState::Forgotten {
+                    cause: ForgetCause::Request,
+                    ..
+                }
+            ),
+            "{:?}",
+            forgotten.state
         );
-        assert_eq!(
-            ForgetCause::of(&derived_reason(id, "moom: x"), &names),
-            ForgetCause::Derived { source: id }
-        );
-        assert_eq!(ForgetCause::of("gossip: x", &names), ForgetCause::Request);
-        assert_eq!(ForgetCause::Derived { source: id }.key(), "derived");
+        let retention = engine.retention(&user(), None, 200).unwrap();
+        assert_eq!(retention.forgotten_by.get("request"), Some(&1));
+        assert_eq!(retention.forgotten_by.get("memgpt"), None);
     }
 
     #[test]

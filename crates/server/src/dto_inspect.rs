@@ -50,10 +50,10 @@ pub struct ForgottenOut {
 }
 
 impl ForgottenOut {
-    pub(crate) fn new(reason: &str, at: mnemos_core::Moment) -> Self {
-        let (by, preset, source) = match ForgetCause::of_reason(reason) {
+    pub(crate) fn new(reason: &str, cause: &ForgetCause, at: mnemos_core::Moment) -> Self {
+        let (by, preset, source) = match cause {
             ForgetCause::Request => ("request", None, None),
-            ForgetCause::Preset { preset } => ("preset", Some(preset), None),
+            ForgetCause::Preset { preset } => ("preset", Some(preset.clone()), None),
             ForgetCause::Derived { source } => ("derived", None, Some(source.to_string())),
         };
         ForgottenOut {

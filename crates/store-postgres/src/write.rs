@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mnemos_core::{
     check_finite_metrics, check_new_api_key, vector_to_le_bytes, Access, ApiKey, ApiKeyId,
-    BatchErase, Change, Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment,
+    BatchErase, BatchForget, Change, Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, Moment,
     PurgeReport, StoreError, StoreResult, Timestamp, Turn, TurnErase, UserExport, UserKey,
     VectorRow, WriteBatch,
 };
@@ -380,43 +380,35 @@ fn update_in_tx(
     patch: &MemoryPatch,
     at: Moment,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, id)? else {
         return Ok(None);
     };
-    patch
-        .apply(&mut memory)
+    let (updated, entry) = memory
+        .updated(patch, at)
         .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-    rewrite_memory(tx, &memory)?;
-    insert_history(tx, at, &Change::Updated, &memory)?;
-    Ok(Some(memory))
+    rewrite_memory(tx, &updated)?;
+    insert_history(tx, entry.at, &entry.change, &updated)?;
+    Ok(Some(updated))
 }
 
+/// Forget one memory of `user` (the change [`Memory::forgotten`] computes; its vectors
+/// dropped), inside the caller's transaction. `Ok(None)` if the user has no such memory.
 fn forget_in_tx(
     tx: &mut Transaction<'_>,
     user: &UserKey,
-    id: MemoryId,
-    reason: &str,
-    at: Moment,
+    forget: &BatchForget,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, forget.id)? else {
         return Ok(None);
     };
-    memory.state = MemoryState::Forgotten {
-        reason: reason.to_string(),
-        at,
-    };
-    memory.version = memory
-        .version
-        .checked_add(1)
-        .ok_or_else(|| StoreError::InvalidWrite(format!("memory {id} has too many versions")))?;
-    rewrite_memory(tx, &memory)?;
-    let change = Change::Forgotten {
-        reason: reason.to_string(),
-    };
-    insert_history(tx, at, &change, &memory)?;
-    tx.execute("DELETE FROM vectors WHERE memory_id = $1", &[&id.0])
+    let (forgotten, entry) = memory
+        .forgotten(&forget.reason, forget.cause.clone(), forget.at)
+        .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+    rewrite_memory(tx, &forgotten)?;
+    insert_history(tx, entry.at, &entry.change, &forgotten)?;
+    tx.execute("DELETE FROM vectors WHERE memory_id = $1", &[&forget.id.0])
         .map_err(pg_err("forget memory"))?;
-    Ok(Some(memory))
+    Ok(Some(forgotten))
 }
 
 /// Edits of existing memories (or of memories created in the batch), in batch order.
@@ -430,7 +422,7 @@ fn apply_edits(tx: &mut Transaction<'_>, user: &UserKey, batch: &WriteBatch) -> 
         }
     }
     for forget in &batch.forgets {
-        if forget_in_tx(tx, user, forget.id, &forget.reason, forget.at)?.is_none() {
+        if forget_in_tx(tx, user, forget)?.is_none() {
             return Err(StoreError::InvalidWrite(format!(
                 "forget of unknown memory {}",
                 forget.id

@@ -110,6 +110,7 @@ fn fill(store: &PostgresStore, user: &UserKey, secret: &str) -> (Vec<TurnId>, Ve
             forgets: vec![BatchForget {
                 id: memories[0].id,
                 reason: format!("{secret} reason"),
+                cause: mnemos_core::ForgetCause::Request,
                 at: later,
             }],
             ..Default::default()
@@ -501,6 +502,7 @@ fn nul_characters_are_invalid_writes_never_backend_errors() {
             forgets: vec![BatchForget {
                 id: memories[1],
                 reason: "because\0".into(),
+                cause: mnemos_core::ForgetCause::Request,
                 at,
             }],
             ..Default::default()

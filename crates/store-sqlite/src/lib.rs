@@ -31,8 +31,8 @@ use std::time::Duration;
 
 use mnemos_core::{
     check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, BackendKind, BatchErase,
-    Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch,
-    MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, StoreError, StoreInfo, StoreRead,
+    BatchForget, Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
+    MemoryPatch, Moment, Page, Paged, PurgeReport, StateFilter, StoreError, StoreInfo, StoreRead,
     StoreResult, Timestamp, Turn, TurnErase, TurnId, UserExport, UserKey, Validity, VectorRow,
     VectorSearch, WriteBatch,
 };
@@ -415,7 +415,7 @@ fn insert_history_row(
     Ok(())
 }
 
-/// Patch one memory of `user` and record an `Updated` history entry, inside the caller's
+/// Patch one memory of `user` (the change [`Memory::updated`] computes), inside the caller's
 /// transaction. `Ok(None)` if the user has no such memory.
 fn update_in_tx(
     tx: &Connection,
@@ -424,58 +424,46 @@ fn update_in_tx(
     patch: &MemoryPatch,
     at: Moment,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, id)? else {
         return Ok(None);
     };
-    patch
-        .apply(&mut memory)
+    let (updated, entry) = memory
+        .updated(patch, at)
         .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-    rewrite_memory(tx, &memory)?;
-    insert_history(
-        tx,
-        at,
-        &Change::Updated,
-        &to_json(&memory, "memory snapshot")?,
-        &memory,
-    )?;
-    Ok(Some(memory))
+    store_change(tx, &updated, &entry)?;
+    Ok(Some(updated))
 }
 
-/// Forget one memory of `user` (state, version, `Forgotten` history entry, vectors dropped),
-/// inside the caller's transaction. `Ok(None)` if the user has no such memory.
+/// Forget one memory of `user` (the change [`Memory::forgotten`] computes; its vectors
+/// dropped), inside the caller's transaction. `Ok(None)` if the user has no such memory.
 fn forget_in_tx(
     tx: &Connection,
     user: &UserKey,
-    id: MemoryId,
-    reason: &str,
-    at: Moment,
+    forget: &BatchForget,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, forget.id)? else {
         return Ok(None);
     };
-    memory.state = MemoryState::Forgotten {
-        reason: reason.to_string(),
-        at,
-    };
-    memory.version = memory
-        .version
-        .checked_add(1)
-        .ok_or_else(|| StoreError::InvalidWrite(format!("memory {id} has too many versions")))?;
-    rewrite_memory(tx, &memory)?;
-    let change = Change::Forgotten {
-        reason: reason.to_string(),
-    };
+    let (forgotten, entry) = memory
+        .forgotten(&forget.reason, forget.cause.clone(), forget.at)
+        .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+    store_change(tx, &forgotten, &entry)?;
+    tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
+        .and_then(|mut s| s.execute(params![id_bytes(&forget.id.0)]))
+        .map_err(sql_err("forget memory"))?;
+    Ok(Some(forgotten))
+}
+
+/// Write a memory's new state and the history entry recording it.
+fn store_change(tx: &Connection, memory: &Memory, entry: &HistoryEntry) -> StoreResult<()> {
+    rewrite_memory(tx, memory)?;
     insert_history(
         tx,
-        at,
-        &change,
-        &to_json(&memory, "memory snapshot")?,
-        &memory,
-    )?;
-    tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
-        .and_then(|mut s| s.execute(params![id_bytes(&id.0)]))
-        .map_err(sql_err("forget memory"))?;
-    Ok(Some(memory))
+        entry.at,
+        &entry.change,
+        &to_json(&entry.snapshot, "memory snapshot")?,
+        memory,
+    )
 }
 
 /// One job of `user`, finished or not.
@@ -787,7 +775,7 @@ fn apply_edits(tx: &Connection, user: &UserKey, batch: &WriteBatch) -> StoreResu
         }
     }
     for forget in &batch.forgets {
-        if forget_in_tx(tx, user, forget.id, &forget.reason, forget.at)?.is_none() {
+        if forget_in_tx(tx, user, forget)?.is_none() {
             return Err(StoreError::InvalidWrite(format!(
                 "forget of unknown memory {}",
                 forget.id

@@ -262,7 +262,7 @@ mod purge {
             };
             store
                 .write(WriteBatch {
-                    user: Some((&user).clone()),
+                    user: Some(user.clone()),
                     updates: vec![BatchUpdate {
                         id: *id,
                         patch: patch.clone(),
@@ -352,7 +352,7 @@ mod purge {
             };
             store
                 .write(WriteBatch {
-                    user: Some((&gone_user).clone()),
+                    user: Some(gone_user.clone()),
                     updates: vec![BatchUpdate {
                         id: *id,
                         patch: patch.clone(),
@@ -367,10 +367,11 @@ mod purge {
             if i % 3 == 0 {
                 store
                     .write(WriteBatch {
-                        user: Some((&gone_user).clone()),
+                        user: Some(gone_user.clone()),
                         forgets: vec![BatchForget {
                             id: *id,
                             reason: format!("reason {GONE}"),
+                            cause: mnemos_core::ForgetCause::Request,
                             at: Moment {
                                 round: 501,
                                 time: Timestamp(0),

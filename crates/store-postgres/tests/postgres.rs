@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use mnemos_conformance::Guarded;
 use mnemos_core::{
-    BatchForget, Conflict, Job, Memory, MemoryId, Metadata, Moment, Precondition, Role, Scope,
-    StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    BatchForget, Conflict, ForgetCause, Job, Memory, MemoryId, MemoryState, Metadata, Moment,
+    Precondition, Role, Scope, StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow,
+    WriteBatch,
 };
 use mnemos_store_postgres::{PostgresStore, SCHEMA_VERSION};
 use mnemos_testkit::postgres::{shared_server, shared_system_server, TestPostgres};
@@ -414,6 +415,68 @@ fn concurrent_own_commits_never_look_foreign_and_foreign_ones_are_seen() {
     for (i, user) in users.iter().enumerate() {
         assert_eq!(version(&b, user) != before[i], i == 2, "user {i}");
     }
+}
+
+/// Forgets stored before causes were (schema 3) get the cause their reason told, once, when the
+/// database is upgraded; forgets that stored theirs keep it, whatever their reason says.
+#[test]
+fn forgets_stored_before_causes_get_theirs_at_the_upgrade() {
+    let url = system().create_database().unwrap();
+    let store = PostgresStore::connect(&url).unwrap();
+    let user = UserKey::new("t", "ann").unwrap();
+    let t = turn(&scope(&user), 0, "hello");
+    let (kept, legacy) = (Memory::from_turn(&t), Memory::from_turn(&t));
+    let forget = |id: MemoryId| BatchForget {
+        id,
+        reason: "memgpt: evicted".into(),
+        cause: ForgetCause::Request,
+        at: t.at,
+    };
+    store
+        .write(WriteBatch {
+            turns: vec![t.clone()],
+            memories: vec![kept.clone(), legacy.clone()],
+            forgets: vec![forget(kept.id), forget(legacy.id)],
+            ..Default::default()
+        })
+        .unwrap();
+    drop(store);
+    // What a schema-3 build wrote: no cause in the state or its snapshots.
+    let mut conn = raw(&url);
+    conn.execute(
+        "UPDATE memories SET state = (state::jsonb - 'cause')::text WHERE id = $1",
+        &[&legacy.id.0],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE memory_history SET snapshot = (snapshot::jsonb #- '{state,cause}')::text \
+         WHERE memory_id = $1",
+        &[&legacy.id.0],
+    )
+    .unwrap();
+    conn.batch_execute("UPDATE mnemos_schema SET version = 3")
+        .unwrap();
+    let store = PostgresStore::connect(&url).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let cause_of = |m: &Memory| match &m.state {
+        MemoryState::Forgotten { cause, .. } => cause.clone(),
+        MemoryState::Active => panic!("{m:?} is active"),
+    };
+    let memgpt = ForgetCause::preset("memgpt");
+    let got = store.memory(&user, legacy.id).unwrap().unwrap();
+    assert_eq!(cause_of(&got), memgpt);
+    let history = store.history(&user, legacy.id).unwrap();
+    assert_eq!(cause_of(&history[1].snapshot), memgpt);
+    let got = store.memory(&user, kept.id).unwrap().unwrap();
+    assert_eq!(cause_of(&got), ForgetCause::Request);
+    let stored: String = conn
+        .query_one(
+            "SELECT state::jsonb -> 'cause' ->> 'preset' FROM memories WHERE id = $1",
+            &[&legacy.id.0],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, "memgpt", "stored now, not derived at each read");
 }
 
 #[test]

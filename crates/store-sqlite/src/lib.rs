@@ -1389,6 +1389,7 @@ impl VectorWrite for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mnemos_core::{ForgetCause, MemoryState};
 
     #[test]
     fn application_id_in_migration_matches_constant() {
@@ -1444,6 +1445,86 @@ mod tests {
         assert_eq!(reopened.schema_version().unwrap(), SCHEMA_VERSION);
         assert_eq!(reopened.pending_jobs(&user, 10).unwrap().len(), 1);
         assert!(reopened.integrity_check().unwrap().is_empty());
+    }
+
+    /// Forgets stored before causes were (schema 6) get the cause their reason told, once, when
+    /// the file is upgraded; forgets that stored theirs keep it, whatever their reason says.
+    #[test]
+    fn forgets_stored_before_causes_get_theirs_at_the_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v6.db");
+        let user = UserKey::new("t", "u").unwrap();
+        let turn = Turn {
+            id: TurnId::new(),
+            scope: mnemos_core::Scope::new("t", "u", "a", "s").unwrap(),
+            role: mnemos_core::Role::User,
+            speaker: None,
+            text: "hello".into(),
+            at: Moment {
+                round: 1,
+                time: Timestamp(5),
+            },
+            metadata: mnemos_core::Metadata::new(),
+            key: None,
+        };
+        let (kept, legacy) = (Memory::from_turn(&turn), Memory::from_turn(&turn));
+        let forget = |id: MemoryId| BatchForget {
+            id,
+            reason: "memgpt: evicted".into(),
+            cause: ForgetCause::Request,
+            at: turn.at,
+        };
+        {
+            let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+            store
+                .write(WriteBatch {
+                    turns: vec![turn.clone()],
+                    memories: vec![kept.clone(), legacy.clone()],
+                    forgets: vec![forget(kept.id), forget(legacy.id)],
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+        {
+            // What a schema-6 build wrote: no cause in the state or its snapshots.
+            let conn = Connection::open(&path).unwrap();
+            let id = id_bytes(&legacy.id.0);
+            conn.execute(
+                "UPDATE memories SET state = json_remove(state, '$.cause') WHERE id = ?1",
+                params![id],
+            )
+            .unwrap();
+            conn.execute(
+                "UPDATE memory_history SET snapshot = json_remove(snapshot, '$.state.cause') \
+                 WHERE memory_id = ?1",
+                params![id],
+            )
+            .unwrap();
+            conn.pragma_update(None, "user_version", 6).unwrap();
+        }
+        let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let cause_of = |m: &Memory| match &m.state {
+            MemoryState::Forgotten { cause, .. } => cause.clone(),
+            MemoryState::Active => panic!("{m:?} is active"),
+        };
+        let memgpt = ForgetCause::preset("memgpt");
+        let got = store.memory(&user, legacy.id).unwrap().unwrap();
+        assert_eq!(cause_of(&got), memgpt);
+        let history = store.history(&user, legacy.id).unwrap();
+        assert_eq!(cause_of(&history[1].snapshot), memgpt);
+        let got = store.memory(&user, kept.id).unwrap().unwrap();
+        assert_eq!(cause_of(&got), ForgetCause::Request);
+        // Stored now, not derived at each read.
+        let conn = Connection::open(&path).unwrap();
+        let stored: String = conn
+            .query_row(
+                "SELECT json_extract(state, '$.cause.preset') FROM memories WHERE id = ?1",
+                params![id_bytes(&legacy.id.0)],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored, "memgpt");
     }
 
     #[test]

@@ -141,7 +141,7 @@ impl Precondition {
 ///
 /// All items must belong to the same user; a store rejects mixed batches with
 /// `StoreError::InvalidWrite`. Vectors must belong to memories of the batch or to existing
-/// memories of the batch's user; vectors alone go through `Store::put_vectors`.
+/// memories of the batch's user; vectors alone go through `VectorWrite::put_vectors`.
 ///
 /// Updates, forgets and job completions name existing rows by id only: such a batch must set
 /// `user` (or carry a turn, memory or job that fixes it). An update or forget of an unknown

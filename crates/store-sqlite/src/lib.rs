@@ -1,4 +1,4 @@
-//! The embedded mnemos [`Store`]: one SQLite file.
+//! The embedded mnemos [`Store`](mnemos_core::Store): one SQLite file.
 //!
 //! - **Durability.** WAL journal with `synchronous=NORMAL` by default: a `write` that returned
 //!   `Ok` survives a crash of the process (`kill -9`), because its WAL frames are already in the
@@ -113,7 +113,7 @@ impl ReaderPool {
     }
 }
 
-/// A [`Store`] on one SQLite file (or in memory, for tests).
+/// A [`Store`](mnemos_core::Store) on one SQLite file (or in memory, for tests).
 pub struct SqliteStore {
     writer: Mutex<Connection>,
     /// `None` for in-memory databases, which cannot be shared between connections.

@@ -33,16 +33,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 
+use mnemos_core::StoreProxy;
 use mnemos_core::{
     Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, ForgetCause,
     HistoryEntry, Job, JobId, KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch,
     MemoryState, Metadata, Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope,
-    StateFilter, Store, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId,
-    UserExport, UserKey, Validity, VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES,
-    MAX_TEXT_BYTES,
-};
-use mnemos_core::{
-    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
+    StateFilter, Store, StoreError, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
+    Validity, VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
 
 /// Defines the suite once: `CHECK_NAMES`, `run_all` and the exported `conformance_tests!` macro
@@ -53,10 +50,12 @@ macro_rules! define_suite {
         /// Names of every check, in the order `run_all` runs them.
         pub const CHECK_NAMES: &[&str] = &[$($(stringify!($name)),+),+];
 
-        /// The checks of each capability of the contract (`memories`: [`MemoryRead`] and
-        /// [`MemoryWrite`]; `jobs`: [`JobRead`] and [`JobWrite`]; `keys`: [`KeyRead`] and
-        /// [`KeyWrite`]; `vectors`: [`VectorRead`] and [`VectorWrite`]), in the order `run_all`
-        /// runs them.
+        /// The checks of each capability of the contract, in the order `run_all` runs them:
+        /// `memories` ([`MemoryRead`](mnemos_core::MemoryRead),
+        /// [`MemoryWrite`](mnemos_core::MemoryWrite)), `jobs`
+        /// ([`JobRead`](mnemos_core::JobRead), [`JobWrite`](mnemos_core::JobWrite)), `keys`
+        /// ([`KeyRead`](mnemos_core::KeyRead), [`KeyWrite`](mnemos_core::KeyWrite)), `vectors`
+        /// ([`VectorRead`](mnemos_core::VectorRead), [`VectorWrite`](mnemos_core::VectorWrite)).
         pub const CHECK_GROUPS: &[(&str, &[&str])] =
             &[$((stringify!($group), &[$(stringify!($name)),+])),+];
 
@@ -150,148 +149,12 @@ impl<S, G> Guarded<S, G> {
     }
 }
 
-impl<S: Store, G: Send + Sync> MemoryRead for Guarded<S, G> {
-    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
-        self.store.turn(user, id)
-    }
+/// Exactly the guarded store.
+impl<S: Store, G: Send + Sync> StoreProxy for Guarded<S, G> {
+    type Target = S;
 
-    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
-        self.store.turns(user, page)
-    }
-
-    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
-        self.store.turns_by_keys(user, keys)
-    }
-
-    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
-        self.store.memory(user, id)
-    }
-
-    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
-        self.store.memories(user, ids)
-    }
-
-    fn list(
-        &self,
-        user: &UserKey,
-        filter: &MemoryFilter,
-        page: Page,
-    ) -> StoreResult<Paged<Memory>> {
-        self.store.list(user, filter, page)
-    }
-
-    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
-        self.store.history(user, id)
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.store.users()
-    }
-
-    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.store.data_version(user)
-    }
-
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.store.last_round(user)
-    }
-
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        self.store.export_user(user)
-    }
-}
-
-impl<S: Store, G: Send + Sync> JobRead for Guarded<S, G> {
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.store.job(user, id)
-    }
-
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        self.store.pending_jobs(user, limit)
-    }
-}
-
-impl<S: Store, G: Send + Sync> KeyRead for Guarded<S, G> {
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
-        self.store.api_key_by_hash(hash)
-    }
-
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        self.store.api_keys()
-    }
-}
-
-impl<S: Store, G: Send + Sync> VectorRead for Guarded<S, G> {
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        self.store.vectors(user, model)
-    }
-
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        self.store.vector_search()
-    }
-}
-
-impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
-    fn info(&self) -> StoreInfo {
-        self.store.info()
-    }
-}
-
-impl<S: Store, G: Send + Sync> MemoryWrite for Guarded<S, G> {
-    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        self.store.write(batch)
-    }
-
-    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
-        self.store.record_access(user, accesses)
-    }
-
-    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
-        self.store.purge_user(user)
-    }
-
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        self.store.import_user(export)
-    }
-}
-
-impl<S: Store, G: Send + Sync> JobWrite for Guarded<S, G> {
-    fn record_job_failure(
-        &self,
-        user: &UserKey,
-        id: JobId,
-        error: &str,
-    ) -> StoreResult<Option<Job>> {
-        self.store.record_job_failure(user, id, error)
-    }
-
-    fn lease_jobs(
-        &self,
-        user: &UserKey,
-        holder: &str,
-        lease: std::time::Duration,
-    ) -> StoreResult<bool> {
-        self.store.lease_jobs(user, holder, lease)
-    }
-
-    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
-        self.store.release_jobs(user, holder)
-    }
-}
-
-impl<S: Store, G: Send + Sync> KeyWrite for Guarded<S, G> {
-    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        self.store.put_api_key(key)
-    }
-
-    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
-        self.store.revoke_api_key(id, at)
-    }
-}
-
-impl<S: Store, G: Send + Sync> VectorWrite for Guarded<S, G> {
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        self.store.put_vectors(user, rows)
+    fn target(&self) -> &S {
+        &self.store
     }
 }
 

@@ -83,6 +83,7 @@ fn build(
     // with `default` the facts it states and what they supersede.
     let model = Arc::new(OfflineModel::new(Arc::clone(&embedder)));
     let memories = Engine::builder(Arc::new(store), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(EngineConfig::with_preset(&preset()))
         .build()
         .expect("engine");

@@ -9,9 +9,9 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use mnemos_core::retrieval::VectorPlacement;
-use mnemos_engine::{Config, Engine, OpenOptions};
 use mnemos_eval::search_bench::{self, SearchBenchSettings};
 use mnemos_server::bench::{self, BenchSettings};
+use mnemos_setup::{Config, OpenOptions};
 
 use crate::usage::usage;
 
@@ -97,7 +97,7 @@ fn search(config: &Config, args: SearchBenchArgs) -> Result<()> {
         load_embedder: true,
         preset: None,
     };
-    let engine = Engine::open(&config, &options)?;
+    let engine = mnemos_setup::open(&config, &options)?;
     eprintln!(
         "bench search: {} memories in {} ({})",
         args.memories,
@@ -135,7 +135,7 @@ fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
         preset: None,
     };
     let engines = (0..args.servers)
-        .map(|_| Engine::open(&config, &options).map(Arc::new))
+        .map(|_| mnemos_setup::open(&config, &options).map(Arc::new))
         .collect::<Result<Vec<_>, _>>()?;
     let info = engines[0].info();
     eprintln!(

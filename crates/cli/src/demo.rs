@@ -1,7 +1,7 @@
 //! `mnemos demo`: ingest a bundled bilingual sample dialogue, then answer a few queries with
 //! their explanations — the quickest way to see what the engine does.
 
-use mnemos_engine::render;
+use mnemos_render as render;
 use std::io::Cursor;
 use std::path::PathBuf;
 
@@ -9,9 +9,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use mnemos_core::UserKey;
-use mnemos_engine::{RecallRequest, SearchRequest, StoreLocation};
+use mnemos_engine::{RecallRequest, SearchRequest};
 use mnemos_eval::jsonl::read_turn_lines;
 use mnemos_eval::{jsonl_turns, TurnDefaults};
+use mnemos_setup::StoreLocation;
 
 use crate::ingest::{ingest, writing_engine};
 use crate::{output, GlobalArgs};

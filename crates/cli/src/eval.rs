@@ -10,7 +10,6 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use mnemos_engine::presets::variants::SelectionSpec;
 use mnemos_eval::experiment::{Progress, StoreKind};
 use mnemos_eval::protocol::Scenario;
 use mnemos_eval::report::classifier::{self, ClassifierDataset, ClassifierSettings};
@@ -26,6 +25,7 @@ use mnemos_eval::report::updates::{self, UpdateSettings};
 use mnemos_eval::report::{Comparison, OutputOptions};
 use mnemos_eval::zh4o::PROBE_CHUNK;
 use mnemos_eval::{EvalError, QuestionDataset};
+use mnemos_presets::variants::SelectionSpec;
 
 use crate::memory::SearchShapeArgs;
 use crate::usage::UsageError;

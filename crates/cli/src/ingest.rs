@@ -6,8 +6,9 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 
-use mnemos_engine::{Config, Engine, IngestOptions, IngestReport, OpenOptions};
+use mnemos_engine::{Engine, IngestOptions, IngestReport};
 use mnemos_eval::{read_turns, Format, TurnDefaults};
+use mnemos_setup::{Config, OpenOptions};
 
 use crate::usage::usage;
 use crate::{output, progress};
@@ -58,7 +59,7 @@ pub fn writing_engine(config: &Config, preset: Option<&str>) -> Result<Engine> {
         load_embedder: true,
         preset: preset.map(str::to_string),
     };
-    let engine = Engine::open_with(config, &options, Some(progress::ModelWait::start()))?;
+    let engine = mnemos_setup::open_with(config, &options, Some(progress::ModelWait::start()))?;
     for note in engine.notes() {
         eprintln!("note: {note}");
     }

@@ -3,10 +3,11 @@
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use mnemos_engine::render;
+use mnemos_render as render;
 
 use mnemos_core::{JobId, UserKey};
-use mnemos_engine::{Config, Engine, OpenOptions};
+use mnemos_engine::Engine;
+use mnemos_setup::{Config, OpenOptions};
 
 use crate::memory::existing_engine;
 use crate::{output, progress};
@@ -44,7 +45,7 @@ fn running_engine(config: &Config) -> Result<Engine> {
         load_embedder: true,
         preset: None,
     };
-    Ok(Engine::open_with(
+    Ok(mnemos_setup::open_with(
         config,
         &options,
         Some(progress::ModelWait::start()),

@@ -5,7 +5,8 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use mnemos_core::ApiKeyId;
-use mnemos_engine::{render, Engine, OpenOptions};
+use mnemos_render as render;
+use mnemos_setup::OpenOptions;
 
 use crate::memory::existing_engine;
 use crate::usage::usage;
@@ -53,7 +54,7 @@ pub fn run(global: &GlobalArgs, args: KeysArgs) -> Result<()> {
                 load_embedder: false,
                 preset: None,
             };
-            let made = Engine::open(config, &options)?.create_api_key(tenant, &name)?;
+            let made = mnemos_setup::open(config, &options)?.create_api_key(tenant, &name)?;
             if args.json {
                 let shown = serde_json::json!({
                     "id": made.key.id.to_string(),

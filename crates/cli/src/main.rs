@@ -20,7 +20,7 @@ mod serve;
 mod train;
 mod usage;
 
-use mnemos_engine::render;
+use mnemos_render as render;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,7 +29,7 @@ use clap::{Args, Parser, Subcommand};
 
 use mnemos_core::UserKey;
 use mnemos_embed::EmbedRuntime;
-use mnemos_engine::{Config, EmbedderChoice, StoreLocation};
+use mnemos_setup::{Config, EmbedderChoice, StoreLocation};
 
 #[derive(Parser)]
 #[command(
@@ -190,7 +190,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Models { command } => models::run_models(&global.config()?, command),
         Command::Demo(args) => demo::run(&global, args),
         Command::Presets { json } => {
-            let presets = mnemos_engine::presets::registry();
+            let presets = mnemos_presets::registry();
             if json {
                 println!("{}", serde_json::to_string_pretty(&presets)?);
             } else {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 
-use mnemos_engine::{Config, Engine, OpenOptions};
 use mnemos_server::{JobWorker, McpDefaults};
+use mnemos_setup::{Config, OpenOptions};
 
 use crate::progress;
 
@@ -45,7 +45,7 @@ pub fn run(config: &Config, args: &McpDefaultArgs) -> Result<()> {
         load_embedder: true,
         preset: None,
     };
-    let engine = Engine::open_with(&config, &options, Some(progress::ModelWait::start()))?;
+    let engine = mnemos_setup::open_with(&config, &options, Some(progress::ModelWait::start()))?;
     for note in engine.notes() {
         eprintln!("note: {note}");
     }

@@ -2,16 +2,15 @@
 
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
-use mnemos_engine::render;
+use mnemos_render as render;
 
 use mnemos_core::{
     KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, SecondHop,
     StateFilter, Timestamp, TurnId, UserKey,
 };
-use mnemos_engine::{
-    Browse, Config, Engine, ForgetMatching, MemorySort, OpenOptions, RecallRequest, SearchRequest,
-    ViewKind,
-};
+use mnemos_engine::{Engine, ForgetMatching, RecallRequest, SearchRequest, ViewKind};
+use mnemos_inspect::{Browse, Inspect, MemorySort};
+use mnemos_setup::{Config, OpenOptions};
 
 use crate::usage::usage;
 use crate::UserArg;
@@ -29,7 +28,7 @@ pub fn existing_engine(config: &Config, embed: bool, preset: Option<&str>) -> Re
         load_embedder: embed,
         preset: preset.map(str::to_string),
     };
-    Ok(Engine::open(config, &options)?)
+    Ok(mnemos_setup::open(config, &options)?)
 }
 
 /// `user`, or a usage error naming the users there are.

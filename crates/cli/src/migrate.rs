@@ -5,7 +5,9 @@
 use anyhow::Result;
 use clap::Args;
 
-use mnemos_engine::{render, setup, Config, StoreLocation};
+use mnemos_setup as setup;
+use mnemos_setup::migrate::{migrated_user, migration_totals};
+use mnemos_setup::{Config, StoreLocation};
 
 use crate::usage::usage;
 
@@ -48,15 +50,15 @@ pub fn run(config: &Config, args: MigrateArgs) -> Result<()> {
     let source = setup::open_store(&at(from), false)?;
     let target = setup::open_store(&at(to), true)?;
     let json = args.json;
-    let report = mnemos_engine::migrate(&*source, &*target, &mut |user| {
+    let report = mnemos_setup::migrate(&*source, &*target, &mut |user| {
         if !json {
-            print!("{}", render::migrated_user(user));
+            print!("{}", migrated_user(user));
         }
     })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", render::migration_totals(&report));
+        print!("{}", migration_totals(&report));
     }
     Ok(())
 }

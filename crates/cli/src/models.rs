@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 use mnemos_core::{MemoryModel, Task, TaskName, TaskTextOptions};
-use mnemos_engine::Config;
+use mnemos_setup::Config;
 
 use crate::usage::usage;
 
@@ -150,7 +150,7 @@ fn build_task(args: &ModelTryArgs) -> Result<Task> {
 pub fn run_model(config: &Config, command: ModelCommand) -> Result<()> {
     let ModelCommand::Try(args) = command;
     let task = build_task(&args)?;
-    let embedder = mnemos_engine::setup::embedder(config)?;
+    let embedder = mnemos_setup::embedder(config)?;
     let model: Box<dyn MemoryModel> = match llm_config(config, &args)? {
         Some(llm) => {
             eprintln!(

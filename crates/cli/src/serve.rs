@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
-use mnemos_engine::{Config, Engine, OpenOptions, StoreLocation};
 use mnemos_server::{JobWorker, ServerConfig, ServerError};
+use mnemos_setup::{Config, OpenOptions, StoreLocation};
 
 use crate::progress;
 
@@ -70,7 +70,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
         load_embedder: true,
         preset: None,
     };
-    let engine = Engine::open_with(config, &options, Some(progress::ModelWait::start()))?;
+    let engine = mnemos_setup::open_with(config, &options, Some(progress::ModelWait::start()))?;
     for note in engine.notes() {
         eprintln!("note: {note}");
     }

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use mnemos_core::Embedder;
-use mnemos_engine::Config;
+use mnemos_setup::Config;
 use mnemos_train::{train_best, ClassifierWeights, FeatureSet, PenaltyGrid, QuestionSet};
 
 #[derive(clap::Subcommand)]
@@ -77,7 +77,7 @@ fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
     let embedder = if args.lexical_only {
         None
     } else {
-        Some(mnemos_engine::setup::embedder(config)?)
+        Some(mnemos_setup::embedder(config)?)
     };
     let embedder_ref: Option<&dyn Embedder> = embedder.as_deref();
     let started = Instant::now();
@@ -138,12 +138,12 @@ pub struct TrainLufyArgs {
     #[arg(long, default_value_t = 0.1)]
     keep_share: f64,
     /// Output weights file (the one the lufy preset ships).
-    #[arg(long, default_value = "crates/engine/data/lufy-weights.json")]
+    #[arg(long, default_value = "crates/presets/data/lufy-weights.json")]
     out: PathBuf,
 }
 
 fn train_lufy(args: TrainLufyArgs) -> Result<()> {
-    use mnemos_engine::presets::lufy::strength::{Scale, PAPER_WEIGHTS};
+    use mnemos_presets::lufy::strength::{Scale, PAPER_WEIGHTS};
     let started = Instant::now();
     let scale = Scale::default();
     let data = mnemos_train::lufy::lufy_samples(&args.path, &scale)?;

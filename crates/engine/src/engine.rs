@@ -28,7 +28,7 @@ use crate::memories::{
     AddedTurn, DenseSearch, EmbeddingStats, IndexStats, Memories, NewTurn, SearchRequest,
     SearchResults,
 };
-use crate::presets::{self, PresetSpec};
+use crate::preset::{NoPresets, PresetFactory, PresetSpec};
 use crate::truth::{ChangeKind, FactChange, PrivacySettings};
 
 /// How derived jobs run.
@@ -157,6 +157,7 @@ pub struct EngineBuilder {
     config: EngineConfig,
     progress: Option<Arc<dyn JobProgress>>,
     mechanisms: Vec<(Option<String>, Arc<dyn Mechanism>)>,
+    presets: Arc<dyn PresetFactory>,
     rerankers: Vec<Box<dyn Reranker>>,
     notes: Vec<String>,
     privacy: PrivacySettings,
@@ -205,6 +206,15 @@ impl EngineBuilder {
         self
     }
 
+    /// Where the engine gets the presets its config names (and the presets that planned old
+    /// jobs): `mnemos_presets::Presets` for the named mechanisms. Default: none, so only the
+    /// mechanisms handed to [`default_mechanism`](Self::default_mechanism) and
+    /// [`agent_mechanism`](Self::agent_mechanism) run.
+    pub fn presets(mut self, presets: Arc<dyn PresetFactory>) -> Self {
+        self.presets = presets;
+        self
+    }
+
     /// Run a mechanism of your own for every agent without a per-agent one.
     pub fn default_mechanism(mut self, mechanism: Arc<dyn Mechanism>) -> Self {
         self.mechanisms.push((None, mechanism));
@@ -235,21 +245,8 @@ impl EngineBuilder {
         for reranker in self.rerankers {
             memories = memories.with_reranker(reranker);
         }
-        let mut default_mechanism = presets::build(&config.preset)?;
-        let mut agent_mechanisms = BTreeMap::new();
-        for (agent, spec) in &config.agents {
-            let mechanism =
-                presets::build(spec).map_err(|e| e.context(format!("agent '{agent}'")))?;
-            agent_mechanisms.insert(agent.clone(), mechanism);
-        }
-        for (agent, mechanism) in self.mechanisms {
-            match agent {
-                Some(agent) => {
-                    agent_mechanisms.insert(agent, mechanism);
-                }
-                None => default_mechanism = mechanism,
-            }
-        }
+        let (default_mechanism, agent_mechanisms) =
+            mechanisms(&config, self.presets.as_ref(), self.mechanisms)?;
         let mut notes = self.notes;
         notes.extend(memories.relevance_note().map(str::to_string));
         Ok(Engine {
@@ -261,9 +258,45 @@ impl EngineBuilder {
             preset_params: config.params,
             progress: self.progress,
             notes,
+            presets: self.presets,
             holder: format!("engine-{}", uuid::Uuid::now_v7()),
         })
     }
+}
+
+type AgentMechanisms = BTreeMap<String, Arc<dyn Mechanism>>;
+
+/// The default mechanism and the per-agent ones: the config's presets, built by `presets`,
+/// replaced by the mechanisms handed to the builder. A preset replaced by a handed mechanism is
+/// not built, so an engine without presets runs on handed mechanisms alone.
+fn mechanisms(
+    config: &EngineConfig,
+    presets: &dyn PresetFactory,
+    handed: Vec<(Option<String>, Arc<dyn Mechanism>)>,
+) -> EngineResult<(Arc<dyn Mechanism>, AgentMechanisms)> {
+    let mut default_mechanism = None;
+    let mut agent_mechanisms = BTreeMap::new();
+    for (agent, mechanism) in handed {
+        match agent {
+            Some(agent) => {
+                agent_mechanisms.insert(agent, mechanism);
+            }
+            None => default_mechanism = Some(mechanism),
+        }
+    }
+    for (agent, spec) in &config.agents {
+        if !agent_mechanisms.contains_key(agent) {
+            let mechanism = presets
+                .build(spec)
+                .map_err(|e| e.context(format!("agent '{agent}'")))?;
+            agent_mechanisms.insert(agent.clone(), mechanism);
+        }
+    }
+    let default_mechanism = match default_mechanism {
+        Some(mechanism) => mechanism,
+        None => presets.build(&config.preset)?,
+    };
+    Ok((default_mechanism, agent_mechanisms))
 }
 
 /// The memory engine: the API applications embed, and the only way anything is written.
@@ -274,13 +307,16 @@ impl EngineBuilder {
 /// use mnemos_embed::HashEmbedder;
 /// use mnemos_engine::{Engine, NewTurn, RecallRequest, SearchRequest};
 /// use mnemos_offline::OfflineModel;
+/// use mnemos_presets::Presets;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// // An in-memory store, a weights-free embedder and the offline memory model: no files, no
-/// // network. `Engine::open(&config, …)` does the same from a `mnemos.toml`.
+/// // network. `mnemos_setup::open(&config, …)` does the same from a `mnemos.toml`.
 /// let embedder = Arc::new(HashEmbedder::default());
 /// let model = Arc::new(OfflineModel::new(embedder.clone()));
-/// let engine = Engine::builder(Arc::new(MemoryStore::new()), embedder, model).build()?;
+/// let engine = Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+///     .presets(Arc::new(Presets))
+///     .build()?;
 ///
 /// let scope = Scope::new("acme", "ann", "assistant", "s1")?;
 /// let added = engine.add(vec![
@@ -319,6 +355,8 @@ pub struct Engine {
     pub(crate) preset_params: BTreeMap<String, toml::Table>,
     pub(crate) progress: Option<Arc<dyn JobProgress>>,
     notes: Vec<String>,
+    /// Builds the presets that planned jobs an agent's current mechanism did not.
+    pub(crate) presets: Arc<dyn PresetFactory>,
     /// Who this engine is when it leases a user's jobs: unique per engine, so two servers
     /// (or two processes) over one database never share a lease.
     pub(crate) holder: String,
@@ -343,19 +381,32 @@ impl Engine {
             config: EngineConfig::default(),
             progress: None,
             mechanisms: Vec::new(),
+            presets: Arc::new(NoPresets),
             rerankers: Vec::new(),
             notes: Vec::new(),
             privacy: PrivacySettings::default(),
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn memories(&self) -> &Memories {
-        &self.memories
+    /// What the engine hands a mechanism's `run_job`, `recall` and `stats`, over this engine's
+    /// memories with `model` as the memory model: for running a mechanism's read side by hand
+    /// (tools, tests). Read-only like every ctx.
+    pub fn mechanism_ctx<'a>(
+        &'a self,
+        model: &'a dyn MemoryModel,
+        user: &'a UserKey,
+        agent: &'a str,
+    ) -> MechanismCtx<'a> {
+        MechanismCtx::new(&self.memories, model, user, agent)
     }
 
     pub(crate) fn store(&self) -> &dyn Store {
         self.memories.store().as_ref()
+    }
+
+    /// The presets this engine can build (the factory it was given).
+    pub fn presets(&self) -> &dyn PresetFactory {
+        self.presets.as_ref()
     }
 
     /// The embedder behind retrieval.
@@ -672,7 +723,7 @@ impl Engine {
         notes.push(format!(
             "as_of: preset '{}' keeps no valid time of its own; items not valid at {} were left out",
             context.mechanism,
-            crate::render::iso(at)
+            crate::primitives::iso(at)
         ));
         Ok(crate::primitives::build_context(
             &context.mechanism,
@@ -775,7 +826,7 @@ impl Engine {
     /// Active derived memories whose provenance holds the turn behind `memory` (raw-turn
     /// memories only: a summary's provenance is shared with its siblings, not owned).
     fn derived_from(&self, user: &UserKey, memory: &Memory) -> EngineResult<Vec<Memory>> {
-        crate::inspect::derived_of(self.store(), user, memory, StateFilter::Active)
+        crate::provenance::derived_of(self.store(), user, memory, StateFilter::Active)
     }
 
     /// Every version of a memory, oldest first.

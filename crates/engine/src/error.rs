@@ -26,10 +26,6 @@ pub enum EngineError {
         #[source]
         source: Box<EngineError>,
     },
-    /// A migration between stores stopped (see the error for the user or key).
-    /// (Boxed: it names users and checksums, and would make every engine result large.)
-    #[error(transparent)]
-    Migration(Box<crate::migrate::MigrationError>),
     /// A setup step (opening the database, loading a model, reading the config) failed.
     #[error("{what}: {source}")]
     Setup {
@@ -43,12 +39,6 @@ pub enum EngineError {
 impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
         EngineError::Core(CoreError::Store(e))
-    }
-}
-
-impl From<crate::migrate::MigrationError> for EngineError {
-    fn from(e: crate::migrate::MigrationError) -> Self {
-        EngineError::Migration(Box::new(e))
     }
 }
 
@@ -89,7 +79,6 @@ impl EngineError {
             EngineError::Config(_) => ErrorClass::InvalidInput,
             EngineError::Job { .. } => ErrorClass::Internal,
             EngineError::Ingest { source, .. } => source.class(),
-            EngineError::Migration(e) => e.class(),
             EngineError::Setup { class, .. } => *class,
         }
     }

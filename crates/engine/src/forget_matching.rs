@@ -216,7 +216,11 @@ impl ForgetPlan {
             .iter()
             .filter(|m| {
                 let cause = ForgetCause::Derived { source };
-                self.push(m.id, crate::inspect::derived_reason(source, reason), cause)
+                self.push(
+                    m.id,
+                    crate::provenance::derived_reason(source, reason),
+                    cause,
+                )
             })
             .count()
     }
@@ -412,7 +416,7 @@ fn plan_forgetting(
     candidates
         .iter()
         .map(|c| {
-            let from = crate::inspect::derived_among(active, &c.memory);
+            let from = crate::provenance::derived_among(active, &c.memory);
             plan.derived(c.memory.id, &from, reason)
         })
         .collect()

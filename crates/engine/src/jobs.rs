@@ -14,7 +14,7 @@ use mnemos_core::{Conflict, Job, JobId, UserKey};
 use crate::engine::Engine;
 use crate::error::{EngineError, EngineResult};
 use crate::mechanism::{Derived, Mechanism};
-use crate::presets::{self, PresetSpec};
+use crate::preset::PresetSpec;
 
 /// What a run of pending jobs did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -130,7 +130,7 @@ impl Engine {
                 .cloned()
                 .unwrap_or_default(),
         };
-        presets::build(&spec).map_err(|e| EngineError::Job {
+        self.presets.build(&spec).map_err(|e| EngineError::Job {
             id: job.id.to_string(),
             message: format!(
                 "planned by '{}', which agent '{}' no longer runs and which cannot be built: {e}",

@@ -1,33 +1,31 @@
 //! mnemos engine: the one front door. An [`Engine`] holds one store, one embedder and one
-//! memory model, runs a mechanism (memory preset) per agent, and is the only write path:
-//! turns, derived work (as durable, idempotent jobs), edits, forgets and purges all go
-//! through it. Mechanisms read through read-only contexts and return their writes.
+//! memory model, runs a mechanism per agent, and is the only write path: turns, derived work
+//! (as durable, idempotent jobs), edits, forgets and purges all go through it. Mechanisms read
+//! through read-only contexts and return their writes.
 //!
-//! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `inspect`, `views`, `keys`):
+//! This crate depends on `mnemos-core` and `mnemos-text` only. The named mechanisms (presets)
+//! live in `mnemos-presets` and reach an engine through the [`PresetFactory`] it is given;
+//! turning a `mnemos.toml` into stores, models and an engine is `mnemos-setup`'s.
+//!
+//! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `views`, `keys`):
 //!   every operation a client needs, and the API keys a server checks.
-//! - [`setup`]: the typed `mnemos.toml` and [`Engine::open`] from it.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
-//! - [`presets`]: named mechanisms with typed parameters, their registry, sweeps and variants.
+//! - [`preset`]: how presets are named, parameterised and built ([`PresetFactory`]).
 //! - [`primitives`]: budgets, rendering, decay curves shared by mechanisms.
-//! - [`render`]: plain-text renderings of results, memories, views and jobs for people and agents.
-//! - [`migrate()`]: copy every user and API key from one store to another, verified and
-//!   resumable.
+//! - [`provenance`]: what was derived from a turn, so forgetting it takes that along.
+//! - [`truth`]: the write path's facts: supersession, forget requests, privacy.
 
 mod engine;
 mod error;
 mod forget_matching;
 mod ingest;
-mod inspect;
 mod jobs;
 mod keys;
-mod location;
 pub mod mechanism;
 mod memories;
-pub mod migrate;
-pub mod presets;
+pub mod preset;
 pub mod primitives;
-pub mod render;
-pub mod setup;
+pub mod provenance;
 pub mod truth;
 mod views;
 
@@ -41,13 +39,8 @@ pub use forget_matching::{
     FORGET_MIN_RELEVANCE, MAX_FORGET_LIMIT,
 };
 pub use ingest::{IngestOptions, IngestReport};
-pub use inspect::{
-    Browse, ForgetCause, JobCounts, MemorySort, Retention, RetentionPoint, StateCounts,
-    TurnContext, TurnEntry, UserOverview,
-};
 pub use jobs::{JobProgress, JobReport, JobState, PendingJob};
 pub use keys::{hash_api_key, NewApiKey, API_KEY_PREFIX};
-pub use location::StoreLocation;
 pub use mechanism::{
     Context, ContextItem, Derived, JobSpec, Mechanism, MechanismCtx, MechanismStats, ObserveCtx,
     Recall, RecallRequest, ScorePart,
@@ -57,11 +50,7 @@ pub use memories::{
     SearchRequest, SearchResults, SearchTimings, TurnStatus, MAX_QUERY_CHARS, MAX_QUERY_PARTS,
     SPEAKER_KEY,
 };
-pub use migrate::{
-    migrate, KeyMigration, MigrationError, MigrationOutcome, MigrationReport, UserMigration,
-};
-pub use presets::{PresetInfo, PresetSpec};
-pub use setup::{Config, EmbedderChoice, OpenOptions};
+pub use preset::{PresetFactory, PresetInfo, PresetSpec};
 pub use views::{
     CalibrationView, ChainNodeView, ChainView, ChainsView, PersonaKeyView, PersonaValueView,
     TimelineNode, View, ViewKind,

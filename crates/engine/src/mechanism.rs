@@ -142,7 +142,7 @@ impl<'a> MechanismCtx<'a> {
 }
 
 /// Every memory matching `filter`, in listing order.
-pub(crate) fn collect_all(
+pub fn collect_all(
     store: &dyn StoreRead,
     user: &UserKey,
     filter: &MemoryFilter,

@@ -11,7 +11,6 @@ use mnemos_core::{MemoryId, StoreRead, Timestamp, UserKey};
 use crate::engine::Engine;
 use crate::error::{EngineError, EngineResult};
 use crate::mechanism::Mechanism;
-use crate::presets;
 
 /// Which view to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -158,7 +157,7 @@ impl Engine {
         };
         let mechanism = match running {
             Some(m) => m.clone(),
-            None => presets::offering(kind).ok_or_else(|| {
+            None => self.presets.offering(kind).ok_or_else(|| {
                 EngineError::config(format!("no preset offers a {} view", kind.as_str()))
             })?,
         };

@@ -19,11 +19,11 @@ use mnemos_core::{
     Store, StoreRead, Timestamp, Turn, TurnId, UserKey,
 };
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::presets::{self, PresetSpec};
 use mnemos_engine::{
     Context, Derived, Engine, EngineBuilder, EngineConfig, EngineResult, JobSettings, JobSpec,
     Mechanism, MechanismCtx, NewTurn, ObserveCtx, Recall, RecallRequest,
 };
+use mnemos_presets::{self as presets, PresetSpec};
 
 /// Every memory of `user` matching `filter`, in creation order.
 fn collect_all(
@@ -86,6 +86,7 @@ fn builder_on(store: Arc<dyn Store>, name: &str, inline: bool) -> EngineBuilder 
     let embedder: Arc<dyn mnemos_core::Embedder> = Arc::new(HashEmbedder::default());
     let model = Arc::new(OfflineModel::new(Arc::clone(&embedder)));
     Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .clock(Arc::new(FixedClock(Timestamp(T0 + 1_000 * STEP))))
         .config(config(name, inline))
 }

@@ -59,6 +59,7 @@ fn engine(path: &Path, embedder: &Arc<Recording>) -> Engine {
         Arc::new(SqliteStore::open(path, SqliteOptions::default()).unwrap());
     let model = Arc::new(OfflineModel::new(Arc::new(HashEmbedder::default())));
     Engine::builder(store, embedder.clone(), model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(EngineConfig::with_preset("retrieval"))
         .build()
         .unwrap()

@@ -47,12 +47,12 @@ use mnemos_core::{
     MemoryStore, Page, Role, Scope, StateFilter, Store, StoreRead, Timestamp, UserKey,
 };
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::presets::PresetSpec;
 use mnemos_engine::{
     Engine, EngineConfig, EngineResult, JobSettings, NewTurn, RecallRequest, SearchRequest,
     SPEAKER_KEY,
 };
 use mnemos_offline::OfflineModel;
+use mnemos_presets::PresetSpec;
 use mnemos_store_sqlite::SqliteStore;
 use mnemos_testkit::{Call, CallCounts, CallFilter, CallKind, Fault, FaultMode, FaultyStore};
 
@@ -303,6 +303,7 @@ impl Kit {
             },
         };
         Engine::builder(store, Arc::clone(&self.embedder), Arc::clone(&self.model))
+            .presets(std::sync::Arc::new(mnemos_presets::Presets))
             .clock(Arc::new(FixedClock(Timestamp(T0 + 100 * STEP))))
             .config(config)
             .build()

@@ -59,6 +59,7 @@ const UNRELATED: &[&str] = &[
 fn engine_with(embedder: Arc<dyn Embedder>) -> Engine {
     let model = Arc::new(OfflineModel::new(embedder.clone()));
     Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .build()
         .unwrap()
 }

@@ -33,6 +33,7 @@ fn engine(store: Arc<dyn Store>, preset: &str, inline: bool) -> Engine {
         ..EngineConfig::default()
     };
     Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(config)
         .build()
         .unwrap()
@@ -429,7 +430,7 @@ fn a_search_ranks_an_answer_beside_its_question_and_prefers_the_named_speaker() 
         .context
         .expect("the loan is explained");
     assert!(hits[..answer].iter().any(|h| h.memory.id == lent.via));
-    let lines = mnemos_engine::render::explain(&hits[answer]).join("\n");
+    let lines = mnemos_render::explain(&hits[answer]).join("\n");
     assert!(lines.contains("next to memory"), "{lines}");
     // The learned ranker re-ordered this dialogue: its estimate is the score, explained.
     for hit in &hits {

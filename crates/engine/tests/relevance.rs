@@ -17,6 +17,7 @@ fn engine(retrieval: RetrievalConfig) -> Engine {
     let embedder = Arc::new(HashEmbedder::default());
     let model = Arc::new(OfflineModel::new(embedder.clone()));
     Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .retrieval(retrieval)
         .build()
         .unwrap()
@@ -121,6 +122,7 @@ fn invalid_floors_are_the_caller_s_mistake() {
     let embedder = Arc::new(HashEmbedder::default());
     let model = Arc::new(OfflineModel::new(embedder.clone()));
     let built = Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .retrieval(RetrievalConfig {
             min_relevance: -1.0,
             ..RetrievalConfig::default()
@@ -138,6 +140,7 @@ fn an_embedder_without_fitted_weights_is_named_in_the_notes() {
     let embedder = Arc::new(HashEmbedder::new(64).unwrap());
     let model = Arc::new(OfflineModel::new(embedder.clone()));
     let engine = Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .build()
         .unwrap();
     let note = engine.notes().iter().find(|n| n.starts_with("relevance:"));

@@ -20,6 +20,7 @@ fn engine(store: Arc<dyn Store>) -> Engine {
     let embedder = Arc::new(HashEmbedder::default());
     let model = Arc::new(OfflineModel::new(embedder.clone()));
     Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(EngineConfig::with_preset("retrieval"))
         .build()
         .unwrap()

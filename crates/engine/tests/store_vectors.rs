@@ -47,6 +47,7 @@ fn engine(store: Arc<dyn Store>, vectors: VectorPlacement) -> Result<Engine, Str
     let embedder = Arc::new(HashEmbedder::default());
     let model = Arc::new(OfflineModel::new(embedder.clone()));
     Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(EngineConfig::with_preset("retrieval"))
         .retrieval(RetrievalConfig {
             vectors,

@@ -34,6 +34,7 @@ fn engine_on(store: Arc<dyn Store>, preset: &str) -> Engine {
         ..EngineConfig::default()
     };
     Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(config)
         .build()
         .unwrap()
@@ -386,6 +387,7 @@ fn credentials_are_redacted_at_write_unless_switched_off() {
     let embedder = Arc::new(HashEmbedder::default());
     let model = Arc::new(OfflineModel::new(embedder.clone()));
     let kept = Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .privacy(mnemos_engine::truth::PrivacySettings {
             redact_credentials: false,
         })
@@ -430,6 +432,7 @@ fn engine_with_llm(server: &mnemos_testkit::ScriptedLlm) -> Engine {
     config.max_retries = 0;
     let model = Arc::new(mnemos_llm::LlmModel::new(config).unwrap());
     Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .build()
         .unwrap()
 }

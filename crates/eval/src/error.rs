@@ -116,7 +116,7 @@ pub enum EvalError {
     #[error("{0}")]
     Protocol(#[from] crate::protocol::ProtocolError),
     #[error("{0}")]
-    Selection(#[from] mnemos_engine::presets::variants::VariantError),
+    Selection(#[from] mnemos_presets::variants::VariantError),
     #[error("{0}")]
     Engine(#[from] mnemos_engine::EngineError),
     #[error("{0}")]

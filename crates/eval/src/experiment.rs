@@ -17,8 +17,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use mnemos_core::{Clock, Embedder, MemoryModel, Store, UserKey};
-use mnemos_engine::presets::variants::NamedEngine;
-use mnemos_engine::{Config, Engine, EngineConfig};
+use mnemos_engine::{Engine, EngineConfig};
+use mnemos_presets::variants::NamedEngine;
+use mnemos_setup::Config;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::dataset::{Conversation, Item};
@@ -92,7 +93,7 @@ impl SharedEmbedder {
     /// The configured embedder with no cache: every text is embedded as it comes.
     pub fn uncached(config: &Config) -> Result<Self, EvalError> {
         Ok(SharedEmbedder {
-            embedder: mnemos_engine::setup::embedder(config)?,
+            embedder: mnemos_setup::embedder(config)?,
             cache: None,
         })
     }
@@ -103,7 +104,7 @@ impl SharedEmbedder {
         texts: &[&str],
         progress: ProgressFn<'_>,
     ) -> Result<Self, EvalError> {
-        Self::warm(mnemos_engine::setup::embedder(config)?, texts, progress)
+        Self::warm(mnemos_setup::embedder(config)?, texts, progress)
     }
 
     /// The configured embedder behind a cache warmed with the texts the memory base embeds
@@ -206,9 +207,10 @@ pub fn open_engine(
     embedder: &Arc<dyn Embedder>,
     clock: Arc<dyn Clock>,
 ) -> Result<(Engine, String), EvalError> {
-    let model = mnemos_engine::setup::memory_model(config, embedder)?.0;
+    let model = mnemos_setup::memory_model(config, embedder)?.0;
     let model_id = model.id().to_string();
     let engine = Engine::builder(store, Arc::clone(embedder), model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .clock(clock)
         .retrieval(config.retrieval.clone())
         .privacy(config.privacy.clone())
@@ -260,7 +262,7 @@ impl<'a> Experiment<'a> {
         embedder: Arc<dyn Embedder>,
         progress: ProgressFn<'a>,
     ) -> Result<Self, EvalError> {
-        let answerer = mnemos_engine::setup::memory_model(config, &embedder)?.0;
+        let answerer = mnemos_setup::memory_model(config, &embedder)?.0;
         let scratch = tempfile::tempdir()
             .map_err(EvalError::io("create", Path::new("a scratch directory")))?;
         Ok(Experiment {

@@ -81,7 +81,7 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// The defaults for writes of `batch` turns (at least one) under the configured tenant.
-    pub fn writes_of(batch: usize, config: &mnemos_engine::Config) -> Self {
+    pub fn writes_of(batch: usize, config: &mnemos_setup::Config) -> Self {
         RunOptions {
             batch: batch.max(1),
             tenant: config.tenant.clone(),

@@ -15,8 +15,6 @@ use std::sync::Arc;
 
 use mnemos_core::{Embedder, MemoryFilter, Metadata, Role, Timestamp};
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::presets::variants::{DefaultPresets, SelectionSpec};
-use mnemos_engine::{Config, EmbedderChoice};
 use mnemos_eval::experiment::{
     ignore_progress, stream_only, Experiment, Progress, SharedEmbedder, StoreKind,
 };
@@ -25,6 +23,8 @@ use mnemos_eval::report::run::{evaluate, RunSettings};
 use mnemos_eval::report::{Comparison, OutputOptions};
 use mnemos_eval::runner::RunOptions;
 use mnemos_eval::{Conversation, EvalError, Item, Question, QuestionDataset, RetrievalDataset};
+use mnemos_presets::variants::{DefaultPresets, SelectionSpec};
+use mnemos_setup::{Config, EmbedderChoice};
 
 const DAY: i64 = 86_400_000;
 

@@ -104,6 +104,7 @@ fn engine(preset: &str, clock: &StreamClock) -> Engine {
         ..EngineConfig::default()
     };
     Engine::builder(Arc::new(MemoryStore::new()), embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .clock(Arc::new(clock.clone()))
         .config(config)
         .build()

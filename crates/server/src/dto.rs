@@ -280,7 +280,7 @@ fn sort_schema() -> Object {
     one_of(
         "The order: `oldest` (default), `newest` or `importance` (highest first, memories \
          without one last, ties newest first).",
-        mnemos_engine::MemorySort::NAMES,
+        mnemos_inspect::MemorySort::NAMES,
     )
 }
 
@@ -615,7 +615,7 @@ impl From<&Hit> for HitOut {
             relevance: hit.relevance,
             score: hit.score,
             tokens: hit.tokens,
-            explanation: mnemos_engine::render::explain(hit),
+            explanation: mnemos_render::explain(hit),
             matched_terms: hit.breakdown.matched_terms.clone(),
             breakdown: BreakdownOut::new(&hit.breakdown, hit.score),
         }

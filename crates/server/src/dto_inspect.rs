@@ -13,9 +13,10 @@ use utoipa::{IntoParams, ToSchema};
 use mnemos_core::retrieval::{Adjustment, HopSignal, RankerSignal, Signal};
 use mnemos_core::{Access, Memory, Metrics, ScoreBreakdown};
 use mnemos_engine::{
-    CalibrationView, ChainNodeView, ChainsView, ForgetCause, PersonaKeyView, PersonaValueView,
-    Retention, TimelineNode, TurnContext, TurnEntry, UserOverview, View,
+    CalibrationView, ChainNodeView, ChainsView, PersonaKeyView, PersonaValueView, TimelineNode,
+    View,
 };
+use mnemos_inspect::{ForgetCause, Retention, TurnContext, TurnEntry, UserOverview};
 
 use crate::dto::{iso, MemoryOut, MomentOut};
 

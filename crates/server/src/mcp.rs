@@ -33,9 +33,9 @@ use serde_json::{json, Value};
 
 use mnemos_core::{Deadline, Hit, Memory, MemoryFilter, Paged, Role, Scope, StateFilter, UserKey};
 use mnemos_engine::{
-    render, Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest,
-    ViewKind,
+    Engine, ForgetMatchReport, ForgetMatching, NewTurn, RecallRequest, SearchRequest, ViewKind,
 };
+use mnemos_render as render;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};

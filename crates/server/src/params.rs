@@ -2,7 +2,8 @@
 //! lists, memory ids, cursors, known users, and the hop to the blocking pool.
 
 use mnemos_core::{KindTag, MemoryId, Metadata, Page, TurnId, UserKey};
-use mnemos_engine::{Engine, MemorySort};
+use mnemos_engine::Engine;
+use mnemos_inspect::MemorySort;
 
 use crate::dto::ListQuery;
 

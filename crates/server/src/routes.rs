@@ -12,8 +12,9 @@ use axum::{Json, Router};
 
 use mnemos_core::{JobId, MemoryFilter, MemoryPatch, Page, Scope, StateFilter, UserKey};
 use mnemos_engine::{
-    Browse, Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
+    Engine, ForgetMatching, NewTurn, RecallRequest, SearchRequest, View, ViewKind,
 };
+use mnemos_inspect::{Browse, Inspect};
 
 use crate::auth::{Admin, Auth, Tenant};
 use crate::dto::*;
@@ -160,7 +161,7 @@ impl AppState {
 )]
 async fn presets() -> Json<Vec<PresetOut>> {
     Json(
-        mnemos_engine::presets::registry()
+        mnemos_presets::registry()
             .iter()
             .map(PresetOut::from)
             .collect(),
@@ -1035,7 +1036,7 @@ async fn view(
         let key = app.known_user(&tenant, &user)?;
         let agent = from_query(named("agent", query.agent))?;
         let shown: View = app.engine.view(&key, agent.as_deref(), kind)?;
-        let text = mnemos_engine::render::view(&key, agent.as_deref(), &shown);
+        let text = mnemos_render::view(&key, agent.as_deref(), &shown);
         Ok(Json(ViewResponse {
             view: name,
             text,

@@ -2,6 +2,7 @@
 //! log and what was derived from it, and a turn among its neighbours. They only read.
 
 use axum::Json;
+use mnemos_inspect::Inspect;
 
 use crate::auth::Tenant;
 use crate::dto::MemoryOut;

@@ -213,6 +213,7 @@ fn slow_server(per_text: Duration, timeout: Duration) -> Server {
         ..EngineConfig::default()
     };
     let engine = Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(config)
         .build()
         .unwrap();

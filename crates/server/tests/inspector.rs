@@ -112,6 +112,7 @@ fn engine_with(
         ..EngineConfig::default()
     };
     Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(config)
         .build()
         .unwrap()

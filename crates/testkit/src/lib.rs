@@ -26,6 +26,7 @@
 //! after it, so clients never reuse a connection the script may have broken.
 
 pub mod data;
+pub mod embedders;
 mod faulty_store;
 pub mod postgres;
 

@@ -31,10 +31,10 @@ use serde::Serialize;
 use mnemos_core::memory_model::Line;
 use mnemos_core::{Embedder, MemoryModel, Role};
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::presets::lufy::signals::utterance_signals;
-use mnemos_engine::presets::lufy::strength::{Scale, Weights, PAPER_WEIGHTS};
 use mnemos_eval::lufy::{load_lufy, roc_auc};
 use mnemos_offline::OfflineModel;
+use mnemos_presets::lufy::signals::utterance_signals;
+use mnemos_presets::lufy::strength::{Scale, Weights, PAPER_WEIGHTS};
 
 use crate::TrainError;
 

@@ -11,9 +11,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use mnemos_engine::Config;
 use mnemos_offline::classify::{ClassifierWeights, QueryClassifier};
 use mnemos_offline::Ctx;
+use mnemos_setup::Config;
 use mnemos_text::Analyzer;
 
 use crate::dataset::MemoryClass;
@@ -169,7 +169,7 @@ pub fn evaluate(
 ) -> Result<ClassifierReport, EvalError> {
     let format = settings.dataset.format();
     let dataset = load_retrieval_dataset(&settings.path, format)?;
-    let embedder = mnemos_engine::setup::embedder(config)?;
+    let embedder = mnemos_setup::embedder(config)?;
     let classifier = match &settings.weights {
         Some(path) => {
             let json = std::fs::read_to_string(path).map_err(EvalError::io("read", path))?;

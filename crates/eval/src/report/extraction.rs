@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use mnemos_core::{Embedder, Memory, MemoryFilter};
-use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
-use mnemos_engine::presets::variants::Sweep;
-use mnemos_engine::Config;
+use mnemos_presets::variants::DefaultPresets::UnlessSwept;
+use mnemos_presets::variants::Sweep;
+use mnemos_setup::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::dataset::Conversation;
@@ -542,7 +542,7 @@ mod tests {
     use crate::experiment::StoreKind;
     use crate::summary::PresetAccumulator;
     use mnemos_core::EmbedError;
-    use mnemos_engine::presets::variants::parse_sweep;
+    use mnemos_presets::variants::parse_sweep;
 
     /// Two-dimensional vectors: texts with "cat" point one way, others the other.
     struct Toy;

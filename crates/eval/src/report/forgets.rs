@@ -19,9 +19,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use mnemos_core::{KindTag, MemoryFilter, MemoryState, StateFilter, UserKey};
-use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
 use mnemos_engine::truth::forget::{ERASE_REASON, TOPIC_KEY};
-use mnemos_engine::{Config, Engine, SearchRequest};
+use mnemos_engine::{Engine, SearchRequest};
+use mnemos_presets::variants::DefaultPresets::UnlessSwept;
+use mnemos_setup::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;

@@ -37,10 +37,10 @@ use serde::Serialize;
 use mnemos_core::memory_model::Line;
 use mnemos_core::{Embedder, MemoryFilter, MemoryModel, MemoryModelExt, Role};
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::presets::variants::DefaultPresets::Every;
+use mnemos_presets::variants::DefaultPresets::Every;
 
-use mnemos_engine::Config;
 use mnemos_offline::OfflineModel;
+use mnemos_setup::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use mnemos_engine::presets::variants::{DefaultPresets, Selection, SelectionSpec};
-use mnemos_engine::Config;
+use mnemos_presets::variants::{DefaultPresets, Selection, SelectionSpec};
+use mnemos_setup::Config;
 
 use crate::artifacts::OutDir;
 use crate::error::EvalError;

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use mnemos_engine::presets::variants::{DefaultPresets, SelectionSpec};
-use mnemos_engine::Config;
+use mnemos_presets::variants::{DefaultPresets, SelectionSpec};
+use mnemos_setup::Config;
 
 use crate::dataset::Conversation;
 use crate::error::EvalError;

@@ -19,9 +19,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use mnemos_core::{Embedder, MemoryModel, MemoryModelExt};
-use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
+use mnemos_presets::variants::DefaultPresets::UnlessSwept;
 
-use mnemos_engine::Config;
+use mnemos_setup::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;
@@ -403,7 +403,7 @@ mod tests {
     use crate::report::OutputOptions;
     use crate::summary::PresetAccumulator;
     use crate::{Zh4oInsert, Zh4oQuery};
-    use mnemos_engine::presets::variants::SelectionSpec;
+    use mnemos_presets::variants::SelectionSpec;
 
     pub(super) fn record(difficulty: &str, hit: bool, similarity: f64) -> ProbeRecord {
         ProbeRecord {

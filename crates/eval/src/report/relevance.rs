@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::Hit;
 use mnemos_core::{Scope, SystemClock, TurnId, UserKey};
-use mnemos_engine::{Config, Engine, EngineConfig, NewTurn, SearchRequest};
+use mnemos_engine::{Engine, EngineConfig, NewTurn, SearchRequest};
+use mnemos_setup::Config;
 
 use crate::artifacts::OutDir;
 use crate::dataset::RetrievalDataset;
@@ -324,7 +325,7 @@ pub fn evaluate(
         std::path::Path::new("a scratch directory"),
     ))?;
     let store = settings.store.open(scratch.path(), "relevance")?;
-    let embedder = mnemos_engine::setup::embedder(config)?;
+    let embedder = mnemos_setup::embedder(config)?;
     let (engine, _) = open_engine(
         config,
         &EngineConfig::with_preset("retrieval"),

@@ -19,7 +19,8 @@ use serde::Serialize;
 
 use mnemos_core::retrieval::{TypeRerank, TypeSearch};
 use mnemos_core::{MemoryType, RetrieverKind, SecondHop, SystemClock, TurnId, UserKey};
-use mnemos_engine::{Config, Engine, EngineConfig, NewTurn, SearchRequest};
+use mnemos_engine::{Engine, EngineConfig, NewTurn, SearchRequest};
+use mnemos_setup::Config;
 
 use crate::dataset::{Conversation, Question, RetrievalDataset};
 use crate::error::EvalError;
@@ -271,7 +272,7 @@ pub fn evaluate(
         std::path::Path::new("a scratch directory"),
     ))?;
     let store = settings.store.open(scratch.path(), "eval")?;
-    let embedder = mnemos_engine::setup::embedder(config)?;
+    let embedder = mnemos_setup::embedder(config)?;
     // The retrieval preset plans no derived work: the engine only stores and indexes turns.
     // Rows that use memory types need every memory typed: the perltqa preset's only derived
     // work is estimating the type of memories their source did not type (run inline).

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use mnemos_engine::presets::variants::DefaultPresets::Every;
-use mnemos_engine::presets::variants::{NamedEngine, Sweep};
-use mnemos_engine::Config;
+use mnemos_presets::variants::DefaultPresets::Every;
+use mnemos_presets::variants::{NamedEngine, Sweep};
+use mnemos_setup::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum, JsonlWriter, OutDir};
 use crate::dataset::{Conversation, RetrievalDataset};

@@ -24,8 +24,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use mnemos_core::{KindTag, Memory, MemoryFilter, StateFilter, UserKey};
-use mnemos_engine::presets::variants::DefaultPresets::UnlessSwept;
-use mnemos_engine::{Config, Engine};
+use mnemos_engine::Engine;
+use mnemos_presets::variants::DefaultPresets::UnlessSwept;
+use mnemos_setup::Config;
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::dataset::Conversation;

@@ -45,6 +45,7 @@ pub fn engine_on(db: &std::path::Path, preset: &str, inline: bool) -> Engine {
         ..EngineConfig::default()
     };
     Engine::builder(store, embedder, model)
+        .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(engine_config)
         .build()
         .unwrap()

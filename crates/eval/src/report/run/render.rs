@@ -402,7 +402,7 @@ mod tests {
     use crate::report::EngineSetup;
     use crate::runner::RunOptions;
     use crate::summary::{CapacityPoint, PresetAccumulator, SizePoint};
-    use mnemos_engine::presets::variants::parse_sweep;
+    use mnemos_presets::variants::parse_sweep;
 
     fn summary(name: &str, recall: f64, memory_tokens: f64) -> PresetSummary {
         let mut s = PresetAccumulator::default().summarize(name, 3, 2.0);

@@ -1,7 +1,9 @@
 //! The conformance suite every [`Store`] implementation must pass.
 //!
 //! Each check is a public function taking a factory that returns a fresh, empty store; a check
-//! panics (like a test assertion) when the store breaks the contract written on [`Store`].
+//! panics (like a test assertion) when the store breaks the contract written on the capability
+//! traits [`Store`] bundles. The checks are grouped by capability ([`CHECK_GROUPS`]): turns and
+//! memories, jobs, API keys, vectors.
 //! `run_all` runs every check; [`conformance_tests!`] expands to one `#[test]` per check so a
 //! store crate reports each failure by name:
 //!
@@ -31,11 +33,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 
+use mnemos_core::StoreProxy;
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, HistoryEntry, Job, JobId,
-    KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch, MemoryState, Metadata,
-    Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope, StateFilter, Store,
-    StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
+    Access, ApiKey, ApiKeyId, BatchForget, BatchUpdate, Change, Conflict, ForgetCause,
+    HistoryEntry, Job, JobId, KindTag, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryPatch,
+    MemoryState, Metadata, Metrics, Moment, Page, Paged, Precondition, PurgeReport, Role, Scope,
+    StateFilter, Store, StoreError, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
     Validity, VectorRow, VectorSearch, WriteBatch, MAX_JOB_PAYLOAD_BYTES, MAX_TEXT_BYTES,
 };
 
@@ -43,18 +46,27 @@ use mnemos_core::{
 /// all come from this single list so they cannot drift apart. `$d` is a literal `$` token, the
 /// stable way to write the inner macro's own metavariables.
 macro_rules! define_suite {
-    ($d:tt $($name:ident),+ $(,)?) => {
+    ($d:tt $($group:ident: [$($name:ident),+ $(,)?]),+ $(,)?) => {
         /// Names of every check, in the order `run_all` runs them.
-        pub const CHECK_NAMES: &[&str] = &[$(stringify!($name)),+];
+        pub const CHECK_NAMES: &[&str] = &[$($(stringify!($name)),+),+];
+
+        /// The checks of each capability of the contract, in the order `run_all` runs them:
+        /// `memories` ([`MemoryRead`](mnemos_core::MemoryRead),
+        /// [`MemoryWrite`](mnemos_core::MemoryWrite)), `jobs`
+        /// ([`JobRead`](mnemos_core::JobRead), [`JobWrite`](mnemos_core::JobWrite)), `keys`
+        /// ([`KeyRead`](mnemos_core::KeyRead), [`KeyWrite`](mnemos_core::KeyWrite)), `vectors`
+        /// ([`VectorRead`](mnemos_core::VectorRead), [`VectorWrite`](mnemos_core::VectorWrite)).
+        pub const CHECK_GROUPS: &[(&str, &[&str])] =
+            &[$((stringify!($group), &[$(stringify!($name)),+])),+];
 
         /// Run every check against fresh stores from `make`.
         pub fn run_all<S: Store>(make: &dyn Fn() -> S) {
-            $( $name(make); )+
+            $($( $name(make); )+)+
         }
 
         /// Every check with its name, in the order `run_all` runs them.
         pub fn checks<S: Store>() -> Vec<(&'static str, fn(&dyn Fn() -> S))> {
-            vec![$((stringify!($name), $name::<S> as fn(&dyn Fn() -> S))),+]
+            vec![$($((stringify!($name), $name::<S> as fn(&dyn Fn() -> S))),+),+]
         }
 
         /// Expand to one `#[test]` per conformance check.
@@ -66,51 +78,56 @@ macro_rules! define_suite {
         #[macro_export]
         macro_rules! conformance_tests {
             ($d factory:expr) => {
-                $(
+                $($(
                     #[test]
                     fn $name() {
                         $crate::$name(&$d factory);
                     }
-                )+
+                )+)+
             };
         }
     };
 }
 
 define_suite!($
-    crud_round_trip,
-    duplicate_ids_rejected_atomically,
-    memories_by_ids,
-    pagination,
-    list_filters,
-    update_versions_and_history,
-    forget_semantics,
-    record_access_appends,
-    history_in_order,
-    purge_user_removes_only_that_user,
-    scope_isolation,
-    last_round,
-    last_round_precondition,
-    turn_keys_unique_per_user,
-    concurrent_writers,
-    validation_rejects_bad_input,
-    unicode_round_trip,
-    vectors_bit_exact,
-    put_vectors_replaces_within_user,
-    jobs_enqueue_in_order,
-    finishing_jobs_at_most_once,
-    batch_edits_match_update_and_forget,
-    batch_edits_rejected_atomically,
-    job_failures_counted,
-    jobs_isolated_and_purged,
-    api_keys_found_listed_and_kept,
-    api_key_revocation,
-    job_leases_exclusive_until_expiry,
-    users_listed_by_memories_alone,
-    supersession_and_validity,
-    erasure_leaves_no_words,
-    vector_search_when_offered,
-    export_import_round_trip,
+    memories: [
+        crud_round_trip,
+        duplicate_ids_rejected_atomically,
+        memories_by_ids,
+        pagination,
+        list_filters,
+        update_versions_and_history,
+        forget_semantics,
+        record_access_appends,
+        history_in_order,
+        purge_user_removes_only_that_user,
+        scope_isolation,
+        last_round,
+        last_round_precondition,
+        turn_keys_unique_per_user,
+        concurrent_writers,
+        validation_rejects_bad_input,
+        unicode_round_trip,
+        batch_edits_match_one_by_one,
+        batch_edits_rejected_atomically,
+        users_listed_by_memories_alone,
+        supersession_and_validity,
+        erasure_leaves_no_words,
+        export_import_round_trip,
+    ],
+    jobs: [
+        jobs_enqueue_in_order,
+        finishing_jobs_at_most_once,
+        job_failures_counted,
+        jobs_isolated_and_purged,
+        job_leases_exclusive_until_expiry,
+    ],
+    keys: [api_keys_found_listed_and_kept, api_key_revocation],
+    vectors: [
+        vectors_bit_exact,
+        put_vectors_replaces_within_user,
+        vector_search_when_offered,
+    ],
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -132,89 +149,43 @@ impl<S, G> Guarded<S, G> {
     }
 }
 
-impl<S: Store, G: Send + Sync> StoreRead for Guarded<S, G> {
-    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
-        self.store.turns_by_keys(user, keys)
-    }
-    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
-        self.store.turn(user, id)
-    }
+/// Exactly the guarded store.
+impl<S: Store, G: Send + Sync> StoreProxy for Guarded<S, G> {
+    type Target = S;
 
-    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
-        self.store.turns(user, page)
-    }
-
-    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
-        self.store.memory(user, id)
-    }
-
-    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
-        self.store.memories(user, ids)
-    }
-
-    fn list(
-        &self,
-        user: &UserKey,
-        filter: &MemoryFilter,
-        page: Page,
-    ) -> StoreResult<Paged<Memory>> {
-        self.store.list(user, filter, page)
-    }
-
-    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
-        self.store.history(user, id)
-    }
-
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        self.store.vectors(user, model)
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.store.users()
-    }
-
-    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.store.data_version(user)
-    }
-
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.store.last_round(user)
-    }
-
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.store.job(user, id)
-    }
-
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        self.store.pending_jobs(user, limit)
-    }
-
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
-        self.store.api_key_by_hash(hash)
-    }
-
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        self.store.api_keys()
-    }
-
-    fn info(&self) -> StoreInfo {
-        self.store.info()
-    }
-
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        self.store.vector_search()
-    }
-
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        self.store.export_user(user)
+    fn target(&self) -> &S {
+        &self.store
     }
 }
 
-impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
-    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        self.store.write(batch)
-    }
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------
 
+/// Wall time of round 0 in every fixture (a fixed date keeps runs reproducible).
+/// One caller's edit or forget of one memory, written the only way the contract offers: as a
+/// [`WriteBatch`] of its own. Checks written against edits read the memory back afterwards.
+trait EditsOne {
+    /// Patch one memory in a batch of its own; the memory as stored afterwards.
+    fn update(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>>;
+    /// Forget one memory in a batch of its own, as someone's request; the memory as stored
+    /// afterwards.
+    fn forget(
+        &self,
+        user: &UserKey,
+        id: MemoryId,
+        reason: &str,
+        at: Moment,
+    ) -> StoreResult<Option<Memory>>;
+}
+
+impl<S: Store + ?Sized> EditsOne for S {
     fn update(
         &self,
         user: &UserKey,
@@ -222,7 +193,16 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
         patch: &MemoryPatch,
         at: Moment,
     ) -> StoreResult<Option<Memory>> {
-        self.store.update(user, id, patch, at)
+        self.write(WriteBatch {
+            user: Some(user.clone()),
+            updates: vec![BatchUpdate {
+                id,
+                patch: patch.clone(),
+                at,
+            }],
+            ..WriteBatch::default()
+        })?;
+        self.memory(user, id)
     }
 
     fn forget(
@@ -232,61 +212,20 @@ impl<S: Store, G: Send + Sync> Store for Guarded<S, G> {
         reason: &str,
         at: Moment,
     ) -> StoreResult<Option<Memory>> {
-        self.store.forget(user, id, reason, at)
-    }
-
-    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
-        self.store.record_access(user, accesses)
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        self.store.put_vectors(user, rows)
-    }
-
-    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
-        self.store.purge_user(user)
-    }
-
-    fn record_job_failure(
-        &self,
-        user: &UserKey,
-        id: JobId,
-        error: &str,
-    ) -> StoreResult<Option<Job>> {
-        self.store.record_job_failure(user, id, error)
-    }
-
-    fn lease_jobs(
-        &self,
-        user: &UserKey,
-        holder: &str,
-        lease: std::time::Duration,
-    ) -> StoreResult<bool> {
-        self.store.lease_jobs(user, holder, lease)
-    }
-
-    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
-        self.store.release_jobs(user, holder)
-    }
-
-    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        self.store.put_api_key(key)
-    }
-
-    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
-        self.store.revoke_api_key(id, at)
-    }
-
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        self.store.import_user(export)
+        self.write(WriteBatch {
+            user: Some(user.clone()),
+            forgets: vec![BatchForget {
+                id,
+                reason: reason.to_string(),
+                cause: ForgetCause::Request,
+                at,
+            }],
+            ..WriteBatch::default()
+        })?;
+        self.memory(user, id)
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Fixtures
-// ---------------------------------------------------------------------------------------------
-
-/// Wall time of round 0 in every fixture (a fixed date keeps runs reproducible).
 const T0: i64 = 1_750_000_000_000;
 const MODEL_A: &str = "conformance-a";
 const MODEL_B: &str = "conformance-b";
@@ -643,6 +582,9 @@ pub fn crud_round_trip<S: Store>(make: &dyn Fn() -> S) {
     data.memories[last].state = MemoryState::Forgotten {
         reason: "imported as forgotten".into(),
         at: moment(9),
+        cause: ForgetCause::Derived {
+            source: data.memories[0].id,
+        },
     };
     unwrap_ok(store.write(data.batch()), "write");
 
@@ -1347,13 +1289,9 @@ pub fn update_versions_and_history<S: Store>(make: &dyn Fn() -> S) {
         before,
         "invalid patches change nothing"
     );
-    assert_eq!(
-        unwrap_ok(
-            store.update(&user, MemoryId::new(), &patch, moment(43)),
-            "update"
-        ),
-        None,
-        "unknown id"
+    assert_invalid_write(
+        store.update(&user, MemoryId::new(), &patch, moment(43)),
+        "update of an unknown id",
     );
     assert_eq!(
         snapshot_user(&store, &user),
@@ -1379,12 +1317,15 @@ pub fn forget_semantics<S: Store>(make: &dyn Fn() -> S) {
         "fixture: two models"
     );
 
-    let reason = "evicted by capacity policy at round 12";
+    // Worded like a preset's reason, but a request: the cause is read back as stored, never
+    // from the reason's words.
+    let reason = "memgpt: evicted by capacity policy at round 12";
     let forgotten = unwrap_ok(store.forget(&user, target.id, reason, moment(12)), "forget");
     let mut expected = target.clone();
     expected.state = MemoryState::Forgotten {
         reason: reason.into(),
         at: moment(12),
+        cause: ForgetCause::Request,
     };
     expected.version = 2;
     assert_eq!(
@@ -1439,13 +1380,9 @@ pub fn forget_semantics<S: Store>(make: &dyn Fn() -> S) {
         },
     );
     assert_eq!(forgotten_list.items, vec![expected.clone()]);
-    assert_eq!(
-        unwrap_ok(
-            store.forget(&user, MemoryId::new(), reason, moment(13)),
-            "forget"
-        ),
-        None,
-        "unknown id"
+    assert_invalid_write(
+        store.forget(&user, MemoryId::new(), reason, moment(13)),
+        "forget of an unknown id",
     );
 
     // The vectors are dropped, not only hidden: a purge finds none of them.
@@ -1618,6 +1555,7 @@ pub fn history_in_order<S: Store>(make: &dyn Fn() -> S) {
                 current.state = MemoryState::Forgotten {
                     reason: reason.clone(),
                     at: moment(round),
+                    cause: ForgetCause::Request,
                 };
                 current.version += 1;
                 expected.push(HistoryEntry {
@@ -1789,18 +1727,13 @@ pub fn scope_isolation<S: Store>(make: &dyn Fn() -> S) {
                 text: Some("hijacked".into()),
                 ..Default::default()
             };
-            assert_eq!(
-                unwrap_ok(store.update(intruder, m.id, &patch, moment(50)), "update"),
-                None,
-                "{intruder} updates"
+            assert_invalid_write(
+                store.update(intruder, m.id, &patch, moment(50)),
+                &format!("{intruder} updates"),
             );
-            assert_eq!(
-                unwrap_ok(
-                    store.forget(intruder, m.id, "hijacked", moment(50)),
-                    "forget"
-                ),
-                None,
-                "{intruder} forgets"
+            assert_invalid_write(
+                store.forget(intruder, m.id, "hijacked", moment(50)),
+                &format!("{intruder} forgets"),
             );
         }
         let ids: Vec<MemoryId> = data.memories.iter().map(|m| m.id).collect();
@@ -2959,10 +2892,10 @@ pub fn finishing_jobs_at_most_once<S: Store>(make: &dyn Fn() -> S) {
     );
 }
 
-/// Updates and forgets inside a batch leave exactly the state, history and vectors that the same
-/// `update` and `forget` calls would: updates apply in order after the batch's new memories (so
-/// they can edit them), then forgets, which drop the memory's vectors.
-pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
+/// Updates and forgets inside one batch leave exactly the state, history and vectors that the
+/// same edits written one batch each would: updates apply in order after the batch's new
+/// memories (so they can edit them), then forgets, which drop the memory's vectors.
+pub fn batch_edits_match_one_by_one<S: Store>(make: &dyn Fn() -> S) {
     let batched = make();
     let called = make();
     let user = key("tenant-1", "alice");
@@ -3024,11 +2957,13 @@ pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
         BatchForget {
             id: gone.id,
             reason: "superseded by the new job".into(),
+            cause: ForgetCause::preset("conformance"),
             at: moment(24),
         },
         BatchForget {
             id: fresh.id,
             reason: "contradicted at round 25".into(),
+            cause: ForgetCause::Derived { source: gone.id },
             at: moment(25),
         },
     ];
@@ -3061,7 +2996,13 @@ pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
         unwrap_ok(called.update(&user, u.id, &u.patch, u.at), "update");
     }
     for f in &forgets {
-        unwrap_ok(called.forget(&user, f.id, &f.reason, f.at), "forget");
+        unwrap_ok(
+            called.write(WriteBatch {
+                forgets: vec![f.clone()],
+                ..batch_of(&user)
+            }),
+            "forget",
+        );
     }
     // An edit-only batch that names its user.
     let solo = BatchUpdate {
@@ -3088,7 +3029,7 @@ pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
     assert_eq!(
         got,
         snapshot_user(&called, &user),
-        "batch edits differ from the same update and forget calls"
+        "batch edits differ from the same edits one batch each"
     );
     // Spelled out, so a failure says what is wrong.
     let history = unwrap_ok(batched.history(&user, edited.id), "history");
@@ -3130,7 +3071,8 @@ pub fn batch_edits_match_update_and_forget<S: Store>(make: &dyn Fn() -> S) {
         Some((
             &MemoryState::Forgotten {
                 reason: "superseded by the new job".into(),
-                at: moment(24)
+                at: moment(24),
+                cause: ForgetCause::preset("conformance"),
             },
             2
         )),
@@ -3182,6 +3124,7 @@ pub fn batch_edits_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
     let valid_forget = BatchForget {
         id: data.memories[2].id,
         reason: "a valid forget".into(),
+        cause: ForgetCause::Request,
         at: moment(30),
     };
     let update_of = |id: MemoryId, text: &str| BatchUpdate {
@@ -3195,6 +3138,7 @@ pub fn batch_edits_rejected_atomically<S: Store>(make: &dyn Fn() -> S) {
     let forget_of = |id: MemoryId| BatchForget {
         id,
         reason: "must not stick".into(),
+        cause: ForgetCause::Request,
         at: moment(31),
     };
     let cases: Vec<(&str, Vec<BatchUpdate>, Vec<BatchForget>)> = vec![
@@ -4135,8 +4079,9 @@ fn rich_user<S: Store>(store: &S, user: &UserKey, seed: u64) -> RichJobs {
     data.turns.push(zh);
     let last = data.memories.len() - 1;
     data.memories[last - 1].state = MemoryState::Forgotten {
-        reason: "imported as forgotten".into(),
+        reason: "lufy: imported as forgotten".into(),
         at: moment(12),
+        cause: ForgetCause::preset("moom"),
     };
     let jobs = RichJobs {
         pending: new_job(&scope, moment(2), "session_summary"),

@@ -14,10 +14,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
-    MemoryPatch, MemoryStore, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo,
-    StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch,
-    WriteBatch,
+    Access, ApiKey, ApiKeyId, BatchUpdate, CatchUp, ForgetCause, HistoryEntry, Job, JobId, Memory,
+    MemoryFilter, MemoryId, MemoryPatch, MemoryState, MemoryStore, Page, Paged, PurgeReport,
+    StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey,
+    VectorRow, VectorSearch, WriteBatch,
+};
+use mnemos_core::{
+    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
 };
 use parking_lot::Mutex;
 
@@ -29,7 +32,6 @@ enum Bug {
     ListReversed,
     IgnoresMetadataFilter,
     HidesUpdateHistory,
-    ForgetKeepsVectors,
     AccessBumpsVersion,
     PurgeMiscounts,
     LeaksAcrossUsers,
@@ -70,6 +72,8 @@ enum Bug {
     /// Erases a memory's row but keeps the words in its earlier versions.
     ErasureKeepsHistory,
     ErasureKeepsTurnText,
+    /// Reads a forget's cause back out of its reason's words instead of the stored cause.
+    CauseFromReason,
 }
 
 impl Bug {
@@ -143,20 +147,7 @@ impl Mutant {
     }
 }
 
-impl StoreRead for Mutant {
-    fn info(&self) -> StoreInfo {
-        let mut info = self.inner.info();
-        if self.search && self.bug != Bug::InfoDeniesSearch {
-            info.vector_search = Ok("brute force".to_string());
-        }
-        info
-    }
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        self.search.then_some(self as &dyn VectorSearch)
-    }
-    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
-        self.inner.turns_by_keys(user, keys)
-    }
+impl MemoryRead for Mutant {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         let found = self.leak(user, |u| self.inner.turn(u, id))?;
         Ok(found.map(|mut t| {
@@ -181,11 +172,20 @@ impl StoreRead for Mutant {
         Ok(paged)
     }
 
+    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
+        self.inner.turns_by_keys(user, keys)
+    }
+
     fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
         let found = self.leak(user, |u| self.inner.memory(u, id))?;
         Ok(found.map(|mut m| {
             if self.bug == Bug::DropsSupersededBy {
                 m.superseded_by = None;
+            }
+            if self.bug == Bug::CauseFromReason {
+                if let MemoryState::Forgotten { reason, cause, .. } = &mut m.state {
+                    *cause = ForgetCause::from_legacy_reason(reason);
+                }
             }
             m
         }))
@@ -241,20 +241,6 @@ impl StoreRead for Mutant {
         Ok(entries)
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        let mut rows = self.inner.vectors(user, model)?;
-        if self.bug == Bug::FlushesNegativeZero {
-            for row in &mut rows {
-                for x in &mut row.vector {
-                    if *x == 0.0 {
-                        *x = 0.0;
-                    }
-                }
-            }
-        }
-        Ok(rows)
-    }
-
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         let mut users = self.inner.users()?;
         if self.bug == Bug::UsersOnlyFromTurns {
@@ -285,6 +271,16 @@ impl StoreRead for Mutant {
             .max())
     }
 
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        let mut export = self.inner.export_user(user)?;
+        if self.bug == Bug::ExportOnlyActive {
+            export.memories.retain(|m| m.memory.is_active());
+        }
+        Ok(export)
+    }
+}
+
+impl JobRead for Mutant {
     fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
         self.leak(user, |u| self.inner.job(u, id))
     }
@@ -296,7 +292,9 @@ impl StoreRead for Mutant {
         }
         Ok(jobs)
     }
+}
 
+impl KeyRead for Mutant {
     fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
         self.inner.api_key_by_hash(hash)
     }
@@ -307,17 +305,39 @@ impl StoreRead for Mutant {
         }
         self.inner.api_keys()
     }
+}
 
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        let mut export = self.inner.export_user(user)?;
-        if self.bug == Bug::ExportOnlyActive {
-            export.memories.retain(|m| m.memory.is_active());
+impl VectorRead for Mutant {
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        let mut rows = self.inner.vectors(user, model)?;
+        if self.bug == Bug::FlushesNegativeZero {
+            for row in &mut rows {
+                for x in &mut row.vector {
+                    if *x == 0.0 {
+                        *x = 0.0;
+                    }
+                }
+            }
         }
-        Ok(export)
+        Ok(rows)
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        self.search.then_some(self as &dyn VectorSearch)
     }
 }
 
-impl Store for Mutant {
+impl StoreRead for Mutant {
+    fn info(&self) -> StoreInfo {
+        let mut info = self.inner.info();
+        if self.search && self.bug != Bug::InfoDeniesSearch {
+            info.vector_search = Ok("brute force".to_string());
+        }
+        info
+    }
+}
+
+impl MemoryWrite for Mutant {
     fn write(&self, mut batch: WriteBatch) -> StoreResult<()> {
         if let Ok(Some(user)) = batch.user() {
             let mut users = self.users.lock();
@@ -361,7 +381,6 @@ impl Store for Mutant {
                     m.text = m.text.replace('\0', " ");
                 }
             }
-            Bug::ForgetKeepsVectors => self.vectors.lock().extend(batch.vectors.iter().cloned()),
             Bug::ErasureKeepsTurnText => batch.turn_erasures.clear(),
             Bug::ErasureKeepsHistory => {
                 if let Ok(Some(user)) = batch.user() {
@@ -381,7 +400,11 @@ impl Store for Mutant {
             Bug::BatchEditsNotAtomic => {
                 if let Ok(Some(user)) = batch.user() {
                     for u in batch.updates.drain(..) {
-                        let _ = self.inner.update(&user, u.id, &u.patch, u.at);
+                        let _ = self.inner.write(WriteBatch {
+                            user: Some(user.clone()),
+                            updates: vec![u],
+                            ..Default::default()
+                        });
                     }
                 }
             }
@@ -407,74 +430,22 @@ impl Store for Mutant {
         self.inner.write(batch)
     }
 
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.inner.update(user, id, patch, at)
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        let forgotten = self.inner.forget(user, id, reason, at)?;
-        if self.bug == Bug::ForgetKeepsVectors && forgotten.is_some() {
-            // Re-attach the dropped vectors through a batch carrying an unrelated memory.
-            let kept: Vec<VectorRow> = self
-                .vectors
-                .lock()
-                .iter()
-                .filter(|v| v.memory_id == id)
-                .cloned()
-                .collect();
-            if let Some(mut carrier) = self
-                .inner
-                .list(user, &MemoryFilter::active(), Page::first(1))?
-                .items
-                .pop()
-            {
-                carrier.id = MemoryId::new();
-                carrier.text = "carrier".into();
-                self.inner.write(WriteBatch {
-                    turns: vec![],
-                    memories: vec![carrier],
-                    vectors: kept,
-                    ..Default::default()
-                })?;
-            }
-        }
-        Ok(forgotten)
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         self.inner.record_access(user, accesses)?;
         if self.bug == Bug::AccessBumpsVersion {
             for (id, access) in accesses {
-                self.inner
-                    .update(user, *id, &MemoryPatch::default(), access.at)?;
+                self.inner.write(WriteBatch {
+                    user: Some(user.clone()),
+                    updates: vec![BatchUpdate {
+                        id: *id,
+                        patch: MemoryPatch::default(),
+                        at: access.at,
+                    }],
+                    ..Default::default()
+                })?;
             }
         }
         Ok(())
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        if self.bug == Bug::PutVectorsIgnoresUser {
-            // Writes each row to whichever user owns the memory.
-            for other in self.users.lock().clone() {
-                for row in rows {
-                    let _ = self.inner.put_vectors(&other, std::slice::from_ref(row));
-                }
-            }
-            return Ok(());
-        }
-        self.inner.put_vectors(user, rows)
     }
 
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
@@ -517,6 +488,25 @@ impl Store for Mutant {
         Ok(report)
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        let mut export = export.clone();
+        match self.bug {
+            Bug::ImportDropsHistory => {
+                for m in &mut export.memories {
+                    m.history.truncate(1);
+                }
+            }
+            Bug::ImportDropsFinishedJobs => export.jobs.retain(Job::is_pending),
+            Bug::ImportOverwrites => {
+                self.inner.purge_user(&export.user)?;
+            }
+            _ => {}
+        }
+        self.inner.import_user(&export)
+    }
+}
+
+impl JobWrite for Mutant {
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -554,28 +544,13 @@ impl Store for Mutant {
             .retain(|(u, h)| !(u == user && h == holder));
         self.inner.release_jobs(user, holder)
     }
+}
 
+impl KeyWrite for Mutant {
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         self.inner.put_api_key(key)?;
         self.keys_in_insert_order.lock().push(key.clone());
         Ok(())
-    }
-
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        let mut export = export.clone();
-        match self.bug {
-            Bug::ImportDropsHistory => {
-                for m in &mut export.memories {
-                    m.history.truncate(1);
-                }
-            }
-            Bug::ImportDropsFinishedJobs => export.jobs.retain(Job::is_pending),
-            Bug::ImportOverwrites => {
-                self.inner.purge_user(&export.user)?;
-            }
-            _ => {}
-        }
-        self.inner.import_user(&export)
     }
 
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
@@ -587,6 +562,21 @@ impl Store for Mutant {
             }));
         }
         Ok(revoked)
+    }
+}
+
+impl VectorWrite for Mutant {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if self.bug == Bug::PutVectorsIgnoresUser {
+            // Writes each row to whichever user owns the memory.
+            for other in self.users.lock().clone() {
+                for row in rows {
+                    let _ = self.inner.put_vectors(&other, std::slice::from_ref(row));
+                }
+            }
+            return Ok(());
+        }
+        self.inner.put_vectors(user, rows)
     }
 }
 
@@ -683,7 +673,10 @@ const CATCHES: &[(&str, &[Bug])] = &[
         &[Bug::IgnoresMetadataFilter, Bug::IgnoresTimeFilter],
     ),
     ("update_versions_and_history", &[Bug::HidesUpdateHistory]),
-    ("forget_semantics", &[Bug::ForgetKeepsVectors]),
+    (
+        "forget_semantics",
+        &[Bug::BatchForgetKeepsVectors, Bug::CauseFromReason],
+    ),
     ("record_access_appends", &[Bug::AccessBumpsVersion]),
     ("history_in_order", &[Bug::HidesUpdateHistory]),
     ("purge_user_removes_only_that_user", &[Bug::PurgeMiscounts]),
@@ -705,7 +698,7 @@ const CATCHES: &[(&str, &[Bug])] = &[
         &[Bug::FinishingTwiceIsIgnored],
     ),
     (
-        "batch_edits_match_update_and_forget",
+        "batch_edits_match_one_by_one",
         &[Bug::BatchForgetKeepsVectors],
     ),
     (

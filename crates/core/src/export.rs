@@ -1,5 +1,5 @@
-//! One user's complete data as a value: what `StoreRead::export_user` reads and
-//! `Store::import_user` writes, so a user can move between stores (`mnemos migrate`) exactly,
+//! One user's complete data as a value: what `MemoryRead::export_user` reads and
+//! `MemoryWrite::import_user` writes, so a user can move between stores (`mnemos migrate`) exactly,
 //! and a copy can be verified by comparing checksums.
 //!
 //! The canonical order is defined here, once, so every store exports a user the same way and

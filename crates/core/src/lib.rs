@@ -12,6 +12,7 @@ pub mod memory_model;
 pub mod memstore;
 pub mod model;
 pub mod store;
+pub mod store_proxy;
 pub mod store_vectors;
 pub mod task_text;
 
@@ -23,6 +24,7 @@ pub use memory_model::{MemoryModel, MemoryModelExt, ModelError, ModelResult, Tas
 pub use memstore::MemoryStore;
 pub use model::*;
 pub use store::*;
+pub use store_proxy::StoreProxy;
 pub use store_vectors::{BackendKind, CatchUp, StoreInfo, VectorSearch};
 pub use task_text::{TaskName, TaskTextOptions};
 pub mod retrieval;

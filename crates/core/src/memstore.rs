@@ -8,12 +8,13 @@ use parking_lot::RwLock;
 use crate::error::{Conflict, StoreError};
 use crate::export::{MemoryExport, UserExport};
 use crate::model::{
-    Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, MemoryPatch,
-    MemoryState, Moment, Timestamp, Turn, TurnId, UserKey,
+    Access, ApiKey, ApiKeyId, Change, HistoryEntry, Job, JobId, Memory, MemoryId, Timestamp, Turn,
+    TurnId, UserKey,
 };
 use crate::store::{
-    check_new_api_key, MemoryFilter, Page, Paged, PurgeReport, Store, StoreRead, StoreResult,
-    VectorRow, WriteBatch,
+    check_new_api_key, JobRead, JobWrite, KeyRead, KeyWrite, MemoryFilter, MemoryRead, MemoryWrite,
+    Page, Paged, PurgeReport, StoreRead, StoreResult, VectorRead, VectorRow, VectorWrite,
+    WriteBatch,
 };
 use crate::store_vectors::{BackendKind, StoreInfo, VectorSearch};
 
@@ -25,16 +26,6 @@ struct UserData {
     /// memory id → (model → vector)
     vectors: HashMap<MemoryId, BTreeMap<String, Vec<f32>>>,
     jobs: HashMap<JobId, Job>,
-}
-
-fn forgotten(memory: &Memory, reason: &str, at: Moment) -> Memory {
-    let mut updated = memory.clone();
-    updated.state = MemoryState::Forgotten {
-        reason: reason.to_string(),
-        at,
-    };
-    updated.version = updated.version.saturating_add(1);
-    updated
 }
 
 /// A `Store` kept entirely in process memory.
@@ -126,14 +117,7 @@ impl UserData {
                 .or_else(|| batch.memories.iter().find(|m| m.id == *id).cloned())
                 .or_else(|| self.memories.get(id).cloned())
         };
-        let record = |staged: &mut Staged, memory: Memory, at: Moment, change: Change| {
-            let entry = HistoryEntry {
-                memory_id: memory.id,
-                version: memory.version,
-                at,
-                change,
-                snapshot: memory.clone(),
-            };
+        let record = |staged: &mut Staged, (memory, entry): (Memory, HistoryEntry)| {
             let slot = staged
                 .entry(memory.id)
                 .or_insert_with(|| (memory.clone(), Vec::new()));
@@ -141,17 +125,16 @@ impl UserData {
             slot.1.push(entry);
         };
         for update in &batch.updates {
-            let Some(mut memory) = current(&update.id, &staged) else {
+            let Some(memory) = current(&update.id, &staged) else {
                 return Err(StoreError::InvalidWrite(format!(
                     "update of unknown memory {}",
                     update.id
                 )));
             };
-            update
-                .patch
-                .apply(&mut memory)
+            let change = memory
+                .updated(&update.patch, update.at)
                 .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-            record(&mut staged, memory, update.at, Change::Updated);
+            record(&mut staged, change);
         }
         for forget in &batch.forgets {
             let Some(memory) = current(&forget.id, &staged) else {
@@ -160,15 +143,10 @@ impl UserData {
                     forget.id
                 )));
             };
-            let change = Change::Forgotten {
-                reason: forget.reason.clone(),
-            };
-            record(
-                &mut staged,
-                forgotten(&memory, &forget.reason, forget.at),
-                forget.at,
-                change,
-            );
+            let change = memory
+                .forgotten(&forget.reason, forget.cause.clone(), forget.at)
+                .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+            record(&mut staged, change);
         }
         for erase in &batch.erasures {
             let Some(memory) = current(&erase.id, &staged) else {
@@ -177,10 +155,12 @@ impl UserData {
                     erase.id
                 )));
             };
+            let erased = erase.apply(&memory);
             let change = Change::Erased {
                 reason: erase.reason.clone(),
             };
-            record(&mut staged, erase.apply(&memory), erase.at, change);
+            let entry = HistoryEntry::of(&erased, erase.at, change);
+            record(&mut staged, (erased, entry));
         }
         Ok(staged)
     }
@@ -294,7 +274,7 @@ impl UserData {
     }
 }
 
-impl StoreRead for MemoryStore {
+impl MemoryRead for MemoryStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         Ok(self
             .users
@@ -375,6 +355,77 @@ impl StoreRead for MemoryStore {
             .unwrap_or_default())
     }
 
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
+        let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn data_version(&self, _user: &UserKey) -> StoreResult<Option<u64>> {
+        Ok(None) // nothing else can write to this process's memory
+    }
+
+    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
+    }
+
+    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
+        Ok(match self.users.read().get(user) {
+            Some(data) => data.export(user),
+            None => UserExport::empty(user.clone()),
+        })
+    }
+}
+
+impl JobRead for MemoryStore {
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        Ok(self
+            .users
+            .read()
+            .get(user)
+            .and_then(|d| d.jobs.get(&id).cloned()))
+    }
+
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
+        let users = self.users.read();
+        let mut pending: Vec<Job> = users
+            .get(user)
+            .map(|d| {
+                d.jobs
+                    .values()
+                    .filter(|j| j.is_pending())
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
+        pending.truncate(limit);
+        Ok(pending)
+    }
+}
+
+impl KeyRead for MemoryStore {
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        Ok(self
+            .api_keys
+            .read()
+            .iter()
+            .find(|k| k.hash == hash)
+            .cloned())
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        let mut keys = self.api_keys.read().clone();
+        keys.sort_by_key(|k| (k.created_at, k.id));
+        Ok(keys)
+    }
+}
+
+impl VectorRead for MemoryStore {
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
         let users = self.users.read();
         let Some(data) = users.get(user) else {
@@ -400,25 +451,12 @@ impl StoreRead for MemoryStore {
         Ok(rows.into_iter().map(|(_, row)| row).collect())
     }
 
-    fn data_version(&self, _user: &UserKey) -> StoreResult<Option<u64>> {
-        Ok(None) // nothing else can write to this process's memory
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        None
     }
+}
 
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
-        Ok(self
-            .api_keys
-            .read()
-            .iter()
-            .find(|k| k.hash == hash)
-            .cloned())
-    }
-
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        let mut keys = self.api_keys.read().clone();
-        keys.sort_by_key(|k| (k.created_at, k.id));
-        Ok(keys)
-    }
-
+impl StoreRead for MemoryStore {
     fn info(&self) -> StoreInfo {
         StoreInfo {
             kind: BackendKind::Memory,
@@ -426,59 +464,9 @@ impl StoreRead for MemoryStore {
             vector_search: Err("the in-memory store has no vector index".to_string()),
         }
     }
-
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        None
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        let mut keys: Vec<UserKey> = self.users.read().keys().cloned().collect();
-        keys.sort();
-        Ok(keys)
-    }
-
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        Ok(self
-            .users
-            .read()
-            .get(user)
-            .and_then(|d| d.turns.values().map(|t| t.at.round).max()))
-    }
-
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        Ok(self
-            .users
-            .read()
-            .get(user)
-            .and_then(|d| d.jobs.get(&id).cloned()))
-    }
-
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        Ok(match self.users.read().get(user) {
-            Some(data) => data.export(user),
-            None => UserExport::empty(user.clone()),
-        })
-    }
-
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        let users = self.users.read();
-        let mut pending: Vec<Job> = users
-            .get(user)
-            .map(|d| {
-                d.jobs
-                    .values()
-                    .filter(|j| j.is_pending())
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        pending.sort_by_key(|j| (j.created.round, j.created.time, j.id));
-        pending.truncate(limit);
-        Ok(pending)
-    }
 }
 
-impl Store for MemoryStore {
+impl MemoryWrite for MemoryStore {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         let Some(user) = batch.validate()? else {
             return Ok(());
@@ -493,64 +481,6 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else {
-            return Ok(None);
-        };
-        let Some(current) = data.memories.get(&id) else {
-            return Ok(None);
-        };
-        let mut updated = current.clone();
-        patch
-            .apply(&mut updated)
-            .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-        data.history.entry(id).or_default().push(HistoryEntry {
-            memory_id: id,
-            version: updated.version,
-            at,
-            change: Change::Updated,
-            snapshot: updated.clone(),
-        });
-        data.memories.insert(id, updated.clone());
-        Ok(Some(updated))
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else {
-            return Ok(None);
-        };
-        let Some(current) = data.memories.get(&id) else {
-            return Ok(None);
-        };
-        let updated = forgotten(current, reason, at);
-        data.history.entry(id).or_default().push(HistoryEntry {
-            memory_id: id,
-            version: updated.version,
-            at,
-            change: Change::Forgotten {
-                reason: reason.to_string(),
-            },
-            snapshot: updated.clone(),
-        });
-        data.memories.insert(id, updated.clone());
-        data.vectors.remove(&id);
-        Ok(Some(updated))
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         let mut users = self.users.write();
         let Some(data) = users.get_mut(user) else {
@@ -560,79 +490,6 @@ impl Store for MemoryStore {
             if let Some(memory) = data.memories.get_mut(id) {
                 memory.access.push(*access);
             }
-        }
-        Ok(())
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        let mut users = self.users.write();
-        let Some(data) = users.get_mut(user) else {
-            return match rows.first() {
-                Some(row) => Err(StoreError::InvalidWrite(format!(
-                    "vector for unknown memory {}",
-                    row.memory_id
-                ))),
-                None => Ok(()),
-            };
-        };
-        if let Some(row) = rows
-            .iter()
-            .find(|r| !data.memories.contains_key(&r.memory_id))
-        {
-            return Err(StoreError::InvalidWrite(format!(
-                "vector for unknown memory {}",
-                row.memory_id
-            )));
-        }
-        for row in rows {
-            data.vectors
-                .entry(row.memory_id)
-                .or_default()
-                .insert(row.model.clone(), row.vector.clone());
-        }
-        Ok(())
-    }
-
-    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        let mut keys = self.api_keys.write();
-        check_new_api_key(key, &keys)?;
-        keys.push(key.clone());
-        Ok(())
-    }
-
-    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
-        let mut keys = self.api_keys.write();
-        let Some(key) = keys.iter_mut().find(|k| k.id == id) else {
-            return Ok(None);
-        };
-        key.revoked_at.get_or_insert(at);
-        Ok(Some(key.clone()))
-    }
-
-    fn lease_jobs(
-        &self,
-        user: &UserKey,
-        holder: &str,
-        lease: std::time::Duration,
-    ) -> StoreResult<bool> {
-        let now = std::time::Instant::now();
-        let mut leases = self.job_leases.lock();
-        if let Some((current, until)) = leases.get(user) {
-            if current != holder && *until > now {
-                return Ok(false);
-            }
-        }
-        leases.insert(user.clone(), (holder.to_string(), now + lease));
-        Ok(true)
-    }
-
-    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
-        let mut leases = self.job_leases.lock();
-        if leases
-            .get(user)
-            .is_some_and(|(current, _)| current == holder)
-        {
-            leases.remove(user);
         }
         Ok(())
     }
@@ -667,7 +524,9 @@ impl Store for MemoryStore {
         }
         Ok(())
     }
+}
 
+impl JobWrite for MemoryStore {
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -683,5 +542,82 @@ impl Store for MemoryStore {
             job.last_error = Some(error.to_string());
         }
         Ok(Some(job.clone()))
+    }
+
+    fn lease_jobs(
+        &self,
+        user: &UserKey,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> StoreResult<bool> {
+        let now = std::time::Instant::now();
+        let mut leases = self.job_leases.lock();
+        if let Some((current, until)) = leases.get(user) {
+            if current != holder && *until > now {
+                return Ok(false);
+            }
+        }
+        leases.insert(user.clone(), (holder.to_string(), now + lease));
+        Ok(true)
+    }
+
+    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
+        let mut leases = self.job_leases.lock();
+        if leases
+            .get(user)
+            .is_some_and(|(current, _)| current == holder)
+        {
+            leases.remove(user);
+        }
+        Ok(())
+    }
+}
+
+impl KeyWrite for MemoryStore {
+    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        let mut keys = self.api_keys.write();
+        check_new_api_key(key, &keys)?;
+        keys.push(key.clone());
+        Ok(())
+    }
+
+    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
+        let mut keys = self.api_keys.write();
+        let Some(key) = keys.iter_mut().find(|k| k.id == id) else {
+            return Ok(None);
+        };
+        key.revoked_at.get_or_insert(at);
+        Ok(Some(key.clone()))
+    }
+}
+
+impl VectorWrite for MemoryStore {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        let mut users = self.users.write();
+        let Some(data) = users.get_mut(user) else {
+            return match rows.first() {
+                Some(row) => Err(StoreError::InvalidWrite(format!(
+                    "vector for unknown memory {}",
+                    row.memory_id
+                ))),
+                None => Ok(()),
+            };
+        };
+        if let Some(row) = rows
+            .iter()
+            .find(|r| !data.memories.contains_key(&r.memory_id))
+        {
+            return Err(StoreError::InvalidWrite(format!(
+                "vector for unknown memory {}",
+                row.memory_id
+            )));
+        }
+        for row in rows {
+            data.vectors
+                .entry(row.memory_id)
+                .or_default()
+                .insert(row.model.clone(), row.vector.clone());
+        }
+        Ok(())
     }
 }

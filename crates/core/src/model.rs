@@ -560,15 +560,117 @@ impl FromStr for KindTag {
 }
 
 /// Is a memory live, or was it forgotten by a policy or a user request?
+///
+/// A forget stored before causes were has no `cause` in its stored form; reading it gives the
+/// cause its reason tells ([`ForgetCause::from_legacy_reason`]), once, where it is decoded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[serde(tag = "state", rename_all = "snake_case", from = "StoredState")]
 pub enum MemoryState {
     Active,
     /// Soft-forgotten: kept for history and audit, never returned by retrieval.
     Forgotten {
         reason: String,
         at: Moment,
+        /// Who forgot it.
+        cause: ForgetCause,
     },
+}
+
+/// Who forgot a memory. It is recorded with the forget, typed, and read back exactly: the
+/// reason is free text for people, so a person's reason that happens to start with a preset's
+/// name is still a request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum ForgetCause {
+    /// Someone asked (forget by id or by description, an erasure), with a reason of their own.
+    Request,
+    /// A preset's own policy (eviction, decay, consolidation) forgot it.
+    Preset { preset: String },
+    /// The engine's cascade: the memory was derived from `source`, which was forgotten.
+    Derived { source: MemoryId },
+}
+
+impl ForgetCause {
+    /// The presets that existed while causes were still written into the reason text
+    /// (`<preset>: …`). Frozen: only a legacy reason is read against it.
+    pub const LEGACY_PRESETS: [&'static str; 12] = [
+        "default",
+        "full",
+        "recent",
+        "retrieval",
+        "memorybank",
+        "generative",
+        "memgpt",
+        "scmemory",
+        "lufy",
+        "moom",
+        "m4",
+        "perltqa",
+    ];
+
+    /// How the engine's cascade worded a derived memory's reason before causes were stored:
+    /// `derived from forgotten memory <id>: <the source's reason>`.
+    pub const LEGACY_DERIVED_PREFIX: &'static str = "derived from forgotten memory ";
+
+    /// A preset's forgetting.
+    pub fn preset(name: &str) -> Self {
+        ForgetCause::Preset {
+            preset: name.to_string(),
+        }
+    }
+
+    /// The cause of a forget stored before causes were (a legacy row), read from its reason the
+    /// way the inspector used to: the cascade's prefix, then a `<preset>: ` prefix naming one of
+    /// [`Self::LEGACY_PRESETS`], else a request. Never used for a forget that stored its cause.
+    pub fn from_legacy_reason(reason: &str) -> Self {
+        if let Some(rest) = reason.strip_prefix(Self::LEGACY_DERIVED_PREFIX) {
+            let id = rest.split(':').next().unwrap_or_default();
+            if let Ok(source) = id.trim().parse() {
+                return ForgetCause::Derived { source };
+            }
+        }
+        let named = reason.split_once(": ").map(|(head, _)| head);
+        match named.and_then(|head| Self::LEGACY_PRESETS.iter().find(|p| **p == head)) {
+            Some(preset) => Self::preset(preset),
+            None => ForgetCause::Request,
+        }
+    }
+
+    /// `request`, `derived`, or the preset's name: how retention counts it.
+    pub fn key(&self) -> &str {
+        match self {
+            ForgetCause::Request => "request",
+            ForgetCause::Preset { preset } => preset,
+            ForgetCause::Derived { .. } => "derived",
+        }
+    }
+}
+
+/// [`MemoryState`] as stored: a forget written before causes were stored has none, and gets
+/// the one its reason tells ([`ForgetCause::from_legacy_reason`]).
+#[derive(Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+enum StoredState {
+    Active,
+    Forgotten {
+        reason: String,
+        at: Moment,
+        #[serde(default)]
+        cause: Option<ForgetCause>,
+    },
+}
+
+impl From<StoredState> for MemoryState {
+    fn from(stored: StoredState) -> Self {
+        match stored {
+            StoredState::Active => MemoryState::Active,
+            StoredState::Forgotten { reason, at, cause } => MemoryState::Forgotten {
+                cause: cause.unwrap_or_else(|| ForgetCause::from_legacy_reason(&reason)),
+                reason,
+                at,
+            },
+        }
+    }
 }
 
 impl MemoryState {
@@ -740,6 +842,48 @@ pub enum Change {
     },
 }
 
+impl Memory {
+    /// The state change of a caller's edit, written once for every store: `patch` applied, one
+    /// version more, and the `Updated` history entry holding the result. Refuses (changing
+    /// nothing) a patch whose result is invalid.
+    pub fn updated(&self, patch: &MemoryPatch, at: Moment) -> Result<(Memory, HistoryEntry)> {
+        let mut updated = self.clone();
+        patch.apply(&mut updated)?;
+        let entry = HistoryEntry::of(&updated, at, Change::Updated);
+        Ok((updated, entry))
+    }
+
+    /// The state change of a forget, written once for every store: forgotten with `reason` by
+    /// `cause` at `at`, one version more, and the `Forgotten` history entry holding the result.
+    /// (Its vectors go too; that is the store's part.)
+    pub fn forgotten(
+        &self,
+        reason: &str,
+        cause: ForgetCause,
+        at: Moment,
+    ) -> Result<(Memory, HistoryEntry)> {
+        let mut forgotten = self.clone();
+        forgotten.state = MemoryState::Forgotten {
+            reason: reason.to_string(),
+            at,
+            cause,
+        };
+        forgotten.version = bumped(self.version)?;
+        let change = Change::Forgotten {
+            reason: reason.to_string(),
+        };
+        let entry = HistoryEntry::of(&forgotten, at, change);
+        Ok((forgotten, entry))
+    }
+}
+
+/// The next version number, refused at the end of the range.
+fn bumped(version: u32) -> Result<u32> {
+    version
+        .checked_add(1)
+        .ok_or_else(|| Error::invalid("memory version overflow"))
+}
+
 /// One entry of a memory's version history: the change and the memory as it was after it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HistoryEntry {
@@ -761,6 +905,20 @@ pub struct MemoryPatch {
     pub superseded_by: Option<Option<MemoryId>>,
     /// Replace the turns the memory came from (a repeated statement adds its turn).
     pub provenance: Option<Vec<TurnId>>,
+}
+
+impl HistoryEntry {
+    /// The entry recording that `memory` (as it is now, at its current version) came from
+    /// `change` at `at`.
+    pub fn of(memory: &Memory, at: Moment, change: Change) -> Self {
+        HistoryEntry {
+            memory_id: memory.id,
+            version: memory.version,
+            at,
+            change,
+            snapshot: memory.clone(),
+        }
+    }
 }
 
 impl MemoryPatch {
@@ -793,10 +951,7 @@ impl MemoryPatch {
         if let Some(provenance) = &self.provenance {
             memory.provenance = provenance.clone();
         }
-        memory.version = memory
-            .version
-            .checked_add(1)
-            .ok_or_else(|| Error::invalid("memory version overflow"))?;
+        memory.version = bumped(memory.version)?;
         memory.validate()
     }
 }
@@ -876,6 +1031,101 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn forgotten_json(cause: Option<&str>) -> String {
+        let cause = cause
+            .map(|c| format!(r#","cause":{c}"#))
+            .unwrap_or_default();
+        format!(
+            r#"{{"state":"forgotten","reason":"memgpt: evicted","at":{{"round":3,"time":7}}{cause}}}"#
+        )
+    }
+
+    #[test]
+    fn a_stored_cause_is_read_back_exactly() {
+        let state: MemoryState =
+            serde_json::from_str(&forgotten_json(Some(r#"{"by":"request"}"#))).unwrap();
+        let MemoryState::Forgotten { cause, .. } = &state else {
+            panic!("{state:?}")
+        };
+        assert_eq!(
+            *cause,
+            ForgetCause::Request,
+            "the reason's words must not count"
+        );
+        let again: MemoryState =
+            serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+        assert_eq!(again, state);
+    }
+
+    #[test]
+    fn a_legacy_forget_gets_the_cause_its_reason_told() {
+        let state: MemoryState = serde_json::from_str(&forgotten_json(None)).unwrap();
+        assert!(matches!(
+            state,
+            MemoryState::Forgotten { cause: ForgetCause::Preset { ref preset }, .. } if preset == "memgpt"
+        ));
+        let id = MemoryId::new();
+        let derived = format!("{}{id}: moom: x", ForgetCause::LEGACY_DERIVED_PREFIX);
+        assert_eq!(
+            ForgetCause::from_legacy_reason(&derived),
+            ForgetCause::Derived { source: id }
+        );
+        assert_eq!(
+            ForgetCause::from_legacy_reason("outdated"),
+            ForgetCause::Request
+        );
+        assert_eq!(
+            ForgetCause::from_legacy_reason("gossip: x"),
+            ForgetCause::Request
+        );
+        assert_eq!(ForgetCause::Derived { source: id }.key(), "derived");
+        assert_eq!(ForgetCause::preset("moom").key(), "moom");
+    }
+
+    #[test]
+    fn transitions_bump_the_version_and_record_the_result() {
+        let turn = Turn {
+            id: TurnId::new(),
+            scope: Scope::new("t", "u", "a", "s").unwrap(),
+            role: Role::User,
+            speaker: None,
+            text: "hello".into(),
+            at: Moment {
+                round: 1,
+                time: Timestamp(5),
+            },
+            metadata: Metadata::new(),
+            key: None,
+        };
+        let memory = Memory::from_turn(&turn);
+        let at = Moment {
+            round: 2,
+            time: Timestamp(9),
+        };
+        let patch = MemoryPatch {
+            text: Some("hi".into()),
+            ..MemoryPatch::default()
+        };
+        let (updated, entry) = memory.updated(&patch, at).unwrap();
+        assert_eq!((updated.version, updated.text.as_str()), (2, "hi"));
+        assert_eq!(entry, HistoryEntry::of(&updated, at, Change::Updated));
+        let (gone, entry) = updated
+            .forgotten("asked", ForgetCause::Request, at)
+            .unwrap();
+        assert_eq!(gone.version, 3);
+        assert!(!gone.is_active());
+        assert_eq!(
+            entry.change,
+            Change::Forgotten {
+                reason: "asked".into()
+            }
+        );
+        assert_eq!(entry.snapshot, gone);
+        let mut last = memory.clone();
+        last.version = u32::MAX;
+        assert!(last.forgotten("x", ForgetCause::Request, at).is_err());
+    }
 
     #[test]
     fn ids_round_trip_through_text() {

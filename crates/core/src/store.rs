@@ -1,7 +1,11 @@
 //! The `Store` contract: the single source of truth for turns, memories, history and vectors.
 //!
-//! Every implementation (in-memory reference, SQLite, PostgreSQL) passes the conformance suite in
-//! `mnemos-conformance`. Retrieval indexes are caches rebuilt from what a store returns here.
+//! The contract is split by capability, each a small trait with what it guarantees written on
+//! it: turns and memories ([`MemoryRead`], [`MemoryWrite`]), jobs ([`JobRead`], [`JobWrite`]),
+//! API keys ([`KeyRead`], [`KeyWrite`]) and vectors ([`VectorRead`], [`VectorWrite`]).
+//! [`StoreRead`] bundles the reads, [`Store`] everything. Every implementation (in-memory
+//! reference, SQLite, PostgreSQL) passes the conformance suite in `mnemos-conformance`.
+//! Retrieval indexes are caches rebuilt from what a store returns here.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -11,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Conflict, StoreError};
 use crate::export::UserExport;
 use crate::model::{
-    Access, ApiKey, ApiKeyId, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId, MemoryPatch,
-    Metadata, Metrics, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
+    Access, ApiKey, ApiKeyId, ForgetCause, HistoryEntry, Job, JobId, KindTag, Memory, MemoryId,
+    MemoryPatch, Metadata, Metrics, Moment, Timestamp, Turn, TurnId, UserKey, MAX_ROUND,
 };
 use crate::store_vectors::{StoreInfo, VectorSearch};
 
@@ -37,11 +41,14 @@ pub struct BatchUpdate {
     pub at: Moment,
 }
 
-/// A policy's forgetting of an existing memory inside a [`WriteBatch`].
+/// A forgetting of an existing memory inside a [`WriteBatch`] (see [`Memory::forgotten`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BatchForget {
     pub id: MemoryId,
+    /// Free text for people; it says nothing the store reads.
     pub reason: String,
+    /// Who forgot it, stored with the state and read back exactly.
+    pub cause: ForgetCause,
     pub at: Moment,
 }
 
@@ -66,9 +73,11 @@ impl BatchErase {
     pub fn apply(&self, memory: &Memory) -> Memory {
         let mut erased = self.scrub(memory);
         if erased.is_active() {
+            // An erasure is always someone's request to forget.
             erased.state = crate::model::MemoryState::Forgotten {
                 reason: self.reason.clone(),
                 at: self.at,
+                cause: ForgetCause::Request,
             };
         }
         erased.version = erased.version.saturating_add(1);
@@ -132,7 +141,7 @@ impl Precondition {
 ///
 /// All items must belong to the same user; a store rejects mixed batches with
 /// `StoreError::InvalidWrite`. Vectors must belong to memories of the batch or to existing
-/// memories of the batch's user; vectors alone go through `Store::put_vectors`.
+/// memories of the batch's user; vectors alone go through `VectorWrite::put_vectors`.
 ///
 /// Updates, forgets and job completions name existing rows by id only: such a batch must set
 /// `user` (or carry a turn, memory or job that fixes it). An update or forget of an unknown
@@ -554,11 +563,20 @@ pub fn vector_from_le_bytes(bytes: &[u8], dim: usize) -> Option<Vec<f32>> {
 /// Rows listed per store call when a caller pages through everything.
 const LIST_ALL_PAGE: usize = 5_000;
 
-/// The reading half of a [`Store`]: everything that looks and nothing that changes.
+/// Turns and memories as they are stored: everything a caller reads of one user's dialogue and
+/// what was derived from it.
 ///
-/// Mechanisms and views get a `&dyn StoreRead`, so they cannot write even by mistake; only the
-/// engine holds the whole [`Store`]. The contract is written on [`Store`].
-pub trait StoreRead: Send + Sync {
+/// An implementation guarantees:
+/// - **Isolation**: every call takes a `UserKey` and never returns another user's rows; asking
+///   for another user's id behaves exactly like asking for an unknown id.
+/// - **Order**: turns and memories are listed by (created round, created time, id), ascending.
+/// - **Filters**: `list` returns exactly the memories [`MemoryFilter::matches`] accepts.
+/// - **History**: `history` returns every version of a memory, oldest first; each is the memory
+///   as it was after its change.
+/// - **Export**: `export_user` returns all of a user's turns, memories (active and forgotten)
+///   with their whole history, vectors of every model and jobs (pending and finished, with
+///   attempts and errors), in the canonical order of [`UserExport`], from one consistent state.
+pub trait MemoryRead: Send + Sync {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>>;
     fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>>;
     /// The user's stored turns that carry one of these idempotency keys (any order; keys with
@@ -571,9 +589,6 @@ pub trait StoreRead: Send + Sync {
     fn list(&self, user: &UserKey, filter: &MemoryFilter, page: Page)
         -> StoreResult<Paged<Memory>>;
     fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>>;
-
-    /// All vectors of the user's active memories in one embedder's space.
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>>;
 
     /// Every user with at least one turn or memory.
     fn users(&self) -> StoreResult<Vec<UserKey>>;
@@ -588,22 +603,6 @@ pub trait StoreRead: Send + Sync {
     fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>>;
     /// The highest round index of the user's turns, if any.
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>>;
-
-    /// One job of `user`, finished or not. `Ok(None)` if unknown.
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>>;
-    /// Up to `limit` unfinished jobs of `user`, oldest first (created round, time, then id).
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>>;
-
-    /// The API key whose secret hashes to `hash`, revoked or not. `Ok(None)` if none.
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>>;
-    /// Every API key of every tenant, revoked ones included, oldest first (created time, id).
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>>;
-
-    /// What this store is and where its data lives, for start-up reports and health checks.
-    fn info(&self) -> StoreInfo;
-    /// The nearest-neighbour search this store runs itself, if it has one
-    /// ([`VectorSearch`]); `None`: callers score vectors in process.
-    fn vector_search(&self) -> Option<&dyn VectorSearch>;
     /// Everything of `user` (see [`UserExport`]), read from one consistent state of the store.
     /// A user the store holds nothing of exports empty.
     fn export_user(&self, user: &UserKey) -> StoreResult<UserExport>;
@@ -623,83 +622,66 @@ pub trait StoreRead: Send + Sync {
     }
 }
 
-/// Persistent storage of turns, memories, their history and vectors.
+/// Writing turns and memories: the one write path ([`WriteBatch`]) and what acts on a user as a
+/// whole.
 ///
-/// Contract (checked by `mnemos-conformance`):
+/// An implementation guarantees:
+/// - **Atomicity**: `write` commits the whole batch or nothing; when it returns `Ok` the data
+///   survives a process crash (`kill -9`). Concurrent writers from several threads never lose a
+///   write.
+/// - **Validation**: it rejects what [`WriteBatch::validate`] rejects, before it writes.
 /// - **Ids** are globally unique (UUIDv7); a batch repeating an id, or reusing a stored one, is
 ///   rejected as a whole.
 /// - **Turn keys**: a turn's idempotency key is unique per user; a batch holding a key already
-///   stored for the user is rejected as a whole with [`Conflict::DuplicateTurnKey`], and
-///   `turns_by_keys` finds stored turns by key.
+///   stored for the user is rejected as a whole with [`Conflict::DuplicateTurnKey`].
 /// - **Preconditions**: a batch's [`Precondition`] is checked inside the write's transaction;
 ///   a failed one rejects the batch with a `Conflict` and writes nothing.
-/// - **Isolation**: every read takes a `UserKey` and never returns another user's rows; asking
-///   for another user's id behaves exactly like asking for an unknown id.
-/// - **Atomicity**: `write` commits the whole batch or nothing; when it returns `Ok` the data
-///   survives a process crash (`kill -9`).
-/// - **History**: every memory change (create, update, forget) adds a `HistoryEntry` with the
-///   memory as it was after the change; access records do not create versions.
-/// - **Forget vs purge**: `forget` is a state change with a reason (the row and its history stay);
-///   `purge_user` erases all of a user's turns, memories, history and vectors so that no trace of
-///   their text remains in the backing files.
-/// - **Order**: listings are ordered by (created round, created time, id), ascending.
-/// - **Filters**: `list` returns exactly the memories [`MemoryFilter::matches`] accepts.
-/// - **Jobs**: a job is enqueued and finished only through `write`, atomically with the rest of
-///   the batch; finishing an unknown or already finished job rejects the batch. `pending_jobs`
-///   lists unfinished jobs oldest first; `record_job_failure` counts a failed attempt. Purging a
-///   user erases their jobs.
-/// - **Validation**: a store rejects what [`WriteBatch::validate`] rejects, before it writes.
-/// - **API keys** belong to no user: `purge_user` leaves them alone. A key is stored once
-///   (`put_api_key` rejects a reused id or hash, or an invalid key, with `InvalidWrite`),
-///   found by its hash, listed oldest first, and never deleted: `revoke_api_key` sets
-///   `revoked_at` once (revoking again returns the key as it was).
-/// - **Job leases**: `lease_jobs` gives one holder (an engine, a server) the right to run a
-///   user's pending jobs for a while, so two servers never run the same user's jobs at once;
-///   a lease another holder still holds is refused, an expired one is taken over (a dead server's
-///   jobs are picked up), the holder renews its own, and `release_jobs` ends it. Leases run on
-///   the store's own clock. Purging a user ends their lease.
-/// - **Export/import**: `export_user` returns all of a user's turns, memories (active and
-///   forgotten) with their whole history, vectors of every model and jobs (pending and
-///   finished, with attempts and errors), in the canonical order of [`UserExport`], from one
-///   consistent state. `import_user` writes an export in one transaction, exactly (ids, times,
-///   versions, history, access logs and job states as they are), so exporting it again from
-///   the importing store gives an equal export with the same checksum. It validates like
-///   `write` does ([`UserExport::validate`], `InvalidWrite`), and it is refused with
+/// - **History**: every memory change (create, update, forget, erase) adds a `HistoryEntry`
+///   with the memory as it was after the change, as [`Memory::updated`], [`Memory::forgotten`]
+///   and [`BatchErase::apply`] compute it; access records do not create versions.
+/// - **Forget vs purge**: a batch's forget is a state change with a reason and a cause (the row
+///   and its history stay, its vectors go); `purge_user` erases all of a user's turns,
+///   memories, history, vectors, jobs and job lease so that no trace of their text remains in
+///   the backing files. API keys belong to no user and stay.
+/// - **Import**: `import_user` writes an export in one transaction, exactly (ids, times,
+///   versions, history, access logs and job states as they are), so exporting it again gives
+///   an equal export with the same checksum. It validates like `write` does
+///   ([`UserExport::validate`], `InvalidWrite`), and it is refused with
 ///   [`Conflict::UserNotEmpty`], writing nothing, when the store holds any turn, memory or job
 ///   of the user already.
-/// - Thread-safe: concurrent writers from several threads never lose a write.
-pub trait Store: StoreRead {
+pub trait MemoryWrite: MemoryRead {
     /// Atomically write a batch (turns, new memories with their `Created` history, vectors,
-    /// updates and forgets of existing memories, new and finished jobs).
+    /// updates, forgets and erasures of existing memories, new and finished jobs).
     fn write(&self, batch: WriteBatch) -> StoreResult<()>;
-
-    /// Apply a caller's edit and record it in history. `Ok(None)` if the memory is unknown.
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>>;
-    /// Soft-forget: mark the memory forgotten with a reason, keep it and its history.
-    /// Its vectors are dropped (it can no longer be retrieved). `Ok(None)` if unknown.
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>>;
     /// Append retrievals to memories' access logs (no new version).
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()>;
-
-    /// Store (or replace) vectors of existing memories of `user`, atomically. A row naming an
-    /// unknown memory, or another user's, rejects the whole call with `InvalidWrite`.
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()>;
-
     /// Erase everything of one user. Irreversible.
     fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport>;
+    /// Write a user's export into this store, in one transaction (see the contract above).
+    fn import_user(&self, export: &UserExport) -> StoreResult<()>;
+}
 
+/// Reading the queue of derived work.
+///
+/// An implementation guarantees: jobs are enqueued and finished only through
+/// [`MemoryWrite::write`], atomically with the rest of the batch (finishing an unknown or
+/// already finished job rejects the batch); `pending_jobs` lists unfinished jobs oldest first.
+pub trait JobRead: Send + Sync {
+    /// One job of `user`, finished or not. `Ok(None)` if unknown.
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>>;
+    /// Up to `limit` unfinished jobs of `user`, oldest first (created round, time, then id).
+    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>>;
+}
+
+/// Running the queue of derived work: failed attempts and who may run a user's jobs.
+///
+/// An implementation guarantees: `record_job_failure` counts each failed attempt of a pending
+/// job once; `lease_jobs` gives one holder (an engine, a server) the right to run a user's
+/// pending jobs for a while, so two servers never run the same user's jobs at once; a lease
+/// another holder still holds is refused, an expired one is taken over (a dead server's jobs
+/// are picked up), the holder renews its own, and `release_jobs` ends it. Leases run on the
+/// store's own clock. Purging a user erases their jobs and ends their lease.
+pub trait JobWrite: JobRead {
     /// Count a failed attempt of a pending job and keep its error. `Ok(None)` if the job is
     /// unknown; a finished job is returned unchanged.
     fn record_job_failure(
@@ -708,20 +690,76 @@ pub trait Store: StoreRead {
         id: JobId,
         error: &str,
     ) -> StoreResult<Option<Job>>;
-
     /// Lease `user`'s pending jobs to `holder` for `lease` from now (the store's clock): taken
     /// when nobody holds them or the last holder's lease has run out, renewed when `holder`
     /// already holds them. `Ok(false)`: another holder's lease is still running.
     fn lease_jobs(&self, user: &UserKey, holder: &str, lease: Duration) -> StoreResult<bool>;
     /// End `holder`'s lease on `user`'s jobs; nothing happens if it holds none.
     fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()>;
+}
 
+/// Finding API keys.
+///
+/// An implementation guarantees: keys belong to no user (`purge_user` leaves them alone), are
+/// found by their hash, listed oldest first (created time, id), and never deleted.
+pub trait KeyRead: Send + Sync {
+    /// The API key whose secret hashes to `hash`, revoked or not. `Ok(None)` if none.
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>>;
+    /// Every API key of every tenant, revoked ones included, oldest first (created time, id).
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>>;
+}
+
+/// Issuing and revoking API keys.
+///
+/// An implementation guarantees: a key is stored once (`put_api_key` rejects a reused id or
+/// hash, or an invalid key, with `InvalidWrite`, as [`check_new_api_key`] decides), and
+/// `revoke_api_key` sets `revoked_at` once (revoking again returns the key as it was).
+pub trait KeyWrite: KeyRead {
     /// Store a new API key (see the contract above).
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()>;
     /// Mark a key revoked at `at`. `Ok(None)` if unknown; an already revoked key is returned
     /// unchanged (the first revocation time stands).
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>>;
-
-    /// Write a user's export into this store, in one transaction (see the contract above).
-    fn import_user(&self, export: &UserExport) -> StoreResult<()>;
 }
+
+/// Reading the dense vectors of memories, and the store's own nearest-neighbour search.
+///
+/// An implementation guarantees: vectors come back bit-exact (`-0.0` and subnormals
+/// included), only for active memories, in listing order; a forgotten or erased memory has
+/// none left.
+pub trait VectorRead: Send + Sync {
+    /// All vectors of the user's active memories in one embedder's space.
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>>;
+    /// The nearest-neighbour search this store runs itself, if it has one
+    /// ([`VectorSearch`]); `None`: callers score vectors in process.
+    fn vector_search(&self) -> Option<&dyn VectorSearch>;
+}
+
+/// Adding vectors to memories already stored (vectors of new memories go with their batch).
+///
+/// An implementation guarantees: `put_vectors` replaces a memory's vector of the same model,
+/// atomically for the whole call; a row naming an unknown memory, or another user's, rejects
+/// the whole call with `InvalidWrite`.
+pub trait VectorWrite: VectorRead {
+    /// Store (or replace) vectors of existing memories of `user`, atomically.
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()>;
+}
+
+/// The reading half of a [`Store`]: every read capability and nothing that changes.
+///
+/// Mechanisms and views get a `&dyn StoreRead`, so they cannot write even by mistake; only the
+/// engine holds the whole [`Store`].
+pub trait StoreRead: MemoryRead + JobRead + KeyRead + VectorRead {
+    /// What this store is and where its data lives, for start-up reports and health checks.
+    fn info(&self) -> StoreInfo;
+}
+
+/// Persistent storage of turns, memories, their history, vectors, jobs and API keys: every
+/// capability, read and write, bundled so the engine holds one store.
+///
+/// Nothing is implemented here: a type that implements [`StoreRead`] and the four write
+/// capabilities is a `Store`. Every implementation (in-memory reference, SQLite, PostgreSQL)
+/// passes the conformance suite in `mnemos-conformance`, one group of checks per capability.
+pub trait Store: StoreRead + MemoryWrite + JobWrite + KeyWrite + VectorWrite {}
+
+impl<T> Store for T where T: StoreRead + MemoryWrite + JobWrite + KeyWrite + VectorWrite + ?Sized {}

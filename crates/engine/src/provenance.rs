@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 
 use mnemos_core::{
-    BatchForget, KindTag, Memory, MemoryFilter, MemoryId, Moment, StateFilter, StoreRead, TurnId,
-    UserKey, WriteBatch,
+    BatchForget, ForgetCause, KindTag, Memory, MemoryFilter, MemoryId, Moment, StateFilter,
+    StoreRead, TurnId, UserKey, WriteBatch,
 };
 
 use crate::error::EngineResult;
@@ -77,7 +77,7 @@ impl ForgetPlan {
     /// Forget `target`, when still active, for `reason`.
     pub(crate) fn target(&mut self, target: &Memory, reason: &str) {
         if target.is_active() {
-            self.push(target.id, reason.to_string());
+            self.push(target.id, reason.to_string(), ForgetCause::Request);
         }
     }
 
@@ -86,18 +86,22 @@ impl ForgetPlan {
     pub(crate) fn derived(&mut self, source: MemoryId, derived: &[&Memory], reason: &str) -> usize {
         derived
             .iter()
-            .filter(|m| self.push(m.id, derived_reason(source, reason)))
+            .filter(|m| {
+                let cause = ForgetCause::Derived { source };
+                self.push(m.id, derived_reason(source, reason), cause)
+            })
             .count()
     }
 
     /// Plan one forget unless planned already; whether it was new.
-    fn push(&mut self, id: MemoryId, reason: String) -> bool {
+    fn push(&mut self, id: MemoryId, reason: String, cause: ForgetCause) -> bool {
         if !self.planned.insert(id) {
             return false;
         }
         self.batch.forgets.push(BatchForget {
             id,
             reason,
+            cause,
             at: self.at,
         });
         true

@@ -159,6 +159,7 @@ mod tests {
             memory.state = mnemos_core::MemoryState::Forgotten {
                 reason: "test".into(),
                 at: turn.at,
+                cause: mnemos_core::ForgetCause::Request,
             };
         }
         memory

@@ -13,49 +13,10 @@ use mnemos_core::{
     StateFilter, StoreRead, Turn, TurnId, UserKey,
 };
 
-use mnemos_engine::provenance::DERIVED_PREFIX;
 use mnemos_engine::{Engine, EngineResult, JobState};
 
-/// Who forgot a memory, read from its recorded reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum ForgetCause {
-    /// A caller asked (`forget`), with a reason of their own.
-    Request,
-    /// A preset's policy (its reasons start with `<preset>: `).
-    Preset { preset: String },
-    /// The engine's cascade: the memory was derived from `source`, which was forgotten.
-    Derived { source: MemoryId },
-}
-
-impl ForgetCause {
-    /// The cause of a forget recorded with `reason`, given the preset names that may have
-    /// written it (a reason naming none of them was a request).
-    pub fn of(reason: &str, presets: &[&str]) -> Self {
-        if let Some(rest) = reason.strip_prefix(DERIVED_PREFIX) {
-            let id = rest.split(':').next().unwrap_or_default();
-            if let Ok(source) = id.trim().parse() {
-                return ForgetCause::Derived { source };
-            }
-        }
-        let named = reason.split_once(": ").map(|(head, _)| head);
-        match named.and_then(|head| presets.iter().find(|p| **p == head)) {
-            Some(preset) => ForgetCause::Preset {
-                preset: (*preset).to_string(),
-            },
-            None => ForgetCause::Request,
-        }
-    }
-
-    /// `request`, `derived`, or the preset's name: how retention counts it.
-    pub fn key(&self) -> &str {
-        match self {
-            ForgetCause::Request => "request",
-            ForgetCause::Preset { preset } => preset,
-            ForgetCause::Derived { .. } => "derived",
-        }
-    }
-}
+/// Who forgot a memory: the typed cause every forget stores with the memory's state.
+pub use mnemos_core::ForgetCause;
 
 /// The order of a memory listing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -383,13 +344,11 @@ impl Inspect for Engine {
         };
         let memories = self.reader().store().list_all(user, &filter)?;
         let mut forgotten_by: BTreeMap<String, usize> = BTreeMap::new();
-        let presets = self.presets().names();
         let events: Vec<(u64, Option<u64>)> = memories
             .iter()
             .map(|m| match &m.state {
                 MemoryState::Active => (m.created.round, None),
-                MemoryState::Forgotten { reason, at } => {
-                    let cause = ForgetCause::of(reason, &presets);
+                MemoryState::Forgotten { at, cause, .. } => {
                     *forgotten_by.entry(cause.key().to_string()).or_default() += 1;
                     (m.created.round, Some(at.round))
                 }
@@ -455,7 +414,6 @@ mod tests {
 
     use mnemos_core::{MemoryStore, Scope};
     use mnemos_embed::HashEmbedder;
-    use mnemos_engine::provenance::derived_reason;
     use mnemos_engine::{EngineConfig, NewTurn};
     use mnemos_offline::OfflineModel;
 
@@ -485,22 +443,28 @@ mod tests {
     }
 
     #[test]
-    fn causes_are_read_from_reasons() {
-        let names = ["moom", "lufy"];
-        let id = MemoryId::new();
-        assert_eq!(ForgetCause::of("outdated", &names), ForgetCause::Request);
-        assert_eq!(
-            ForgetCause::of("moom: inhibition 0.9 among the lowest", &names),
-            ForgetCause::Preset {
-                preset: "moom".into()
-            }
+    fn a_persons_reason_naming_a_preset_is_still_a_request() {
+        // The cause is stored with the forget, not read back out of the reason's words.
+        let engine = test_engine();
+        let ids = add(&engine, "s", &["a", "b", "c"]);
+        engine
+            .forget(&user(), ids[0], "memgpt: drop this, please")
+            .unwrap();
+        let forgotten = engine.get(&user(), ids[0]).unwrap();
+        assert!(
+            matches!(
+                &forgotten.state,
+                MemoryState::Forgotten {
+                    cause: ForgetCause::Request,
+                    ..
+                }
+            ),
+            "{:?}",
+            forgotten.state
         );
-        assert_eq!(
-            ForgetCause::of(&derived_reason(id, "moom: x"), &names),
-            ForgetCause::Derived { source: id }
-        );
-        assert_eq!(ForgetCause::of("gossip: x", &names), ForgetCause::Request);
-        assert_eq!(ForgetCause::Derived { source: id }.key(), "derived");
+        let retention = engine.retention(&user(), None, 200).unwrap();
+        assert_eq!(retention.forgotten_by.get("request"), Some(&1));
+        assert_eq!(retention.forgotten_by.get("memgpt"), None);
     }
 
     #[test]

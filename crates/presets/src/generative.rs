@@ -953,7 +953,7 @@ mod tests {
             THROUGH_KEY.into(),
             "0/0/00000000-0000-0000-0000-000000000000".into(),
         );
-        mnemos_core::Store::write(
+        mnemos_core::MemoryWrite::write(
             store.as_ref(),
             mnemos_core::WriteBatch {
                 user: Some(user.clone()),

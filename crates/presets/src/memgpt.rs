@@ -46,8 +46,9 @@ use serde::{Deserialize, Serialize};
 use mnemos_core::memory_model::{KeyKind, Line, PersonaSchema, PersonaValue};
 use mnemos_core::KindTag;
 use mnemos_core::{
-    BatchForget, BatchUpdate, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt,
-    MemoryPatch, Metadata, Page, RetrieverKind, Role, StoreRead, Turn, TurnId, UserKey,
+    BatchForget, BatchUpdate, ForgetCause, Job, Memory, MemoryFilter, MemoryId, MemoryKind,
+    MemoryModelExt, MemoryPatch, Metadata, Page, RetrieverKind, Role, StoreRead, Turn, TurnId,
+    UserKey,
 };
 
 use super::full::HEADER_TOKENS;
@@ -352,6 +353,7 @@ impl MemGpt {
                      (evicted through round {})",
                     through.round
                 ),
+                cause: ForgetCause::preset(NAME),
                 at: job.created,
             })
             .collect();

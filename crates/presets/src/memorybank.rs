@@ -56,8 +56,8 @@ use serde_json::json;
 use mnemos_core::memory_model::MAX_TASK_BYTES;
 use mnemos_core::KindTag;
 use mnemos_core::{
-    BatchForget, BatchUpdate, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt,
-    MemoryPatch, Metadata, Moment, RetrieverKind, StateFilter, Turn, TurnId,
+    BatchForget, BatchUpdate, ForgetCause, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind,
+    MemoryModelExt, MemoryPatch, Metadata, Moment, RetrieverKind, StateFilter, Turn, TurnId,
 };
 
 use super::retrieval::{hit_item, retriever_kind, search};
@@ -349,6 +349,7 @@ impl MemoryBank {
                         r.elapsed,
                         self.unit.label()
                     ),
+                    cause: ForgetCause::preset(NAME),
                     at: now,
                 });
             }
@@ -433,6 +434,7 @@ impl MemoryBank {
                     "memorybank: profile superseded by {} at round {}",
                     profile.id, job.created.round
                 ),
+                cause: ForgetCause::preset(NAME),
                 at: job.created,
             });
         }

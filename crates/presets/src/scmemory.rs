@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::KindTag;
 use mnemos_core::{
-    BatchForget, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt, Metadata,
-    RetrieverKind, Role, StoreRead, Turn, TurnId, UserKey,
+    BatchForget, ForgetCause, Hit, Job, Memory, MemoryFilter, MemoryId, MemoryKind, MemoryModelExt,
+    Metadata, RetrieverKind, Role, StoreRead, Turn, TurnId, UserKey,
 };
 
 use super::memgpt::{last_turns, turn_id, walk_turns_back, Packer};
@@ -267,6 +267,7 @@ impl ScMemory {
                     kept.len(),
                     created.round
                 ),
+                cause: ForgetCause::preset(NAME),
                 at: job.created,
             })
             .collect();

@@ -236,7 +236,7 @@ pub fn forget_candidates(report: &ForgetMatchReport) -> String {
 pub fn state(state: &MemoryState) -> String {
     match state {
         MemoryState::Active => "active".into(),
-        MemoryState::Forgotten { reason, at } => format!("forgotten {}: {reason}", when(*at)),
+        MemoryState::Forgotten { reason, at, .. } => format!("forgotten {}: {reason}", when(*at)),
     }
 }
 

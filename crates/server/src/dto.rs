@@ -411,8 +411,8 @@ impl From<&Memory> for MemoryOut {
     fn from(m: &Memory) -> Self {
         let (state, forgotten) = match &m.state {
             MemoryState::Active => ("active", None),
-            MemoryState::Forgotten { reason, at } => {
-                ("forgotten", Some(ForgottenOut::new(reason, *at)))
+            MemoryState::Forgotten { reason, at, cause } => {
+                ("forgotten", Some(ForgottenOut::new(reason, cause, *at)))
             }
         };
         MemoryOut {

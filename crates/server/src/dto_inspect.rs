@@ -50,18 +50,11 @@ pub struct ForgottenOut {
     pub source: Option<String>,
 }
 
-/// The names a forget reason may start with to count as a preset's own forgetting.
-fn preset_names() -> &'static [&'static str] {
-    // Asked for every forgotten memory of a listing; the registry never changes.
-    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(mnemos_presets::names)
-}
-
 impl ForgottenOut {
-    pub(crate) fn new(reason: &str, at: mnemos_core::Moment) -> Self {
-        let (by, preset, source) = match ForgetCause::of(reason, preset_names()) {
+    pub(crate) fn new(reason: &str, cause: &ForgetCause, at: mnemos_core::Moment) -> Self {
+        let (by, preset, source) = match cause {
             ForgetCause::Request => ("request", None, None),
-            ForgetCause::Preset { preset } => ("preset", Some(preset), None),
+            ForgetCause::Preset { preset } => ("preset", Some(preset.clone()), None),
             ForgetCause::Derived { source } => ("derived", None, Some(source.to_string())),
         };
         ForgottenOut {

@@ -256,6 +256,7 @@ mod tests {
         Job, Memory, MemoryStore, Metadata, Moment, Role, Scope, Timestamp, Turn, TurnId,
         VectorRow, WriteBatch,
     };
+    use mnemos_core::{KeyRead, KeyWrite, MemoryRead};
     use mnemos_testkit::FaultyStore;
 
     fn user(name: &str) -> UserKey {

@@ -1,4 +1,4 @@
-//! The shared mnemos [`Store`]: one PostgreSQL database behind any number of servers.
+//! The shared mnemos [`Store`](mnemos_core::Store): one PostgreSQL database behind any number of servers.
 //!
 //! - **Durability and atomicity.** Every `write` batch, update, forget, access record, vector
 //!   upload, job failure record, lease and purge is one transaction; a call that returned `Ok`
@@ -8,7 +8,7 @@
 //!   `LastRound` precondition and turn keys are checked under it), while different users write
 //!   in parallel. Serialization failures and deadlocks are retried. Reads that need one
 //!   snapshot (a page and its total) run in a read-only `REPEATABLE READ` transaction.
-//! - **Other servers' commits** show per user in [`StoreRead::data_version`]: every write
+//! - **Other servers' commits** show per user in [`MemoryRead::data_version`](mnemos_core::MemoryRead::data_version): every write
 //!   transaction of a user stores a new number from one global sequence as the user's version,
 //!   inside the transaction (so it changes exactly when the commit becomes visible), and a
 //!   purge removes it, leaving its number as the latest purge's. A handle reports its own

@@ -5,6 +5,7 @@ use mnemos_core::{
     StateFilter, StoreError, StoreInfo, StoreRead, StoreResult, Timestamp, Turn, TurnId, UserKey,
     Validity, VectorRow, VectorSearch,
 };
+use mnemos_core::{JobRead, KeyRead, MemoryRead, VectorRead};
 use postgres::types::ToSql;
 use postgres::GenericClient;
 
@@ -165,7 +166,7 @@ fn sql_count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-impl StoreRead for PostgresStore {
+impl MemoryRead for PostgresStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.with_client(|client| {
             let sql = format!(
@@ -299,32 +300,6 @@ impl StoreRead for PostgresStore {
         rows.iter().map(|row| read_history(row, id, 0)).collect()
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        let rows = self.with_client(|client| {
-            client
-                .query(
-                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
-                     WHERE m.tenant = $1 AND m.user_id = $2 AND m.active AND v.model = $3 \
-                     ORDER BY m.created_round, m.created_time, m.id",
-                    &[&user.tenant, &user.user, &model],
-                )
-                .map_err(pg_err("read vectors"))
-        })?;
-        rows.iter()
-            .map(|row| {
-                const OP: &str = "read vectors";
-                let id = MemoryId(get(row, 0, OP)?);
-                let dim: i32 = get(row, 1, OP)?;
-                let data: &[u8] = get(row, 2, OP)?;
-                Ok(VectorRow {
-                    memory_id: id,
-                    model: model.to_string(),
-                    vector: decode_vector(data, dim, &format!("vector of memory {id}"))?,
-                })
-            })
-            .collect()
-    }
-
     fn users(&self) -> StoreResult<Vec<UserKey>> {
         self.with_client(|client| {
             client
@@ -360,6 +335,12 @@ impl StoreRead for PostgresStore {
         self.with_client(|client| last_round_in(client, user))
     }
 
+    fn export_user(&self, user: &UserKey) -> StoreResult<mnemos_core::UserExport> {
+        crate::export::export(self, user)
+    }
+}
+
+impl JobRead for PostgresStore {
     fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
         self.with_client(|client| load_job(client, user, id))
     }
@@ -381,7 +362,9 @@ impl StoreRead for PostgresStore {
                 .collect()
         })
     }
+}
 
+impl KeyRead for PostgresStore {
     fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
         self.with_client(|client| load_key(client, "hash = $1", &hash))
     }
@@ -389,9 +372,33 @@ impl StoreRead for PostgresStore {
     fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
         self.with_client(all_keys)
     }
+}
 
-    fn info(&self) -> StoreInfo {
-        self.describe()
+impl VectorRead for PostgresStore {
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        let rows = self.with_client(|client| {
+            client
+                .query(
+                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
+                     WHERE m.tenant = $1 AND m.user_id = $2 AND m.active AND v.model = $3 \
+                     ORDER BY m.created_round, m.created_time, m.id",
+                    &[&user.tenant, &user.user, &model],
+                )
+                .map_err(pg_err("read vectors"))
+        })?;
+        rows.iter()
+            .map(|row| {
+                const OP: &str = "read vectors";
+                let id = MemoryId(get(row, 0, OP)?);
+                let dim: i32 = get(row, 1, OP)?;
+                let data: &[u8] = get(row, 2, OP)?;
+                Ok(VectorRow {
+                    memory_id: id,
+                    model: model.to_string(),
+                    vector: decode_vector(data, dim, &format!("vector of memory {id}"))?,
+                })
+            })
+            .collect()
     }
 
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
@@ -400,8 +407,10 @@ impl StoreRead for PostgresStore {
             Err(_) => None,
         }
     }
+}
 
-    fn export_user(&self, user: &UserKey) -> StoreResult<mnemos_core::UserExport> {
-        crate::export::export(self, user)
+impl StoreRead for PostgresStore {
+    fn info(&self) -> StoreInfo {
+        self.describe()
     }
 }

@@ -6,10 +6,10 @@
 //! `CREATE … IF NOT EXISTS` statements collide in the catalog without it). Steps are
 //! append-only: never edit a released step, add a new one.
 
-use mnemos_core::{StoreError, StoreResult};
-use postgres::Client;
+use mnemos_core::{Memory, MemoryState, StoreError, StoreResult};
+use postgres::{Client, Transaction};
 
-use crate::codec::pg_err;
+use crate::codec::{from_json, pg_err, to_json};
 
 /// The advisory lock every migration holds ("mnms").
 pub(crate) const MIGRATION_LOCK: i64 = 0x6d6e_6d73;
@@ -164,8 +164,61 @@ const V3: &str = "
 ALTER TABLE memories ADD COLUMN IF NOT EXISTS superseded_by uuid;
 ";
 
+/// Forget causes: every forgotten memory's state now stores who forgot it (`cause`). No table
+/// changes (states are JSON text); [`store_forget_causes`] gives the rows written before their
+/// cause, once, in the migration's transaction.
+const V4: &str = "-- forget causes: see store_forget_causes";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+
+/// Steps that rewrite data after the SQL of the step reaching the same version, in the
+/// migration's transaction.
+type DataStep = fn(&mut Transaction<'_>) -> StoreResult<()>;
+const DATA_STEPS: &[(i64, DataStep)] = &[(4, store_forget_causes)];
+
+/// Give every forgotten state stored without a cause (a row written before V4, in the memory
+/// and in its history's snapshots) the cause its reason tells, by the rule the inspector used
+/// then (`ForgetCause::from_legacy_reason`, which decoding applies to a state without one), so
+/// that from now on every row holds its cause and none is read from words again.
+fn store_forget_causes(tx: &mut Transaction<'_>) -> StoreResult<()> {
+    let op = "store forget causes";
+    let states = tx
+        .query(
+            "SELECT id, state FROM memories \
+             WHERE NOT active AND (state::jsonb -> 'cause') IS NULL",
+            &[],
+        )
+        .map_err(pg_err(op))?;
+    for row in states {
+        let id: uuid::Uuid = row.get(0);
+        let state: MemoryState = from_json(&row.get::<_, String>(1), "memory state")?;
+        tx.execute(
+            "UPDATE memories SET state = $2 WHERE id = $1",
+            &[&id, &to_json(&state, "memory state")?],
+        )
+        .map_err(pg_err(op))?;
+    }
+    let snapshots = tx
+        .query(
+            "SELECT memory_id, version, snapshot FROM memory_history \
+             WHERE snapshot::jsonb -> 'state' ->> 'state' = 'forgotten' \
+             AND (snapshot::jsonb -> 'state' -> 'cause') IS NULL",
+            &[],
+        )
+        .map_err(pg_err(op))?;
+    for row in snapshots {
+        let id: uuid::Uuid = row.get(0);
+        let version: i64 = row.get(1);
+        let snapshot: Memory = from_json(&row.get::<_, String>(2), "memory snapshot")?;
+        tx.execute(
+            "UPDATE memory_history SET snapshot = $3 WHERE memory_id = $1 AND version = $2",
+            &[&id, &version, &to_json(&snapshot, "memory snapshot")?],
+        )
+        .map_err(pg_err(op))?;
+    }
+    Ok(())
+}
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -189,8 +242,14 @@ pub(crate) fn migrate(client: &mut Client) -> StoreResult<()> {
         tx.batch_execute("CREATE TABLE IF NOT EXISTS mnemos_schema (version bigint NOT NULL)")
             .map_err(pg_err("migrate"))?;
     }
-    for step in MIGRATIONS.iter().skip(usize::try_from(found).unwrap_or(0)) {
+    for (version, step) in (1..)
+        .zip(MIGRATIONS)
+        .skip(usize::try_from(found).unwrap_or(0))
+    {
         tx.batch_execute(step).map_err(pg_err("migrate"))?;
+        for (_, data_step) in DATA_STEPS.iter().filter(|(v, _)| *v == version) {
+            data_step(&mut tx)?;
+        }
     }
     tx.execute("DELETE FROM mnemos_schema", &[])
         .map_err(pg_err("migrate"))?;

@@ -1,4 +1,4 @@
-//! Per-user data versions: what [`mnemos_core::StoreRead::data_version`] reads.
+//! Per-user data versions: what [`mnemos_core::MemoryRead::data_version`] reads.
 //!
 //! **In the database.** Every write transaction of a user draws a number from the global
 //! sequence `mnemos_versions` and stores it as the user's row of `user_versions`; a purge

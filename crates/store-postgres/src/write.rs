@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use mnemos_core::{
     check_finite_metrics, check_new_api_key, vector_to_le_bytes, Access, ApiKey, ApiKeyId,
-    BatchErase, Change, Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, MemoryState, Moment,
-    PurgeReport, Store, StoreError, StoreResult, Timestamp, Turn, TurnErase, UserExport, UserKey,
+    BatchErase, BatchForget, Change, Conflict, Job, JobId, Memory, MemoryId, MemoryPatch, Moment,
+    PurgeReport, StoreError, StoreResult, Timestamp, Turn, TurnErase, UserExport, UserKey,
     VectorRow, WriteBatch,
 };
+use mnemos_core::{JobWrite, KeyWrite, MemoryWrite, VectorWrite};
 use postgres::Transaction;
 
 use crate::codec::{
@@ -379,43 +380,35 @@ fn update_in_tx(
     patch: &MemoryPatch,
     at: Moment,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, id)? else {
         return Ok(None);
     };
-    patch
-        .apply(&mut memory)
+    let (updated, entry) = memory
+        .updated(patch, at)
         .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-    rewrite_memory(tx, &memory)?;
-    insert_history(tx, at, &Change::Updated, &memory)?;
-    Ok(Some(memory))
+    rewrite_memory(tx, &updated)?;
+    insert_history(tx, entry.at, &entry.change, &updated)?;
+    Ok(Some(updated))
 }
 
+/// Forget one memory of `user` (the change [`Memory::forgotten`] computes; its vectors
+/// dropped), inside the caller's transaction. `Ok(None)` if the user has no such memory.
 fn forget_in_tx(
     tx: &mut Transaction<'_>,
     user: &UserKey,
-    id: MemoryId,
-    reason: &str,
-    at: Moment,
+    forget: &BatchForget,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, forget.id)? else {
         return Ok(None);
     };
-    memory.state = MemoryState::Forgotten {
-        reason: reason.to_string(),
-        at,
-    };
-    memory.version = memory
-        .version
-        .checked_add(1)
-        .ok_or_else(|| StoreError::InvalidWrite(format!("memory {id} has too many versions")))?;
-    rewrite_memory(tx, &memory)?;
-    let change = Change::Forgotten {
-        reason: reason.to_string(),
-    };
-    insert_history(tx, at, &change, &memory)?;
-    tx.execute("DELETE FROM vectors WHERE memory_id = $1", &[&id.0])
+    let (forgotten, entry) = memory
+        .forgotten(&forget.reason, forget.cause.clone(), forget.at)
+        .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+    rewrite_memory(tx, &forgotten)?;
+    insert_history(tx, entry.at, &entry.change, &forgotten)?;
+    tx.execute("DELETE FROM vectors WHERE memory_id = $1", &[&forget.id.0])
         .map_err(pg_err("forget memory"))?;
-    Ok(Some(memory))
+    Ok(Some(forgotten))
 }
 
 /// Edits of existing memories (or of memories created in the batch), in batch order.
@@ -429,7 +422,7 @@ fn apply_edits(tx: &mut Transaction<'_>, user: &UserKey, batch: &WriteBatch) -> 
         }
     }
     for forget in &batch.forgets {
-        if forget_in_tx(tx, user, forget.id, &forget.reason, forget.at)?.is_none() {
+        if forget_in_tx(tx, user, forget)?.is_none() {
             return Err(StoreError::InvalidWrite(format!(
                 "forget of unknown memory {}",
                 forget.id
@@ -662,7 +655,7 @@ fn lease_millis(lease: Duration) -> i64 {
     i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
 }
 
-impl Store for PostgresStore {
+impl MemoryWrite for PostgresStore {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         let Some(user) = batch.validate()? else {
             return Ok(());
@@ -695,46 +688,6 @@ impl Store for PostgresStore {
         })
     }
 
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let indexed = self.pgvector_available();
-        self.write_tx("put vectors", WriteScope::User(user), |tx| {
-            insert_vectors(tx, user, &HashSet::new(), rows, indexed, "put vectors")
-        })
-    }
-
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        if let Some(metadata) = &patch.metadata {
-            check_metadata(metadata, "memory")?;
-        }
-        self.write_tx("update memory", WriteScope::User(user), |tx| {
-            update_in_tx(tx, user, id, patch, at)
-        })
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        check_reason(reason)?;
-        self.write_tx("forget memory", WriteScope::User(user), |tx| {
-            forget_in_tx(tx, user, id, reason, at)
-        })
-    }
-
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
         if accesses.is_empty() {
             return Ok(());
@@ -750,6 +703,12 @@ impl Store for PostgresStore {
         })
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        crate::export::import(self, export)
+    }
+}
+
+impl JobWrite for PostgresStore {
     fn record_job_failure(
         &self,
         user: &UserKey,
@@ -800,7 +759,9 @@ impl Store for PostgresStore {
             Ok(())
         })
     }
+}
 
+impl KeyWrite for PostgresStore {
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         self.write_tx("store API key", WriteScope::Keys, |tx| {
             let stored = crate::read::all_keys(tx)?;
@@ -823,10 +784,6 @@ impl Store for PostgresStore {
         })
     }
 
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        crate::export::import(self, export)
-    }
-
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.write_tx("revoke API key", WriteScope::Keys, |tx| {
             tx.execute(
@@ -835,6 +792,18 @@ impl Store for PostgresStore {
             )
             .map_err(pg_err("revoke API key"))?;
             load_key(tx, "id = $1", &id.0)
+        })
+    }
+}
+
+impl VectorWrite for PostgresStore {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let indexed = self.pgvector_available();
+        self.write_tx("put vectors", WriteScope::User(user), |tx| {
+            insert_vectors(tx, user, &HashSet::new(), rows, indexed, "put vectors")
         })
     }
 }

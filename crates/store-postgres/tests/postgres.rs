@@ -10,12 +10,14 @@
     clippy::too_many_lines
 )]
 
+use mnemos_core::{JobRead, JobWrite, KeyWrite, MemoryRead, MemoryWrite, VectorRead};
 use std::sync::Arc;
 
 use mnemos_conformance::Guarded;
 use mnemos_core::{
-    Conflict, Job, Memory, MemoryId, Metadata, Moment, Precondition, Role, Scope, Store,
-    StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    BatchForget, Conflict, ForgetCause, Job, Memory, MemoryId, MemoryState, Metadata, Moment,
+    Precondition, Role, Scope, StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow,
+    WriteBatch,
 };
 use mnemos_store_postgres::{PostgresStore, SCHEMA_VERSION};
 use mnemos_testkit::postgres::{shared_server, shared_system_server, TestPostgres};
@@ -104,8 +106,16 @@ fn fill(store: &PostgresStore, user: &UserKey, secret: &str) -> (Vec<TurnId>, Ve
         time: Timestamp(1_750_000_100_000),
     };
     store
-        .forget(user, memories[0].id, &format!("{secret} reason"), later)
-        .unwrap()
+        .write(WriteBatch {
+            user: Some(user.clone()),
+            forgets: vec![BatchForget {
+                id: memories[0].id,
+                reason: format!("{secret} reason"),
+                cause: mnemos_core::ForgetCause::Request,
+                at: later,
+            }],
+            ..Default::default()
+        })
         .unwrap();
     assert!(store
         .lease_jobs(user, "server-a", std::time::Duration::from_secs(60))
@@ -407,6 +417,68 @@ fn concurrent_own_commits_never_look_foreign_and_foreign_ones_are_seen() {
     }
 }
 
+/// Forgets stored before causes were (schema 3) get the cause their reason told, once, when the
+/// database is upgraded; forgets that stored theirs keep it, whatever their reason says.
+#[test]
+fn forgets_stored_before_causes_get_theirs_at_the_upgrade() {
+    let url = system().create_database().unwrap();
+    let store = PostgresStore::connect(&url).unwrap();
+    let user = UserKey::new("t", "ann").unwrap();
+    let t = turn(&scope(&user), 0, "hello");
+    let (kept, legacy) = (Memory::from_turn(&t), Memory::from_turn(&t));
+    let forget = |id: MemoryId| BatchForget {
+        id,
+        reason: "memgpt: evicted".into(),
+        cause: ForgetCause::Request,
+        at: t.at,
+    };
+    store
+        .write(WriteBatch {
+            turns: vec![t.clone()],
+            memories: vec![kept.clone(), legacy.clone()],
+            forgets: vec![forget(kept.id), forget(legacy.id)],
+            ..Default::default()
+        })
+        .unwrap();
+    drop(store);
+    // What a schema-3 build wrote: no cause in the state or its snapshots.
+    let mut conn = raw(&url);
+    conn.execute(
+        "UPDATE memories SET state = (state::jsonb - 'cause')::text WHERE id = $1",
+        &[&legacy.id.0],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE memory_history SET snapshot = (snapshot::jsonb #- '{state,cause}')::text \
+         WHERE memory_id = $1",
+        &[&legacy.id.0],
+    )
+    .unwrap();
+    conn.batch_execute("UPDATE mnemos_schema SET version = 3")
+        .unwrap();
+    let store = PostgresStore::connect(&url).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let cause_of = |m: &Memory| match &m.state {
+        MemoryState::Forgotten { cause, .. } => cause.clone(),
+        MemoryState::Active => panic!("{m:?} is active"),
+    };
+    let memgpt = ForgetCause::preset("memgpt");
+    let got = store.memory(&user, legacy.id).unwrap().unwrap();
+    assert_eq!(cause_of(&got), memgpt);
+    let history = store.history(&user, legacy.id).unwrap();
+    assert_eq!(cause_of(&history[1].snapshot), memgpt);
+    let got = store.memory(&user, kept.id).unwrap().unwrap();
+    assert_eq!(cause_of(&got), ForgetCause::Request);
+    let stored: String = conn
+        .query_one(
+            "SELECT state::jsonb -> 'cause' ->> 'preset' FROM memories WHERE id = $1",
+            &[&legacy.id.0],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, "memgpt", "stored now, not derived at each read");
+}
+
 #[test]
 fn migrating_from_the_commit_counter_gives_existing_users_versions() {
     let (url, a, _) = two_handles();
@@ -488,7 +560,16 @@ fn nul_characters_are_invalid_writes_never_backend_errors() {
         time: Timestamp(1_750_000_200_000),
     };
     let err = store
-        .forget(&user, memories[1], "because\0", at)
+        .write(WriteBatch {
+            user: Some(user.clone()),
+            forgets: vec![BatchForget {
+                id: memories[1],
+                reason: "because\0".into(),
+                cause: mnemos_core::ForgetCause::Request,
+                at,
+            }],
+            ..Default::default()
+        })
         .unwrap_err();
     assert!(matches!(err, StoreError::InvalidWrite(_)), "{err}");
     let mut t = turn(&scope(&user), 10, "fine text");

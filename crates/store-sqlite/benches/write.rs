@@ -12,12 +12,13 @@
     clippy::too_many_lines
 )]
 
+use mnemos_core::MemoryWrite;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use mnemos_core::{
-    Memory, Metadata, Moment, Role, Scope, Store, Timestamp, Turn, TurnId, VectorRow, WriteBatch,
+    Memory, Metadata, Moment, Role, Scope, Timestamp, Turn, TurnId, VectorRow, WriteBatch,
 };
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 

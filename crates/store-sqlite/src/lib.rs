@@ -1,12 +1,11 @@
-//! The embedded mnemos [`Store`]: one SQLite file.
+//! The embedded mnemos [`Store`](mnemos_core::Store): one SQLite file.
 //!
 //! - **Durability.** WAL journal with `synchronous=NORMAL` by default: a `write` that returned
 //!   `Ok` survives a crash of the process (`kill -9`), because its WAL frames are already in the
 //!   operating system's cache; an OS crash or power loss may roll back the last commits (never
 //!   corrupt the file). Set [`SqliteOptions::synchronous_full`] to fsync the WAL on every commit
 //!   when acknowledged writes must also survive power loss.
-//! - **Atomicity.** Every `write` batch, update, forget, access record, job failure record and
-//!   purge is one `BEGIN IMMEDIATE` transaction on the single writer connection. A batch's edits,
+//! - **Atomicity.** Every `write` batch, access record, job failure record and purge is one `BEGIN IMMEDIATE` transaction on the single writer connection. A batch's edits,
 //!   forgets, new jobs and job completions share the transaction of its turns and memories, so a
 //!   job is enqueued with the turns that cause it and marked done with its results.
 //! - **Concurrency.** One writer connection behind a mutex, plus a small pool of reader
@@ -32,10 +31,13 @@ use std::time::Duration;
 
 use mnemos_core::{
     check_finite_metrics, vector_to_le_bytes, Access, ApiKey, ApiKeyId, BackendKind, BatchErase,
-    Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId, MemoryPatch,
-    MemoryState, Moment, Page, Paged, PurgeReport, StateFilter, Store, StoreError, StoreInfo,
-    StoreRead, StoreResult, Timestamp, Turn, TurnErase, TurnId, UserExport, UserKey, Validity,
-    VectorRow, VectorSearch, WriteBatch,
+    BatchForget, Change, Conflict, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
+    MemoryPatch, Moment, Page, Paged, PurgeReport, StateFilter, StoreError, StoreInfo, StoreRead,
+    StoreResult, Timestamp, Turn, TurnErase, TurnId, UserExport, UserKey, Validity, VectorRow,
+    VectorSearch, WriteBatch,
+};
+use mnemos_core::{
+    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -111,7 +113,7 @@ impl ReaderPool {
     }
 }
 
-/// A [`Store`] on one SQLite file (or in memory, for tests).
+/// A [`Store`](mnemos_core::Store) on one SQLite file (or in memory, for tests).
 pub struct SqliteStore {
     writer: Mutex<Connection>,
     /// `None` for in-memory databases, which cannot be shared between connections.
@@ -413,7 +415,7 @@ fn insert_history_row(
     Ok(())
 }
 
-/// Patch one memory of `user` and record an `Updated` history entry, inside the caller's
+/// Patch one memory of `user` (the change [`Memory::updated`] computes), inside the caller's
 /// transaction. `Ok(None)` if the user has no such memory.
 fn update_in_tx(
     tx: &Connection,
@@ -422,58 +424,46 @@ fn update_in_tx(
     patch: &MemoryPatch,
     at: Moment,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, id)? else {
         return Ok(None);
     };
-    patch
-        .apply(&mut memory)
+    let (updated, entry) = memory
+        .updated(patch, at)
         .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
-    rewrite_memory(tx, &memory)?;
-    insert_history(
-        tx,
-        at,
-        &Change::Updated,
-        &to_json(&memory, "memory snapshot")?,
-        &memory,
-    )?;
-    Ok(Some(memory))
+    store_change(tx, &updated, &entry)?;
+    Ok(Some(updated))
 }
 
-/// Forget one memory of `user` (state, version, `Forgotten` history entry, vectors dropped),
-/// inside the caller's transaction. `Ok(None)` if the user has no such memory.
+/// Forget one memory of `user` (the change [`Memory::forgotten`] computes; its vectors
+/// dropped), inside the caller's transaction. `Ok(None)` if the user has no such memory.
 fn forget_in_tx(
     tx: &Connection,
     user: &UserKey,
-    id: MemoryId,
-    reason: &str,
-    at: Moment,
+    forget: &BatchForget,
 ) -> StoreResult<Option<Memory>> {
-    let Some(mut memory) = load_memory(tx, user, id)? else {
+    let Some(memory) = load_memory(tx, user, forget.id)? else {
         return Ok(None);
     };
-    memory.state = MemoryState::Forgotten {
-        reason: reason.to_string(),
-        at,
-    };
-    memory.version = memory
-        .version
-        .checked_add(1)
-        .ok_or_else(|| StoreError::InvalidWrite(format!("memory {id} has too many versions")))?;
-    rewrite_memory(tx, &memory)?;
-    let change = Change::Forgotten {
-        reason: reason.to_string(),
-    };
+    let (forgotten, entry) = memory
+        .forgotten(&forget.reason, forget.cause.clone(), forget.at)
+        .map_err(|e| StoreError::InvalidWrite(e.to_string()))?;
+    store_change(tx, &forgotten, &entry)?;
+    tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
+        .and_then(|mut s| s.execute(params![id_bytes(&forget.id.0)]))
+        .map_err(sql_err("forget memory"))?;
+    Ok(Some(forgotten))
+}
+
+/// Write a memory's new state and the history entry recording it.
+fn store_change(tx: &Connection, memory: &Memory, entry: &HistoryEntry) -> StoreResult<()> {
+    rewrite_memory(tx, memory)?;
     insert_history(
         tx,
-        at,
-        &change,
-        &to_json(&memory, "memory snapshot")?,
-        &memory,
-    )?;
-    tx.prepare_cached("DELETE FROM vectors WHERE memory_id = ?1")
-        .and_then(|mut s| s.execute(params![id_bytes(&id.0)]))
-        .map_err(sql_err("forget memory"))?;
-    Ok(Some(memory))
+        entry.at,
+        &entry.change,
+        &to_json(&entry.snapshot, "memory snapshot")?,
+        memory,
+    )
 }
 
 /// One job of `user`, finished or not.
@@ -774,7 +764,7 @@ fn insert_vectors(
 }
 
 /// Edits of existing memories (or of memories created in the batch), in batch order, through
-/// the same code as `update` and `forget`.
+/// one memory at a time.
 fn apply_edits(tx: &Connection, user: &UserKey, batch: &WriteBatch) -> StoreResult<()> {
     for update in &batch.updates {
         if update_in_tx(tx, user, update.id, &update.patch, update.at)?.is_none() {
@@ -785,7 +775,7 @@ fn apply_edits(tx: &Connection, user: &UserKey, batch: &WriteBatch) -> StoreResu
         }
     }
     for forget in &batch.forgets {
-        if forget_in_tx(tx, user, forget.id, &forget.reason, forget.at)?.is_none() {
+        if forget_in_tx(tx, user, forget)?.is_none() {
             return Err(StoreError::InvalidWrite(format!(
                 "forget of unknown memory {}",
                 forget.id
@@ -955,7 +945,7 @@ fn insert_jobs(tx: &Connection, jobs: &[JobRow<'_>]) -> StoreResult<()> {
     Ok(())
 }
 
-impl StoreRead for SqliteStore {
+impl MemoryRead for SqliteStore {
     fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
         self.read(|conn| {
             let sql = format!(
@@ -1093,25 +1083,21 @@ impl StoreRead for SqliteStore {
         })
     }
 
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+    fn users(&self) -> StoreResult<Vec<UserKey>> {
         self.read(|conn| {
             let mut stmt = conn
-                .prepare_cached(
-                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
-                     WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.active = 1 AND v.model = ?3 \
-                     ORDER BY m.created_round, m.created_time, m.id",
-                )
-                .map_err(sql_err("read vectors"))?;
-            let mut rows = stmt.query(params![user.tenant, user.user, model]).map_err(sql_err("read vectors"))?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next().map_err(sql_err("read vectors"))? {
-                let id = MemoryId(uuid_from_blob(blob(row, 0, "read vectors")?, "vector")?);
-                let dim: i64 = row.get(1).map_err(sql_err("read vectors"))?;
-                let data = blob(row, 2, "read vectors")?;
-                let vector = decode_vector(data, dim, &format!("vector of memory {id}"))?;
-                out.push(VectorRow { memory_id: id, model: model.to_string(), vector });
-            }
-            Ok(out)
+                .prepare_cached("SELECT tenant, user_id FROM users ORDER BY tenant, user_id")
+                .map_err(sql_err("list users"))?;
+            let rows = stmt
+                .query_map([], |row| {
+                    Ok(UserKey {
+                        tenant: row.get(0)?,
+                        user: row.get(1)?,
+                    })
+                })
+                .map_err(sql_err("list users"))?;
+            rows.collect::<Result<Vec<_>, _>>()
+                .map_err(sql_err("list users"))
         })
     }
 
@@ -1131,58 +1117,18 @@ impl StoreRead for SqliteStore {
         Ok(Some(version as u64))
     }
 
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
-        self.read(|conn| keys::by_hash(conn, hash))
-    }
-
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        self.read(keys::all)
-    }
-
-    fn info(&self) -> StoreInfo {
-        let location = self.path().map_or_else(
-            || "SQLite in memory".to_string(),
-            |p| p.display().to_string(),
-        );
-        StoreInfo {
-            kind: BackendKind::Sqlite,
-            location,
-            vector_search: Err("SQLite has no vector index".to_string()),
-        }
-    }
-
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
-        None
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached("SELECT tenant, user_id FROM users ORDER BY tenant, user_id")
-                .map_err(sql_err("list users"))?;
-            let rows = stmt
-                .query_map([], |row| {
-                    Ok(UserKey {
-                        tenant: row.get(0)?,
-                        user: row.get(1)?,
-                    })
-                })
-                .map_err(sql_err("list users"))?;
-            rows.collect::<Result<Vec<_>, _>>()
-                .map_err(sql_err("list users"))
-        })
-    }
-
     fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
         self.read(|conn| last_round_in(conn, user))
     }
 
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.read(|conn| load_job(conn, user, id))
-    }
-
     fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
         export::export(self, user)
+    }
+}
+
+impl JobRead for SqliteStore {
+    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
+        self.read(|conn| load_job(conn, user, id))
     }
 
     fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
@@ -1207,7 +1153,59 @@ impl StoreRead for SqliteStore {
     }
 }
 
-impl Store for SqliteStore {
+impl KeyRead for SqliteStore {
+    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        self.read(|conn| keys::by_hash(conn, hash))
+    }
+
+    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.read(keys::all)
+    }
+}
+
+impl VectorRead for SqliteStore {
+    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT v.memory_id, v.dim, v.data FROM vectors v JOIN memories m ON m.id = v.memory_id \
+                     WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.active = 1 AND v.model = ?3 \
+                     ORDER BY m.created_round, m.created_time, m.id",
+                )
+                .map_err(sql_err("read vectors"))?;
+            let mut rows = stmt.query(params![user.tenant, user.user, model]).map_err(sql_err("read vectors"))?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err("read vectors"))? {
+                let id = MemoryId(uuid_from_blob(blob(row, 0, "read vectors")?, "vector")?);
+                let dim: i64 = row.get(1).map_err(sql_err("read vectors"))?;
+                let data = blob(row, 2, "read vectors")?;
+                let vector = decode_vector(data, dim, &format!("vector of memory {id}"))?;
+                out.push(VectorRow { memory_id: id, model: model.to_string(), vector });
+            }
+            Ok(out)
+        })
+    }
+
+    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+        None
+    }
+}
+
+impl StoreRead for SqliteStore {
+    fn info(&self) -> StoreInfo {
+        let location = self.path().map_or_else(
+            || "SQLite in memory".to_string(),
+            |p| p.display().to_string(),
+        );
+        StoreInfo {
+            kind: BackendKind::Sqlite,
+            location,
+            vector_search: Err("SQLite has no vector index".to_string()),
+        }
+    }
+}
+
+impl MemoryWrite for SqliteStore {
     fn write(&self, batch: WriteBatch) -> StoreResult<()> {
         let Some(user) = batch.validate()? else {
             return Ok(());
@@ -1230,41 +1228,6 @@ impl Store for SqliteStore {
             self.checkpoint_truncate()?;
         }
         Ok(())
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let encoded: Vec<(&VectorRow, Vec<u8>)> = rows
-            .iter()
-            .map(|v| (v, vector_to_le_bytes(&v.vector)))
-            .collect();
-        self.write_tx("put vectors", |tx| {
-            insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
-        })
-    }
-
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        self.write_tx("update memory", |tx| update_in_tx(tx, user, id, patch, at))
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        round_to_sql(at.round)?;
-        self.write_tx("forget memory", |tx| forget_in_tx(tx, user, id, reason, at))
     }
 
     fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
@@ -1344,6 +1307,30 @@ impl Store for SqliteStore {
         Ok(report)
     }
 
+    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
+        export::import(self, export)
+    }
+}
+
+impl JobWrite for SqliteStore {
+    fn record_job_failure(
+        &self,
+        user: &UserKey,
+        id: JobId,
+        error: &str,
+    ) -> StoreResult<Option<Job>> {
+        self.write_tx("record job failure", |tx| {
+            // A finished job is left as it is; the attempt counter saturates like a u32.
+            tx.prepare_cached(
+                "UPDATE jobs SET attempts = MIN(attempts + 1, 4294967295), last_error = ?4 \
+                 WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
+            )
+            .and_then(|mut s| s.execute(params![id_bytes(&id.0), user.tenant, user.user, error]))
+            .map_err(sql_err("record job failure"))?;
+            load_job(tx, user, id)
+        })
+    }
+
     fn lease_jobs(&self, user: &UserKey, holder: &str, lease: Duration) -> StoreResult<bool> {
         let now = now_ms();
         let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
@@ -1372,7 +1359,9 @@ impl Store for SqliteStore {
             Ok(())
         })
     }
+}
 
+impl KeyWrite for SqliteStore {
     fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         self.write_tx("store API key", |tx| keys::put(tx, key))
     }
@@ -1380,26 +1369,19 @@ impl Store for SqliteStore {
     fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
         self.write_tx("revoke API key", |tx| keys::revoke(tx, id, at))
     }
+}
 
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        export::import(self, export)
-    }
-
-    fn record_job_failure(
-        &self,
-        user: &UserKey,
-        id: JobId,
-        error: &str,
-    ) -> StoreResult<Option<Job>> {
-        self.write_tx("record job failure", |tx| {
-            // A finished job is left as it is; the attempt counter saturates like a u32.
-            tx.prepare_cached(
-                "UPDATE jobs SET attempts = MIN(attempts + 1, 4294967295), last_error = ?4 \
-                 WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND done_round IS NULL",
-            )
-            .and_then(|mut s| s.execute(params![id_bytes(&id.0), user.tenant, user.user, error]))
-            .map_err(sql_err("record job failure"))?;
-            load_job(tx, user, id)
+impl VectorWrite for SqliteStore {
+    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let encoded: Vec<(&VectorRow, Vec<u8>)> = rows
+            .iter()
+            .map(|v| (v, vector_to_le_bytes(&v.vector)))
+            .collect();
+        self.write_tx("put vectors", |tx| {
+            insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
         })
     }
 }
@@ -1407,6 +1389,7 @@ impl Store for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mnemos_core::{ForgetCause, MemoryState};
 
     #[test]
     fn application_id_in_migration_matches_constant() {
@@ -1462,6 +1445,86 @@ mod tests {
         assert_eq!(reopened.schema_version().unwrap(), SCHEMA_VERSION);
         assert_eq!(reopened.pending_jobs(&user, 10).unwrap().len(), 1);
         assert!(reopened.integrity_check().unwrap().is_empty());
+    }
+
+    /// Forgets stored before causes were (schema 6) get the cause their reason told, once, when
+    /// the file is upgraded; forgets that stored theirs keep it, whatever their reason says.
+    #[test]
+    fn forgets_stored_before_causes_get_theirs_at_the_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v6.db");
+        let user = UserKey::new("t", "u").unwrap();
+        let turn = Turn {
+            id: TurnId::new(),
+            scope: mnemos_core::Scope::new("t", "u", "a", "s").unwrap(),
+            role: mnemos_core::Role::User,
+            speaker: None,
+            text: "hello".into(),
+            at: Moment {
+                round: 1,
+                time: Timestamp(5),
+            },
+            metadata: mnemos_core::Metadata::new(),
+            key: None,
+        };
+        let (kept, legacy) = (Memory::from_turn(&turn), Memory::from_turn(&turn));
+        let forget = |id: MemoryId| BatchForget {
+            id,
+            reason: "memgpt: evicted".into(),
+            cause: ForgetCause::Request,
+            at: turn.at,
+        };
+        {
+            let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+            store
+                .write(WriteBatch {
+                    turns: vec![turn.clone()],
+                    memories: vec![kept.clone(), legacy.clone()],
+                    forgets: vec![forget(kept.id), forget(legacy.id)],
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+        {
+            // What a schema-6 build wrote: no cause in the state or its snapshots.
+            let conn = Connection::open(&path).unwrap();
+            let id = id_bytes(&legacy.id.0);
+            conn.execute(
+                "UPDATE memories SET state = json_remove(state, '$.cause') WHERE id = ?1",
+                params![id],
+            )
+            .unwrap();
+            conn.execute(
+                "UPDATE memory_history SET snapshot = json_remove(snapshot, '$.state.cause') \
+                 WHERE memory_id = ?1",
+                params![id],
+            )
+            .unwrap();
+            conn.pragma_update(None, "user_version", 6).unwrap();
+        }
+        let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let cause_of = |m: &Memory| match &m.state {
+            MemoryState::Forgotten { cause, .. } => cause.clone(),
+            MemoryState::Active => panic!("{m:?} is active"),
+        };
+        let memgpt = ForgetCause::preset("memgpt");
+        let got = store.memory(&user, legacy.id).unwrap().unwrap();
+        assert_eq!(cause_of(&got), memgpt);
+        let history = store.history(&user, legacy.id).unwrap();
+        assert_eq!(cause_of(&history[1].snapshot), memgpt);
+        let got = store.memory(&user, kept.id).unwrap().unwrap();
+        assert_eq!(cause_of(&got), ForgetCause::Request);
+        // Stored now, not derived at each read.
+        let conn = Connection::open(&path).unwrap();
+        let stored: String = conn
+            .query_row(
+                "SELECT json_extract(state, '$.cause.preset') FROM memories WHERE id = ?1",
+                params![id_bytes(&legacy.id.0)],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored, "memgpt");
     }
 
     #[test]

@@ -5,10 +5,10 @@
 //! the previous version intact, and two processes opening the same file cannot both apply a step.
 //! Steps are append-only: never edit a released step, add a new one.
 
-use mnemos_core::{StoreError, StoreResult};
-use rusqlite::{Connection, TransactionBehavior};
+use mnemos_core::{Memory, MemoryState, StoreError, StoreResult};
+use rusqlite::{params, Connection, TransactionBehavior};
 
-use crate::codec::sql_err;
+use crate::codec::{from_json, sql_err, to_json};
 
 /// Marks a file as a mnemos store (`PRAGMA application_id`, "mnms").
 pub(crate) const APPLICATION_ID: i64 = 0x6d6e_6d73;
@@ -148,8 +148,64 @@ const V6: &str = "
 ALTER TABLE memories ADD COLUMN superseded_by BLOB;
 ";
 
+/// Forget causes: every forgotten memory's state now stores who forgot it (`cause`). No table
+/// changes (states are JSON); [`store_forget_causes`] gives the rows written before their cause,
+/// once, in this step's transaction.
+const V7: &str = "-- forget causes: see store_forget_causes";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+
+/// Steps that rewrite data after the SQL of the step reaching the same version, in its
+/// transaction.
+type DataStep = fn(&Connection) -> StoreResult<()>;
+const DATA_STEPS: &[(i64, DataStep)] = &[(7, store_forget_causes)];
+
+/// Give every forgotten state stored without a cause (a row written before V7, in the memory
+/// and in its history's snapshots) the cause its reason tells, by the rule the inspector used
+/// then (`ForgetCause::from_legacy_reason`, which decoding applies to a state without one),
+/// so that from now on every row holds its cause and none is read from words again.
+fn store_forget_causes(conn: &Connection) -> StoreResult<()> {
+    let op = "store forget causes";
+    let legacy_states: Vec<(Vec<u8>, String)> = conn
+        .prepare(
+            "SELECT id, state FROM memories \
+             WHERE active = 0 AND json_type(state, '$.cause') IS NULL",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect()
+        })
+        .map_err(sql_err(op))?;
+    for (id, state) in legacy_states {
+        let state: MemoryState = from_json(&state, "memory state")?;
+        conn.execute(
+            "UPDATE memories SET state = ?2 WHERE id = ?1",
+            params![id, to_json(&state, "memory state")?],
+        )
+        .map_err(sql_err(op))?;
+    }
+    let legacy_snapshots: Vec<(Vec<u8>, i64, String)> = conn
+        .prepare(
+            "SELECT memory_id, version, snapshot FROM memory_history \
+             WHERE json_extract(snapshot, '$.state.state') = 'forgotten' \
+             AND json_type(snapshot, '$.state.cause') IS NULL",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                .collect()
+        })
+        .map_err(sql_err(op))?;
+    for (id, version, snapshot) in legacy_snapshots {
+        let snapshot: Memory = from_json(&snapshot, "memory snapshot")?;
+        conn.execute(
+            "UPDATE memory_history SET snapshot = ?3 WHERE memory_id = ?1 AND version = ?2",
+            params![id, version, to_json(&snapshot, "memory snapshot")?],
+        )
+        .map_err(sql_err(op))?;
+    }
+    Ok(())
+}
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -181,6 +237,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> StoreResult<()> {
             .and_then(|v| MIGRATIONS.get(v))
             .ok_or_else(|| StoreError::Corrupt(format!("negative schema version {version}")))?;
         tx.execute_batch(step).map_err(sql_err("migrate"))?;
+        for (_, data_step) in DATA_STEPS.iter().filter(|(v, _)| *v == version + 1) {
+            data_step(&tx)?;
+        }
         tx.pragma_update(None, "user_version", version + 1)
             .map_err(sql_err("migrate"))?;
         tx.commit().map_err(sql_err("migrate"))?;

@@ -9,12 +9,14 @@
     clippy::too_many_lines
 )]
 
+use mnemos_core::{JobRead, JobWrite, MemoryRead, MemoryWrite, VectorRead};
 use std::path::{Path, PathBuf};
 
 use mnemos_conformance::Guarded;
 use mnemos_core::{
-    Job, Memory, MemoryId, MemoryKind, MemoryPatch, Metadata, Metrics, Moment, Page, Role, Scope,
-    Store, StoreError, StoreRead, Timestamp, Turn, TurnId, UserKey, VectorRow, WriteBatch,
+    BatchForget, BatchUpdate, Job, Memory, MemoryId, MemoryKind, MemoryPatch, Metadata, Metrics,
+    Moment, Page, Role, Scope, Store, StoreError, Timestamp, Turn, TurnId, UserKey, VectorRow,
+    WriteBatch,
 };
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 use tempfile::TempDir;
@@ -259,15 +261,18 @@ mod purge {
                 ..Default::default()
             };
             store
-                .update(
-                    &user,
-                    *id,
-                    &patch,
-                    Moment {
-                        round: 50,
-                        time: Timestamp(0),
-                    },
-                )
+                .write(WriteBatch {
+                    user: Some(user.clone()),
+                    updates: vec![BatchUpdate {
+                        id: *id,
+                        patch: patch.clone(),
+                        at: Moment {
+                            round: 50,
+                            time: Timestamp(0),
+                        },
+                    }],
+                    ..Default::default()
+                })
                 .expect("update");
         }
         assert!(
@@ -346,27 +351,34 @@ mod purge {
                 ..Default::default()
             };
             store
-                .update(
-                    &gone_user,
-                    *id,
-                    &patch,
-                    Moment {
-                        round: 500,
-                        time: Timestamp(0),
-                    },
-                )
+                .write(WriteBatch {
+                    user: Some(gone_user.clone()),
+                    updates: vec![BatchUpdate {
+                        id: *id,
+                        patch: patch.clone(),
+                        at: Moment {
+                            round: 500,
+                            time: Timestamp(0),
+                        },
+                    }],
+                    ..Default::default()
+                })
                 .expect("update");
             if i % 3 == 0 {
                 store
-                    .forget(
-                        &gone_user,
-                        *id,
-                        &format!("reason {GONE}"),
-                        Moment {
-                            round: 501,
-                            time: Timestamp(0),
-                        },
-                    )
+                    .write(WriteBatch {
+                        user: Some(gone_user.clone()),
+                        forgets: vec![BatchForget {
+                            id: *id,
+                            reason: format!("reason {GONE}"),
+                            cause: mnemos_core::ForgetCause::Request,
+                            at: Moment {
+                                round: 501,
+                                time: Timestamp(0),
+                            },
+                        }],
+                        ..Default::default()
+                    })
                     .expect("forget");
             }
         }

@@ -7,17 +7,15 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use mnemos_core::{
-    Access, ApiKey, ApiKeyId, CatchUp, HistoryEntry, Job, JobId, Memory, MemoryFilter, MemoryId,
-    MemoryPatch, Moment, Page, Paged, PurgeReport, Store, StoreError, StoreInfo, StoreRead,
-    StoreResult, Timestamp, Turn, TurnId, UserExport, UserKey, VectorRow, VectorSearch, WriteBatch,
+    CatchUp, MemoryId, Store, StoreError, StoreProxy, StoreResult, UserKey, VectorSearch,
 };
 
 /// Whether a store call only looks or may change something.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CallKind {
-    /// A [`StoreRead`] method.
+    /// A [`StoreRead`](mnemos_core::StoreRead) method.
     Read,
-    /// A [`Store`] method (`write`, `update`, `forget`, `record_access`, `put_vectors`,
+    /// A [`Store`] method (`write`, `record_access`, `put_vectors`,
     /// `purge_user`, `record_job_failure`, `lease_jobs`, `release_jobs`, API keys,
     /// `import_user`).
     Write,
@@ -135,7 +133,7 @@ struct State {
 /// A [`Store`] that delegates every call to an inner store and fails the calls it was told to.
 ///
 /// Contract:
-/// - **Counting.** Every call of a [`StoreRead`] or [`Store`] method is one call, numbered from
+/// - **Counting.** Every call of a [`StoreRead`](mnemos_core::StoreRead) or [`Store`] method is one call, numbered from
 ///   1 in the order the wrapper receives it, overall and per [`CallKind`]. `list_all` is not
 ///   overridden: each page it fetches is one `list` call, as each page is one round trip to a
 ///   real backend. [`counts`](Self::counts) and [`calls`](Self::calls) show what a scenario did,
@@ -331,82 +329,32 @@ fn injected(call: &Call) -> StoreError {
     StoreError::backend_message(call.op, format!("{what} at {call}"))
 }
 
-impl<S: Store + ?Sized> StoreRead for FaultyStore<S> {
-    fn turn(&self, user: &UserKey, id: TurnId) -> StoreResult<Option<Turn>> {
-        self.read_call("turn", |s| s.turn(user, id))
+/// Every capability method goes through [`FaultyStore::call`], named after the method.
+impl<S: Store + ?Sized> StoreProxy for FaultyStore<S> {
+    type Target = S;
+
+    fn target(&self) -> &S {
+        &self.inner
     }
 
-    fn turns(&self, user: &UserKey, page: Page) -> StoreResult<Paged<Turn>> {
-        self.read_call("turns", |s| s.turns(user, page))
-    }
-
-    fn turns_by_keys(&self, user: &UserKey, keys: &[String]) -> StoreResult<Vec<Turn>> {
-        self.read_call("turns_by_keys", |s| s.turns_by_keys(user, keys))
-    }
-
-    fn memory(&self, user: &UserKey, id: MemoryId) -> StoreResult<Option<Memory>> {
-        self.read_call("memory", |s| s.memory(user, id))
-    }
-
-    fn memories(&self, user: &UserKey, ids: &[MemoryId]) -> StoreResult<Vec<Memory>> {
-        self.read_call("memories", |s| s.memories(user, ids))
-    }
-
-    fn list(
+    fn around_read<T>(
         &self,
-        user: &UserKey,
-        filter: &MemoryFilter,
-        page: Page,
-    ) -> StoreResult<Paged<Memory>> {
-        self.read_call("list", |s| s.list(user, filter, page))
+        op: &'static str,
+        call: impl FnOnce(&S) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        self.read_call(op, call)
     }
 
-    fn history(&self, user: &UserKey, id: MemoryId) -> StoreResult<Vec<HistoryEntry>> {
-        self.read_call("history", |s| s.history(user, id))
-    }
-
-    fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>> {
-        self.read_call("vectors", |s| s.vectors(user, model))
-    }
-
-    fn users(&self) -> StoreResult<Vec<UserKey>> {
-        self.read_call("users", |s| s.users())
-    }
-
-    fn data_version(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.read_call("data_version", |s| s.data_version(user))
-    }
-
-    fn last_round(&self, user: &UserKey) -> StoreResult<Option<u64>> {
-        self.read_call("last_round", |s| s.last_round(user))
-    }
-
-    fn job(&self, user: &UserKey, id: JobId) -> StoreResult<Option<Job>> {
-        self.read_call("job", |s| s.job(user, id))
-    }
-
-    fn pending_jobs(&self, user: &UserKey, limit: usize) -> StoreResult<Vec<Job>> {
-        self.read_call("pending_jobs", |s| s.pending_jobs(user, limit))
-    }
-
-    fn api_key_by_hash(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
-        self.read_call("api_key_by_hash", |s| s.api_key_by_hash(hash))
-    }
-
-    fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        self.read_call("api_keys", |s| s.api_keys())
-    }
-
-    fn export_user(&self, user: &UserKey) -> StoreResult<UserExport> {
-        self.read_call("export_user", |s| s.export_user(user))
-    }
-
-    fn info(&self) -> StoreInfo {
-        self.inner.info()
+    fn around_write<T>(
+        &self,
+        op: &'static str,
+        call: impl FnOnce(&S) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        self.write_call(op, call)
     }
 
     /// The wrapped store's search, through this store so its calls count and fail like reads.
-    fn vector_search(&self) -> Option<&dyn VectorSearch> {
+    fn proxied_vector_search(&self) -> Option<&dyn VectorSearch> {
         self.inner
             .vector_search()
             .map(|_| self as &dyn VectorSearch)
@@ -448,80 +396,6 @@ fn inner_search<S: Store + ?Sized>(store: &S) -> StoreResult<&dyn VectorSearch> 
     store.vector_search().ok_or_else(|| {
         StoreError::backend_message("nearest", "the wrapped store has no vector search")
     })
-}
-
-impl<S: Store + ?Sized> Store for FaultyStore<S> {
-    fn write(&self, batch: WriteBatch) -> StoreResult<()> {
-        self.write_call("write", |s| s.write(batch))
-    }
-
-    fn update(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        patch: &MemoryPatch,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.write_call("update", |s| s.update(user, id, patch, at))
-    }
-
-    fn forget(
-        &self,
-        user: &UserKey,
-        id: MemoryId,
-        reason: &str,
-        at: Moment,
-    ) -> StoreResult<Option<Memory>> {
-        self.write_call("forget", |s| s.forget(user, id, reason, at))
-    }
-
-    fn record_access(&self, user: &UserKey, accesses: &[(MemoryId, Access)]) -> StoreResult<()> {
-        self.write_call("record_access", |s| s.record_access(user, accesses))
-    }
-
-    fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
-        self.write_call("put_vectors", |s| s.put_vectors(user, rows))
-    }
-
-    fn purge_user(&self, user: &UserKey) -> StoreResult<PurgeReport> {
-        self.write_call("purge_user", |s| s.purge_user(user))
-    }
-
-    fn record_job_failure(
-        &self,
-        user: &UserKey,
-        id: JobId,
-        error: &str,
-    ) -> StoreResult<Option<Job>> {
-        self.write_call("record_job_failure", |s| {
-            s.record_job_failure(user, id, error)
-        })
-    }
-
-    fn lease_jobs(
-        &self,
-        user: &UserKey,
-        holder: &str,
-        lease: std::time::Duration,
-    ) -> StoreResult<bool> {
-        self.write_call("lease_jobs", |s| s.lease_jobs(user, holder, lease))
-    }
-
-    fn release_jobs(&self, user: &UserKey, holder: &str) -> StoreResult<()> {
-        self.write_call("release_jobs", |s| s.release_jobs(user, holder))
-    }
-
-    fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        self.write_call("put_api_key", |s| s.put_api_key(key))
-    }
-
-    fn revoke_api_key(&self, id: ApiKeyId, at: Timestamp) -> StoreResult<Option<ApiKey>> {
-        self.write_call("revoke_api_key", |s| s.revoke_api_key(id, at))
-    }
-
-    fn import_user(&self, export: &UserExport) -> StoreResult<()> {
-        self.write_call("import_user", |s| s.import_user(export))
-    }
 }
 
 #[cfg(test)]

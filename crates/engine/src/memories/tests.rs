@@ -16,6 +16,7 @@ fn forget(m: &Memories, user: &UserKey, id: MemoryId, reason: &str) -> Result<Ve
             forgets: vec![BatchForget {
                 id,
                 reason: reason.to_string(),
+                cause: mnemos_core::ForgetCause::Request,
                 at,
             }],
             ..WriteBatch::default()

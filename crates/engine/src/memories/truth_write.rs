@@ -310,6 +310,7 @@ impl Memories {
             p.memory.state = MemoryState::Forgotten {
                 reason: forget::erase_reason(&request.topic),
                 at: p.turn.at,
+                cause: mnemos_core::ForgetCause::Request,
             };
             erased += 1;
         }

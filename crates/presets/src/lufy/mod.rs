@@ -48,8 +48,8 @@ use serde_json::json;
 
 use mnemos_core::memory_model::{Line, MAX_TASK_BYTES};
 use mnemos_core::{
-    BatchForget, BatchUpdate, Hit, Job, KindTag, Memory, MemoryFilter, MemoryKind, MemoryModelExt,
-    MemoryPatch, Metadata, Moment, RetrieverKind, StateFilter, Turn, TurnId,
+    BatchForget, BatchUpdate, ForgetCause, Hit, Job, KindTag, Memory, MemoryFilter, MemoryKind,
+    MemoryModelExt, MemoryPatch, Metadata, Moment, RetrieverKind, StateFilter, Turn, TurnId,
 };
 
 use super::retrieval::{hit_item, search};
@@ -527,6 +527,7 @@ impl Lufy {
             derived.forgets.push(BatchForget {
                 id: old.id,
                 reason: format!("lufy: profile superseded by {}", profile.id),
+                cause: ForgetCause::preset(NAME),
                 at: job.created,
             });
         }
@@ -607,6 +608,7 @@ impl Lufy {
                     derived.forgets.push(BatchForget {
                         id: memory.id,
                         reason: format!("{reason} (a turn of forgotten pair {})", pair.id),
+                        cause: ForgetCause::preset(NAME),
                         at: job.created,
                     });
                 }
@@ -616,6 +618,7 @@ impl Lufy {
                 derived.forgets.push(BatchForget {
                     id: pair.id,
                     reason,
+                    cause: ForgetCause::preset(NAME),
                     at: job.created,
                 });
                 derived.memories.push(pair);
@@ -623,6 +626,7 @@ impl Lufy {
                 derived.forgets.push(BatchForget {
                     id: pair.id,
                     reason,
+                    cause: ForgetCause::preset(NAME),
                     at: job.created,
                 });
             }
@@ -632,6 +636,7 @@ impl Lufy {
                 derived.forgets.push(BatchForget {
                     id: memory.id,
                     reason: "lufy: a bot turn before the session's first user utterance belongs to no pair".into(),
+                    cause: ForgetCause::preset(NAME),
                     at: job.created,
                 });
             }

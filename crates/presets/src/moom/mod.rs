@@ -37,8 +37,8 @@ use serde_json::json;
 use mnemos_core::memory_model::{PersonaKey, PersonaSchema};
 use mnemos_core::KindTag;
 use mnemos_core::{
-    BatchForget, BatchUpdate, Job, Memory, MemoryFilter, MemoryPatch, RetrieverKind, StoreRead,
-    Turn, UserKey,
+    BatchForget, BatchUpdate, ForgetCause, Job, Memory, MemoryFilter, MemoryPatch, RetrieverKind,
+    StoreRead, Turn, UserKey,
 };
 
 use self::forgetting::{Competition, Policy, Suppression};
@@ -495,6 +495,7 @@ impl Moom {
                         "moom: {policy} {score:.4} among the {excess} lowest of {} plot memories (capacity {capacity}) at round {now}",
                         scored.len()
                     ),
+                    cause: ForgetCause::preset(NAME),
                     at: job.created,
                 });
             }

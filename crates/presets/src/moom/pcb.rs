@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use mnemos_core::memory_model::{KeyKind, Line, PersonaKey, PersonaSchema, PersonaValue};
 use mnemos_core::KindTag;
 use mnemos_core::{
-    BatchForget, Embedder, Job, Memory, MemoryKind, MemoryModelExt, Metadata, TurnId,
+    BatchForget, Embedder, ForgetCause, Job, Memory, MemoryKind, MemoryModelExt, Metadata, TurnId,
 };
 
 use super::nsb::turns_in_rounds;
@@ -636,6 +636,7 @@ fn drop_value(memory: &Memory, reason: String, job: &Job, derived: &mut Derived)
     derived.forgets.push(BatchForget {
         id: memory.id,
         reason,
+        cause: ForgetCause::preset(super::NAME),
         at: job.created,
     });
 }

@@ -1,6 +1,8 @@
 use mnemos_core::{
-    ErrorClass, Memory, MemoryStore, Metadata, Role, Scope, Timestamp, Turn, TurnId, UserKey,
+    ErrorClass, Memory, MemoryStore, Metadata, Moment, Page, Role, Scope, StoreRead, Timestamp,
+    Turn, TurnId, UserKey, WriteBatch,
 };
+use mnemos_core::{MemoryRead, MemoryWrite};
 
 use super::*;
 

@@ -11,47 +11,15 @@
 )]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use mnemos_core::{EmbedError, Embedder, Scope, Store};
+use mnemos_testkit::embedders::Recording;
+
+use mnemos_core::{Embedder, Scope, Store};
 use mnemos_embed::HashEmbedder;
 use mnemos_engine::{EmbeddingStats, Engine, EngineConfig, IngestOptions, NewTurn};
 use mnemos_offline::OfflineModel;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
-
-/// An embedder that records every input it is asked to embed.
-struct Recording {
-    inner: HashEmbedder,
-    inputs: Mutex<Vec<String>>,
-}
-
-impl Recording {
-    fn new(inner: HashEmbedder) -> Arc<Self> {
-        Arc::new(Recording {
-            inner,
-            inputs: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// The inputs embedded since the last call.
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.inputs.lock().unwrap())
-    }
-}
-
-impl Embedder for Recording {
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-    fn dimension(&self) -> usize {
-        self.inner.dimension()
-    }
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut inputs = self.inputs.lock().unwrap();
-        inputs.extend(texts.iter().map(|t| t.to_string()));
-        self.inner.embed_batch(texts)
-    }
-}
 
 /// An engine over the SQLite file at `path` (a new one is another process's view of it).
 fn engine(path: &Path, embedder: &Arc<Recording>) -> Engine {
@@ -86,7 +54,7 @@ fn stats(engine: &Engine) -> (u64, u64, u64) {
 fn each_text_is_embedded_once_per_user_and_embedder() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.db");
-    let embedder = Recording::new(HashEmbedder::default());
+    let embedder = Recording::wrap(Arc::new(HashEmbedder::default()));
     let first = engine(&path, &embedder);
     let options = IngestOptions {
         batch: 8,
@@ -119,7 +87,7 @@ fn each_text_is_embedded_once_per_user_and_embedder() {
 
     // Another embedder reuses none of these vectors: it embeds ann's stored texts itself (each
     // distinct one once) and then reuses its own.
-    let other = Recording::new(HashEmbedder::new(128).unwrap());
+    let other = Recording::wrap(Arc::new(HashEmbedder::new(128).unwrap()));
     assert_ne!(other.id(), embedder.id());
     let third = engine(&path, &other);
     third.add(turns("ann", &["I like tea"])).unwrap();

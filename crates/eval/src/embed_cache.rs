@@ -106,33 +106,18 @@ impl Embedder for CachingEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    struct Counting(AtomicUsize);
-
-    impl Embedder for Counting {
-        fn id(&self) -> &str {
-            "counting"
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            self.0.fetch_add(texts.len(), Ordering::SeqCst);
-            Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
-        }
-    }
+    use mnemos_testkit::embedders::{Recording, TrigramEmbedder};
 
     #[test]
     fn each_text_is_embedded_once_and_order_is_kept() {
-        let inner = Arc::new(Counting(AtomicUsize::new(0)));
+        let inner = Recording::new("counting", false);
         let cache = CachingEmbedder::new(inner.clone());
         cache.warm(&["a", "bb", "a"], &|_| {}).unwrap();
-        assert_eq!(inner.0.load(Ordering::SeqCst), 2);
-        let vectors = cache.embed_batch(&["bb", "ccc", "a", "ccc"]).unwrap();
-        assert_eq!(inner.0.load(Ordering::SeqCst), 3);
-        let firsts: Vec<f32> = vectors.iter().map(|v| v[0]).collect();
-        assert_eq!(firsts, vec![2.0, 3.0, 1.0, 3.0]);
+        assert_eq!(inner.count(), 2);
+        let texts = ["bb", "ccc", "a", "ccc"];
+        let vectors = cache.embed_batch(&texts).unwrap();
+        assert_eq!(inner.count(), 3);
+        assert_eq!(vectors, TrigramEmbedder.embed_batch(&texts).unwrap());
         assert_eq!(cache.cost().0, 3);
     }
 }

@@ -12,6 +12,7 @@
 
 mod common;
 
+use mnemos_testkit::embedders::Slow;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use common::Server;
-use mnemos_core::{EmbedError, Embedder, Store};
+use mnemos_core::Store;
 use mnemos_embed::HashEmbedder;
 use mnemos_engine::{Engine, EngineConfig, JobSettings};
 use mnemos_offline::OfflineModel;
@@ -171,40 +172,12 @@ fn allowed_names_and_origins_are_let_in() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
 
-/// An embedder that burns `per_text` of CPU on every text: a stand-in for a slow model.
-struct SlowEmbedder {
-    inner: HashEmbedder,
-    per_text: Duration,
-}
-
-impl Embedder for SlowEmbedder {
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-    fn dimension(&self) -> usize {
-        self.inner.dimension()
-    }
-    fn max_batch(&self) -> usize {
-        1
-    }
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        for _ in texts {
-            let started = Instant::now();
-            let mut x = 0u64;
-            while started.elapsed() < self.per_text {
-                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-            }
-        }
-        self.inner.embed_batch(texts)
-    }
-}
-
 fn slow_server(per_text: Duration, timeout: Duration) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.path().join("m.db"), SqliteOptions::default()).unwrap());
-    let embedder = Arc::new(SlowEmbedder {
-        inner: HashEmbedder::default(),
+    let embedder = Arc::new(Slow {
+        inner: Arc::new(HashEmbedder::default()),
         per_text,
     });
     let model = Arc::new(OfflineModel::new(Arc::new(HashEmbedder::default())));

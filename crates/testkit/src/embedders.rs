@@ -2,6 +2,7 @@
 //! on every machine and cost nothing to compute.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mnemos_core::{EmbedError, Embedder};
 use parking_lot::Mutex;
@@ -36,19 +37,32 @@ impl Embedder for TrigramEmbedder {
     }
 }
 
-/// The trigram embedder under a name of its own, recording every input it is asked to embed.
-/// `flip` negates its vectors: another model, another vector space.
+/// Another embedder (the trigram one unless given) under a name of its own, recording every
+/// input it is asked to embed. `flip` negates its vectors: another model, another vector space.
 pub struct Recording {
-    id: &'static str,
+    id: String,
+    inner: Arc<dyn Embedder>,
     flip: bool,
     inputs: Mutex<Vec<String>>,
 }
 
 impl Recording {
-    pub fn new(id: &'static str, flip: bool) -> Arc<Self> {
+    /// The trigram embedder named `id`, its vectors negated when `flip`.
+    pub fn new(id: &str, flip: bool) -> Arc<Self> {
         Arc::new(Recording {
-            id,
+            id: id.to_string(),
+            inner: Arc::new(TrigramEmbedder),
             flip,
+            inputs: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// `inner` as it is (same id, same vectors), recording its inputs.
+    pub fn wrap(inner: Arc<dyn Embedder>) -> Arc<Self> {
+        Arc::new(Recording {
+            id: inner.id().to_string(),
+            inner,
+            flip: false,
             inputs: Mutex::new(Vec::new()),
         })
     }
@@ -56,6 +70,11 @@ impl Recording {
     /// The inputs embedded since the last call.
     pub fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.inputs.lock())
+    }
+
+    /// How many inputs were embedded since the last [`take`](Self::take).
+    pub fn count(&self) -> usize {
+        self.inputs.lock().len()
     }
 
     /// The vector a text split into `windows` is stored with: its windows' vectors, in order.
@@ -66,13 +85,13 @@ impl Recording {
 
 impl Embedder for Recording {
     fn id(&self) -> &str {
-        self.id
+        &self.id
     }
     fn dimension(&self) -> usize {
-        64
+        self.inner.dimension()
     }
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut vectors = TrigramEmbedder.embed_batch(texts)?;
+        let mut vectors = self.inner.embed_batch(texts)?;
         if self.flip {
             vectors.iter_mut().flatten().for_each(|x| *x = -*x);
         }
@@ -80,5 +99,83 @@ impl Embedder for Recording {
             .lock()
             .extend(texts.iter().map(|t| t.to_string()));
         Ok(vectors)
+    }
+}
+
+/// The same unit vector for every text, under `id`: a model whose cosine says nothing.
+pub struct Constant {
+    id: String,
+    dimension: usize,
+}
+
+impl Constant {
+    pub fn new(id: &str, dimension: usize) -> Self {
+        Self {
+            id: id.to_string(),
+            dimension: dimension.max(1),
+        }
+    }
+}
+
+impl Embedder for Constant {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let value = 1.0 / (self.dimension as f32).sqrt();
+        Ok(texts.iter().map(|_| vec![value; self.dimension]).collect())
+    }
+}
+
+/// Two dimensions: texts holding `word` point one way, all others the other way.
+pub struct Keyword(pub &'static str);
+
+impl Embedder for Keyword {
+    fn id(&self) -> &str {
+        "test-keyword-2"
+    }
+    fn dimension(&self) -> usize {
+        2
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| match t.contains(self.0) {
+                true => vec![1.0, 0.0],
+                false => vec![0.0, 1.0],
+            })
+            .collect())
+    }
+}
+
+/// `inner`, one text at a time, burning `per_text` of CPU on each: a stand-in for a slow model
+/// (what a request's time limit must stop).
+pub struct Slow {
+    pub inner: Arc<dyn Embedder>,
+    pub per_text: Duration,
+}
+
+impl Embedder for Slow {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+    fn max_batch(&self) -> usize {
+        1
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        for _ in texts {
+            let started = Instant::now();
+            let mut x = 0u64;
+            while started.elapsed() < self.per_text {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+        }
+        self.inner.embed_batch(texts)
     }
 }

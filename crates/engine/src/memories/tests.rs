@@ -5,7 +5,7 @@ use std::sync::Arc;
 use mnemos_core::*;
 
 use super::*;
-use mnemos_testkit::embedders::{Recording, TrigramEmbedder};
+use mnemos_testkit::embedders::{Constant, Recording, TrigramEmbedder};
 
 /// Forget one memory through a committed batch (the engine's only way to forget).
 fn forget(m: &Memories, user: &UserKey, id: MemoryId, reason: &str) -> Result<Vec<Memory>> {
@@ -472,22 +472,10 @@ fn token_budget_and_filters_apply() {
 
 #[test]
 fn vectors_missing_for_the_current_embedder_are_computed_on_build() {
-    struct Other;
-    impl Embedder for Other {
-        fn id(&self) -> &str {
-            "other-8"
-        }
-        fn dimension(&self) -> usize {
-            8
-        }
-        fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            Ok(texts.iter().map(|_| vec![1.0 / 8f32.sqrt(); 8]).collect())
-        }
-    }
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let m = Memories::new(
         store.clone(),
-        Arc::new(Other),
+        Arc::new(Constant::new("other-8", 8)),
         Arc::new(SystemClock),
         RetrievalConfig::default(),
     )

@@ -541,32 +541,8 @@ mod tests {
     use super::*;
     use crate::experiment::StoreKind;
     use crate::summary::PresetAccumulator;
-    use mnemos_core::EmbedError;
     use mnemos_presets::variants::parse_sweep;
-
-    /// Two-dimensional vectors: texts with "cat" point one way, others the other.
-    struct Toy;
-
-    impl Embedder for Toy {
-        fn id(&self) -> &str {
-            "toy"
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            Ok(texts
-                .iter()
-                .map(|t| {
-                    if t.contains("cat") {
-                        vec![1.0, 0.0]
-                    } else {
-                        vec![0.0, 1.0]
-                    }
-                })
-                .collect())
-        }
-    }
+    use mnemos_testkit::embedders::Keyword;
 
     #[test]
     fn dialogues_are_scored_and_averaged_over_labels() {
@@ -574,7 +550,7 @@ mod tests {
         let mut means = vec![LabelMean::default(); 2];
         let labels = vec!["Ann has a cat".to_string(), "Ann likes tea".to_string()];
         let scores = score_dialogue(
-            &Toy,
+            &Keyword("cat"),
             &labels,
             &["Ann has a cat", "the weather"],
             &granularities,
@@ -593,7 +569,8 @@ mod tests {
         assert_eq!(scores[0].embedding, Some(1.0));
         means.iter_mut().zip(&scores).for_each(|(m, s)| m.add(s));
         // A second dialogue with no predictions scores 0 and weighs by its 1 label.
-        let none = score_dialogue(&Toy, &["Bob".to_string()], &[], &granularities).unwrap();
+        let none =
+            score_dialogue(&Keyword("cat"), &["Bob".to_string()], &[], &granularities).unwrap();
         assert_eq!(none[1].rouge_l, Prf::default());
         assert_eq!(none[1].embedding, Some(0.0));
         means.iter_mut().zip(&none).for_each(|(m, s)| m.add(s));

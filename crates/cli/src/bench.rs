@@ -13,6 +13,7 @@ use mnemos_eval::search_bench::{self, SearchBenchSettings};
 use mnemos_server::bench::{self, BenchSettings};
 use mnemos_setup::{Config, OpenOptions};
 
+use crate::output;
 use crate::usage::usage;
 
 #[derive(Subcommand)]
@@ -111,12 +112,7 @@ fn search(config: &Config, args: SearchBenchArgs) -> Result<()> {
         top_k: args.top_k,
     };
     let report = search_bench::run(&engine, settings, config.retrieval.candidates)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", search_bench::render(&report));
-    }
-    Ok(())
+    output::emit(args.json, &report, || search_bench::render(&report))
 }
 
 fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
@@ -160,10 +156,5 @@ fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
         tenant: config.tenant.clone(),
     };
     let report = bench::run(engines, settings)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", bench::render(&report));
-    }
-    Ok(())
+    output::emit(args.json, &report, || bench::render(&report))
 }

@@ -61,11 +61,7 @@ pub fn run(config: &Config, args: JobsArgs) -> Result<()> {
         JobsCommand::List => {
             let engine = existing_engine(config, false, None)?;
             let jobs = engine.pending_jobs(user.as_ref())?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&jobs)?);
-            } else {
-                print!("{}", render::pending_jobs(&jobs));
-            }
+            output::emit(args.json, &jobs, || render::pending_jobs(&jobs))?;
         }
         JobsCommand::Run => {
             let engine = running_engine(config)?;

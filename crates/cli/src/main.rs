@@ -191,12 +191,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo(args) => demo::run(&global, args),
         Command::Presets { json } => {
             let presets = mnemos_presets::registry();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&presets)?);
-            } else {
-                print!("{}", render::presets(&presets));
-            }
-            Ok(())
+            output::emit(json, &presets, || render::presets(&presets))
         }
         Command::Serve(args) => serve::run(&global.config()?, args),
         Command::Mcp(args) => mcp::run(&global.config()?, &args),

@@ -12,6 +12,7 @@ use mnemos_engine::{Engine, ForgetMatching, RecallRequest, SearchRequest, ViewKi
 use mnemos_inspect::{Browse, Inspect, MemorySort};
 use mnemos_setup::{Config, OpenOptions};
 
+use crate::output;
 use crate::usage::usage;
 use crate::UserArg;
 
@@ -157,12 +158,9 @@ pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
     args.shape.apply(&mut request);
     request.min_relevance = args.min_relevance;
     let results = engine.search(&request)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        print!("{}", render::search_results(&results, args.explain));
-    }
-    Ok(())
+    output::emit(args.json, &results, || {
+        render::search_results(&results, args.explain)
+    })
 }
 
 /// `search --preset`: the preset's recall, with a warning when derived work is still pending
@@ -184,12 +182,9 @@ fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
     request.as_of = args.as_of;
     request.min_relevance = args.min_relevance;
     let context = engine.recall(user, agent, &request)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&context)?);
-    } else {
-        print!("{}", render::context(&context, args.explain));
-    }
-    Ok(())
+    output::emit(args.json, &context, || {
+        render::context(&context, args.explain)
+    })
 }
 
 #[derive(Args)]
@@ -218,12 +213,7 @@ pub struct ShowArgs {
 fn show_retention(engine: &Engine, user: &UserKey, args: &ShowArgs) -> Result<()> {
     const POINTS: usize = 40;
     let retention = engine.retention(user, args.agent.as_deref(), POINTS)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&retention)?);
-    } else {
-        print!("{}", render::retention(&retention));
-    }
-    Ok(())
+    output::emit(args.json, &retention, || render::retention(&retention))
 }
 
 pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
@@ -241,11 +231,9 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
     }
     if let Some(kind) = args.view {
         let view = engine.view(&user, args.agent.as_deref(), kind)?;
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&view)?);
-        } else {
-            print!("{}", render::view(&user, args.agent.as_deref(), &view));
-        }
+        output::emit(args.json, &view, || {
+            render::view(&user, args.agent.as_deref(), &view)
+        })?;
         return Ok(());
     }
     let text = args.id.unwrap_or_default();
@@ -267,11 +255,7 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
         // The id may name a turn rather than a memory.
         Err(err) if err.is_user_error() => {
             let turn = engine.turn(&user, TurnId(id.0)).map_err(|_| err)?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&turn)?);
-            } else {
-                print!("{}", render::turn_card(&turn));
-            }
+            output::emit(args.json, &turn, || render::turn_card(&turn))?;
         }
         Err(err) => return Err(err.into()),
     }
@@ -392,12 +376,7 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
         sort: args.sort.into(),
     };
     let page = engine.browse(&user, &browse, page)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&page)?);
-    } else {
-        print!("{}", render::memory_page(&page));
-    }
-    Ok(())
+    output::emit(args.json, &page, || render::memory_page(&page))
 }
 
 #[derive(Args)]

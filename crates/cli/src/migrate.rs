@@ -9,6 +9,7 @@ use mnemos_setup as setup;
 use mnemos_setup::migrate::{migrated_user, migration_totals};
 use mnemos_setup::{Config, StoreLocation};
 
+use crate::output;
 use crate::usage::usage;
 
 #[derive(Args)]
@@ -55,12 +56,7 @@ pub fn run(config: &Config, args: MigrateArgs) -> Result<()> {
             print!("{}", migrated_user(user));
         }
     })?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", migration_totals(&report));
-    }
-    Ok(())
+    output::emit(json, &report, || migration_totals(&report))
 }
 
 #[cfg(test)]

@@ -166,7 +166,7 @@ enum Command {
     /// Measure quality and speed on evaluation datasets.
     Eval {
         #[command(subcommand)]
-        command: eval::EvalCommand,
+        command: mnemos_eval::cli::EvalCommand,
     },
     /// Train the offline model's learned parts.
     Train {

@@ -5,10 +5,11 @@ use clap::{Args, ValueEnum};
 use mnemos_render as render;
 
 use mnemos_core::{
-    KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, SecondHop,
-    StateFilter, Timestamp, TurnId, UserKey,
+    KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter, StateFilter,
+    Timestamp, TurnId, UserKey,
 };
 use mnemos_engine::{Engine, ForgetMatching, RecallRequest, SearchRequest, ViewKind};
+use mnemos_eval::cli::SearchShapeArgs;
 use mnemos_inspect::{Browse, Inspect, MemorySort};
 use mnemos_setup::{Config, OpenOptions};
 
@@ -56,41 +57,6 @@ fn known_user(engine: &Engine, user: &UserArg, config: &Config) -> Result<UserKe
         key.tenant,
         config.db
     );
-}
-
-/// How a search goes beyond one query and one hop; the defaults are the engine's.
-#[derive(Args)]
-pub struct SearchShapeArgs {
-    /// 2 (the default): search again from the best hits through the rare words they add
-    /// (names, places), for questions that go through an entity; 1: one search only. The hop
-    /// stands aside where the learned ranker runs (dialogue).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
-    hops: u8,
-    /// Second hop: how many of the first hop's best hits keep their places ahead of what the
-    /// hop finds (0..=100).
-    #[arg(long, default_value_t = SecondHop::default().keep)]
-    hop_keep: usize,
-    /// Search each question of a compound query on its own and merge the rankings.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-    split_questions: bool,
-}
-
-impl SearchShapeArgs {
-    pub fn second_hop(&self) -> Option<SecondHop> {
-        (self.hops == 2).then_some(SecondHop {
-            keep: self.hop_keep,
-            ..SecondHop::default()
-        })
-    }
-
-    pub fn split_questions(&self) -> bool {
-        self.split_questions
-    }
-
-    fn apply(&self, request: &mut SearchRequest) {
-        request.second_hop = self.second_hop();
-        request.split_questions = self.split_questions;
-    }
 }
 
 #[derive(Args)]

@@ -14,6 +14,8 @@
 //! command's typed settings into a report that serializes to JSON and renders as markdown.
 
 pub mod artifacts;
+#[cfg(feature = "clap")]
+pub mod cli;
 pub mod compression;
 pub mod dataset;
 pub mod embed_cache;

@@ -8,12 +8,13 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 
+use mnemos_core::retrieval::VectorPlacement;
 use mnemos_core::SecondHop;
 use mnemos_engine::SearchRequest;
 use mnemos_presets::variants::SelectionSpec;
-use mnemos_setup::Config;
+use mnemos_setup::{Config, OpenOptions};
 
-use crate::experiment::{ProgressFn, StoreKind};
+use crate::experiment::{Progress, ProgressFn, StoreKind};
 use crate::protocol::Scenario;
 use crate::report::classifier::{self, ClassifierDataset, ClassifierSettings};
 use crate::report::extraction::{self, ExtractionDataset, ExtractionSettings};
@@ -26,6 +27,7 @@ use crate::report::retrieval::{self, RetrievalSettings, RetrieverChoice, TypeCho
 use crate::report::run::{self, RunSettings};
 use crate::report::updates::{self, UpdateSettings};
 use crate::report::{Comparison, OutputOptions};
+use crate::search_bench::{self, SearchBenchSettings};
 use crate::update_probes::Half;
 use crate::zh4o::PROBE_CHUNK;
 use crate::{EvalError, QuestionDataset};
@@ -656,4 +658,67 @@ fn rendered<R: Serialize>(
             path: PathBuf::from("standard output"),
             source,
         })
+}
+
+/// `mnemos bench search`: search latency and index recall over one user with many memories.
+#[derive(Args)]
+pub struct SearchBenchArgs {
+    /// Memories of the searched user.
+    #[arg(long, default_value_t = 10_000)]
+    memories: usize,
+    /// Searches per retriever.
+    #[arg(long, default_value_t = 200)]
+    queries: usize,
+    /// Hits per search (and k of recall@k).
+    #[arg(long, default_value_t = 10)]
+    top_k: usize,
+    /// Where dense search runs: auto (the store's index when it has one), in_process, store.
+    #[arg(long)]
+    vectors: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `mnemos bench search`: load one user's memories into the configured store (derived work
+/// left to run later, as under a server), then measure; returns what it prints.
+pub fn bench_search(
+    config: &Config,
+    args: SearchBenchArgs,
+    progress: ProgressFn<'_>,
+) -> Result<String, EvalError> {
+    let mut config = config.clone();
+    config.engine.jobs.inline = false;
+    if let Some(vectors) = &args.vectors {
+        config.retrieval.vectors = match vectors.as_str() {
+            "auto" => VectorPlacement::Auto,
+            "in_process" => VectorPlacement::InProcess,
+            "store" => VectorPlacement::Store,
+            other => {
+                return Err(EvalError::Invalid(format!(
+                    "--vectors must be auto, in_process or store, not {other}"
+                )))
+            }
+        };
+    }
+    let options = OpenOptions {
+        create: true,
+        load_embedder: true,
+        preset: None,
+    };
+    let engine = mnemos_setup::open(&config, &options)?;
+    progress(Progress::Note(&format!(
+        "bench search: {} memories in {} ({})",
+        args.memories,
+        config.db,
+        engine.info().embedder
+    )));
+    let settings = SearchBenchSettings {
+        tenant: config.tenant.clone(),
+        memories: args.memories,
+        queries: args.queries,
+        top_k: args.top_k,
+    };
+    let report = search_bench::run(&engine, settings, config.retrieval.candidates)?;
+    rendered(&report, args.json, search_bench::render)
 }

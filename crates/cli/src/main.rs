@@ -17,7 +17,6 @@ mod models;
 mod output;
 mod progress;
 mod serve;
-mod train;
 mod usage;
 
 use mnemos_render as render;
@@ -171,7 +170,7 @@ enum Command {
     /// Train the offline model's learned parts.
     Train {
         #[command(subcommand)]
-        command: train::TrainCommand,
+        command: mnemos_train::cli::TrainCommand,
     },
 }
 
@@ -199,7 +198,14 @@ fn run(cli: Cli) -> Result<()> {
         Command::Migrate(args) => migrate::run(&global.config()?, args),
         Command::Bench { command } => bench::run(&global.config()?, command),
         Command::Eval { command } => eval::run(&global, command),
-        Command::Train { command } => train::run(&global.config()?, command),
+        Command::Train { command } => {
+            let mut print = |text: &str| println!("{text}");
+            Ok(mnemos_train::cli::run(
+                &global.config()?,
+                command,
+                &mut print,
+            )?)
+        }
     }
 }
 

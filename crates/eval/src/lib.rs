@@ -18,6 +18,7 @@ pub mod artifacts;
 pub mod cli;
 pub mod compression;
 pub mod dataset;
+pub mod demo;
 pub mod embed_cache;
 pub mod error;
 pub mod experiment;

@@ -12,7 +12,6 @@ use mnemos_eval::experiment::{Progress, ProgressFn};
 use mnemos_eval::EvalError;
 use mnemos_setup::Config;
 
-use crate::usage::UsageError;
 use crate::GlobalArgs;
 
 pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
@@ -31,18 +30,8 @@ pub fn run(global: &GlobalArgs, command: EvalCommand) -> Result<()> {
 pub fn print_report(call: impl FnOnce(ProgressFn<'_>) -> Result<String, EvalError>) -> Result<()> {
     let bars = Bars::default();
     let printed = call(&|event| bars.show(event));
-    print!("{}", printed.map_err(cli_error)?);
+    print!("{}", printed?);
     Ok(())
-}
-
-fn cli_error(err: EvalError) -> anyhow::Error {
-    // Exit statuses follow the error chain's typed causes, and the evaluation's own input
-    // errors have none: the caller's faults become usage errors here, with the whole message.
-    if err.class().is_user_error() {
-        anyhow::Error::new(UsageError(mnemos_core::error::report(&err)))
-    } else {
-        anyhow::Error::new(err)
-    }
 }
 
 /// The library's progress on the terminal: a bar per stage, notes as lines on stderr.

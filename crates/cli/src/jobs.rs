@@ -53,10 +53,11 @@ fn running_engine(config: &Config) -> Result<Engine> {
 }
 
 pub fn run(config: &Config, args: JobsArgs) -> Result<()> {
-    let user = match &args.user {
-        Some(name) => Some(UserKey::new(config.tenant.clone(), name.clone())?),
-        None => None,
-    };
+    let user = args
+        .user
+        .clone()
+        .map(|name| UserKey::new(config.tenant.clone(), name))
+        .transpose()?;
     match args.command.unwrap_or(JobsCommand::List) {
         JobsCommand::List => {
             let engine = existing_engine(config, false, None)?;

@@ -19,7 +19,6 @@ mod progress;
 mod serve;
 mod usage;
 
-use mnemos_render as render;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -190,7 +189,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo(args) => demo::run(&global, args),
         Command::Presets { json } => {
             let presets = mnemos_presets::registry();
-            output::emit(json, &presets, || render::presets(&presets))
+            output::emit(json, &presets, || mnemos_render::presets(&presets))
         }
         Command::Serve(args) => serve::run(&global.config()?, args),
         Command::Mcp(args) => mcp::run(&global.config()?, &args),

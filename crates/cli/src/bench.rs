@@ -8,11 +8,10 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use mnemos_core::retrieval::VectorPlacement;
-use mnemos_eval::search_bench::{self, SearchBenchSettings};
 use mnemos_server::bench::{self, BenchSettings};
 use mnemos_setup::{Config, OpenOptions};
 
+use crate::output;
 use crate::usage::usage;
 
 #[derive(Subcommand)]
@@ -24,26 +23,7 @@ pub enum BenchCommand {
     /// Search latency (hybrid and dense, p50/p95/p99) over one user with many memories in the
     /// configured store, and the recall@k of the store's vector index against brute force.
     /// Use --db to keep the loaded memories for the next run.
-    Search(SearchBenchArgs),
-}
-
-#[derive(Args)]
-pub struct SearchBenchArgs {
-    /// Memories of the searched user.
-    #[arg(long, default_value_t = 10_000)]
-    memories: usize,
-    /// Searches per retriever.
-    #[arg(long, default_value_t = 200)]
-    queries: usize,
-    /// Hits per search (and k of recall@k).
-    #[arg(long, default_value_t = 10)]
-    top_k: usize,
-    /// Where dense search runs: auto (the store's index when it has one), in_process, store.
-    #[arg(long)]
-    vectors: Option<String>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    Search(mnemos_eval::cli::SearchBenchArgs),
 }
 
 #[derive(Args)]
@@ -77,46 +57,10 @@ pub struct ServeBenchArgs {
 pub fn run(config: &Config, command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Serve(args) => serve(config, args),
-        BenchCommand::Search(args) => search(config, args),
+        BenchCommand::Search(args) => crate::eval::print_report(|progress| {
+            mnemos_eval::cli::bench_search(config, args, progress)
+        }),
     }
-}
-
-fn search(config: &Config, args: SearchBenchArgs) -> Result<()> {
-    let mut config = config.clone();
-    config.engine.jobs.inline = false;
-    if let Some(vectors) = &args.vectors {
-        config.retrieval.vectors = match vectors.as_str() {
-            "auto" => VectorPlacement::Auto,
-            "in_process" => VectorPlacement::InProcess,
-            "store" => VectorPlacement::Store,
-            other => usage!("--vectors must be auto, in_process or store, not {other}"),
-        };
-    }
-    let options = OpenOptions {
-        create: true,
-        load_embedder: true,
-        preset: None,
-    };
-    let engine = mnemos_setup::open(&config, &options)?;
-    eprintln!(
-        "bench search: {} memories in {} ({})",
-        args.memories,
-        config.db,
-        engine.info().embedder
-    );
-    let settings = SearchBenchSettings {
-        tenant: config.tenant.clone(),
-        memories: args.memories,
-        queries: args.queries,
-        top_k: args.top_k,
-    };
-    let report = search_bench::run(&engine, settings, config.retrieval.candidates)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", search_bench::render(&report));
-    }
-    Ok(())
 }
 
 fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
@@ -160,10 +104,5 @@ fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
         tenant: config.tenant.clone(),
     };
     let report = bench::run(engines, settings)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", bench::render(&report));
-    }
-    Ok(())
+    output::emit(args.json, &report, || bench::render(&report))
 }

@@ -2,7 +2,6 @@
 //! their explanations — the quickest way to see what the engine does.
 
 use mnemos_render as render;
-use std::io::Cursor;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -10,31 +9,11 @@ use clap::Args;
 
 use mnemos_core::UserKey;
 use mnemos_engine::{RecallRequest, SearchRequest};
-use mnemos_eval::jsonl::read_turn_lines;
-use mnemos_eval::{jsonl_turns, TurnDefaults};
+use mnemos_eval::demo::{sample_turns, AGENT, QUERIES, USERS};
 use mnemos_setup::StoreLocation;
 
 use crate::ingest::{ingest, writing_engine};
 use crate::{output, GlobalArgs};
-
-const SAMPLE: &str = include_str!("../data/demo_dialogue.jsonl");
-
-const QUERIES: [(&str, &str); 9] = [
-    (
-        "lena",
-        "When is my sister visiting, and what can't she eat?",
-    ),
-    ("lena", "What is my cat called?"),
-    ("lena", "How is my half marathon training going?"),
-    ("lena", "What helps me with seasickness on the boat?"),
-    // She moved from Lisbon to Porto: only the current city is current.
-    ("lena", "Which city do I live in now?"),
-    // She asked to forget it: what is left is that she asked.
-    ("lena", "What is my passport number?"),
-    ("wei", "我女朋友是做什么工作的？"),
-    ("wei", "医生让我注意什么？"),
-    ("wei", "我现在做什么工作？"),
-];
 
 #[derive(Args)]
 pub struct DemoArgs {
@@ -75,19 +54,10 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
         "embedder: {} ({} dimensions); preset: {}; memory model: {}",
         info.embedder,
         info.dimension,
-        engine.mechanism("demo").name(),
+        engine.mechanism(AGENT).name(),
         info.memory_model
     );
-    let defaults = TurnDefaults {
-        tenant: config.tenant.clone(),
-        user: "default".into(),
-        agent: "demo".into(),
-        session: "default".into(),
-    };
-    let turns = jsonl_turns(
-        read_turn_lines(Cursor::new(SAMPLE.as_bytes()), true)?,
-        &defaults,
-    );
+    let turns = sample_turns(&config.tenant)?;
     let started = std::time::Instant::now();
     let report = ingest(&engine, turns.turns, 64, None)?;
     println!(
@@ -103,7 +73,7 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
         println!("[{user}] {query}");
         if args.preset.is_some() {
             let request = RecallRequest::new(query, args.budget);
-            let context = engine.recall(&user_key, "demo", &request)?;
+            let context = engine.recall(&user_key, AGENT, &request)?;
             print!("{}", render::context(&context, true));
         } else {
             let mut request = SearchRequest::new(user_key, query);
@@ -115,8 +85,8 @@ pub fn run(global: &GlobalArgs, args: DemoArgs) -> Result<()> {
         println!();
     }
     if args.preset.is_some() {
-        for user in ["lena", "wei"] {
-            let stats = engine.stats(&UserKey::new(config.tenant.clone(), user)?, "demo")?;
+        for user in USERS {
+            let stats = engine.stats(&UserKey::new(config.tenant.clone(), user)?, AGENT)?;
             println!(
                 "[{user}] {} memories ({} forgotten), {} tokens; model calls {}",
                 stats.total_memories, stats.forgotten, stats.tokens, stats.model_calls

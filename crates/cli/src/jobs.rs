@@ -53,19 +53,16 @@ fn running_engine(config: &Config) -> Result<Engine> {
 }
 
 pub fn run(config: &Config, args: JobsArgs) -> Result<()> {
-    let user = match &args.user {
-        Some(name) => Some(UserKey::new(config.tenant.clone(), name.clone())?),
-        None => None,
-    };
+    let user = args
+        .user
+        .clone()
+        .map(|name| UserKey::new(config.tenant.clone(), name))
+        .transpose()?;
     match args.command.unwrap_or(JobsCommand::List) {
         JobsCommand::List => {
             let engine = existing_engine(config, false, None)?;
             let jobs = engine.pending_jobs(user.as_ref())?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&jobs)?);
-            } else {
-                print!("{}", render::pending_jobs(&jobs));
-            }
+            output::emit(args.json, &jobs, || render::pending_jobs(&jobs))?;
         }
         JobsCommand::Run => {
             let engine = running_engine(config)?;

@@ -9,6 +9,7 @@ use mnemos_render as render;
 use mnemos_setup::OpenOptions;
 
 use crate::memory::existing_engine;
+use crate::output;
 use crate::usage::usage;
 use crate::GlobalArgs;
 
@@ -73,19 +74,13 @@ pub fn run(global: &GlobalArgs, args: KeysArgs) -> Result<()> {
         }
         KeysCommand::List => {
             let keys = existing_engine(config, false, None)?.api_keys(global.tenant())?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&keys)?);
-            } else {
-                print!("{}", render::api_keys(&keys));
-            }
+            output::emit(args.json, &keys, || render::api_keys(&keys))?;
         }
         KeysCommand::Revoke { id } => {
             let key = existing_engine(config, false, None)?.revoke_api_key(id)?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&key)?);
-            } else {
-                print!("{}", render::api_keys(std::slice::from_ref(&key)));
-            }
+            output::emit(args.json, &key, || {
+                render::api_keys(std::slice::from_ref(&key))
+            })?;
         }
     }
     Ok(())

@@ -17,10 +17,8 @@ mod models;
 mod output;
 mod progress;
 mod serve;
-mod train;
 mod usage;
 
-use mnemos_render as render;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -166,12 +164,12 @@ enum Command {
     /// Measure quality and speed on evaluation datasets.
     Eval {
         #[command(subcommand)]
-        command: eval::EvalCommand,
+        command: mnemos_eval::cli::EvalCommand,
     },
     /// Train the offline model's learned parts.
     Train {
         #[command(subcommand)]
-        command: train::TrainCommand,
+        command: mnemos_train::cli::TrainCommand,
     },
 }
 
@@ -191,12 +189,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo(args) => demo::run(&global, args),
         Command::Presets { json } => {
             let presets = mnemos_presets::registry();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&presets)?);
-            } else {
-                print!("{}", render::presets(&presets));
-            }
-            Ok(())
+            output::emit(json, &presets, || mnemos_render::presets(&presets))
         }
         Command::Serve(args) => serve::run(&global.config()?, args),
         Command::Mcp(args) => mcp::run(&global.config()?, &args),
@@ -204,7 +197,14 @@ fn run(cli: Cli) -> Result<()> {
         Command::Migrate(args) => migrate::run(&global.config()?, args),
         Command::Bench { command } => bench::run(&global.config()?, command),
         Command::Eval { command } => eval::run(&global, command),
-        Command::Train { command } => train::run(&global.config()?, command),
+        Command::Train { command } => {
+            let mut print = |text: &str| println!("{text}");
+            Ok(mnemos_train::cli::run(
+                &global.config()?,
+                command,
+                &mut print,
+            )?)
+        }
     }
 }
 

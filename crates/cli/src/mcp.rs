@@ -7,9 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use mnemos_server::{JobWorker, McpDefaults};
-use mnemos_setup::{Config, OpenOptions};
-
-use crate::progress;
+use mnemos_setup::Config;
 
 /// The user and agent of tool calls that name none. Desktop assistants and generic MCP clients
 /// never send a `user`; without `--user`, such a call fails saying how to fix it.
@@ -40,15 +38,7 @@ pub fn run(config: &Config, args: &McpDefaultArgs) -> Result<()> {
     // `mnemos serve`: `remember` answers as soon as the turns are stored.
     let mut config = config.clone();
     config.engine.jobs.inline = false;
-    let options = OpenOptions {
-        create: true,
-        load_embedder: true,
-        preset: None,
-    };
-    let engine = mnemos_setup::open_with(&config, &options, Some(progress::ModelWait::start()))?;
-    for note in engine.notes() {
-        eprintln!("note: {note}");
-    }
+    let engine = crate::ingest::writing_engine(&config, None)?;
     eprintln!(
         "mnemos MCP server on stdio: {} (tenant {}{})",
         config.db,

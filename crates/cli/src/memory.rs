@@ -6,12 +6,14 @@ use mnemos_render as render;
 
 use mnemos_core::{
     defaults, KindTag, MemoryFilter, MemoryId, Metadata, Page, RetrieverKind, SearchFilter,
-    SecondHop, StateFilter, Timestamp, TurnId, UserKey,
+    StateFilter, Timestamp, TurnId, UserKey,
 };
 use mnemos_engine::{Engine, ForgetMatching, RecallRequest, SearchRequest, ViewKind};
+use mnemos_eval::cli::SearchShapeArgs;
 use mnemos_inspect::{Browse, Inspect, MemorySort};
 use mnemos_setup::{Config, OpenOptions};
 
+use crate::output;
 use crate::usage::usage;
 use crate::UserArg;
 
@@ -55,41 +57,6 @@ fn known_user(engine: &Engine, user: &UserArg, config: &Config) -> Result<UserKe
         key.tenant,
         config.db
     );
-}
-
-/// How a search goes beyond one query and one hop; the defaults are the engine's.
-#[derive(Args)]
-pub struct SearchShapeArgs {
-    /// 2 (the default): search again from the best hits through the rare words they add
-    /// (names, places), for questions that go through an entity; 1: one search only. The hop
-    /// stands aside where the learned ranker runs (dialogue).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
-    hops: u8,
-    /// Second hop: how many of the first hop's best hits keep their places ahead of what the
-    /// hop finds (0..=100).
-    #[arg(long, default_value_t = SecondHop::default().keep)]
-    hop_keep: usize,
-    /// Search each question of a compound query on its own and merge the rankings.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-    split_questions: bool,
-}
-
-impl SearchShapeArgs {
-    pub fn second_hop(&self) -> Option<SecondHop> {
-        (self.hops == 2).then_some(SecondHop {
-            keep: self.hop_keep,
-            ..SecondHop::default()
-        })
-    }
-
-    pub fn split_questions(&self) -> bool {
-        self.split_questions
-    }
-
-    fn apply(&self, request: &mut SearchRequest) {
-        request.second_hop = self.second_hop();
-        request.split_questions = self.split_questions;
-    }
 }
 
 #[derive(Args)]
@@ -157,12 +124,9 @@ pub fn search(config: &Config, args: SearchArgs) -> Result<()> {
     args.shape.apply(&mut request);
     request.min_relevance = args.min_relevance;
     let results = engine.search(&request)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        print!("{}", render::search_results(&results, args.explain));
-    }
-    Ok(())
+    output::emit(args.json, &results, || {
+        render::search_results(&results, args.explain)
+    })
 }
 
 /// `search --preset`: the preset's recall, with a warning when derived work is still pending
@@ -185,12 +149,9 @@ fn recall(engine: &Engine, user: &UserKey, args: &SearchArgs) -> Result<()> {
     request.as_of = args.as_of;
     request.min_relevance = args.min_relevance;
     let context = engine.recall(user, agent, &request)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&context)?);
-    } else {
-        print!("{}", render::context(&context, args.explain));
-    }
-    Ok(())
+    output::emit(args.json, &context, || {
+        render::context(&context, args.explain)
+    })
 }
 
 #[derive(Args)]
@@ -219,12 +180,7 @@ pub struct ShowArgs {
 fn show_retention(engine: &Engine, user: &UserKey, args: &ShowArgs) -> Result<()> {
     const POINTS: usize = 40;
     let retention = engine.retention(user, args.agent.as_deref(), POINTS)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&retention)?);
-    } else {
-        print!("{}", render::retention(&retention));
-    }
-    Ok(())
+    output::emit(args.json, &retention, || render::retention(&retention))
 }
 
 pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
@@ -242,11 +198,9 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
     }
     if let Some(kind) = args.view {
         let view = engine.view(&user, args.agent.as_deref(), kind)?;
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&view)?);
-        } else {
-            print!("{}", render::view(&user, args.agent.as_deref(), &view));
-        }
+        output::emit(args.json, &view, || {
+            render::view(&user, args.agent.as_deref(), &view)
+        })?;
         return Ok(());
     }
     let text = args.id.unwrap_or_default();
@@ -268,11 +222,7 @@ pub fn show(config: &Config, mut args: ShowArgs) -> Result<()> {
         // The id may name a turn rather than a memory.
         Err(err) if err.is_user_error() => {
             let turn = engine.turn(&user, TurnId(id.0)).map_err(|_| err)?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&turn)?);
-            } else {
-                print!("{}", render::turn_card(&turn));
-            }
+            output::emit(args.json, &turn, || render::turn_card(&turn))?;
         }
         Err(err) => return Err(err.into()),
     }
@@ -393,12 +343,7 @@ pub fn list(config: &Config, args: ListArgs) -> Result<()> {
         sort: args.sort.into(),
     };
     let page = engine.browse(&user, &browse, page)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&page)?);
-    } else {
-        print!("{}", render::memory_page(&page));
-    }
-    Ok(())
+    output::emit(args.json, &page, || render::memory_page(&page))
 }
 
 #[derive(Args)]

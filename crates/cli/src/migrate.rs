@@ -9,6 +9,7 @@ use mnemos_setup as setup;
 use mnemos_setup::migrate::{migrated_user, migration_totals};
 use mnemos_setup::{Config, StoreLocation};
 
+use crate::output;
 use crate::usage::usage;
 
 #[derive(Args)]
@@ -25,19 +26,10 @@ pub struct MigrateArgs {
 }
 
 /// Do two locations name the same store? (The same file under two paths counts.)
-fn same_store(a: &StoreLocation, b: &StoreLocation) -> bool {
-    match (a.sqlite_path(), b.sqlite_path()) {
-        (Some(x), Some(y)) => {
-            x == y || matches!((x.canonicalize(), y.canonicalize()), (Ok(x), Ok(y)) if x == y)
-        }
-        _ => a == b,
-    }
-}
-
 pub fn run(config: &Config, args: MigrateArgs) -> Result<()> {
     let from: StoreLocation = args.from.parse()?;
     let to: StoreLocation = args.to.parse()?;
-    if same_store(&from, &to) {
+    if from.same_store(&to) {
         usage!("--from and --to name the same store ({from}); migrate copies between two stores");
     }
     if from.sqlite_path().is_some_and(|path| !path.is_file()) {
@@ -55,32 +47,5 @@ pub fn run(config: &Config, args: MigrateArgs) -> Result<()> {
             print!("{}", migrated_user(user));
         }
     })?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", migration_totals(&report));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_under_two_paths_is_one_store() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("m.db");
-        std::fs::write(&file, b"").unwrap();
-        let direct = StoreLocation::Sqlite(file.clone());
-        let roundabout = StoreLocation::Sqlite(dir.path().join(".").join("m.db"));
-        assert!(same_store(&direct, &roundabout));
-        assert!(!same_store(
-            &direct,
-            &StoreLocation::Sqlite(dir.path().join("other.db"))
-        ));
-        let pg = StoreLocation::Postgres("postgres://u@h/d".into());
-        assert!(same_store(&pg, &pg.clone()));
-        assert!(!same_store(&pg, &direct));
-    }
+    output::emit(json, &report, || migration_totals(&report))
 }

@@ -151,7 +151,7 @@ pub fn run_model(config: &Config, command: ModelCommand) -> Result<()> {
     let ModelCommand::Try(args) = command;
     let task = build_task(&args)?;
     let embedder = mnemos_setup::embedder(config)?;
-    let model: Box<dyn MemoryModel> = match llm_config(config, &args)? {
+    let (model, notes): (Arc<dyn MemoryModel>, _) = match llm_config(config, &args)? {
         Some(llm) => {
             eprintln!(
                 "asking {} at {} (up to {:.0} s per request, {} retries)…",
@@ -160,16 +160,21 @@ pub fn run_model(config: &Config, command: ModelCommand) -> Result<()> {
                 llm.timeout_ms as f64 / 1000.0,
                 llm.max_retries
             );
-            Box::new(mnemos_llm::LlmModel::new(llm).context("cannot set up the LLM")?)
+            let model = mnemos_llm::LlmModel::new(llm).context("cannot set up the LLM")?;
+            (Arc::new(model), Vec::new())
         }
+        // The offline model, as the engine would run it, whatever the config's `[llm]`.
         None => {
-            let offline = mnemos_offline::OfflineModel::new(Arc::clone(&embedder));
-            for note in offline.degradations() {
-                eprintln!("note: {note}");
-            }
-            Box::new(offline)
+            let offline = Config {
+                llm: None,
+                ..config.clone()
+            };
+            mnemos_setup::memory_model(&offline, &embedder)?
         }
     };
+    for note in notes {
+        eprintln!("note: {note}");
+    }
     let started = Instant::now();
     let output = model
         .run(&task)

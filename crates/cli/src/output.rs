@@ -10,3 +10,18 @@ pub fn print_jobs(jobs: &JobReport) {
     print!("{summary}");
     eprint!("{problems}");
 }
+
+/// A command's result as pretty JSON (`--json`), or as its text rendering: one rule for every
+/// command, so `--json` always means the same thing.
+pub fn emit<T: serde::Serialize + ?Sized>(
+    json: bool,
+    value: &T,
+    text: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(value)?);
+    } else {
+        print!("{}", text());
+    }
+    Ok(())
+}

@@ -8,9 +8,7 @@ use anyhow::Result;
 use clap::Args;
 
 use mnemos_server::{JobWorker, ServerConfig, ServerError};
-use mnemos_setup::{Config, OpenOptions, StoreLocation};
-
-use crate::progress;
+use mnemos_setup::{Config, StoreLocation};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -65,15 +63,7 @@ pub fn run(config: &Config, args: ServeArgs) -> Result<()> {
     let config = &config;
     server.validate()?;
     refuse_before_creating(config, &server)?;
-    let options = OpenOptions {
-        create: true,
-        load_embedder: true,
-        preset: None,
-    };
-    let engine = mnemos_setup::open_with(config, &options, Some(progress::ModelWait::start()))?;
-    for note in engine.notes() {
-        eprintln!("note: {note}");
-    }
+    let engine = crate::ingest::writing_engine(config, None)?;
     let access = mnemos_server::access(&engine, &server)?;
     eprintln!("access: {access}");
     let info = engine.info();

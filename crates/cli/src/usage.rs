@@ -3,7 +3,7 @@
 
 use mnemos_core::{ErrorClass, StoreError};
 use mnemos_engine::EngineError;
-use mnemos_eval::DatasetError;
+use mnemos_eval::{DatasetError, EvalError};
 
 /// A mistake in how the command was called: a flag, a value, a missing file or user.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +35,13 @@ fn class_code(class: ErrorClass) -> u8 {
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
         if cause.is::<UsageError>() || cause.is::<DatasetError>() || cause.is::<clap::Error>() {
+            return 2;
+        }
+        // The evaluation's own input errors (bad options, datasets) carry no typed cause.
+        if cause
+            .downcast_ref::<EvalError>()
+            .is_some_and(|e| e.class().is_user_error())
+        {
             return 2;
         }
         if let Some(e) = cause.downcast_ref::<EngineError>() {

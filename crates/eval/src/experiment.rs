@@ -19,8 +19,7 @@ use serde::Serialize;
 use mnemos_core::{Clock, Embedder, MemoryModel, Store, UserKey};
 use mnemos_engine::{Engine, EngineConfig};
 use mnemos_presets::variants::NamedEngine;
-use mnemos_setup::Config;
-use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
+use mnemos_setup::{Config, StoreLocation};
 
 use crate::dataset::{Conversation, Item};
 use crate::embed_cache::CachingEmbedder;
@@ -48,18 +47,21 @@ impl StoreKind {
         }
     }
 
-    /// A fresh store of this kind; SQLite files go in `scratch`, named after the run.
+    /// A fresh store of this kind; SQLite files go in `scratch`, named after the run. A SQLite
+    /// store opens as a deployment's does (`mnemos_setup::open_store`, default options), so
+    /// what is measured is the deployed write path.
     pub fn open(self, scratch: &Path, name: &str) -> Result<Arc<dyn Store>, EvalError> {
         Ok(match self {
             StoreKind::Memory => Arc::new(mnemos_core::MemoryStore::new()),
-            // Sweep runs have names like `recent[window=4]`: keep file names plain.
-            StoreKind::Sqlite => Arc::new(SqliteStore::open(
-                &scratch.join(format!(
-                    "{}.db",
-                    name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-                )),
-                SqliteOptions::default(),
-            )?),
+            StoreKind::Sqlite => {
+                // Sweep runs have names like `recent[window=4]`: keep file names plain.
+                let file = name.replace(|c: char| !c.is_ascii_alphanumeric(), "_") + ".db";
+                let config = Config {
+                    db: StoreLocation::Sqlite(scratch.join(file)),
+                    ..Config::default()
+                };
+                mnemos_setup::open_store(&config, true)?
+            }
         })
     }
 }

@@ -14,8 +14,11 @@
 //! command's typed settings into a report that serializes to JSON and renders as markdown.
 
 pub mod artifacts;
+#[cfg(feature = "clap")]
+pub mod cli;
 pub mod compression;
 pub mod dataset;
+pub mod demo;
 pub mod embed_cache;
 pub mod error;
 pub mod experiment;

@@ -25,6 +25,17 @@ impl StoreLocation {
             StoreLocation::Postgres(_) => None,
         }
     }
+
+    /// Whether both name one store: the same SQLite file under any path, or the same URL
+    /// (migrating a store onto itself must be refused before anything is written).
+    pub fn same_store(&self, other: &StoreLocation) -> bool {
+        match (self.sqlite_path(), other.sqlite_path()) {
+            (Some(x), Some(y)) => {
+                x == y || matches!((x.canonicalize(), y.canonicalize()), (Ok(x), Ok(y)) if x == y)
+            }
+            _ => self == other,
+        }
+    }
 }
 
 impl FromStr for StoreLocation {
@@ -78,6 +89,20 @@ impl<'de> Deserialize<'de> for StoreLocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_under_two_paths_is_one_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.db");
+        std::fs::write(&file, b"").unwrap();
+        let direct = StoreLocation::Sqlite(file.clone());
+        let roundabout = StoreLocation::Sqlite(dir.path().join(".").join("m.db"));
+        assert!(direct.same_store(&roundabout));
+        assert!(!direct.same_store(&StoreLocation::Sqlite(dir.path().join("other.db"))));
+        let pg = StoreLocation::Postgres("postgres://u@h/d".into());
+        assert!(pg.same_store(&pg.clone()));
+        assert!(!pg.same_store(&direct));
+    }
 
     #[test]
     fn urls_are_postgres_and_everything_else_a_file() {

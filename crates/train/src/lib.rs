@@ -17,6 +17,8 @@
 //! weights.
 
 mod classifier;
+#[cfg(feature = "clap")]
+pub mod cli;
 mod logistic;
 pub mod lufy;
 mod question_set;
@@ -61,6 +63,22 @@ pub enum TrainError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot write {path}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A fit that cannot be written as its file's format.
+    #[error("cannot write the fit as {format}")]
+    Serialize {
+        format: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The configured embedder (or engine setup) the training needs is unavailable.
+    #[error("{0}")]
+    Setup(#[from] mnemos_engine::EngineError),
     #[error("{path} line {line}: not a line of an `eval retrieval --dump` file")]
     DumpLine {
         path: String,

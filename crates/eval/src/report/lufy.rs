@@ -29,18 +29,15 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use mnemos_core::memory_model::Line;
 use mnemos_core::{Embedder, MemoryFilter, MemoryModel, MemoryModelExt, Role};
-use mnemos_embed::HashEmbedder;
 use mnemos_presets::variants::DefaultPresets::Every;
 
-use mnemos_offline::OfflineModel;
-use mnemos_setup::Config;
+use mnemos_setup::{Config, EmbedderChoice};
 
 use crate::artifacts::{checksum_inputs, InputChecksum};
 use crate::error::EvalError;
@@ -169,11 +166,15 @@ pub fn score_auc(
     progress: ProgressFn<'_>,
 ) -> Result<AucReport, EvalError> {
     let dataset = load_sessions(path, limit)?;
-    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
-    let model = OfflineModel::new(Arc::clone(&embedder));
+    // The offline model on the hash embedder, whatever the configured ones: the scores are the
+    // offline model's, and they must not depend on which model files are present.
+    let mut config = Config::default();
+    config.set_embedder(EmbedderChoice::Hash)?;
+    let embedder = mnemos_setup::embedder(&config)?;
+    let (model, _) = mnemos_setup::memory_model(&config, &embedder)?;
     let mut samples = AucSamples::default();
     for session in &dataset.sessions {
-        score_session(&model, session, &mut samples, progress);
+        score_session(model.as_ref(), session, &mut samples, progress);
     }
     for defect in dataset.defects.iter().take(10) {
         progress(Progress::Note(&format!("defect: {defect}")));
@@ -201,7 +202,7 @@ pub fn score_auc(
 
 /// Score every labelled user utterance of one session, in order.
 fn score_session(
-    model: &OfflineModel,
+    model: &dyn MemoryModel,
     session: &LufySession,
     samples: &mut AucSamples,
     progress: ProgressFn<'_>,

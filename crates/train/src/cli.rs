@@ -1,20 +1,31 @@
-//! `mnemos train classifier`: fit the semantic/episodic query classifier on a labelled question
-//! set for the configured embedder (or lexical cues only) and write its weights file.
-//! `mnemos train lufy`: fit the lufy preset's strength weights on LUFY's annotations and write
-//! the weights file the preset ships. `mnemos train ranker`: fit the learned ranker on
-//! retrieval dumps and write it as a config file. `mnemos train relevance`: fit the relevance
-//! model on relevance dumps, print its held-out calibration, and write it as a config file. The training itself is `mnemos_train`'s; this parses the
-//! arguments and prints.
+//! The training commands' flags (`mnemos train …`) and their runs, behind the `clap`
+//! feature: `classifier` fits the semantic/episodic query classifier on a labelled question
+//! set for the configured embedder (or lexical cues only) and writes its weights file; `lufy`
+//! fits the lufy preset's strength weights on LUFY's annotations and writes the weights file
+//! the preset ships; `ranker` fits the learned ranker on retrieval dumps and writes it as a
+//! config file; `relevance` fits the relevance model on relevance dumps, reports its held-out
+//! calibration, and writes it as a config file. The flags live beside the training they drive,
+//! so the binary only parses, calls [`run`] and prints what it is handed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
 use clap::Args;
 
 use mnemos_core::Embedder;
 use mnemos_setup::Config;
-use mnemos_train::{train_best, ClassifierWeights, FeatureSet, PenaltyGrid, QuestionSet};
+
+use crate::{train_best, ClassifierWeights, FeatureSet, PenaltyGrid, QuestionSet, TrainError};
+
+/// Where a training run's report goes, one line (or block of lines) at a time.
+pub type Out<'a> = &'a mut dyn FnMut(&str);
+
+/// Hand `out` one formatted line.
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {
+        $out(&format!($($arg)*))
+    };
+}
 
 #[derive(clap::Subcommand)]
 pub enum TrainCommand {
@@ -31,12 +42,13 @@ pub enum TrainCommand {
     Relevance(TrainRelevanceArgs),
 }
 
-pub fn run(config: &Config, command: TrainCommand) -> Result<()> {
+/// Run a training command; what a person would read goes to `out`, a line at a time.
+pub fn run(config: &Config, command: TrainCommand, out: Out<'_>) -> Result<(), TrainError> {
     match command {
-        TrainCommand::Classifier(args) => train_classifier(config, args),
-        TrainCommand::Lufy(args) => train_lufy(args),
-        TrainCommand::Ranker(args) => train_ranker(args),
-        TrainCommand::Relevance(args) => train_relevance(args),
+        TrainCommand::Classifier(args) => train_classifier(config, args, out),
+        TrainCommand::Lufy(args) => train_lufy(args, out),
+        TrainCommand::Ranker(args) => train_ranker(args, out),
+        TrainCommand::Relevance(args) => train_relevance(args, out),
     }
 }
 
@@ -63,12 +75,19 @@ pub struct TrainClassifierArgs {
     out: Option<PathBuf>,
 }
 
-fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
-    let data = std::fs::read_to_string(&args.data)
-        .with_context(|| format!("cannot read {}", args.data.display()))?;
+fn train_classifier(
+    config: &Config,
+    args: TrainClassifierArgs,
+    out: Out<'_>,
+) -> Result<(), TrainError> {
+    let data = std::fs::read_to_string(&args.data).map_err(|source| TrainError::Read {
+        path: args.data.display().to_string(),
+        source,
+    })?;
     let set = QuestionSet::parse(&data)?;
     let (total, semantic) = (set.questions.len(), set.semantic_count());
-    println!(
+    say!(
+        out,
         "{}: {total} questions ({semantic} semantic, {} episodic; {} Chinese)",
         args.data.display(),
         total - semantic,
@@ -82,24 +101,26 @@ fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
     let embedder_ref: Option<&dyn Embedder> = embedder.as_deref();
     let started = Instant::now();
     let features = FeatureSet::build(embedder_ref, &set)?;
-    println!(
+    say!(
+        out,
         "features: {} ({} embedding dimensions + lexical cues), computed in {:.1} s",
         features.embedder_id,
         features.embedding_dim,
         started.elapsed().as_secs_f64()
     );
     let grid = PenaltyGrid::for_features(&features, args.l2, args.embedding_l2, args.folds)?;
-    let weights = train_best(&features, &grid, print_candidate)?;
-    let out = args.out.unwrap_or_else(|| {
+    let weights = train_best(&features, &grid, |w| print_candidate(w, out))?;
+    let path = args.out.unwrap_or_else(|| {
         PathBuf::from(format!(
             "crates/offline/data/classifier-{}.json",
             weights.embedder_id
         ))
     });
-    std::fs::write(&out, weights.to_json()? + "\n")
-        .with_context(|| format!("cannot write {}", out.display()))?;
+    let json = weights.to_json().map_err(|e| serialize("JSON", e))?;
+    write(&path, json + "\n")?;
     let training = &weights.training;
-    println!(
+    say!(
+        out,
         "kept l2 {} (embedding l2 {:?}): train accuracy {:.4}, {}-fold CV accuracy {:.4} ({} examples, {}); {:.1} s",
         training.options.l2,
         training.options.embedding_l2,
@@ -110,20 +131,24 @@ fn train_classifier(config: &Config, args: TrainClassifierArgs) -> Result<()> {
         training.checksum,
         started.elapsed().as_secs_f64()
     );
-    println!("wrote {}", out.display());
+    say!(out, "wrote {}", path.display());
     Ok(())
 }
 
 /// One line per penalty pair tried.
-fn print_candidate(weights: &ClassifierWeights) {
+fn print_candidate(weights: &ClassifierWeights, out: Out<'_>) {
     let training = &weights.training;
     let embedding_l2 = training
         .options
         .embedding_l2
         .map_or("-".to_string(), |e| e.to_string());
-    println!(
+    say!(
+        out,
         "  l2 {:<6} embedding l2 {embedding_l2:<6} train accuracy {:.4}  {}-fold CV accuracy {:.4}",
-        training.options.l2, training.train_accuracy, training.cv_folds, training.cv_accuracy
+        training.options.l2,
+        training.train_accuracy,
+        training.cv_folds,
+        training.cv_accuracy
     );
 }
 
@@ -142,13 +167,14 @@ pub struct TrainLufyArgs {
     out: PathBuf,
 }
 
-fn train_lufy(args: TrainLufyArgs) -> Result<()> {
+fn train_lufy(args: TrainLufyArgs, out: Out<'_>) -> Result<(), TrainError> {
     use mnemos_presets::lufy::strength::{Scale, PAPER_WEIGHTS};
     let started = Instant::now();
     let scale = Scale::default();
-    let data = mnemos_train::lufy::lufy_samples(&args.path, &scale)?;
+    let data = crate::lufy::lufy_samples(&args.path, &scale)?;
     let important = data.samples.iter().filter(|s| s.y).count();
-    println!(
+    say!(
+        out,
         "{}: {} labelled user utterances ({important} important by >=2 of 3), {} undetermined, {} blank; signals by {} in {:.1} s",
         args.path.display(),
         data.samples.len(),
@@ -157,20 +183,24 @@ fn train_lufy(args: TrainLufyArgs) -> Result<()> {
         data.model,
         started.elapsed().as_secs_f64()
     );
-    let fit = mnemos_train::lufy::train_lufy(&data, scale, args.folds, args.keep_share)?;
-    println!(
+    let fit = crate::lufy::train_lufy(&data, scale, args.folds, args.keep_share)?;
+    say!(
+        out,
         "\ncross-validated by user ({} users, {} folds), held out:",
-        fit.users, fit.folds
+        fit.users,
+        fit.folds
     );
-    println!(
+    say!(
+        out,
         "| weights | lambda | MSE | AUC of S | top-{:.0}% agreement |",
         100.0 * fit.keep_share
     );
-    println!("|---|---|---|---|---|");
+    say!(out, "|---|---|---|---|---|");
     let auc = |a: Option<f64>| a.map_or("-".to_string(), |a| format!("{a:.3}"));
     for p in &fit.penalties {
         let h = &p.held_out;
-        println!(
+        say!(
+            out,
             "| fitted | {} | {:.4} | {} | {:.3} |",
             p.lambda,
             h.mse,
@@ -179,18 +209,21 @@ fn train_lufy(args: TrainLufyArgs) -> Result<()> {
         );
     }
     let h = &fit.paper;
-    println!(
+    say!(
+        out,
         "| paper (Table 2) | - | {:.4} | {} | {:.3} |",
         h.mse,
         auc(h.auc),
         h.agreement
     );
-    println!(
+    say!(
+        out,
         "\nweights (lambda {}, fitted on all {} samples):",
-        fit.lambda, fit.samples
+        fit.lambda,
+        fit.samples
     );
-    println!("| signal | fitted | paper |");
-    println!("|---|---|---|");
+    say!(out, "| signal | fitted | paper |");
+    say!(out, "|---|---|---|");
     let w = fit.weights;
     for (name, fitted, paper) in [
         ("A (arousal)", w.arousal, PAPER_WEIGHTS.arousal),
@@ -199,12 +232,12 @@ fn train_lufy(args: TrainLufyArgs) -> Result<()> {
         ("R1 (not fitted: kept)", w.r1, PAPER_WEIGHTS.r1),
         ("R2 (not fitted: kept)", w.r2, PAPER_WEIGHTS.r2),
     ] {
-        println!("| {name} | {fitted:.3} | {paper} |");
+        say!(out, "| {name} | {fitted:.3} | {paper} |");
     }
-    let json = serde_json::to_string_pretty(&fit)?;
-    std::fs::write(&args.out, json + "\n")
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-    println!(
+    let json = serde_json::to_string_pretty(&fit).map_err(|e| serialize("JSON", e))?;
+    write(&args.out, json + "\n")?;
+    say!(
+        out,
         "\nwrote {} in {:.1} s",
         args.out.display(),
         started.elapsed().as_secs_f64()
@@ -228,26 +261,29 @@ pub struct TrainRankerArgs {
     out: PathBuf,
 }
 
-fn train_ranker(args: TrainRankerArgs) -> Result<()> {
+fn train_ranker(args: TrainRankerArgs, out: Out<'_>) -> Result<(), TrainError> {
+    use crate::ranker::{read_dump, train_ranker, RANKER_KS};
     use mnemos_core::retrieval::RANK_FEATURE_NAMES;
-    use mnemos_train::ranker::{read_dump, train_ranker, RANKER_KS};
     let mut sources = Vec::new();
     for path in &args.dumps {
         let questions = read_dump(path, &args.retriever)?;
         sources.push((path.display().to_string(), questions));
     }
     let fit = train_ranker(&sources, args.l2)?;
-    println!(
+    say!(
+        out,
         "cross-validated by conversation ({} folds), l2 {}, recall of the held-out questions:",
-        fit.folds, fit.l2
+        fit.folds,
+        fit.l2
     );
     let ks: Vec<String> = RANKER_KS.iter().map(|k| format!("R@{k}")).collect();
-    println!("| dump | questions | order | {} |", ks.join(" | "));
-    println!("|---|---|---|{}", "---|".repeat(ks.len()));
+    say!(out, "| dump | questions | order | {} |", ks.join(" | "));
+    say!(out, "|---|---|---|{}", "---|".repeat(ks.len()));
     for source in &fit.by_source {
         for (order, recall) in [("fused", &source.fused), ("learned", &source.learned)] {
             let cells: Vec<String> = recall.0.iter().map(|r| format!("{r:.3}")).collect();
-            println!(
+            say!(
+                out,
                 "| {} | {} | {order} | {} |",
                 source.source,
                 source.questions,
@@ -255,19 +291,25 @@ fn train_ranker(args: TrainRankerArgs) -> Result<()> {
             );
         }
     }
-    println!("\nfitted on every question (depth {}):", fit.ranker.depth);
+    say!(
+        out,
+        "\nfitted on every question (depth {}):",
+        fit.ranker.depth
+    );
     for (name, weight) in RANK_FEATURE_NAMES.iter().zip(&fit.ranker.weights) {
-        println!("  {name:<20} {weight:>9.4}");
+        say!(out, "  {name:<20} {weight:>9.4}");
     }
-    println!("  {:<20} {:>9.4}", "bias", fit.ranker.bias);
+    say!(out, "  {:<20} {:>9.4}", "bias", fit.ranker.bias);
     let mut table = toml::Table::new();
-    let ranker = toml::Value::try_from(&fit.ranker)?;
+    let ranker = toml::Value::try_from(&fit.ranker).map_err(|e| serialize("TOML", e))?;
     let mut retrieval = toml::Table::new();
     retrieval.insert("ranker".into(), ranker);
     table.insert("retrieval".into(), toml::Value::Table(retrieval));
-    std::fs::write(&args.out, toml::to_string(&table)?)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-    println!("\nwrote {}", args.out.display());
+    write(
+        &args.out,
+        toml::to_string(&table).map_err(|e| serialize("TOML", e))?,
+    )?;
+    say!(out, "\nwrote {}", args.out.display());
     Ok(())
 }
 
@@ -294,9 +336,9 @@ pub struct TrainRelevanceArgs {
     out: PathBuf,
 }
 
-fn train_relevance(args: TrainRelevanceArgs) -> Result<()> {
+fn train_relevance(args: TrainRelevanceArgs, out: Out<'_>) -> Result<(), TrainError> {
+    use crate::relevance::{drop_features, read_relevance_dump, train_relevance};
     use mnemos_core::retrieval::RELEVANCE_FEATURE_NAMES;
-    use mnemos_train::relevance::{drop_features, read_relevance_dump, train_relevance};
     let mut sources = Vec::new();
     for path in &args.dumps {
         let searches = read_relevance_dump(path)?;
@@ -304,38 +346,64 @@ fn train_relevance(args: TrainRelevanceArgs) -> Result<()> {
     }
     drop_features(&mut sources, &args.without)?;
     let fit = train_relevance(&sources, args.l2)?;
-    println!(
+    say!(
+        out,
         "cross-validated by conversation ({} folds), l2 {}: calibration of held-out hits",
-        fit.folds, fit.l2
+        fit.folds,
+        fit.l2
     );
     for source in &fit.by_source {
-        println!(
+        say!(
+            out,
             "\n## {} ({} searches), own and other conversations\n\n{}",
             source.source,
             source.searches,
             source.all.markdown()
         );
-        println!(
+        say!(
+            out,
             "own conversation only: ECE {:.4} over {} hits",
-            source.own.ece, source.own.hits
+            source.own.ece,
+            source.own.hits
         );
     }
-    println!("\nfitted on every search:");
+    say!(out, "\nfitted on every search:");
     for (name, weight) in RELEVANCE_FEATURE_NAMES.iter().zip(&fit.model.weights) {
-        println!("  {name:<20} {weight:>9.4}");
+        say!(out, "  {name:<20} {weight:>9.4}");
     }
-    println!("  {:<20} {:>9.4}", "bias", fit.model.bias);
+    say!(out, "  {:<20} {:>9.4}", "bias", fit.model.bias);
     let mut retrieval = toml::Table::new();
     let key = if args.cjk {
         "relevance_cjk"
     } else {
         "relevance"
     };
-    retrieval.insert(key.into(), toml::Value::try_from(&fit.model)?);
+    let model = toml::Value::try_from(&fit.model).map_err(|e| serialize("TOML", e))?;
+    retrieval.insert(key.into(), model);
     let mut table = toml::Table::new();
     table.insert("retrieval".into(), toml::Value::Table(retrieval));
-    std::fs::write(&args.out, toml::to_string(&table)?)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-    println!("\nwrote {}", args.out.display());
+    write(
+        &args.out,
+        toml::to_string(&table).map_err(|e| serialize("TOML", e))?,
+    )?;
+    say!(out, "\nwrote {}", args.out.display());
     Ok(())
+}
+
+/// Write a fitted model's file.
+fn write(path: &Path, contents: String) -> Result<(), TrainError> {
+    std::fs::write(path, contents).map_err(|source| TrainError::Write {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn serialize(
+    format: &'static str,
+    err: impl std::error::Error + Send + Sync + 'static,
+) -> TrainError {
+    TrainError::Serialize {
+        format,
+        source: Box::new(err),
+    }
 }

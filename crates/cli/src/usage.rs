@@ -47,6 +47,9 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
         if let Some(e) = cause.downcast_ref::<EngineError>() {
             return class_code(e.class());
         }
+        if let Some(e) = cause.downcast_ref::<mnemos_setup::MigrationError>() {
+            return class_code(e.class());
+        }
         if let Some(e) = cause.downcast_ref::<mnemos_server::ServerError>() {
             return class_code(e.class());
         }

@@ -1,7 +1,7 @@
 //! The in-memory reference `Store`: the simplest correct implementation of the contract, used by
 //! tests and as the oracle the conformance suite is written against. Nothing is persisted.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use parking_lot::RwLock;
 
@@ -58,8 +58,16 @@ impl UserData {
         if let Some(turn) = batch.turns.iter().find(|t| self.turns.contains_key(&t.id)) {
             return Err(invalid(format!("turn {} already exists", turn.id)));
         }
-        for key in batch.turns.iter().filter_map(|t| t.key.as_ref()) {
-            if self.turns.values().any(|t| t.key.as_ref() == Some(key)) {
+        // One pass over the stored turns, whatever the batch's size (ingest writes many); the
+        // first of the batch's keys already stored is the one reported.
+        let mut keys = batch.turns.iter().filter_map(|t| t.key.as_ref()).peekable();
+        if keys.peek().is_some() {
+            let stored: HashSet<&str> = self
+                .turns
+                .values()
+                .filter_map(|t| t.key.as_deref())
+                .collect();
+            if let Some(key) = keys.find(|key| stored.contains(key.as_str())) {
                 return Err(Conflict::DuplicateTurnKey { key: key.clone() }.into());
             }
         }
@@ -298,10 +306,11 @@ impl MemoryRead for MemoryStore {
         let Some(data) = users.get(user) else {
             return Ok(Vec::new());
         };
+        let keys: HashSet<&str> = keys.iter().map(String::as_str).collect();
         Ok(data
             .turns
             .values()
-            .filter(|t| t.key.as_ref().is_some_and(|k| keys.contains(k)))
+            .filter(|t| t.key.as_deref().is_some_and(|k| keys.contains(k)))
             .cloned()
             .collect())
     }

@@ -24,11 +24,6 @@ pub trait PresetFactory: Send + Sync {
     /// configuration error naming the valid ones.
     fn build(&self, spec: &PresetSpec) -> EngineResult<Arc<dyn Mechanism>>;
 
-    /// Names of every preset.
-    fn names(&self) -> Vec<&'static str> {
-        self.registry().iter().map(|p| p.name).collect()
-    }
-
     /// A preset (with its default parameters) that offers the view `kind`.
     fn offering(&self, kind: ViewKind) -> Option<Arc<dyn Mechanism>> {
         self.registry()

@@ -96,13 +96,10 @@ impl AppState {
     ),
     security(("bearer" = [])),
 )]
-async fn presets() -> Json<Vec<PresetOut>> {
-    Json(
-        mnemos_presets::registry()
-            .iter()
-            .map(PresetOut::from)
-            .collect(),
-    )
+async fn presets(State(app): Shared) -> Json<Vec<PresetOut>> {
+    // The presets this server's engine can build: those of the factory it was given.
+    let registry = app.engine.presets().registry();
+    Json(registry.iter().map(PresetOut::from).collect())
 }
 
 /// List your users.

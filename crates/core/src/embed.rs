@@ -18,8 +18,15 @@ pub trait Embedder: Send + Sync {
     fn max_batch(&self) -> usize {
         32
     }
-    /// Embed one batch (the one required method).
+    /// Embed one batch of texts to store and compare (the one required method).
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Embed one batch of search queries, in the same space as `embed_batch`'s texts. Models
+    /// trained with distinct query and passage inputs (e5's "query: " / "passage: " prefixes)
+    /// override this; for the others a query is a text like any other. Same contract as
+    /// `embed_batch`.
+    fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_batch(texts)
+    }
 }
 
 /// Conveniences every embedder gets: chunked batching and contract checks.
@@ -38,6 +45,26 @@ pub trait EmbedderExt: Embedder {
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed_all(&[text])?;
+        v.pop().ok_or(EmbedError::Count {
+            expected: 1,
+            got: 0,
+        })
+    }
+
+    /// [`Self::embed_all`] for search queries ([`Embedder::embed_query_batch`]).
+    fn embed_all_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(self.max_batch().max(1)) {
+            let vectors = self.embed_query_batch(chunk)?;
+            check_vectors(self.dimension(), chunk.len(), &vectors)?;
+            out.extend(vectors);
+        }
+        Ok(out)
+    }
+
+    /// One search query's vector ([`Embedder::embed_query_batch`]).
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut v = self.embed_all_queries(&[text])?;
         v.pop().ok_or(EmbedError::Count {
             expected: 1,
             got: 0,
@@ -113,6 +140,9 @@ impl<E: Embedder + ?Sized> Embedder for std::sync::Arc<E> {
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         (**self).embed_batch(texts)
     }
+    fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed_query_batch(texts)
+    }
 }
 
 impl<E: Embedder + ?Sized> Embedder for Box<E> {
@@ -128,6 +158,9 @@ impl<E: Embedder + ?Sized> Embedder for Box<E> {
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         (**self).embed_batch(texts)
     }
+    fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed_query_batch(texts)
+    }
 }
 
 /// An embedder that remembers the vectors of the last few single texts it embedded.
@@ -135,11 +168,19 @@ impl<E: Embedder + ?Sized> Embedder for Box<E> {
 /// A read embeds its query, and the query classifier of the same read embeds the same text
 /// again; with the same embedder behind both, the second call is a lookup instead of a model
 /// run. Only one-text calls are cached (queries; writes embed in batches and rarely repeat),
-/// so the cache stays small and costs nothing on the write path.
+/// so the cache stays small and costs nothing on the write path. A text embedded as a query
+/// and as a passage are two entries: some models embed them differently.
 pub struct RecentTextCache {
     inner: std::sync::Arc<dyn Embedder>,
-    recent: std::sync::Mutex<std::collections::VecDeque<(String, Vec<f32>)>>,
+    recent: std::sync::Mutex<std::collections::VecDeque<(TextUse, String, Vec<f32>)>>,
     capacity: usize,
+}
+
+/// How a cached text was embedded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TextUse {
+    Passage,
+    Query,
 }
 
 impl RecentTextCache {
@@ -151,22 +192,41 @@ impl RecentTextCache {
         }
     }
 
-    fn lookup(&self, text: &str) -> Option<Vec<f32>> {
+    fn lookup(&self, used: TextUse, text: &str) -> Option<Vec<f32>> {
         let recent = self.recent.lock().ok()?;
         recent
             .iter()
-            .find(|(cached, _)| cached == text)
-            .map(|(_, vector)| vector.clone())
+            .find(|(u, cached, _)| *u == used && cached == text)
+            .map(|(_, _, vector)| vector.clone())
     }
 
-    fn remember(&self, text: &str, vector: &[f32]) {
+    fn remember(&self, used: TextUse, text: &str, vector: &[f32]) {
         // A poisoned lock only means another thread panicked mid-update: skip caching.
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() >= self.capacity {
                 recent.pop_front();
             }
-            recent.push_back((text.to_string(), vector.to_vec()));
+            recent.push_back((used, text.to_string(), vector.to_vec()));
         }
+    }
+
+    /// One text through the cache, any other batch straight to the model.
+    fn cached(&self, used: TextUse, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let embed = |texts: &[&str]| match used {
+            TextUse::Passage => self.inner.embed_batch(texts),
+            TextUse::Query => self.inner.embed_query_batch(texts),
+        };
+        let [text] = texts else {
+            return embed(texts);
+        };
+        if let Some(vector) = self.lookup(used, text) {
+            return Ok(vec![vector]);
+        }
+        let vectors = embed(texts)?;
+        if let [vector] = vectors.as_slice() {
+            self.remember(used, text, vector);
+        }
+        Ok(vectors)
     }
 }
 
@@ -184,17 +244,11 @@ impl Embedder for RecentTextCache {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let [text] = texts else {
-            return self.inner.embed_batch(texts);
-        };
-        if let Some(vector) = self.lookup(text) {
-            return Ok(vec![vector]);
-        }
-        let vectors = self.inner.embed_batch(texts)?;
-        if let [vector] = vectors.as_slice() {
-            self.remember(text, vector);
-        }
-        Ok(vectors)
+        self.cached(TextUse::Passage, texts)
+    }
+
+    fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.cached(TextUse::Query, texts)
     }
 }
 
@@ -233,5 +287,35 @@ mod cache_tests {
         cache.embed_one("y").unwrap();
         cache.embed_one("abc").unwrap();
         assert_eq!(inner.0.load(Ordering::SeqCst), 6);
+    }
+
+    /// A model may embed a query unlike the same text as a passage, so the cache never answers
+    /// one with the other.
+    #[test]
+    fn a_query_and_a_passage_of_the_same_text_are_cached_apart() {
+        struct Prefixing(AtomicUsize);
+        impl Embedder for Prefixing {
+            fn id(&self) -> &str {
+                "prefixing"
+            }
+            fn dimension(&self) -> usize {
+                2
+            }
+            fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+                self.0.fetch_add(texts.len(), Ordering::SeqCst);
+                Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+            }
+            fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+                self.0.fetch_add(texts.len(), Ordering::SeqCst);
+                Ok(texts.iter().map(|_| vec![0.0, 1.0]).collect())
+            }
+        }
+        let inner = Arc::new(Prefixing(AtomicUsize::new(0)));
+        let cache = RecentTextCache::new(inner.clone(), 4);
+        assert_eq!(cache.embed_one("abc").unwrap(), vec![1.0, 0.0]);
+        assert_eq!(cache.embed_query("abc").unwrap(), vec![0.0, 1.0]);
+        assert_eq!(cache.embed_query("abc").unwrap(), vec![0.0, 1.0]);
+        assert_eq!(cache.embed_one("abc").unwrap(), vec![1.0, 0.0]);
+        assert_eq!(inner.0.load(Ordering::SeqCst), 2);
     }
 }

@@ -78,6 +78,7 @@ impl BilingualEmbedder {
     /// weight 0 are skipped (their rows stay zero).
     fn embed_half(
         half: &dyn Embedder,
+        query: bool,
         texts: &[&str],
         weights: &[f32],
         offset: usize,
@@ -86,7 +87,11 @@ impl BilingualEmbedder {
         let wanted: Vec<usize> = (0..texts.len()).filter(|&i| weights[i] > 0.0).collect();
         for chunk in wanted.chunks(half.max_batch().max(1)) {
             let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            let vectors = half.embed_batch(&batch)?;
+            let vectors = if query {
+                half.embed_query_batch(&batch)?
+            } else {
+                half.embed_batch(&batch)?
+            };
             if vectors.len() != chunk.len() {
                 return Err(EmbedError::Count {
                     expected: chunk.len(),
@@ -127,13 +132,38 @@ impl Embedder for BilingualEmbedder {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_both(false, texts)
+    }
+
+    fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_both(true, texts)
+    }
+}
+
+impl BilingualEmbedder {
+    /// Both halves of every text (as queries or as passages), weighted by its language mix.
+    fn embed_both(&self, query: bool, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let shares: Vec<f32> = texts.iter().map(|t| chinese_share(t)).collect();
         let en_weights: Vec<f32> = shares.iter().map(|z| (1.0 - z).max(0.0).sqrt()).collect();
         let zh_weights: Vec<f32> = shares.iter().map(|z| z.max(0.0).sqrt()).collect();
         let mut out = vec![vec![0.0f32; self.dimension()]; texts.len()];
-        Self::embed_half(self.english.as_ref(), texts, &en_weights, 0, &mut out)?;
+        Self::embed_half(
+            self.english.as_ref(),
+            query,
+            texts,
+            &en_weights,
+            0,
+            &mut out,
+        )?;
         let offset = self.english.dimension();
-        Self::embed_half(self.chinese.as_ref(), texts, &zh_weights, offset, &mut out)?;
+        Self::embed_half(
+            self.chinese.as_ref(),
+            query,
+            texts,
+            &zh_weights,
+            offset,
+            &mut out,
+        )?;
         Ok(out)
     }
 }

@@ -12,6 +12,8 @@ use parking_lot::Mutex;
 pub struct CachingEmbedder {
     inner: Arc<dyn Embedder>,
     cache: Mutex<HashMap<String, Vec<f32>>>,
+    /// Query vectors apart: a model may embed a query unlike the same text as a passage.
+    queries: Mutex<HashMap<String, Vec<f32>>>,
     /// Texts the inner model embedded, and the time it took.
     computed: Mutex<(usize, Duration)>,
 }
@@ -21,6 +23,7 @@ impl CachingEmbedder {
         CachingEmbedder {
             inner,
             cache: Mutex::new(HashMap::new()),
+            queries: Mutex::new(HashMap::new()),
             computed: Mutex::new((0, Duration::ZERO)),
         }
     }
@@ -66,8 +69,24 @@ impl Embedder for CachingEmbedder {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.cached(&self.cache, texts, |t| self.inner.embed_batch(t))
+    }
+
+    fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.cached(&self.queries, texts, |t| self.inner.embed_query_batch(t))
+    }
+}
+
+impl CachingEmbedder {
+    /// `texts`' vectors from `cache`, computing the missing ones with `embed`.
+    fn cached(
+        &self,
+        cache: &Mutex<HashMap<String, Vec<f32>>>,
+        texts: &[&str],
+        embed: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>, EmbedError>,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let missing: Vec<&str> = {
-            let cache = self.cache.lock();
+            let cache = cache.lock();
             let mut missing: Vec<&str> = texts
                 .iter()
                 .copied()
@@ -79,19 +98,19 @@ impl Embedder for CachingEmbedder {
         };
         if !missing.is_empty() {
             let started = Instant::now();
-            let vectors = self.inner.embed_batch(&missing)?;
+            let vectors = embed(&missing)?;
             let elapsed = started.elapsed();
             {
                 let mut computed = self.computed.lock();
                 computed.0 += missing.len();
                 computed.1 += elapsed;
             }
-            let mut cache = self.cache.lock();
+            let mut cache = cache.lock();
             for (text, vector) in missing.into_iter().zip(vectors) {
                 cache.insert(text.to_string(), vector);
             }
         }
-        let cache = self.cache.lock();
+        let cache = cache.lock();
         texts
             .iter()
             .map(|t| {

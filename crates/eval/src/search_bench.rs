@@ -194,7 +194,7 @@ fn index_recall(
     let mut found = 0usize;
     let mut wanted = 0usize;
     for query in queries {
-        let vector = engine.embedder().embed_one(query)?;
+        let vector = engine.embedder().embed_query(query)?;
         let exact: HashSet<MemoryId> = exact_nearest(&rows, &vector, k).into_iter().collect();
         let ann = search.nearest(user, &model, &vector, candidates)?;
         found += ann

@@ -22,7 +22,9 @@ pub fn feature_rows(
     match embedder {
         None => Ok(texts.iter().map(|t| feature_row(None, t)).collect()),
         Some(embedder) => {
-            let vectors = embedder.embed_all(texts).map_err(TrainError::Embed)?;
+            let vectors = embedder
+                .embed_all_queries(texts)
+                .map_err(TrainError::Embed)?;
             Ok(vectors
                 .iter()
                 .zip(texts)
@@ -242,7 +244,7 @@ mod tests {
             )
         );
         let query = "安娜说了什么？";
-        let row = feature_row(Some(&embedder.embed_one(query).unwrap()), query);
+        let row = feature_row(Some(&embedder.embed_query(query).unwrap()), query);
         let (p, q) = (
             back.model.probability(&row).unwrap(),
             weights.model.probability(&row).unwrap(),

@@ -173,7 +173,7 @@ fn embed_within(
     let mut vectors = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(embedder.max_batch().max(1)) {
         deadline.check()?;
-        vectors.extend(embedder.embed_all(chunk)?);
+        vectors.extend(embedder.embed_all_queries(chunk)?);
     }
     Ok(vectors)
 }

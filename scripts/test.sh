@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: fetch the local embedding models once (cached, checksum-verified: MiniLM and
-# the opt-in Chinese m3e-small, whose tests check it against reference vectors), then run every
+# The test command: fetch the local embedding models once (cached, checksum-verified: MiniLM,
+# multilingual-e5-small and the opt-in Chinese m3e-small, whose tests check them against
+# reference vectors), then run every
 # test of the workspace in the release profile (candle is ~70x slower unoptimized), then the
 # Python client's tests against a live `mnemos serve` (clients/python, in its own virtualenv).
 set -euo pipefail
@@ -34,6 +35,8 @@ fi
 # engine's dependencies (see the script's header).
 python3 scripts/architecture.py
 cargo run --release -q --bin mnemos -- models fetch --embedder bilingual --embed-runtime onnx
+# m3e-small, the opt-in non-commercial Chinese half, is no default's; its tests still check it.
+cargo run --release -q --bin mnemos -- --config scripts/m3e.toml models fetch
 # The OpenAPI test validates the server's document with a real validator.
 python3 -m pip install -q openapi-spec-validator 2>/dev/null \
   || python3 -m pip install -q --break-system-packages openapi-spec-validator

@@ -54,8 +54,8 @@ pub struct GlobalArgs {
     /// (overrides the config's `db`).
     #[arg(long, visible_alias = "store", global = true, env = "MNEMOS_DB")]
     db: Option<PathBuf>,
-    /// Embedder (bilingual adds m3e-small for Chinese, non-commercial licence; openai needs
-    /// the config's [embedder] table).
+    /// Embedder (e5: multilingual-e5-small for every language; bilingual: MiniLM for English
+    /// and e5 for Chinese; openai needs the config's [embedder] table).
     #[arg(long, global = true, value_enum)]
     embedder: Option<EmbedderChoice>,
     /// What runs the local models' forward pass: candle or onnx (ONNX Runtime; its library is

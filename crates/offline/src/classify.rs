@@ -27,10 +27,18 @@ pub const WEIGHTS_FORMAT: u32 = 1;
 pub const LEXICAL_ONLY_ID: &str = "lexical";
 
 /// Shipped weights, by embedder id.
-const SHIPPED_WEIGHTS: [(&str, &str); 4] = [
+const SHIPPED_WEIGHTS: [(&str, &str); 6] = [
     (
         "minilm-l6-v2",
         include_str!("../data/classifier-minilm-l6-v2.json"),
+    ),
+    (
+        "e5-small-q4",
+        include_str!("../data/classifier-e5-small-q4.json"),
+    ),
+    (
+        "bilingual:minilm-l6-v2+e5-small-q4",
+        include_str!("../data/classifier-bilingual-minilm-e5.json"),
     ),
     (
         "bilingual:minilm-l6-v2+m3e-small",
@@ -694,7 +702,7 @@ impl QueryClassifier {
                     ctx.embedder.id()
                 )));
             }
-            let vector = ctx.embedder.embed_one(query).map_err(|e| {
+            let vector = ctx.embedder.embed_query(query).map_err(|e| {
                 ModelError::Unavailable(format!("classify_query: cannot embed the query: {e}"))
             })?;
             if vector.len() != weights.embedding_dim {
@@ -771,6 +779,8 @@ mod tests {
         for (id, dim) in [
             ("minilm-l6-v2", 384),
             ("bilingual:minilm-l6-v2+m3e-small", 384 + 512),
+            ("e5-small-q4", 384),
+            ("bilingual:minilm-l6-v2+e5-small-q4", 384 + 384),
             ("hash-v1-384", 384),
         ] {
             let classifier = QueryClassifier::for_embedder(id);
@@ -779,7 +789,7 @@ mod tests {
             assert_eq!(weights.embedder_id, id);
             assert_eq!(weights.embedding_dim, dim);
         }
-        assert_eq!(shipped_embedder_ids().count(), 3);
+        assert_eq!(shipped_embedder_ids().count(), 5);
         let lexical =
             ClassifierWeights::from_json(shipped_weights_json(LEXICAL_ONLY_ID).unwrap()).unwrap();
         assert!(!lexical.uses_embedding());

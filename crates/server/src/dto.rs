@@ -1025,6 +1025,8 @@ pub struct StoreHealth {
     pub vectors: &'static str,
     /// The index (e.g. `pgvector 0.6.2 HNSW (cosine)`), or why search runs in process.
     pub vectors_detail: String,
+    /// The vector space this server embeds into (the embedder's id, e.g. `e5-small-q4`).
+    pub embedder: String,
 }
 
 // ---- API keys (admin key only) -----------------------------------------------------------

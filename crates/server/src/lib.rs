@@ -305,6 +305,7 @@ async fn healthz() -> Json<dto::Health> {
 async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, ApiError> {
     // Read before the check takes `app`: it is what this server was built with (no IO).
     let info = app.engine.info();
+    let embedder = app.engine.embedder().id().to_string();
     tokio::task::spawn_blocking(move || app.engine.users().map(|_| ()))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
@@ -319,6 +320,7 @@ async fn readyz(State(app): State<Arc<AppState>>) -> Result<Json<dto::Health>, A
             kind: info.store.kind.name(),
             vectors,
             vectors_detail,
+            embedder,
         }),
     }))
 }

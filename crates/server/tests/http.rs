@@ -55,6 +55,8 @@ fn every_route_over_http() {
         ready["store"]["vectors_detail"],
         "SQLite has no vector index"
     );
+    // The test servers embed with the hash embedder.
+    assert_eq!(ready["store"]["embedder"], "hash-v1-384", "{ready}");
     assert!(
         health.get("store").is_none(),
         "liveness says nothing of the store"

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use mnemos_core::retrieval::RetrievalConfig;
 use mnemos_core::{EmbedError, Embedder, ErrorClass, MemoryModel, Store};
-use mnemos_embed::{build_embedder, EmbedRuntime, EmbedderConfig, WheelModel};
+use mnemos_embed::{build_embedder, ChineseModel, EmbedRuntime, EmbedderConfig, WheelModel};
 use mnemos_store_postgres::PostgresStore;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -67,10 +67,12 @@ impl Default for Config {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum EmbedderChoice {
-    /// all-MiniLM-L6-v2, local (the default).
+    /// all-MiniLM-L6-v2, local (English).
     Minilm,
-    /// MiniLM plus m3e-small for Chinese (m3e-small is non-commercial).
+    /// MiniLM for English plus multilingual-e5-small for Chinese (the default).
     Bilingual,
+    /// multilingual-e5-small, local, for every language.
+    E5,
     /// Weights-free feature hashing.
     Hash,
     /// An OpenAI-compatible embeddings endpoint (set in the config's `[embedder]`).
@@ -108,11 +110,12 @@ impl Config {
             let choice = match name.as_str() {
                 "minilm" => EmbedderChoice::Minilm,
                 "bilingual" => EmbedderChoice::Bilingual,
+                "e5" => EmbedderChoice::E5,
                 "hash" => EmbedderChoice::Hash,
                 "openai" => EmbedderChoice::Openai,
                 other => {
                     return Err(EngineError::config(format!(
-                        "MNEMOS_EMBEDDER={other}: expected minilm, bilingual, hash or openai"
+                        "MNEMOS_EMBEDDER={other}: expected minilm, bilingual, e5, hash or openai"
                     )))
                 }
             };
@@ -143,6 +146,7 @@ impl Config {
         let current = match self.embedder {
             EmbedderConfig::Minilm { .. } => EmbedderChoice::Minilm,
             EmbedderConfig::Bilingual { .. } => EmbedderChoice::Bilingual,
+            EmbedderConfig::E5 { .. } => EmbedderChoice::E5,
             EmbedderConfig::Hash { .. } => EmbedderChoice::Hash,
             EmbedderConfig::Openai { .. } => EmbedderChoice::Openai,
         };
@@ -156,9 +160,12 @@ impl Config {
             },
             EmbedderChoice::Bilingual => EmbedderConfig::Bilingual {
                 model_dir: None,
+                chinese: Default::default(),
+                e5_dir: None,
                 m3e_dir: None,
                 runtime: self.embedder.runtime().unwrap_or_default(),
             },
+            EmbedderChoice::E5 => EmbedderConfig::E5 { model_dir: None },
             EmbedderChoice::Hash => EmbedderConfig::Hash {
                 dim: mnemos_embed::DEFAULT_HASH_DIM,
             },
@@ -189,22 +196,35 @@ impl Config {
         self.engine.validate()
     }
 
-    /// The local models the configured embedder needs, each with its configured directory.
-    /// The offline model's shipped classifier weights are MiniLM's, so MiniLM is always needed.
+    /// The local models the configured embedder needs, each with its configured directory
+    /// (`models fetch` with the hash or an HTTP embedder gets MiniLM, the English model).
     pub fn local_models(&self) -> Vec<(&'static WheelModel, Option<PathBuf>)> {
         let mut models = match &self.embedder {
             EmbedderConfig::Minilm { model_dir, .. } => {
                 vec![(&mnemos_embed::MINILM_MODEL, model_dir.clone())]
             }
             EmbedderConfig::Bilingual {
-                model_dir, m3e_dir, ..
+                model_dir,
+                chinese,
+                e5_dir,
+                m3e_dir,
+                ..
             } => vec![
                 (&mnemos_embed::MINILM_MODEL, model_dir.clone()),
-                (&mnemos_embed::M3E_SMALL_MODEL, m3e_dir.clone()),
+                match chinese {
+                    ChineseModel::E5 => (&mnemos_embed::E5_SMALL_MODEL, e5_dir.clone()),
+                    ChineseModel::M3e => (&mnemos_embed::M3E_SMALL_MODEL, m3e_dir.clone()),
+                },
             ],
+            EmbedderConfig::E5 { model_dir } => {
+                vec![(&mnemos_embed::E5_SMALL_MODEL, model_dir.clone())]
+            }
             _ => vec![(&mnemos_embed::MINILM_MODEL, None)],
         };
-        if self.embedder.runtime() == Some(EmbedRuntime::Onnx) {
+        let e5 = models
+            .iter()
+            .any(|(m, _)| m.name == mnemos_embed::E5_SMALL_MODEL.name);
+        if self.embedder.runtime() == Some(EmbedRuntime::Onnx) || e5 {
             models.push((&mnemos_embed::ONNXRUNTIME, None));
         }
         models
@@ -231,7 +251,9 @@ impl Config {
                     .resolve(explicit.as_deref())
                     .map_err(|e| e.to_string()),
                 fetch: if model.name == mnemos_embed::M3E_SMALL_MODEL.name {
-                    "mnemos models fetch --embedder bilingual"
+                    "mnemos models fetch (with [embedder] provider = \"bilingual\", chinese = \"m3e\")"
+                } else if model.name == mnemos_embed::E5_SMALL_MODEL.name {
+                    "mnemos models fetch --embedder e5"
                 } else if model.name == mnemos_embed::ONNXRUNTIME.name {
                     "mnemos models fetch --embed-runtime onnx"
                 } else {

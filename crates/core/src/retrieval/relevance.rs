@@ -107,6 +107,29 @@ const BILINGUAL: Shipped = Shipped {
     bias: MINILM.bias,
 };
 
+/// multilingual-e5-small (4-bit), fitted as MiniLM was: `mnemos train relevance` (l2 0.001) on
+/// `mnemos eval relevance --dump` of LoCoMo dev and PerLTQA dev with `--embedder e5`. Its
+/// cosines crowd into a narrow band (unrelated texts still score about 0.7), hence the steep
+/// cosine weight. Held out, ECE 0.0023 on LoCoMo and 0.0024 on PerLTQA
+/// (docs/results/retrieval.md).
+const E5: Shipped = Shipped {
+    embedder: "e5-small-q4",
+    weights: [
+        28.7322, 1.78604, -0.669065, 0.769083, -0.611493, 0.756117, 0.832473, 1.27697, 2.08,
+        -0.504065, 0.282021,
+    ],
+    bias: -29.2226,
+};
+
+/// MiniLM for English text beside multilingual-e5-small for Chinese text: on the English
+/// searches it was fitted on, the pair is MiniLM alone, so MiniLM's fit is its own; Chinese
+/// queries use the lexical fit, as for every neural embedder.
+const BILINGUAL_E5: Shipped = Shipped {
+    embedder: "bilingual:minilm-l6-v2+e5-small-q4",
+    weights: MINILM.weights,
+    bias: MINILM.bias,
+};
+
 impl Shipped {
     fn model(&self) -> RelevanceModel {
         RelevanceModel {
@@ -117,7 +140,7 @@ impl Shipped {
 }
 
 /// The embedders with a fit of their own.
-const FITTED: [&Shipped; 3] = [&MINILM, &HASH, &BILINGUAL];
+const FITTED: [&Shipped; 5] = [&MINILM, &HASH, &BILINGUAL, &E5, &BILINGUAL_E5];
 
 /// The lexical fit: MiniLM's searches fitted without the cosine (`mnemos train relevance
 /// --without cosine`, l2 0.001), for queries written in Chinese or Japanese when the embedder's
@@ -492,6 +515,8 @@ mod tests {
         assert!(!small_hash.exact);
         assert_eq!(small_hash.fitted_for, "hash-v1-384");
         assert!(RelevanceModel::shipped("bilingual:minilm-l6-v2+m3e-small").exact);
+        assert!(RelevanceModel::shipped("bilingual:minilm-l6-v2+e5-small-q4").exact);
+        assert!(RelevanceModel::shipped("e5-small-q4").exact);
         let remote = RelevanceModel::shipped("text-embedding-3-small");
         assert!(!remote.exact);
         assert_eq!(remote.fitted_for, "minilm-l6-v2");

@@ -7,7 +7,9 @@
 //! which is what its own BERT optimizer would produce, and ends in masked mean pooling, so one
 //! call returns one (unnormalized) vector per sequence.
 //!
-//! Inputs: `input_ids` and `attention_mask`, both `int32 [batch, seq]`, right-padded.
+//! Inputs: `input_ids` and `attention_mask`, both `int32 [batch, seq]`, right-padded; or, for a
+//! model whose embedding layer runs outside the graph ([`GraphInput::Embedded`]), `embedded`,
+//! `float [batch, seq, hidden]`, in place of the ids.
 //! Output: `pooled`, `float [batch, hidden]`.
 
 use std::collections::HashMap;
@@ -21,6 +23,16 @@ use super::proto::{
 pub const INPUT_IDS: &str = "input_ids";
 pub const ATTENTION_MASK: &str = "attention_mask";
 pub const POOLED: &str = "pooled";
+pub const EMBEDDED: &str = "embedded";
+
+/// Where the graph starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphInput {
+    /// Token ids, through the embedding layer in the graph.
+    TokenIds,
+    /// The embedding layer's output, computed by the caller.
+    Embedded,
+}
 
 /// The encoder's shape, from the model's `config.json`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,11 +104,23 @@ impl Weights {
 }
 
 /// The serialized ONNX model of the encoder (f32 throughout).
-pub fn build(weights: &Weights, shape: EncoderShape) -> Result<Vec<u8>, GraphError> {
+pub fn build(
+    weights: &Weights,
+    shape: EncoderShape,
+    input: GraphInput,
+) -> Result<Vec<u8>, GraphError> {
     use prost::Message;
     let mut b = Builder::default();
-    let x = b.embeddings(weights, shape)?;
-    let mut x = x;
+    let (mut x, first) = match input {
+        GraphInput::TokenIds => (
+            b.embeddings(weights, shape)?,
+            value_info(INPUT_IDS, INT32, &["batch", "seq"]),
+        ),
+        GraphInput::Embedded => (
+            EMBEDDED.to_string(),
+            value_info(EMBEDDED, FLOAT, &["batch", "seq", "hidden"]),
+        ),
+    };
     for layer in 0..shape.layers {
         x = b.layer(weights, shape, layer, &x)?;
     }
@@ -105,10 +129,7 @@ pub fn build(weights: &Weights, shape: EncoderShape) -> Result<Vec<u8>, GraphErr
         node: b.nodes,
         name: "sentence_encoder".into(),
         initializer: b.initializers,
-        input: vec![
-            value_info(INPUT_IDS, INT32, &["batch", "seq"]),
-            value_info(ATTENTION_MASK, INT32, &["batch", "seq"]),
-        ],
+        input: vec![first, value_info(ATTENTION_MASK, INT32, &["batch", "seq"])],
         output: vec![value_info(POOLED, FLOAT, &["batch", "hidden"])],
     };
     let model = Model {

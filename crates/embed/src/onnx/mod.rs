@@ -19,7 +19,7 @@ use ort::session::Session;
 use ort::value::Tensor;
 
 use crate::fetch::ONNXRUNTIME;
-pub use graph::{EncoderShape, Weights};
+pub use graph::{EncoderShape, GraphInput, Weights};
 
 /// The process-wide runtime: the library is loaded and its environment built once; a failure
 /// is kept, so every later attempt reports the same cause instead of a confusing second one.
@@ -73,10 +73,11 @@ impl OnnxEncoder {
         library: &Path,
         weights: Weights,
         shape: EncoderShape,
+        input: GraphInput,
         threads: usize,
     ) -> Result<Self, EmbedError> {
         let env = environment(library)?;
-        let model = graph::build(&weights, shape)
+        let model = graph::build(&weights, shape, input)
             .map_err(|e| EmbedError::Unavailable(format!("{name}: {e}")))?;
         // The graph holds its own copy; freeing this one first lowers the peak while the
         // sessions load theirs.
@@ -106,11 +107,12 @@ impl OnnxEncoder {
     }
 
     /// Pooled (unnormalized) vectors of one right-padded group on the latency session
-    /// (`worker = None`) or on worker session `worker`.
+    /// (`worker = None`) or on worker session `worker`. `input` is what the graph was built to
+    /// take: `[rows, len]` token ids, or `[rows, len, hidden]` embedded inputs.
     pub(crate) fn forward(
         &self,
         worker: Option<usize>,
-        ids: Vec<i32>,
+        input: EncoderInput,
         mask: Vec<i32>,
         rows: usize,
         len: usize,
@@ -123,14 +125,24 @@ impl OnnxEncoder {
             EmbedError::failed(format!("{} forward pass (ONNX Runtime): {e}", self.name))
         };
         let shape = [rows as i64, len as i64];
-        let ids = Tensor::from_array((shape, ids)).map_err(|e| failed(&e))?;
         let mask = Tensor::from_array((shape, mask)).map_err(|e| failed(&e))?;
         // A poisoned lock only means another call panicked mid-run; the session itself holds
         // no state between runs, so it is still usable.
         let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
-        let outputs = session
-            .run(ort::inputs![graph::INPUT_IDS => ids, graph::ATTENTION_MASK => mask])
-            .map_err(|e| failed(&e))?;
+        let outputs = match input {
+            EncoderInput::TokenIds(ids) => {
+                let ids = Tensor::from_array((shape, ids)).map_err(|e| failed(&e))?;
+                session.run(ort::inputs![graph::INPUT_IDS => ids, graph::ATTENTION_MASK => mask])
+            }
+            EncoderInput::Embedded(embedded) => {
+                let hidden = embedded.len() / (rows * len).max(1);
+                let shape = [rows as i64, len as i64, hidden as i64];
+                let embedded = Tensor::from_array((shape, embedded)).map_err(|e| failed(&e))?;
+                session
+                    .run(ort::inputs![graph::EMBEDDED => embedded, graph::ATTENTION_MASK => mask])
+            }
+        }
+        .map_err(|e| failed(&e))?;
         let (out_shape, data) = outputs[graph::POOLED]
             .try_extract_tensor::<f32>()
             .map_err(|e| failed(&e))?;
@@ -140,6 +152,12 @@ impl OnnxEncoder {
         }
         Ok(data.chunks(dim).map(<[f32]>::to_vec).collect())
     }
+}
+
+/// A group's input, in the form the graph takes ([`GraphInput`]).
+pub(crate) enum EncoderInput {
+    TokenIds(Vec<i32>),
+    Embedded(Vec<f32>),
 }
 
 fn open_session(

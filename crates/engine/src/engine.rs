@@ -18,6 +18,7 @@ use mnemos_core::{
     SystemClock, Turn, TurnId, UserKey, WriteBatch,
 };
 
+use crate::binding::VectorSpace;
 use crate::error::{EngineError, EngineResult};
 use crate::jobs::{JobProgress, JobReport};
 use crate::mechanism::{
@@ -162,9 +163,17 @@ pub struct EngineBuilder {
     rerankers: Vec<Box<dyn Reranker>>,
     notes: Vec<String>,
     privacy: PrivacySettings,
+    vector_space: VectorSpace,
 }
 
 impl EngineBuilder {
+    /// How the engine holds the database to its embedder's vector space (default:
+    /// [`VectorSpace::Bound`], which refuses a database bound to another space).
+    pub fn vector_space(mut self, mode: VectorSpace) -> Self {
+        self.vector_space = mode;
+        self
+    }
+
     /// What the write path keeps out of the store (default: credentials are redacted).
     pub fn privacy(mut self, privacy: PrivacySettings) -> Self {
         self.privacy = privacy;
@@ -234,6 +243,7 @@ impl EngineBuilder {
         if config.jobs.max_attempts == 0 {
             return Err(EngineError::config("jobs.max_attempts must be at least 1"));
         }
+        crate::binding::check(self.store.as_ref(), self.embedder.id(), self.vector_space)?;
         let by_type = self.retrieval.memory_type;
         let mut memories = Memories::new(self.store, self.embedder, self.clock, self.retrieval)?
             .with_model(self.model.clone())
@@ -386,6 +396,7 @@ impl Engine {
             rerankers: Vec::new(),
             notes: Vec::new(),
             privacy: PrivacySettings::default(),
+            vector_space: VectorSpace::default(),
         }
     }
 

@@ -3,6 +3,8 @@
 
 use mnemos_core::{Error as CoreError, ErrorClass, ModelError, StoreError};
 
+use crate::binding::SpaceMismatch;
+
 pub type EngineResult<T> = std::result::Result<T, EngineError>;
 
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +31,9 @@ pub enum EngineError {
     /// An add would reuse a turn key or request key for something else (409 over HTTP).
     #[error(transparent)]
     KeyConflict(#[from] KeyConflict),
+    /// The database is bound to another vector space than the embedder's (see `binding`).
+    #[error(transparent)]
+    VectorSpace(#[from] SpaceMismatch),
     /// A setup step (opening the database, loading a model, reading the config) failed.
     #[error("{what}: {source}")]
     Setup {
@@ -79,7 +84,7 @@ impl EngineError {
         match self {
             EngineError::Core(e) => e.class(),
             EngineError::Model(e) => e.class(),
-            EngineError::Config(_) => ErrorClass::InvalidInput,
+            EngineError::Config(_) | EngineError::VectorSpace(_) => ErrorClass::InvalidInput,
             EngineError::Job { .. } => ErrorClass::Internal,
             EngineError::KeyConflict(_) => ErrorClass::Conflict,
             EngineError::Ingest { source, .. } => source.class(),

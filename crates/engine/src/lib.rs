@@ -15,6 +15,7 @@
 //! - [`provenance`]: what was derived from a turn, so forgetting it takes that along.
 //! - [`truth`]: the write path's facts: supersession, forget requests, privacy.
 
+mod binding;
 mod context;
 mod engine;
 mod error;
@@ -30,6 +31,7 @@ pub mod primitives;
 pub mod provenance;
 pub mod truth;
 
+pub use binding::{ReembedOptions, ReembedReport, ReembedStep, SpaceMismatch, VectorSpace};
 pub use engine::{
     AddReport, Engine, EngineBuilder, EngineConfig, EngineInfo, ForgetReport, JobSettings, Reader,
     DEFAULT_PRESET,

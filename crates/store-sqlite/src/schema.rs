@@ -157,11 +157,11 @@ const V7: &str = "-- forget causes: see store_forget_causes";
 /// is bound to (`BindingRead`). A database from before V8 has no binding; the engine binds it
 /// on its next open. Vectors by model are counted for that check, so they get a model index.
 const V8: &str = "
-CREATE TABLE meta (
+CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX vectors_by_model ON vectors (model);
+CREATE INDEX IF NOT EXISTS vectors_by_model ON vectors (model);
 ";
 
 /// Ordered migration steps; the schema version is the number of steps applied.

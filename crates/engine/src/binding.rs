@@ -47,7 +47,8 @@ pub struct SpaceMismatch {
 }
 
 impl SpaceMismatch {
-    fn new(bound: &str, opened: &str) -> Self {
+    /// `bound` opened with `opened`, with the way out in the engine's words.
+    pub fn new(bound: &str, opened: &str) -> Self {
         SpaceMismatch {
             bound: bound.to_string(),
             opened: opened.to_string(),

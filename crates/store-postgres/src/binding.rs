@@ -21,7 +21,7 @@ fn read(client: &mut impl GenericClient) -> StoreResult<Option<String>> {
 
 impl BindingRead for PostgresStore {
     fn binding(&self) -> StoreResult<Option<String>> {
-        self.with_client(|client| read(client))
+        self.with_client(read)
     }
 }
 

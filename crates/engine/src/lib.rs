@@ -9,6 +9,8 @@
 //!
 //! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `idempotency`, `keys`):
 //!   every operation a client needs, and the API keys a server checks.
+//! - `binding`: a database bound to one vector space ([`VectorSpace`]), and
+//!   [`Engine::reembed`], the one way to move it to another.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
 //! - [`preset`]: how presets are named, parameterised and built ([`PresetFactory`]).
 //! - [`primitives`]: budgets, rendering, decay curves shared by mechanisms.

@@ -159,6 +159,10 @@ impl Engine {
     /// `drop_old`, other spaces' vectors are deleted after. `progress` hears after each batch.
     ///
     /// Build the engine with [`VectorSpace::Moving`] to open a database bound to another space.
+    /// Engines of the old space may keep writing meanwhile: what they write after its user was
+    /// moved gets its vector in the new space when an engine of that space first builds the
+    /// user's index. They keep their old space until restarted (the binding is checked when an
+    /// engine is built), so restart them after the move.
     pub fn reembed(
         &self,
         options: ReembedOptions,

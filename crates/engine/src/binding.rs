@@ -168,6 +168,11 @@ impl Engine {
         options: ReembedOptions,
         progress: &mut dyn FnMut(ReembedStep),
     ) -> EngineResult<ReembedReport> {
+        if options.batch == 0 {
+            return Err(EngineError::config(
+                "a reembed batch holds at least one memory",
+            ));
+        }
         let store = self.store();
         let model = self.embedder().id().to_string();
         let previous = store.binding()?;
@@ -178,11 +183,6 @@ impl Engine {
             users: users.len(),
             ..ReembedReport::default()
         };
-        if options.batch == 0 {
-            return Err(EngineError::config(
-                "a reembed batch holds at least one memory",
-            ));
-        }
         let mut step = ReembedStep { done: 0, total: 0 };
         for user in &users {
             let missing = store.unembedded(user, &model, usize::MAX)?.len() as u64;

@@ -509,6 +509,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_mismatch_names_the_embedder_flags_that_open_or_move_the_database() {
+        let config = Config::default();
+        assert_eq!(choice_for(&config, "minilm-l6-v2"), Some("minilm"));
+        assert_eq!(choice_for(&config, "hash-v1-384"), Some("hash"));
+        let bilingual = "bilingual:minilm-l6-v2+m3e-small";
+        assert_eq!(choice_for(&config, bilingual), Some("bilingual"));
+        assert_eq!(choice_for(&config, "e5-small"), None);
+        let mismatch = SpaceMismatch::new("hash-v1-384", "minilm-l6-v2");
+        let worded = with_way_out(mismatch.into(), &config).to_string();
+        assert_eq!(
+            worded,
+            "this database's vectors are hash-v1-384; it was opened with minilm-l6-v2. Use \
+             --embedder hash, or switch with: mnemos reembed --embedder minilm"
+        );
+        let mismatch = SpaceMismatch::new("e5-small", "minilm-l6-v2");
+        let worded = with_way_out(mismatch.into(), &config).to_string();
+        assert!(
+            worded.ends_with(
+                "Open it with the embedder that made them (e5-small), or switch with: mnemos \
+                 reembed --embedder minilm"
+            ),
+            "{worded}"
+        );
+    }
+
+    #[test]
     fn unknown_keys_are_errors_naming_valid_ones() {
         let err = toml::from_str::<Config>("dbb = 'x'")
             .unwrap_err()

@@ -1,9 +1,7 @@
 //! Engine errors: what a caller can act on. [`EngineError::class`] sorts every variant into an
 //! [`ErrorClass`] with an exhaustive `match` (the server's HTTP status, the CLI's exit code).
 
-use mnemos_core::{Error as CoreError, ErrorClass, ModelError, StoreError};
-
-use crate::binding::SpaceMismatch;
+use mnemos_core::{Error as CoreError, ErrorClass, ModelError, SpaceMismatch, StoreError};
 
 pub type EngineResult<T> = std::result::Result<T, EngineError>;
 
@@ -31,7 +29,7 @@ pub enum EngineError {
     /// An add would reuse a turn key or request key for something else (409 over HTTP).
     #[error(transparent)]
     KeyConflict(#[from] KeyConflict),
-    /// The database is bound to another vector space than the embedder's (see `binding`).
+    /// The database is bound to another vector space than the embedder's.
     #[error(transparent)]
     VectorSpace(#[from] SpaceMismatch),
     /// A setup step (opening the database, loading a model, reading the config) failed.

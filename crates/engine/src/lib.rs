@@ -9,15 +9,12 @@
 //!
 //! - [`Engine`] (`engine`, `forget_matching`, `jobs`, `ingest`, `idempotency`, `keys`):
 //!   every operation a client needs, and the API keys a server checks.
-//! - `binding`: a database bound to one vector space ([`VectorSpace`]), and
-//!   [`Engine::reembed`], the one way to move it to another.
 //! - [`mechanism`]: the `Mechanism` contract and what it reads and returns.
 //! - [`preset`]: how presets are named, parameterised and built ([`PresetFactory`]).
 //! - [`primitives`]: budgets, rendering, decay curves shared by mechanisms.
 //! - [`provenance`]: what was derived from a turn, so forgetting it takes that along.
 //! - [`truth`]: the write path's facts: supersession, forget requests, privacy.
 
-mod binding;
 mod context;
 mod engine;
 mod error;
@@ -33,7 +30,6 @@ pub mod primitives;
 pub mod provenance;
 pub mod truth;
 
-pub use binding::{ReembedOptions, ReembedReport, ReembedStep, SpaceMismatch, VectorSpace};
 pub use engine::{
     AddReport, Engine, EngineBuilder, EngineConfig, EngineInfo, ForgetReport, JobSettings, Reader,
     DEFAULT_PRESET,
@@ -60,4 +56,5 @@ pub use mnemos_core::views::{
     CalibrationView, ChainNodeView, ChainView, ChainsView, PersonaKeyView, PersonaValueView,
     TimelineNode, View, ViewKind,
 };
+pub use mnemos_core::{ReembedOptions, ReembedReport, ReembedStep, SpaceMismatch, VectorSpace};
 pub use preset::{PresetFactory, PresetInfo, PresetSpec};

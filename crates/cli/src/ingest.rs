@@ -55,11 +55,7 @@ pub struct IngestArgs {
 /// The engine ingest and demo write through: creates the database, loads the embedder, and
 /// says when derived work waits on a model.
 pub fn writing_engine(config: &Config, preset: Option<&str>) -> Result<Engine> {
-    let options = OpenOptions {
-        create: true,
-        load_embedder: true,
-        preset: preset.map(str::to_string),
-    };
+    let options = OpenOptions::writing().preset(preset);
     let engine = mnemos_setup::open_with(config, &options, Some(progress::ModelWait::start()))?;
     for note in engine.notes() {
         eprintln!("note: {note}");

@@ -40,16 +40,9 @@ enum JobsCommand {
 /// The engine that runs jobs: it embeds what they derive and shows model waits.
 fn running_engine(config: &Config) -> Result<Engine> {
     existing_engine(config, false, None)?;
-    let options = OpenOptions {
-        create: false,
-        load_embedder: true,
-        preset: None,
-    };
-    Ok(mnemos_setup::open_with(
-        config,
-        &options,
-        Some(progress::ModelWait::start()),
-    )?)
+    let options = OpenOptions::existing().embedder(true);
+    let waits = progress::ModelWait::start();
+    Ok(mnemos_setup::open_with(config, &options, Some(waits))?)
 }
 
 pub fn run(config: &Config, args: JobsArgs) -> Result<()> {

@@ -156,6 +156,8 @@ enum Command {
     /// another, e.g. a SQLite file to PostgreSQL; verified by checksums, and a second run
     /// resumes (what was copied is skipped). The source is only read.
     Migrate(migrate::MigrateArgs),
+    /// Move the database into the embedder's vector space (--embedder); a rerun resumes.
+    Reembed(mnemos_setup::cli::ReembedArgs),
     /// Measure the server under load (see docs/results/server.md).
     Bench {
         #[command(subcommand)]
@@ -195,6 +197,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Mcp(args) => mcp::run(&global.config()?, &args),
         Command::Keys(args) => keys::run(&global, args),
         Command::Migrate(args) => migrate::run(&global.config()?, args),
+        Command::Reembed(args) => migrate::reembed(&global.config()?, &args),
         Command::Bench { command } => bench::run(&global.config()?, command),
         Command::Eval { command } => eval::run(&global, command),
         Command::Train { command } => {

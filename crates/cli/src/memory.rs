@@ -25,11 +25,7 @@ pub fn existing_engine(config: &Config, embed: bool, preset: Option<&str>) -> Re
             config.db
         );
     }
-    let options = OpenOptions {
-        create: false,
-        load_embedder: embed,
-        preset: preset.map(str::to_string),
-    };
+    let options = OpenOptions::existing().embedder(embed).preset(preset);
     Ok(mnemos_setup::open(config, &options)?)
 }
 

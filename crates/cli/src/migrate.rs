@@ -1,6 +1,6 @@
 //! `mnemos migrate --from LOCATION --to LOCATION`: copy every user and API key from one store
-//! to another (a SQLite file to PostgreSQL, or back), verified by checksums; running it again
-//! skips what was copied, so an interrupted migration resumes.
+//! to another, verified by checksums; a rerun skips what was copied (it resumes). And `mnemos
+//! reembed`: move a database into another embedder's vector space (resumable too).
 
 use anyhow::Result;
 use clap::Args;
@@ -25,7 +25,6 @@ pub struct MigrateArgs {
     json: bool,
 }
 
-/// Do two locations name the same store? (The same file under two paths counts.)
 pub fn run(config: &Config, args: MigrateArgs) -> Result<()> {
     let from: StoreLocation = args.from.parse()?;
     let to: StoreLocation = args.to.parse()?;
@@ -48,4 +47,16 @@ pub fn run(config: &Config, args: MigrateArgs) -> Result<()> {
         }
     })?;
     output::emit(json, &report, || migration_totals(&report))
+}
+
+/// `mnemos reembed`, with a bar of the memories embedded on stderr.
+pub fn reembed(config: &Config, args: &setup::cli::ReembedArgs) -> Result<()> {
+    let bar = crate::progress::bar(0, "re-embedding");
+    let report = setup::cli::reembed(config, args, &mut |step| {
+        bar.set_length(step.total);
+        bar.set_position(step.done);
+    });
+    bar.finish_and_clear();
+    print!("{}", report?);
+    Ok(())
 }

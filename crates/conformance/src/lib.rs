@@ -3,7 +3,7 @@
 //! Each check is a public function taking a factory that returns a fresh, empty store; a check
 //! panics (like a test assertion) when the store breaks the contract written on the capability
 //! traits [`Store`] bundles. The checks are grouped by capability ([`CHECK_GROUPS`]): turns and
-//! memories, jobs, API keys, vectors.
+//! memories, jobs, API keys, vectors, the vector-space binding.
 //! `run_all` runs every check; [`conformance_tests!`] expands to one `#[test]` per check so a
 //! store crate reports each failure by name:
 //!
@@ -55,7 +55,9 @@ macro_rules! define_suite {
         /// [`MemoryWrite`](mnemos_core::MemoryWrite)), `jobs`
         /// ([`JobRead`](mnemos_core::JobRead), [`JobWrite`](mnemos_core::JobWrite)), `keys`
         /// ([`KeyRead`](mnemos_core::KeyRead), [`KeyWrite`](mnemos_core::KeyWrite)), `vectors`
-        /// ([`VectorRead`](mnemos_core::VectorRead), [`VectorWrite`](mnemos_core::VectorWrite)).
+        /// ([`VectorRead`](mnemos_core::VectorRead), [`VectorWrite`](mnemos_core::VectorWrite)),
+        /// `binding` ([`BindingRead`](mnemos_core::BindingRead),
+        /// [`BindingWrite`](mnemos_core::BindingWrite)).
         pub const CHECK_GROUPS: &[(&str, &[&str])] =
             &[$((stringify!($group), &[$(stringify!($name)),+])),+];
 
@@ -127,7 +129,9 @@ define_suite!($
         vectors_bit_exact,
         put_vectors_replaces_within_user,
         vector_search_when_offered,
+        unembedded_counted_and_retained,
     ],
+    binding: [binding_compare_and_set],
 );
 
 /// A store that keeps something alive for exactly as long as the store (a temporary directory,
@@ -2540,6 +2544,180 @@ pub fn put_vectors_replaces_within_user<S: Store>(make: &dyn Fn() -> S) {
         "put a vector on an unknown memory",
     );
     unwrap_ok(store.put_vectors(&alice, &[]), "put no vectors");
+}
+
+/// `unembedded` lists exactly the active memories of the user without a vector of the model,
+/// in listing order and up to the limit; `vector_models` counts vectors by model, most first;
+/// `retain_vectors` deletes the user's other models' vectors only.
+pub fn unembedded_counted_and_retained<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    let alice = key("tenant-1", "alice");
+    let bob = key("tenant-1", "bob");
+    let mut rng = Rng(0xb1d);
+    let scope = scope_of(&alice, "agent", "s1");
+    let mems: Vec<Memory> = (0..4)
+        .map(|i| {
+            memory(
+                &scope,
+                MemoryKind::Fact,
+                moment(i),
+                &format!("fact {i}"),
+                vec![],
+            )
+        })
+        .collect();
+    let theirs = memory(
+        &scope_of(&bob, "agent", "s1"),
+        MemoryKind::Fact,
+        moment(0),
+        "b",
+        vec![],
+    );
+    // Memory 0 has both models, 1 only B, 2 only A, 3 none; bob's has A and B.
+    let vectors = vec![
+        vector(mems[0].id, MODEL_A, 4, &mut rng),
+        vector(mems[0].id, MODEL_B, 4, &mut rng),
+        vector(mems[1].id, MODEL_B, 4, &mut rng),
+        vector(mems[2].id, MODEL_A, 4, &mut rng),
+    ];
+    let batch = WriteBatch {
+        memories: mems.clone(),
+        vectors,
+        ..Default::default()
+    };
+    unwrap_ok(store.write(batch), "write alice");
+    let batch = WriteBatch {
+        memories: vec![theirs.clone()],
+        vectors: vec![
+            vector(theirs.id, MODEL_A, 4, &mut rng),
+            vector(theirs.id, MODEL_B, 4, &mut rng),
+        ],
+        ..Default::default()
+    };
+    unwrap_ok(store.write(batch), "write bob");
+    let missing_a = unwrap_ok(store.unembedded(&alice, MODEL_A, 10), "unembedded");
+    assert_eq!(
+        missing_a,
+        vec![mems[1].id, mems[3].id],
+        "memories without A"
+    );
+    let first = unwrap_ok(store.unembedded(&alice, MODEL_A, 1), "unembedded, limit 1");
+    assert_eq!(
+        first,
+        vec![mems[1].id],
+        "the limit takes the first in listing order"
+    );
+    let none_of_c = unwrap_ok(store.unembedded(&alice, "conformance-c", 10), "unembedded");
+    assert_eq!(
+        none_of_c,
+        mems.iter().map(|m| m.id).collect::<Vec<_>>(),
+        "no C at all"
+    );
+    unwrap_ok(
+        store.forget(&alice, mems[3].id, "gone", moment(9)),
+        "forget",
+    );
+    let missing_a = unwrap_ok(store.unembedded(&alice, MODEL_A, 10), "unembedded");
+    assert_eq!(
+        missing_a,
+        vec![mems[1].id],
+        "a forgotten memory needs no vector"
+    );
+    let counts = unwrap_ok(store.vector_models(), "vector models");
+    let expected = vec![(MODEL_A.to_string(), 3), (MODEL_B.to_string(), 3)];
+    assert_eq!(counts, expected, "vectors by model, ties by id");
+    unwrap_ok(
+        store.put_vectors(&alice, &[vector(mems[1].id, MODEL_A, 4, &mut rng)]),
+        "put",
+    );
+    let counts = unwrap_ok(store.vector_models(), "vector models");
+    assert_eq!(counts[0], (MODEL_A.to_string(), 4), "most vectors first");
+    assert_eq!(
+        unwrap_ok(store.retain_vectors(&alice, MODEL_A), "retain"),
+        2
+    );
+    assert!(
+        unwrap_ok(store.vectors(&alice, MODEL_B), "vectors").is_empty(),
+        "B dropped"
+    );
+    assert_eq!(
+        unwrap_ok(store.vectors(&alice, MODEL_A), "vectors").len(),
+        3,
+        "A kept"
+    );
+    assert_eq!(
+        unwrap_ok(store.vectors(&bob, MODEL_B), "vectors").len(),
+        1,
+        "bob's B kept"
+    );
+    let counts = unwrap_ok(store.vector_models(), "vector models");
+    assert_eq!(
+        counts,
+        vec![(MODEL_A.to_string(), 4), (MODEL_B.to_string(), 1)]
+    );
+}
+
+/// `bind` is a compare-and-set that a purge leaves alone; an empty model is refused.
+pub fn binding_compare_and_set<S: Store>(make: &dyn Fn() -> S) {
+    let store = make();
+    assert_eq!(
+        unwrap_ok(store.binding(), "binding"),
+        None,
+        "a new store is unbound"
+    );
+    let moved = |result: StoreResult<()>, found: Option<&str>, what: &str| match result {
+        Err(StoreError::Conflict(Conflict::BindingMoved { found: f, .. })) => {
+            assert_eq!(f.as_deref(), found, "{what}: what the conflict found");
+        }
+        other => panic!("{what}: expected Conflict::BindingMoved, got {other:?}"),
+    };
+    moved(
+        store.bind(MODEL_A, Some(MODEL_B)),
+        None,
+        "bind expecting another",
+    );
+    assert_eq!(
+        unwrap_ok(store.binding(), "binding"),
+        None,
+        "a refused bind writes nothing"
+    );
+    assert_invalid_write(store.bind(" ", None), "bind to an empty model");
+    unwrap_ok(store.bind(MODEL_A, None), "bind");
+    assert_eq!(
+        unwrap_ok(store.binding(), "binding").as_deref(),
+        Some(MODEL_A)
+    );
+    moved(
+        store.bind(MODEL_B, None),
+        Some(MODEL_A),
+        "a second first bind",
+    );
+    unwrap_ok(store.bind(MODEL_A, Some(MODEL_A)), "bind again to the same");
+    let alice = key("tenant-1", "alice");
+    let m = memory(
+        &scope_of(&alice, "a", "s"),
+        MemoryKind::Fact,
+        moment(0),
+        "x",
+        vec![],
+    );
+    let batch = WriteBatch {
+        memories: vec![m],
+        ..Default::default()
+    };
+    unwrap_ok(store.write(batch), "write");
+    unwrap_ok(store.purge_user(&alice), "purge");
+    assert_eq!(
+        unwrap_ok(store.binding(), "binding").as_deref(),
+        Some(MODEL_A),
+        "purge keeps it"
+    );
+    unwrap_ok(store.bind(MODEL_B, Some(MODEL_A)), "move");
+    assert_eq!(
+        unwrap_ok(store.binding(), "binding").as_deref(),
+        Some(MODEL_B),
+        "moved"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

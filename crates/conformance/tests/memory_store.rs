@@ -13,5 +13,5 @@ mnemos_conformance::conformance_tests!(mnemos_core::MemoryStore::new);
 #[test]
 fn run_all_checks_in_one_go() {
     mnemos_conformance::run_all(&mnemos_core::MemoryStore::new);
-    assert_eq!(mnemos_conformance::CHECK_NAMES.len(), 33);
+    assert_eq!(mnemos_conformance::CHECK_NAMES.len(), 35);
 }

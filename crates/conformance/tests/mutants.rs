@@ -20,7 +20,8 @@ use mnemos_core::{
     VectorRow, VectorSearch, WriteBatch,
 };
 use mnemos_core::{
-    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
+    BindingRead, BindingWrite, JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite,
+    VectorRead, VectorWrite,
 };
 use parking_lot::Mutex;
 
@@ -74,6 +75,12 @@ enum Bug {
     ErasureKeepsTurnText,
     /// Reads a forget's cause back out of its reason's words instead of the stored cause.
     CauseFromReason,
+    /// Lists every active memory as unembedded, vectors or not.
+    UnembeddedIgnoresModel,
+    /// Deletes nothing when asked to keep one model's vectors.
+    RetainKeepsAll,
+    /// Binds whatever the binding was.
+    BindIgnoresExpected,
 }
 
 impl Bug {
@@ -322,8 +329,35 @@ impl VectorRead for Mutant {
         Ok(rows)
     }
 
+    fn unembedded(&self, user: &UserKey, model: &str, limit: usize) -> StoreResult<Vec<MemoryId>> {
+        if self.bug == Bug::UnembeddedIgnoresModel {
+            return self.inner.unembedded(user, "no such model", limit);
+        }
+        self.inner.unembedded(user, model, limit)
+    }
+
+    fn vector_models(&self) -> StoreResult<Vec<(String, u64)>> {
+        self.inner.vector_models()
+    }
+
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
         self.search.then_some(self as &dyn VectorSearch)
+    }
+}
+
+impl BindingRead for Mutant {
+    fn binding(&self) -> StoreResult<Option<String>> {
+        self.inner.binding()
+    }
+}
+
+impl BindingWrite for Mutant {
+    fn bind(&self, model: &str, expected: Option<&str>) -> StoreResult<()> {
+        if self.bug == Bug::BindIgnoresExpected {
+            let found = self.inner.binding()?;
+            return self.inner.bind(model, found.as_deref());
+        }
+        self.inner.bind(model, expected)
     }
 }
 
@@ -578,6 +612,13 @@ impl VectorWrite for Mutant {
         }
         self.inner.put_vectors(user, rows)
     }
+
+    fn retain_vectors(&self, user: &UserKey, model: &str) -> StoreResult<u64> {
+        if self.bug == Bug::RetainKeepsAll {
+            return Ok(0);
+        }
+        self.inner.retain_vectors(user, model)
+    }
 }
 
 impl VectorSearch for Mutant {
@@ -688,6 +729,11 @@ const CATCHES: &[(&str, &[Bug])] = &[
     ("validation_rejects_bad_input", &[Bug::AcceptsNul]),
     ("unicode_round_trip", &[Bug::LossyUnicode]),
     ("vectors_bit_exact", &[Bug::FlushesNegativeZero]),
+    (
+        "unembedded_counted_and_retained",
+        &[Bug::UnembeddedIgnoresModel, Bug::RetainKeepsAll],
+    ),
+    ("binding_compare_and_set", &[Bug::BindIgnoresExpected]),
     (
         "put_vectors_replaces_within_user",
         &[Bug::PutVectorsIgnoresUser],

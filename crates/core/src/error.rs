@@ -143,6 +143,13 @@ pub enum Conflict {
     /// turn, memory or job of, and never overwrites one.
     #[error("the store already holds data of user {user}; an import only fills an empty user")]
     UserNotEmpty { user: crate::model::UserKey },
+    /// A `bind` expected the database bound to `expected` and found `found` (another engine
+    /// bound or moved it first).
+    #[error("the database is bound to {found:?}, not {expected:?} as the binding assumed")]
+    BindingMoved {
+        expected: Option<String>,
+        found: Option<String>,
+    },
 }
 
 /// A storage backend failed. The message names the operation; the backend's own error is the

@@ -15,6 +15,7 @@ pub mod store;
 pub mod store_proxy;
 pub mod store_vectors;
 pub mod task_text;
+pub mod vector_space;
 
 pub use deadline::Deadline;
 pub use embed::{Embedder, EmbedderExt, RecentTextCache};
@@ -27,6 +28,7 @@ pub use store::*;
 pub use store_proxy::StoreProxy;
 pub use store_vectors::{BackendKind, CatchUp, StoreInfo, VectorSearch};
 pub use task_text::{TaskName, TaskTextOptions};
+pub use vector_space::{ReembedOptions, ReembedReport, ReembedStep, SpaceMismatch, VectorSpace};
 pub mod retrieval;
 pub mod views;
 

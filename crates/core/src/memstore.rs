@@ -12,9 +12,9 @@ use crate::model::{
     TurnId, UserKey,
 };
 use crate::store::{
-    check_new_api_key, JobRead, JobWrite, KeyRead, KeyWrite, MemoryFilter, MemoryRead, MemoryWrite,
-    Page, Paged, PurgeReport, StoreRead, StoreResult, VectorRead, VectorRow, VectorWrite,
-    WriteBatch,
+    check_bind, check_new_api_key, sort_model_counts, BindingRead, BindingWrite, JobRead, JobWrite,
+    KeyRead, KeyWrite, MemoryFilter, MemoryRead, MemoryWrite, Page, Paged, PurgeReport, StoreRead,
+    StoreResult, VectorRead, VectorRow, VectorWrite, WriteBatch,
 };
 use crate::store_vectors::{BackendKind, StoreInfo, VectorSearch};
 
@@ -36,6 +36,8 @@ pub struct MemoryStore {
     api_keys: RwLock<Vec<ApiKey>>,
     /// Job leases: user → (holder, when the lease runs out).
     job_leases: parking_lot::Mutex<HashMap<UserKey, (String, std::time::Instant)>>,
+    /// The vector space the store is bound to.
+    binding: parking_lot::Mutex<Option<String>>,
 }
 
 impl MemoryStore {
@@ -460,6 +462,35 @@ impl VectorRead for MemoryStore {
         Ok(rows.into_iter().map(|(_, row)| row).collect())
     }
 
+    fn unembedded(&self, user: &UserKey, model: &str, limit: usize) -> StoreResult<Vec<MemoryId>> {
+        let users = self.users.read();
+        let Some(data) = users.get(user) else {
+            return Ok(Vec::new());
+        };
+        let mut missing: Vec<&Memory> = data
+            .memories
+            .values()
+            .filter(|m| m.is_active())
+            .filter(|m| {
+                data.vectors
+                    .get(&m.id)
+                    .is_none_or(|v| !v.contains_key(model))
+            })
+            .collect();
+        missing.sort_by(|a, b| memory_order(a, b));
+        Ok(missing.into_iter().take(limit).map(|m| m.id).collect())
+    }
+
+    fn vector_models(&self) -> StoreResult<Vec<(String, u64)>> {
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for data in self.users.read().values() {
+            for model in data.vectors.values().flat_map(|by_model| by_model.keys()) {
+                *counts.entry(model.clone()).or_default() += 1;
+            }
+        }
+        Ok(sort_model_counts(counts.into_iter().collect()))
+    }
+
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
         None
     }
@@ -627,6 +658,36 @@ impl VectorWrite for MemoryStore {
                 .or_default()
                 .insert(row.model.clone(), row.vector.clone());
         }
+        Ok(())
+    }
+
+    fn retain_vectors(&self, user: &UserKey, model: &str) -> StoreResult<u64> {
+        let mut users = self.users.write();
+        let Some(data) = users.get_mut(user) else {
+            return Ok(0);
+        };
+        let mut deleted = 0;
+        for by_model in data.vectors.values_mut() {
+            let before = by_model.len();
+            by_model.retain(|m, _| m == model);
+            deleted += (before - by_model.len()) as u64;
+        }
+        data.vectors.retain(|_, by_model| !by_model.is_empty());
+        Ok(deleted)
+    }
+}
+
+impl BindingRead for MemoryStore {
+    fn binding(&self) -> StoreResult<Option<String>> {
+        Ok(self.binding.lock().clone())
+    }
+}
+
+impl BindingWrite for MemoryStore {
+    fn bind(&self, model: &str, expected: Option<&str>) -> StoreResult<()> {
+        let mut binding = self.binding.lock();
+        check_bind(model, expected, binding.as_deref())?;
+        *binding = Some(model.to_string());
         Ok(())
     }
 }

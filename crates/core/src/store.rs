@@ -2,7 +2,8 @@
 //!
 //! The contract is split by capability, each a small trait with what it guarantees written on
 //! it: turns and memories ([`MemoryRead`], [`MemoryWrite`]), jobs ([`JobRead`], [`JobWrite`]),
-//! API keys ([`KeyRead`], [`KeyWrite`]) and vectors ([`VectorRead`], [`VectorWrite`]).
+//! API keys ([`KeyRead`], [`KeyWrite`]), vectors ([`VectorRead`], [`VectorWrite`]) and the
+//! vector space the database is bound to ([`BindingRead`], [`BindingWrite`]).
 //! [`StoreRead`] bundles the reads, [`Store`] everything. Every implementation (in-memory
 //! reference, SQLite, PostgreSQL) passes the conformance suite in `mnemos-conformance`.
 //! Retrieval indexes are caches rebuilt from what a store returns here.
@@ -730,6 +731,12 @@ pub trait KeyWrite: KeyRead {
 pub trait VectorRead: Send + Sync {
     /// All vectors of the user's active memories in one embedder's space.
     fn vectors(&self, user: &UserKey, model: &str) -> StoreResult<Vec<VectorRow>>;
+    /// Up to `limit` active memories of `user` with no vector in `model`'s space, in listing
+    /// order (what a move into `model`'s space has left to embed).
+    fn unembedded(&self, user: &UserKey, model: &str, limit: usize) -> StoreResult<Vec<MemoryId>>;
+    /// How many vectors the store holds in each space, over every user, most first (ties by
+    /// model id); spaces without vectors are not listed.
+    fn vector_models(&self) -> StoreResult<Vec<(String, u64)>>;
     /// The nearest-neighbour search this store runs itself, if it has one
     /// ([`VectorSearch`]); `None`: callers score vectors in process.
     fn vector_search(&self) -> Option<&dyn VectorSearch>;
@@ -739,17 +746,68 @@ pub trait VectorRead: Send + Sync {
 ///
 /// An implementation guarantees: `put_vectors` replaces a memory's vector of the same model,
 /// atomically for the whole call; a row naming an unknown memory, or another user's, rejects
-/// the whole call with `InvalidWrite`.
+/// the whole call with `InvalidWrite`. `retain_vectors` deletes every vector of `user` in
+/// another space than `model`, atomically, and leaves `model`'s and other users' alone.
 pub trait VectorWrite: VectorRead {
     /// Store (or replace) vectors of existing memories of `user`, atomically.
     fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()>;
+    /// Delete `user`'s vectors of every model but `model`; how many were deleted.
+    fn retain_vectors(&self, user: &UserKey, model: &str) -> StoreResult<u64>;
+}
+
+/// Which vector space (an embedder id, `Embedder::id`) a database is bound to: the one space
+/// its vectors are searched in, so an engine never mixes two (see `mnemos_engine`).
+///
+/// An implementation guarantees: `binding` returns what the last successful
+/// [`BindingWrite::bind`] set, to every handle and after a reopen; `None` until the first.
+pub trait BindingRead: Send + Sync {
+    /// The embedder id the database is bound to, if any.
+    fn binding(&self) -> StoreResult<Option<String>>;
+}
+
+/// Binding a database to a vector space, or moving it to another.
+///
+/// An implementation guarantees: `bind` is a compare-and-set. It sets the binding to `model`
+/// only if the binding is `expected` at that moment (`None`: no binding yet), atomically;
+/// otherwise it writes nothing and fails with [`Conflict::BindingMoved`] naming what it found,
+/// so two engines binding a new database at once agree on one space. An empty `model` is an
+/// `InvalidWrite`. Purging users leaves the binding alone.
+pub trait BindingWrite: BindingRead {
+    /// Bind the database to `model` if it is still bound to `expected` (see the contract).
+    fn bind(&self, model: &str, expected: Option<&str>) -> StoreResult<()>;
+}
+
+/// Counts of vectors by model as [`VectorRead::vector_models`] lists them: most first, ties by
+/// model id.
+pub fn sort_model_counts(mut counts: Vec<(String, u64)>) -> Vec<(String, u64)> {
+    counts.retain(|(_, n)| *n > 0);
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
+}
+
+/// The binding check every store's [`BindingWrite::bind`] makes, in one place: a non-empty
+/// `model`, and `found` (the binding read inside the store's transaction) equal to `expected`.
+pub fn check_bind(model: &str, expected: Option<&str>, found: Option<&str>) -> StoreResult<()> {
+    if model.trim().is_empty() {
+        return Err(StoreError::InvalidWrite(
+            "a database is bound to a non-empty embedder id".into(),
+        ));
+    }
+    if expected == found {
+        return Ok(());
+    }
+    Err(Conflict::BindingMoved {
+        expected: expected.map(str::to_string),
+        found: found.map(str::to_string),
+    }
+    .into())
 }
 
 /// The reading half of a [`Store`]: every read capability and nothing that changes.
 ///
 /// Mechanisms and views get a `&dyn StoreRead`, so they cannot write even by mistake; only the
 /// engine holds the whole [`Store`].
-pub trait StoreRead: MemoryRead + JobRead + KeyRead + VectorRead {
+pub trait StoreRead: MemoryRead + JobRead + KeyRead + VectorRead + BindingRead {
     /// What this store is and where its data lives, for start-up reports and health checks.
     fn info(&self) -> StoreInfo;
 }
@@ -757,9 +815,15 @@ pub trait StoreRead: MemoryRead + JobRead + KeyRead + VectorRead {
 /// Persistent storage of turns, memories, their history, vectors, jobs and API keys: every
 /// capability, read and write, bundled so the engine holds one store.
 ///
-/// Nothing is implemented here: a type that implements [`StoreRead`] and the four write
+/// Nothing is implemented here: a type that implements [`StoreRead`] and the five write
 /// capabilities is a `Store`. Every implementation (in-memory reference, SQLite, PostgreSQL)
 /// passes the conformance suite in `mnemos-conformance`, one group of checks per capability.
-pub trait Store: StoreRead + MemoryWrite + JobWrite + KeyWrite + VectorWrite {}
+pub trait Store:
+    StoreRead + MemoryWrite + JobWrite + KeyWrite + VectorWrite + BindingWrite
+{
+}
 
-impl<T> Store for T where T: StoreRead + MemoryWrite + JobWrite + KeyWrite + VectorWrite + ?Sized {}
+impl<T> Store for T where
+    T: StoreRead + MemoryWrite + JobWrite + KeyWrite + VectorWrite + BindingWrite + ?Sized
+{
+}

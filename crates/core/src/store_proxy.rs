@@ -12,8 +12,9 @@ use crate::model::{
     UserKey,
 };
 use crate::store::{
-    JobRead, JobWrite, KeyRead, KeyWrite, MemoryFilter, MemoryRead, MemoryWrite, Page, Paged,
-    PurgeReport, Store, StoreRead, StoreResult, VectorRead, VectorRow, VectorWrite, WriteBatch,
+    BindingRead, BindingWrite, JobRead, JobWrite, KeyRead, KeyWrite, MemoryFilter, MemoryRead,
+    MemoryWrite, Page, Paged, PurgeReport, Store, StoreRead, StoreResult, VectorRead, VectorRow,
+    VectorWrite, WriteBatch,
 };
 use crate::store_vectors::{StoreInfo, VectorSearch};
 
@@ -132,8 +133,22 @@ impl<P: StoreProxy> VectorRead for P {
         self.around_read("vectors", |s| s.vectors(user, model))
     }
 
+    fn unembedded(&self, user: &UserKey, model: &str, limit: usize) -> StoreResult<Vec<MemoryId>> {
+        self.around_read("unembedded", |s| s.unembedded(user, model, limit))
+    }
+
+    fn vector_models(&self) -> StoreResult<Vec<(String, u64)>> {
+        self.around_read("vector_models", |s| s.vector_models())
+    }
+
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
         self.proxied_vector_search()
+    }
+}
+
+impl<P: StoreProxy> BindingRead for P {
+    fn binding(&self) -> StoreResult<Option<String>> {
+        self.around_read("binding", |s| s.binding())
     }
 }
 
@@ -195,5 +210,15 @@ impl<P: StoreProxy> KeyWrite for P {
 impl<P: StoreProxy> VectorWrite for P {
     fn put_vectors(&self, user: &UserKey, rows: &[VectorRow]) -> StoreResult<()> {
         self.around_write("put_vectors", |s| s.put_vectors(user, rows))
+    }
+
+    fn retain_vectors(&self, user: &UserKey, model: &str) -> StoreResult<u64> {
+        self.around_write("retain_vectors", |s| s.retain_vectors(user, model))
+    }
+}
+
+impl<P: StoreProxy> BindingWrite for P {
+    fn bind(&self, model: &str, expected: Option<&str>) -> StoreResult<()> {
+        self.around_write("bind", |s| s.bind(model, expected))
     }
 }

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig};
 use mnemos_core::{
     CatchUp, Clock, Embedder, HistoryEntry, Job, Memory, MemoryFilter, MemoryId, MemoryModel,
-    MemoryPatch, Moment, Page, Paged, PurgeReport, Scope, StateFilter, Store, StoreInfo, StoreRead,
-    SystemClock, Turn, TurnId, UserKey, WriteBatch,
+    MemoryPatch, Moment, Page, Paged, PurgeReport, ReembedOptions, ReembedReport, ReembedStep,
+    Scope, StateFilter, Store, StoreInfo, StoreRead, SystemClock, Turn, TurnId, UserKey,
+    VectorSpace, WriteBatch,
 };
 
 use crate::error::{EngineError, EngineResult};
@@ -162,9 +163,17 @@ pub struct EngineBuilder {
     rerankers: Vec<Box<dyn Reranker>>,
     notes: Vec<String>,
     privacy: PrivacySettings,
+    vector_space: VectorSpace,
 }
 
 impl EngineBuilder {
+    /// How the engine holds the database to its embedder's vector space (default:
+    /// [`VectorSpace::Bound`], which refuses a database bound to another space).
+    pub fn vector_space(mut self, mode: VectorSpace) -> Self {
+        self.vector_space = mode;
+        self
+    }
+
     /// What the write path keeps out of the store (default: credentials are redacted).
     pub fn privacy(mut self, privacy: PrivacySettings) -> Self {
         self.privacy = privacy;
@@ -233,6 +242,10 @@ impl EngineBuilder {
         let config = self.config;
         if config.jobs.max_attempts == 0 {
             return Err(EngineError::config("jobs.max_attempts must be at least 1"));
+        }
+        let space = mnemos_core::vector_space::check_space;
+        if let Some(mismatch) = space(self.store.as_ref(), self.embedder.id(), self.vector_space)? {
+            return Err(mismatch.into());
         }
         let by_type = self.retrieval.memory_type;
         let mut memories = Memories::new(self.store, self.embedder, self.clock, self.retrieval)?
@@ -386,6 +399,7 @@ impl Engine {
             rerankers: Vec::new(),
             notes: Vec::new(),
             privacy: PrivacySettings::default(),
+            vector_space: VectorSpace::default(),
         }
     }
 
@@ -449,6 +463,25 @@ impl Engine {
             }
         }
         Ok(moved)
+    }
+
+    /// Move the database into this engine's embedder space ([`mnemos_core::vector_space::reembed`],
+    /// resumable; the binding moves last). Build the engine with [`VectorSpace::Moving`] to
+    /// open a database bound to another space.
+    pub fn reembed(
+        &self,
+        options: ReembedOptions,
+        progress: &mut dyn FnMut(ReembedStep),
+    ) -> EngineResult<ReembedReport> {
+        let embed = |memories: &[Memory]| {
+            let texts: Vec<String> = memories.iter().map(Memories::searchable_text).collect();
+            self.memories.embed_texts(&texts)
+        };
+        let model = self.embedder().id();
+        let report =
+            mnemos_core::vector_space::reembed(self.store(), model, options, &embed, progress);
+        self.memories.drop_indexes();
+        Ok(report?)
     }
 
     pub fn info(&self) -> EngineInfo {

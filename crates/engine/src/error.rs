@@ -1,7 +1,7 @@
 //! Engine errors: what a caller can act on. [`EngineError::class`] sorts every variant into an
 //! [`ErrorClass`] with an exhaustive `match` (the server's HTTP status, the CLI's exit code).
 
-use mnemos_core::{Error as CoreError, ErrorClass, ModelError, StoreError};
+use mnemos_core::{Error as CoreError, ErrorClass, ModelError, SpaceMismatch, StoreError};
 
 pub type EngineResult<T> = std::result::Result<T, EngineError>;
 
@@ -29,6 +29,9 @@ pub enum EngineError {
     /// An add would reuse a turn key or request key for something else (409 over HTTP).
     #[error(transparent)]
     KeyConflict(#[from] KeyConflict),
+    /// The database is bound to another vector space than the embedder's.
+    #[error(transparent)]
+    VectorSpace(#[from] SpaceMismatch),
     /// A setup step (opening the database, loading a model, reading the config) failed.
     #[error("{what}: {source}")]
     Setup {
@@ -79,7 +82,7 @@ impl EngineError {
         match self {
             EngineError::Core(e) => e.class(),
             EngineError::Model(e) => e.class(),
-            EngineError::Config(_) => ErrorClass::InvalidInput,
+            EngineError::Config(_) | EngineError::VectorSpace(_) => ErrorClass::InvalidInput,
             EngineError::Job { .. } => ErrorClass::Internal,
             EngineError::KeyConflict(_) => ErrorClass::Conflict,
             EngineError::Ingest { source, .. } => source.class(),

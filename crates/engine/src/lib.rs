@@ -56,4 +56,5 @@ pub use mnemos_core::views::{
     CalibrationView, ChainNodeView, ChainView, ChainsView, PersonaKeyView, PersonaValueView,
     TimelineNode, View, ViewKind,
 };
+pub use mnemos_core::{ReembedOptions, ReembedReport, ReembedStep, SpaceMismatch, VectorSpace};
 pub use preset::{PresetFactory, PresetInfo, PresetSpec};

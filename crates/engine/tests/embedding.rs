@@ -1,6 +1,7 @@
 //! No wasted embedding through the front door: identical texts of one write are embedded once,
 //! a text already embedded for the user (same embedder) is never embedded again — also by a
-//! second process over the same database — and nothing is shared across users or embedders.
+//! second process over the same database — and nothing is shared across users or embedders
+//! (a move into another embedder's space embeds every text again).
 
 // Test code: a failed unwrap or assertion is a failed test.
 #![allow(
@@ -17,20 +18,25 @@ use mnemos_testkit::embedders::Recording;
 
 use mnemos_core::{Embedder, Scope, Store};
 use mnemos_embed::HashEmbedder;
-use mnemos_engine::{EmbeddingStats, Engine, EngineConfig, IngestOptions, NewTurn};
+use mnemos_engine::{
+    EmbeddingStats, Engine, EngineBuilder, EngineConfig, IngestOptions, NewTurn, ReembedOptions,
+    VectorSpace,
+};
 use mnemos_offline::OfflineModel;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
 /// An engine over the SQLite file at `path` (a new one is another process's view of it).
 fn engine(path: &Path, embedder: &Arc<Recording>) -> Engine {
+    builder(path, embedder).build().unwrap()
+}
+
+fn builder(path: &Path, embedder: &Arc<Recording>) -> EngineBuilder {
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(path, SqliteOptions::default()).unwrap());
     let model = Arc::new(OfflineModel::new(Arc::new(HashEmbedder::default())));
     Engine::builder(store, embedder.clone(), model)
         .presets(std::sync::Arc::new(mnemos_presets::Presets))
         .config(EngineConfig::with_preset("retrieval"))
-        .build()
-        .unwrap()
 }
 
 fn turns(user: &str, texts: &[&str]) -> Vec<NewTurn> {
@@ -85,15 +91,27 @@ fn each_text_is_embedded_once_per_user_and_embedder() {
     second.add(turns("bob", &["I like tea"])).unwrap();
     assert_eq!(embedder.take(), vec!["I like tea"]);
 
-    // Another embedder reuses none of these vectors: it embeds ann's stored texts itself (each
-    // distinct one once) and then reuses its own.
+    // Another embedder reuses none of these vectors: a move into its space (the database is
+    // bound to one) embeds each user's distinct stored texts itself, once, and its engine then
+    // reuses its own.
     let other = Recording::wrap(Arc::new(HashEmbedder::new(128).unwrap()));
     assert_ne!(other.id(), embedder.id());
-    let third = engine(&path, &other);
-    third.add(turns("ann", &["I like tea"])).unwrap();
+    let moving = builder(&path, &other)
+        .vector_space(VectorSpace::Moving)
+        .build()
+        .unwrap();
+    moving
+        .reembed(ReembedOptions::default(), &mut |_| {})
+        .unwrap();
     let mut embedded = other.take();
     embedded.sort();
-    assert_eq!(embedded, vec!["I like coffee", "I like milk", "I like tea"]);
+    assert_eq!(
+        embedded,
+        vec!["I like coffee", "I like milk", "I like tea", "I like tea"]
+    );
+    let third = engine(&path, &other);
+    third.add(turns("ann", &["I like tea"])).unwrap();
+    assert!(other.take().is_empty());
     let hits = third
         .search(&mnemos_engine::SearchRequest::new(
             mnemos_core::UserKey::new("t", "ann").unwrap(),

@@ -288,6 +288,10 @@ impl Kit {
     }
 
     fn engine(&self, store: Arc<dyn Store>) -> Engine {
+        self.try_engine(store).unwrap()
+    }
+
+    fn try_engine(&self, store: Arc<dyn Store>) -> EngineResult<Engine> {
         let memorybank = PresetSpec {
             name: "memorybank".into(),
             params: toml::from_str("forget_every = 4").unwrap(),
@@ -307,7 +311,6 @@ impl Kit {
             .clock(Arc::new(FixedClock(Timestamp(T0 + 100 * STEP))))
             .config(config)
             .build()
-            .unwrap()
     }
 }
 
@@ -723,12 +726,24 @@ fn run(kit: &Kit, backend: Backend, fault: Option<Fault>, clean: Option<&[String
     if let Some(fault) = fault {
         faulty.arm(fault);
     }
-    let engine = kit.engine(faulty.clone());
     let mut run = Run {
         inner: Arc::clone(&inner),
         calls: CallCounts::default(),
         problems: Vec::new(),
         fired: None,
+    };
+    // Opening reads (and on a new database writes) the vector-space binding: a fault there
+    // fails the open with the service's error, and opening again works.
+    let engine = match kit.try_engine(faulty.clone()) {
+        Ok(engine) => engine,
+        Err(error) => {
+            if error.is_user_error() {
+                let problem = format!("open: {:?} for a store fault: {error}", error.class());
+                run.problems.push((Check::Blame, problem));
+            }
+            run.fired = Some(format!("open: {error}"));
+            kit.engine(faulty.clone())
+        }
     };
     let acked = run_steps(kit, &engine, &inner, &mut run);
     run.calls = faulty.counts();

@@ -16,9 +16,14 @@ use mnemos_embed::{build_embedder, ChineseModel, EmbedRuntime, EmbedderConfig, W
 use mnemos_store_postgres::PostgresStore;
 use mnemos_store_sqlite::{SqliteOptions, SqliteStore};
 
-use mnemos_engine::{Engine, EngineError, EngineResult, JobProgress};
+use mnemos_engine::{
+    Engine, EngineBuilder, EngineError, EngineResult, JobProgress, ReembedOptions, ReembedReport,
+    ReembedStep, SpaceMismatch, VectorSpace,
+};
 use mnemos_presets::{EngineSection, Presets};
 
+#[cfg(feature = "clap")]
+pub mod cli;
 mod location;
 pub mod migrate;
 
@@ -296,6 +301,37 @@ pub struct OpenOptions {
     pub preset: Option<String>,
 }
 
+impl OpenOptions {
+    /// An existing database (a missing one is an error), without the embedding model.
+    pub fn existing() -> Self {
+        Self::default()
+    }
+
+    /// For commands that write turns: the database is created when missing, and the embedding
+    /// model is loaded.
+    pub fn writing() -> Self {
+        Self {
+            create: true,
+            load_embedder: true,
+            preset: None,
+        }
+    }
+
+    /// Load the embedding model (`true`) or stand in for it.
+    #[must_use]
+    pub fn embedder(mut self, load: bool) -> Self {
+        self.load_embedder = load;
+        self
+    }
+
+    /// The preset for agents without their own (`None`: the config's).
+    #[must_use]
+    pub fn preset(mut self, preset: Option<&str>) -> Self {
+        self.preset = preset.map(str::to_string);
+        self
+    }
+}
+
 /// Stands in for the embedding model where nothing is embedded (show, list, forget, purge),
 /// so those never load or download it. Any attempt to embed is an explicit error.
 struct NotLoaded;
@@ -386,8 +422,40 @@ pub fn open_with(
     options: &OpenOptions,
     progress: Option<Arc<dyn JobProgress>>,
 ) -> EngineResult<Engine> {
+    let space = if options.load_embedder {
+        VectorSpace::Bound
+    } else {
+        // The stand-in never embeds, so it can neither mix spaces nor bind a database.
+        VectorSpace::Unchecked
+    };
+    let builder = engine_builder(config, options, progress, space)?;
+    builder.build().map_err(|e| with_way_out(e, config))
+}
+
+/// Move the configured database into the configured embedder's vector space
+/// (`mnemos reembed`): every active memory without a vector there is embedded, in batches
+/// committed as they go (a rerun resumes), then the database is bound to the embedder (see
+/// [`Engine::reembed`]). `progress` hears after each batch.
+pub fn reembed(
+    config: &Config,
+    options: ReembedOptions,
+    progress: &mut dyn FnMut(ReembedStep),
+) -> EngineResult<ReembedReport> {
+    let open = OpenOptions::existing().embedder(true);
+    let engine = engine_builder(config, &open, None, VectorSpace::Moving)?.build()?;
+    engine.reembed(options, progress)
+}
+
+/// The engine's builder for `config`: store, embedder (or the stand-in), memory model, presets.
+fn engine_builder(
+    config: &Config,
+    options: &OpenOptions,
+    progress: Option<Arc<dyn JobProgress>>,
+    space: VectorSpace,
+) -> EngineResult<EngineBuilder> {
     let store = open_store(config, options.create)?;
     let embedder: Arc<dyn Embedder> = if options.load_embedder {
+        refuse_other_space(store.as_ref(), config, space)?;
         embedder(config)?
     } else {
         Arc::new(NotLoaded)
@@ -398,16 +466,95 @@ pub fn open_with(
         .retrieval(config.retrieval.clone())
         .privacy(config.privacy.clone())
         .config(config.engine.engine_config(options.preset.as_deref()))
-        .notes(notes);
+        .notes(notes)
+        .vector_space(space);
     if let Some(progress) = progress {
         builder = builder.job_progress(progress);
     }
-    builder.build()
+    Ok(builder)
+}
+
+/// Refuse a database bound to another space before the embedder is loaded (a local model may
+/// have to be downloaded first); the engine checks again, and binds a new database.
+fn refuse_other_space(store: &dyn Store, config: &Config, space: VectorSpace) -> EngineResult<()> {
+    if space != VectorSpace::Bound {
+        return Ok(());
+    }
+    let opened = config.embedder.embedder_id();
+    match store.binding()? {
+        Some(bound) if bound != opened => {
+            let mismatch = SpaceMismatch::new(&bound, &opened);
+            Err(with_way_out(mismatch.into(), config))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A vector-space mismatch with the way out in the CLI's words: the `--embedder` that opens
+/// the database, and the `mnemos reembed` that moves it to the configured embedder.
+fn with_way_out(error: EngineError, config: &Config) -> EngineError {
+    let EngineError::VectorSpace(mut mismatch) = error else {
+        return error;
+    };
+    let keep = match choice_for(config, &mismatch.bound) {
+        Some(name) => format!("Use --embedder {name}"),
+        None => format!(
+            "Open it with the embedder that made them ({})",
+            mismatch.bound
+        ),
+    };
+    let switch = match choice_for(config, &mismatch.opened) {
+        Some(name) => format!("mnemos reembed --embedder {name}"),
+        None => "mnemos reembed".to_string(),
+    };
+    mismatch.way_out = format!("{keep}, or switch with: {switch}");
+    EngineError::VectorSpace(mismatch)
+}
+
+/// The `--embedder` value that gives `config` an embedder of vector space `id`, if any does.
+fn choice_for(config: &Config, id: &str) -> Option<&'static str> {
+    let choices = [
+        (EmbedderChoice::Minilm, "minilm"),
+        (EmbedderChoice::Bilingual, "bilingual"),
+        (EmbedderChoice::Hash, "hash"),
+        (EmbedderChoice::Openai, "openai"),
+    ];
+    choices.into_iter().find_map(|(choice, name)| {
+        let mut other = config.clone();
+        let fits = other.set_embedder(choice).is_ok() && other.embedder.embedder_id() == id;
+        fits.then_some(name)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mismatch_names_the_embedder_flags_that_open_or_move_the_database() {
+        let config = Config::default();
+        assert_eq!(choice_for(&config, "minilm-l6-v2"), Some("minilm"));
+        assert_eq!(choice_for(&config, "hash-v1-384"), Some("hash"));
+        let bilingual = "bilingual:minilm-l6-v2+m3e-small";
+        assert_eq!(choice_for(&config, bilingual), Some("bilingual"));
+        assert_eq!(choice_for(&config, "e5-small"), None);
+        let mismatch = SpaceMismatch::new("hash-v1-384", "minilm-l6-v2");
+        let worded = with_way_out(mismatch.into(), &config).to_string();
+        assert_eq!(
+            worded,
+            "this database's vectors are hash-v1-384; it was opened with minilm-l6-v2. Use \
+             --embedder hash, or switch with: mnemos reembed --embedder minilm"
+        );
+        let mismatch = SpaceMismatch::new("e5-small", "minilm-l6-v2");
+        let worded = with_way_out(mismatch.into(), &config).to_string();
+        assert!(
+            worded.ends_with(
+                "Open it with the embedder that made them (e5-small), or switch with: mnemos \
+                 reembed --embedder minilm"
+            ),
+            "{worded}"
+        );
+    }
 
     #[test]
     fn unknown_keys_are_errors_naming_valid_ones() {

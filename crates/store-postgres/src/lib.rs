@@ -23,6 +23,7 @@
 //!   is U+0000 anywhere in a text, which PostgreSQL's `text` and `jsonb` cannot hold.
 
 mod ann_index;
+mod binding;
 mod codec;
 mod export;
 mod read;
@@ -72,6 +73,8 @@ pub(crate) enum WriteScope<'a> {
     Purge(&'a UserKey),
     /// API keys (no user).
     Keys,
+    /// The database's binding to a vector space (no user).
+    Binding,
 }
 
 impl WriteScope<'_> {
@@ -83,6 +86,7 @@ impl WriteScope<'_> {
                 format!("{}\u{1f}{}", user.tenant, user.user)
             }
             WriteScope::Keys => "\u{1f}api-keys".to_string(),
+            WriteScope::Binding => "\u{1f}binding".to_string(),
         }
     }
 }
@@ -214,7 +218,7 @@ impl PostgresStore {
                 let change = match scope {
                     WriteScope::User(user) => Some((user, versions::bump(&mut tx, user, false)?)),
                     WriteScope::Purge(user) => Some((user, versions::bump(&mut tx, user, true)?)),
-                    WriteScope::Keys => None,
+                    WriteScope::Keys | WriteScope::Binding => None,
                 };
                 // Recorded under the user's lock (so in commit order), and from before the
                 // commit can become visible.

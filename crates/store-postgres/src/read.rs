@@ -401,6 +401,14 @@ impl VectorRead for PostgresStore {
             .collect()
     }
 
+    fn unembedded(&self, user: &UserKey, model: &str, limit: usize) -> StoreResult<Vec<MemoryId>> {
+        self.unembedded_ids(user, model, limit)
+    }
+
+    fn vector_models(&self) -> StoreResult<Vec<(String, u64)>> {
+        self.model_counts()
+    }
+
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
         match self.vector_index {
             Ok(_) => Some(self),

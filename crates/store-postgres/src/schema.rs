@@ -169,8 +169,19 @@ ALTER TABLE memories ADD COLUMN IF NOT EXISTS superseded_by uuid;
 /// cause, once, in the migration's transaction.
 const V4: &str = "-- forget causes: see store_forget_causes";
 
+/// Facts about the database as a whole, by key: `vector_space`, the embedder id the database
+/// is bound to (`BindingRead`). A database from before V5 has no binding; the engine binds it
+/// on its next open. Vectors by model are counted for that check, so they get a model index.
+const V5: &str = "
+CREATE TABLE IF NOT EXISTS mnemos_meta (
+    key   text PRIMARY KEY,
+    value text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vectors_by_model ON vectors (model);
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Steps that rewrite data after the SQL of the step reaching the same version, in the
 /// migration's transaction.

@@ -806,4 +806,8 @@ impl VectorWrite for PostgresStore {
             insert_vectors(tx, user, &HashSet::new(), rows, indexed, "put vectors")
         })
     }
+
+    fn retain_vectors(&self, user: &UserKey, model: &str) -> StoreResult<u64> {
+        self.retain_model(user, model)
+    }
 }

@@ -20,6 +20,7 @@
 //! - **Limits.** Rounds are stored as SQLite integers, so rounds above `i64::MAX` are rejected;
 //!   metrics must be finite (JSON cannot hold NaN or infinity).
 
+mod binding;
 mod codec;
 mod export;
 mod keys;
@@ -37,7 +38,8 @@ use mnemos_core::{
     VectorSearch, WriteBatch,
 };
 use mnemos_core::{
-    JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite, VectorRead, VectorWrite,
+    BindingRead, BindingWrite, JobRead, JobWrite, KeyRead, KeyWrite, MemoryRead, MemoryWrite,
+    VectorRead, VectorWrite,
 };
 use parking_lot::Mutex;
 use rusqlite::types::Value;
@@ -1186,8 +1188,28 @@ impl VectorRead for SqliteStore {
         })
     }
 
+    fn unembedded(&self, user: &UserKey, model: &str, limit: usize) -> StoreResult<Vec<MemoryId>> {
+        self.read(|conn| binding::unembedded(conn, user, model, limit))
+    }
+
+    fn vector_models(&self) -> StoreResult<Vec<(String, u64)>> {
+        self.read(binding::vector_models)
+    }
+
     fn vector_search(&self) -> Option<&dyn VectorSearch> {
         None
+    }
+}
+
+impl BindingRead for SqliteStore {
+    fn binding(&self) -> StoreResult<Option<String>> {
+        self.read(binding::read)
+    }
+}
+
+impl BindingWrite for SqliteStore {
+    fn bind(&self, model: &str, expected: Option<&str>) -> StoreResult<()> {
+        self.write_tx("bind", |tx| binding::bind(tx, model, expected))
     }
 }
 
@@ -1382,6 +1404,12 @@ impl VectorWrite for SqliteStore {
             .collect();
         self.write_tx("put vectors", |tx| {
             insert_vectors(tx, user, &HashSet::new(), &encoded, "put vectors")
+        })
+    }
+
+    fn retain_vectors(&self, user: &UserKey, model: &str) -> StoreResult<u64> {
+        self.write_tx("retain vectors", |tx| {
+            binding::retain_vectors(tx, user, model)
         })
     }
 }

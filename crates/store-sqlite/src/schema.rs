@@ -153,8 +153,19 @@ ALTER TABLE memories ADD COLUMN superseded_by BLOB;
 /// once, in this step's transaction.
 const V7: &str = "-- forget causes: see store_forget_causes";
 
+/// Facts about the database as a whole, by key: `vector_space`, the embedder id the database
+/// is bound to (`BindingRead`). A database from before V8 has no binding; the engine binds it
+/// on its next open. Vectors by model are counted for that check, so they get a model index.
+const V8: &str = "
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vectors_by_model ON vectors (model);
+";
+
 /// Ordered migration steps; the schema version is the number of steps applied.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// Steps that rewrite data after the SQL of the step reaching the same version, in its
 /// transaction.

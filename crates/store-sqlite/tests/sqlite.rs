@@ -672,6 +672,35 @@ mod migrations {
             .expect("pragma")
     }
 
+    /// The binding lives in the file: another handle and a reopen read it; a file from before
+    /// V8 upgrades with none.
+    #[test]
+    fn the_binding_survives_reopening_and_a_v7_file_has_none() {
+        use mnemos_core::{BindingRead, BindingWrite};
+        let (_dir, path) = temp_path();
+        let store = SqliteStore::open(&path, SqliteOptions::default()).expect("open");
+        store.bind("hash-v1-384", None).expect("bind");
+        let other = SqliteStore::open(&path, SqliteOptions::default()).expect("second handle");
+        assert_eq!(
+            other.binding().expect("read").as_deref(),
+            Some("hash-v1-384")
+        );
+        drop((store, other));
+        let store = SqliteStore::open(&path, SqliteOptions::default()).expect("reopen");
+        assert_eq!(
+            store.binding().expect("read").as_deref(),
+            Some("hash-v1-384")
+        );
+        drop(store);
+        let conn = Connection::open(&path).expect("raw open");
+        conn.execute_batch("DROP TABLE meta; PRAGMA user_version = 7;")
+            .expect("back to V7");
+        drop(conn);
+        let store = SqliteStore::open(&path, SqliteOptions::default()).expect("upgrade");
+        assert_eq!(store.schema_version().expect("version"), SCHEMA_VERSION);
+        assert_eq!(store.binding().expect("read"), None);
+    }
+
     #[test]
     fn open_creates_the_latest_schema_in_wal_mode() {
         let (_dir, path) = temp_path();
@@ -688,6 +717,7 @@ mod migrations {
                 "jobs",
                 "memories",
                 "memory_history",
+                "meta",
                 "turns",
                 "users",
                 "vectors"

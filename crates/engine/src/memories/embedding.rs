@@ -49,6 +49,13 @@ impl Memories {
         self.embed_planned(self.plan(texts, Some(index)))
     }
 
+    /// The vectors of `texts` (each distinct window embedded once), reusing no index: for a
+    /// move into this embedder's space, which no index holds vectors of yet.
+    pub(crate) fn embed_texts(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let embedded = self.embed_planned(self.plan(texts, None))?;
+        Ok(embedded.into_iter().map(|e| e.vector).collect())
+    }
+
     /// What the write path's embedding did since this engine started.
     pub fn embedding_stats(&self) -> EmbeddingStats {
         self.embedding.snapshot()

@@ -315,7 +315,10 @@ impl Memories {
                 None => break,
             }
         }
-        // Memories written under another embedder get vectors now, persisted so this is paid once.
+        // Memories without a fitting vector in the bound space (written before the window
+        // setting changed, or by a writer that stored none) get one now, persisted so this is
+        // paid once. Another space's vectors never get here: the database is bound to one
+        // space, and the engine refuses to open with another (`binding`).
         for chunk in missing.chunks(256) {
             let texts: Vec<String> = chunk.iter().map(Self::searchable_text).collect();
             let embedded = self.embed_with(&index, &texts)?;
@@ -353,6 +356,11 @@ impl Memories {
             .into_iter()
             .map(|row| (row.memory_id, row.vector))
             .collect())
+    }
+
+    /// Forget every user's cache (their vectors changed space): each is rebuilt on next use.
+    pub(crate) fn drop_indexes(&self) {
+        self.indexes.lock().clear();
     }
 
     /// Statistics of the most recent index build (what `open` had to do).

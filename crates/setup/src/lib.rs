@@ -498,6 +498,10 @@ fn with_way_out(error: EngineError, config: &Config) -> EngineError {
     };
     let keep = match choice_for(config, &mismatch.bound) {
         Some(name) => format!("Use --embedder {name}"),
+        // The bilingual pair's Chinese half was m3e-small before e5 took its place.
+        None if mismatch.bound == M3E_BILINGUAL_ID => "Open it with [embedder] provider = \
+             \"bilingual\" and chinese = \"m3e\" in the config"
+            .to_string(),
         None => format!(
             "Open it with the embedder that made them ({})",
             mismatch.bound
@@ -511,11 +515,15 @@ fn with_way_out(error: EngineError, config: &Config) -> EngineError {
     EngineError::VectorSpace(mismatch)
 }
 
+/// The vector space of the bilingual pair with m3e-small as its Chinese half.
+const M3E_BILINGUAL_ID: &str = "bilingual:minilm-l6-v2+m3e-small";
+
 /// The `--embedder` value that gives `config` an embedder of vector space `id`, if any does.
 fn choice_for(config: &Config, id: &str) -> Option<&'static str> {
     let choices = [
         (EmbedderChoice::Minilm, "minilm"),
         (EmbedderChoice::Bilingual, "bilingual"),
+        (EmbedderChoice::E5, "e5"),
         (EmbedderChoice::Hash, "hash"),
         (EmbedderChoice::Openai, "openai"),
     ];
@@ -535,8 +543,10 @@ mod tests {
         let config = Config::default();
         assert_eq!(choice_for(&config, "minilm-l6-v2"), Some("minilm"));
         assert_eq!(choice_for(&config, "hash-v1-384"), Some("hash"));
-        let bilingual = "bilingual:minilm-l6-v2+m3e-small";
+        let bilingual = "bilingual:minilm-l6-v2+e5-small-q4";
         assert_eq!(choice_for(&config, bilingual), Some("bilingual"));
+        assert_eq!(choice_for(&config, "e5-small-q4"), Some("e5"));
+        assert_eq!(choice_for(&config, M3E_BILINGUAL_ID), None);
         assert_eq!(choice_for(&config, "e5-small"), None);
         let mismatch = SpaceMismatch::new("hash-v1-384", "minilm-l6-v2");
         let worded = with_way_out(mismatch.into(), &config).to_string();
@@ -551,6 +561,15 @@ mod tests {
             worded.ends_with(
                 "Open it with the embedder that made them (e5-small), or switch with: mnemos \
                  reembed --embedder minilm"
+            ),
+            "{worded}"
+        );
+        let mismatch = SpaceMismatch::new(M3E_BILINGUAL_ID, bilingual);
+        let worded = with_way_out(mismatch.into(), &config).to_string();
+        assert!(
+            worded.ends_with(
+                "Open it with [embedder] provider = \"bilingual\" and chinese = \"m3e\" in \
+                 the config, or switch with: mnemos reembed --embedder bilingual"
             ),
             "{worded}"
         );

@@ -259,15 +259,67 @@ pub struct TrainRankerArgs {
     /// Output config file holding the fitted `[retrieval.ranker]`.
     #[arg(long, default_value = "ranker.toml")]
     out: PathBuf,
+    /// Choose the features and L2 penalty by leave-one-conversation-out CV, report the
+    /// choice's honest (nested) held-out figure, and write the chosen ranker.
+    #[arg(long)]
+    select: bool,
+    /// `--select`: the L2 penalties tried.
+    #[arg(long, value_delimiter = ',', default_values_t = crate::select::SELECT_L2_GRID)]
+    l2_grid: Vec<f64>,
+    /// `--select`: drop a feature while that costs at most this much of the best score
+    /// (R@10 + r1-weight·R@1) seen.
+    #[arg(long, default_value_t = 0.002)]
+    tolerance: f64,
+    /// `--select`: the weight of R@1 beside R@10 in the score.
+    #[arg(long, default_value_t = 0.5)]
+    r1_weight: f64,
+    /// `--select`: skip the nested CV (the honest figure of the selection), which repeats
+    /// the selection once per conversation.
+    #[arg(long)]
+    no_nested: bool,
+    /// `--select`: also offer training-only derived features (per-query z-scores of dense,
+    /// lexical and coverage; dense·coverage, lexical·coverage). The engine cannot compute
+    /// them, so a selection that keeps one is reported but not written.
+    #[arg(long)]
+    derived: bool,
+    /// `--select`: worker threads (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// The dumps that hold candidates, telling `out` about those that hold none.
+fn ranker_sources(
+    args: &TrainRankerArgs,
+    out: Out<'_>,
+) -> Result<Vec<(String, Vec<crate::ranker::RankerQuestion>)>, TrainError> {
+    let mut sources = Vec::new();
+    for path in &args.dumps {
+        let dump = crate::ranker::read_dump_lines(path, &args.retriever)?;
+        if dump.questions.is_empty() {
+            say!(
+                out,
+                "{}: no question with gold and ranker candidates ({} lines; the ranker was off or gated off, e.g. records): no training rows, not scored",
+                path.display(),
+                dump.skipped
+            );
+            continue;
+        }
+        sources.push((path.display().to_string(), dump.questions));
+    }
+    if sources.is_empty() {
+        return Err(TrainError::invalid(
+            "no dump holds ranker candidates (dump with `eval retrieval --dump` and a ranker depth > 0)",
+        ));
+    }
+    Ok(sources)
 }
 
 fn train_ranker(args: TrainRankerArgs, out: Out<'_>) -> Result<(), TrainError> {
-    use crate::ranker::{read_dump, train_ranker, RANKER_KS};
+    use crate::ranker::{train_ranker, RANKER_KS};
     use mnemos_core::retrieval::RANK_FEATURE_NAMES;
-    let mut sources = Vec::new();
-    for path in &args.dumps {
-        let questions = read_dump(path, &args.retriever)?;
-        sources.push((path.display().to_string(), questions));
+    let sources = ranker_sources(&args, out)?;
+    if args.select {
+        return select_ranker(&args, sources, out);
     }
     let fit = train_ranker(&sources, args.l2)?;
     say!(
@@ -300,17 +352,171 @@ fn train_ranker(args: TrainRankerArgs, out: Out<'_>) -> Result<(), TrainError> {
         say!(out, "  {name:<20} {weight:>9.4}");
     }
     say!(out, "  {:<20} {:>9.4}", "bias", fit.ranker.bias);
+    write_ranker(&args.out, &fit.ranker)?;
+    say!(out, "\nwrote {}", args.out.display());
+    Ok(())
+}
+
+/// `ranker` as a config file holding `[retrieval.ranker]`.
+fn write_ranker(
+    path: &Path,
+    ranker: &mnemos_core::retrieval::LearnedRanker,
+) -> Result<(), TrainError> {
     let mut table = toml::Table::new();
-    let ranker = toml::Value::try_from(&fit.ranker).map_err(|e| serialize("TOML", e))?;
+    let ranker = toml::Value::try_from(ranker).map_err(|e| serialize("TOML", e))?;
     let mut retrieval = toml::Table::new();
     retrieval.insert("ranker".into(), ranker);
     table.insert("retrieval".into(), toml::Value::Table(retrieval));
     write(
-        &args.out,
+        path,
         toml::to_string(&table).map_err(|e| serialize("TOML", e))?,
-    )?;
-    say!(out, "\nwrote {}", args.out.display());
+    )
+}
+
+/// `train ranker --select`: the selection, its honest figure, and the chosen ranker.
+fn select_ranker(
+    args: &TrainRankerArgs,
+    sources: Vec<(String, Vec<crate::ranker::RankerQuestion>)>,
+    out: Out<'_>,
+) -> Result<(), TrainError> {
+    use crate::select::{select_ranker, with_derived, SelectOptions};
+    let started = Instant::now();
+    let sources: Vec<_> = if args.derived {
+        sources
+            .into_iter()
+            .map(|(name, questions)| (name, with_derived(&questions)))
+            .collect()
+    } else {
+        sources
+    };
+    let options = SelectOptions {
+        l2_grid: args.l2_grid.clone(),
+        tolerance: args.tolerance,
+        r1_weight: args.r1_weight,
+        threads: args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        ..SelectOptions::default()
+    };
+    let report = select_ranker(&sources, args.l2, &options, !args.no_nested)?;
+    report_selection(&report, &options, out);
+    if let Some(ranker) = &report.ranker {
+        write_ranker(&args.out, ranker)?;
+        say!(out, "\nwrote {}", args.out.display());
+    } else {
+        say!(
+            out,
+            "\nnot written: the selection keeps a derived feature the engine does not compute"
+        );
+    }
+    say!(out, "took {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+fn report_selection(
+    report: &crate::select::SelectReport,
+    options: &crate::select::SelectOptions,
+    out: Out<'_>,
+) {
+    use crate::ranker::RecallAt;
+    say!(
+        out,
+        "leave-one-conversation-out ({} folds, each conversation held out of every dump); score R@10 + {}·R@1, dumps weighted equally; L2 grid {:?}, tolerance {}",
+        report.folds,
+        options.r1_weight,
+        options.l2_grid,
+        options.tolerance
+    );
+    say!(out, "| dump | questions | order | R@1 | R@5 | R@10 |");
+    say!(out, "|---|---|---|---|---|---|");
+    let fixed = format!("l2 {}, all features", report.fixed_l2);
+    for source in &report.by_source {
+        let rows: [(String, Option<&RecallAt>); 5] = [
+            ("fused".into(), Some(&source.fused)),
+            (format!("in-sample ({fixed})"), Some(&source.in_sample)),
+            (format!("held out ({fixed})"), Some(&source.fixed)),
+            ("held out, nested selection".into(), source.nested.as_ref()),
+            (
+                "CV of the final selection (optimistic)".into(),
+                Some(&source.selected_cv),
+            ),
+        ];
+        for (order, recall) in rows {
+            let Some(recall) = recall else { continue };
+            let cells: Vec<String> = recall.0.iter().map(|r| format!("{r:.3}")).collect();
+            say!(
+                out,
+                "| {} | {} | {order} | {} |",
+                source.source,
+                source.questions,
+                cells.join(" | ")
+            );
+        }
+    }
+    report_outer_folds(report, out);
+    report_final_selection(report, out);
+}
+
+/// What each outer fold of the nested CV chose.
+fn report_outer_folds(report: &crate::select::SelectReport, out: Out<'_>) {
+    if !report.outer.is_empty() {
+        say!(
+            out,
+            "\nnested: what the selection on the other conversations chose"
+        );
+        say!(out, "| held out | l2 | features | inner score | dropped |");
+        say!(out, "|---|---|---|---|---|");
+        for fold in &report.outer {
+            say!(
+                out,
+                "| {} | {} | {} | {:.4} | {} |",
+                fold.conversation,
+                fold.chosen.settings.l2,
+                fold.chosen.settings.keep.iter().filter(|k| **k).count(),
+                fold.chosen.objective,
+                dropped_names(&fold.chosen.settings, &report.feature_names)
+            );
+        }
+    }
+}
+
+/// The selection on every conversation and its weights.
+fn report_final_selection(report: &crate::select::SelectReport, out: Out<'_>) {
+    let chosen = &report.chosen;
+    say!(
+        out,
+        "\nfinal selection on all {} conversations: l2 {}, {} of {} features, CV score {:.4}",
+        report.folds,
+        chosen.settings.l2,
+        chosen.settings.keep.iter().filter(|k| **k).count(),
+        chosen.settings.keep.len(),
+        chosen.objective
+    );
+    say!(
+        out,
+        "dropped: {}",
+        dropped_names(&chosen.settings, &report.feature_names)
+    );
+    if let Some(ranker) = &report.ranker {
+        say!(out, "\nfitted on every question (depth {}):", ranker.depth);
+        for (name, weight) in report.feature_names.iter().zip(&ranker.weights) {
+            say!(out, "  {name:<20} {weight:>9.4}");
+        }
+        say!(out, "  {:<20} {:>9.4}", "bias", ranker.bias);
+    }
+}
+
+fn dropped_names(settings: &crate::select::Settings, names: &[String]) -> String {
+    let dropped: Vec<&str> = settings
+        .dropped()
+        .into_iter()
+        .filter_map(|i| names.get(i).map(String::as_str))
+        .collect();
+    if dropped.is_empty() {
+        "none".into()
+    } else {
+        dropped.join(", ")
+    }
 }
 
 #[derive(Args)]

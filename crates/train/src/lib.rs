@@ -24,6 +24,7 @@ pub mod lufy;
 mod question_set;
 pub mod ranker;
 pub mod relevance;
+pub mod select;
 
 pub use classifier::{feature_rows, train_best, train_weights, FeatureSet, PenaltyGrid, L2_GRID};
 pub use logistic::{accuracy, cross_validate, train_logistic};

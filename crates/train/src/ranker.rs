@@ -16,7 +16,7 @@ use mnemos_offline::classify::{LogisticModel, TrainOptions};
 use crate::{train_logistic, TrainError};
 
 /// Where the fused order sits among the features (1 / (1 + position)).
-const FUSED_RANK_FEATURE: usize = 1;
+pub(crate) const FUSED_RANK_FEATURE: usize = 1;
 
 /// Recall cut-offs reported.
 pub const RANKER_KS: [usize; 3] = [1, 5, 10];
@@ -26,6 +26,9 @@ pub const RANKER_KS: [usize; 3] = [1, 5, 10];
 pub struct RankerQuestion {
     /// The dump it came from and its conversation: the cross-validation fold.
     pub group: String,
+    /// The conversation alone: the fold of `--select`, which holds a conversation out of
+    /// every dump at once (two dumps of one dataset share their conversations).
+    pub conversation: String,
     pub gold: Vec<String>,
     /// (label, features), best fused first.
     pub candidates: Vec<(String, Vec<f64>)>,
@@ -41,14 +44,36 @@ struct DumpLine {
 }
 
 /// The questions of one dump file for one retriever row (e.g. "hybrid"), skipping questions
-/// without gold or without candidates.
+/// without gold or without candidates; a dump without any is an error.
 pub fn read_dump(path: &Path, retriever: &str) -> Result<Vec<RankerQuestion>, TrainError> {
+    let dump = read_dump_lines(path, retriever)?;
+    if dump.questions.is_empty() {
+        return Err(TrainError::invalid(format!(
+            "{}: no question with gold labels and ranker candidates (dump with `eval retrieval --dump` and a ranker depth > 0)",
+            path.display()
+        )));
+    }
+    Ok(dump.questions)
+}
+
+/// What one dump holds to train on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dump {
+    pub questions: Vec<RankerQuestion>,
+    /// Lines skipped for lacking gold labels or ranker candidates (a dataset the ranker is
+    /// gated off for has no candidates on any line).
+    pub skipped: usize,
+}
+
+/// Like [`read_dump`], but a dump without candidates is not an error: it holds no rows.
+pub fn read_dump_lines(path: &Path, retriever: &str) -> Result<Dump, TrainError> {
     let text = std::fs::read_to_string(path).map_err(|source| TrainError::Read {
         path: path.display().to_string(),
         source,
     })?;
     let source = path.display().to_string();
     let mut questions = Vec::new();
+    let mut skipped = 0;
     for (i, line) in text
         .lines()
         .enumerate()
@@ -67,6 +92,7 @@ pub fn read_dump(path: &Path, retriever: &str) -> Result<Vec<RankerQuestion>, Tr
             )));
         };
         if parsed.gold.is_empty() || candidates.is_empty() {
+            skipped += 1;
             continue;
         }
         if candidates.iter().any(|(_, f)| f.len() != RANK_FEATURES) {
@@ -80,16 +106,12 @@ pub fn read_dump(path: &Path, retriever: &str) -> Result<Vec<RankerQuestion>, Tr
         candidates.sort_by(|a, b| b.1[FUSED_RANK_FEATURE].total_cmp(&a.1[FUSED_RANK_FEATURE]));
         questions.push(RankerQuestion {
             group: format!("{source}#{}", parsed.conversation),
+            conversation: parsed.conversation,
             gold: parsed.gold,
             candidates,
         });
     }
-    if questions.is_empty() {
-        return Err(TrainError::invalid(format!(
-            "{source}: no question with gold labels and ranker candidates (dump with `eval retrieval --dump` and a ranker depth > 0)"
-        )));
-    }
-    Ok(questions)
+    Ok(Dump { questions, skipped })
 }
 
 /// Mean recall at each of [`RANKER_KS`].
@@ -97,7 +119,7 @@ pub fn read_dump(path: &Path, retriever: &str) -> Result<Vec<RankerQuestion>, Tr
 pub struct RecallAt(pub [f64; 3]);
 
 impl RecallAt {
-    fn of(rankings: &[(Vec<&str>, &[String])]) -> Self {
+    pub(crate) fn of(rankings: &[(Vec<&str>, &[String])]) -> Self {
         let mut sums = [0.0; 3];
         for (ranked, gold) in rankings {
             // The same recall `eval retrieval` reports.
@@ -195,7 +217,7 @@ pub fn train_ranker(
     })
 }
 
-fn labels(q: &RankerQuestion) -> Vec<&str> {
+pub(crate) fn labels(q: &RankerQuestion) -> Vec<&str> {
     q.candidates.iter().map(|(l, _)| l.as_str()).collect()
 }
 
@@ -232,7 +254,7 @@ fn reorder<'q>(model: &LogisticModel, q: &'q RankerQuestion) -> Result<Vec<&'q s
 }
 
 /// The model with its standardization folded into the weights, as the core applies it.
-fn unscaled(model: &LogisticModel, depth: usize) -> LearnedRanker {
+pub(crate) fn unscaled(model: &LogisticModel, depth: usize) -> LearnedRanker {
     let mut bias = model.bias;
     let weights = model
         .weights
@@ -271,6 +293,7 @@ mod tests {
             .collect();
         RankerQuestion {
             group: group.to_string(),
+            conversation: group.to_string(),
             gold: vec![format!("L{}", n - 1)],
             candidates,
         }

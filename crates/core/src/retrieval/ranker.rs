@@ -48,6 +48,12 @@ pub const DEFAULT_RANKER_DEPTH: usize = 30;
 /// Weights fitted on LoCoMo dev (all five conversations), features unscaled, by `mnemos train
 /// ranker` on an `eval retrieval --dump` of the default configuration. The second hop was off
 /// there, so its weight is 0: what a hop adds counts only through `fused`.
+///
+/// Kept because their settings (L2 0.001 on standardized features, all 19 features) have the
+/// best out-of-fold figure found: held out by conversation R@1 / R@5 / R@10 0.429 / 0.720 /
+/// 0.785 against 0.427 / 0.723 / 0.787 in sample. Features and L2 chosen by nested
+/// leave-one-conversation-out selection (`mnemos train ranker --select`), on MiniLM's dump, on
+/// e5's, or on both, tied on R@10 and lost R@1 (docs/results/retrieval.md).
 const SHIPPED_WEIGHTS: [f32; RANK_FEATURES] = [
     2.5812, -0.0852, -0.8265, 0.8612, -0.8403, -0.5885, 0.5833, 7.3873, 1.5694, 0.7967, 0.0000,
     0.7447, 0.8659, 0.1857, 1.0159, -0.5113, -0.0393, -0.1744, 1.9439,

@@ -198,7 +198,7 @@ impl E5File {
         rows: usize,
         cols: usize,
     ) -> Result<&[u8], FormatError> {
-        if cols % BLOCK != 0 {
+        if !cols.is_multiple_of(BLOCK) {
             return Err(FormatError::Range("a quantized row length"));
         }
         let entry = self.entry(name, DType::Q4, rows * cols)?;

@@ -314,6 +314,21 @@ fn memory(
     }
 }
 
+/// `n` facts "fact 0", "fact 1", … in `scope`, fact i from round i.
+fn facts(scope: &Scope, n: u64) -> Vec<Memory> {
+    (0..n)
+        .map(|i| {
+            memory(
+                scope,
+                MemoryKind::Fact,
+                moment(i),
+                &format!("fact {i}"),
+                vec![],
+            )
+        })
+        .collect()
+}
+
 fn meta(pairs: &[(&str, &str)]) -> Metadata {
     pairs
         .iter()
@@ -761,17 +776,7 @@ pub fn memories_by_ids<S: Store>(make: &dyn Fn() -> S) {
     let store = make();
     let user = key("tenant-1", "alice");
     let scope = scope_of(&user, "agent", "s1");
-    let ms: Vec<Memory> = (0..5)
-        .map(|i| {
-            memory(
-                &scope,
-                MemoryKind::Fact,
-                moment(i),
-                &format!("fact {i}"),
-                vec![],
-            )
-        })
-        .collect();
+    let ms: Vec<Memory> = facts(&scope, 5);
     unwrap_ok(
         store.write(WriteBatch {
             memories: ms.clone(),
@@ -2555,17 +2560,7 @@ pub fn unembedded_counted_and_retained<S: Store>(make: &dyn Fn() -> S) {
     let bob = key("tenant-1", "bob");
     let mut rng = Rng(0xb1d);
     let scope = scope_of(&alice, "agent", "s1");
-    let mems: Vec<Memory> = (0..4)
-        .map(|i| {
-            memory(
-                &scope,
-                MemoryKind::Fact,
-                moment(i),
-                &format!("fact {i}"),
-                vec![],
-            )
-        })
-        .collect();
+    let mems: Vec<Memory> = facts(&scope, 4);
     let theirs = memory(
         &scope_of(&bob, "agent", "s1"),
         MemoryKind::Fact,

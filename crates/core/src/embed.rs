@@ -34,42 +34,51 @@ pub trait EmbedderExt: Embedder {
     /// Embed any number of texts in chunks of `max_batch()`, checking count, dimension and
     /// finiteness of every vector.
     fn embed_all(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(self.max_batch().max(1)) {
-            let vectors = self.embed_batch(chunk)?;
-            check_vectors(self.dimension(), chunk.len(), &vectors)?;
-            out.extend(vectors);
-        }
-        Ok(out)
+        checked_chunks(self.max_batch(), self.dimension(), texts, |c| {
+            self.embed_batch(c)
+        })
     }
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut v = self.embed_all(&[text])?;
-        v.pop().ok_or(EmbedError::Count {
-            expected: 1,
-            got: 0,
-        })
+        only(self.embed_all(&[text])?)
     }
 
     /// [`Self::embed_all`] for search queries ([`Embedder::embed_query_batch`]).
     fn embed_all_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(self.max_batch().max(1)) {
-            let vectors = self.embed_query_batch(chunk)?;
-            check_vectors(self.dimension(), chunk.len(), &vectors)?;
-            out.extend(vectors);
-        }
-        Ok(out)
+        checked_chunks(self.max_batch(), self.dimension(), texts, |c| {
+            self.embed_query_batch(c)
+        })
     }
 
     /// One search query's vector ([`Embedder::embed_query_batch`]).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut v = self.embed_all_queries(&[text])?;
-        v.pop().ok_or(EmbedError::Count {
-            expected: 1,
-            got: 0,
-        })
+        only(self.embed_all_queries(&[text])?)
     }
+}
+
+/// `texts` through `embed` in chunks of `max_batch`, each chunk's vectors checked against the
+/// contract.
+fn checked_chunks(
+    max_batch: usize,
+    dimension: usize,
+    texts: &[&str],
+    embed: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>, EmbedError>,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(max_batch.max(1)) {
+        let vectors = embed(chunk)?;
+        check_vectors(dimension, chunk.len(), &vectors)?;
+        out.extend(vectors);
+    }
+    Ok(out)
+}
+
+/// The one vector of a one-text call.
+fn only(mut vectors: Vec<Vec<f32>>) -> Result<Vec<f32>, EmbedError> {
+    vectors.pop().ok_or(EmbedError::Count {
+        expected: 1,
+        got: 0,
+    })
 }
 
 impl<E: Embedder + ?Sized> EmbedderExt for E {}

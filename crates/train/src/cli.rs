@@ -314,6 +314,22 @@ fn ranker_sources(
     Ok(sources)
 }
 
+/// One row of a recall table: the dump, its questions, the order and its recall at each k.
+fn recall_row(
+    out: Out<'_>,
+    source: &str,
+    questions: usize,
+    order: &str,
+    recall: &crate::ranker::RecallAt,
+) {
+    let cells: Vec<String> = recall.0.iter().map(|r| format!("{r:.3}")).collect();
+    say!(
+        out,
+        "| {source} | {questions} | {order} | {} |",
+        cells.join(" | ")
+    );
+}
+
 fn train_ranker(args: TrainRankerArgs, out: Out<'_>) -> Result<(), TrainError> {
     use crate::ranker::{train_ranker, RANKER_KS};
     use mnemos_core::retrieval::RANK_FEATURE_NAMES;
@@ -333,14 +349,7 @@ fn train_ranker(args: TrainRankerArgs, out: Out<'_>) -> Result<(), TrainError> {
     say!(out, "|---|---|---|{}", "---|".repeat(ks.len()));
     for source in &fit.by_source {
         for (order, recall) in [("fused", &source.fused), ("learned", &source.learned)] {
-            let cells: Vec<String> = recall.0.iter().map(|r| format!("{r:.3}")).collect();
-            say!(
-                out,
-                "| {} | {} | {order} | {} |",
-                source.source,
-                source.questions,
-                cells.join(" | ")
-            );
+            recall_row(out, &source.source, source.questions, order, recall);
         }
     }
     say!(
@@ -442,15 +451,9 @@ fn report_selection(
             ),
         ];
         for (order, recall) in rows {
-            let Some(recall) = recall else { continue };
-            let cells: Vec<String> = recall.0.iter().map(|r| format!("{r:.3}")).collect();
-            say!(
-                out,
-                "| {} | {} | {order} | {} |",
-                source.source,
-                source.questions,
-                cells.join(" | ")
-            );
+            if let Some(recall) = recall {
+                recall_row(out, &source.source, source.questions, &order, recall);
+            }
         }
     }
     report_outer_folds(report, out);

@@ -46,10 +46,20 @@ pub(crate) struct TurnPlace<'a> {
 }
 
 /// Turn memories in dialogue order, per (agent, session); only active turns are kept.
+///
+/// Each turn's neighbours are kept beside it (slot-indexed) and updated on every insert and
+/// removal, so a search reads them in constant time instead of walking the session's order
+/// for every candidate.
 #[derive(Clone, Default)]
 pub(crate) struct DialogueOrder {
     sessions: HashMap<SessionKey, BTreeMap<(Moment, MemoryId), u32>>,
-    places: HashMap<u32, Place>,
+    /// Slot-indexed: where the slot's turn sits (`None`: no turn).
+    places: Vec<Option<Place>>,
+    /// Slot-indexed: the turns just before and after in the same session, whoever said them.
+    adjacent: Vec<[Option<u32>; 2]>,
+    /// Slot-indexed: `adjacent`, keeping only the turns that answer this one (see
+    /// [`neighbours`](Self::neighbours)).
+    exchange: Vec<[Option<u32>; 2]>,
     /// Every speaker name seen, with its analyzed terms (how a query names the speaker).
     speakers: HashMap<String, Vec<String>>,
 }
@@ -74,16 +84,30 @@ impl DialogueOrder {
             at: (turn.at, turn.id),
             voice,
         };
-        self.sessions
-            .entry(place.session.clone())
-            .or_default()
-            .insert(place.at, slot);
-        self.places.insert(slot, place);
+        let order = self.sessions.entry(place.session.clone()).or_default();
+        order.insert(place.at, slot);
+        let before = order.range(..place.at).next_back().map(|(_, &s)| s);
+        let after = order
+            .range((Bound::Excluded(place.at), Bound::Unbounded))
+            .next()
+            .map(|(_, &s)| s);
+        self.grow(slot);
+        self.places[slot as usize] = Some(place);
+        self.adjacent[slot as usize] = [before, after];
+        if let Some(b) = before {
+            self.adjacent[b as usize][1] = Some(slot);
+        }
+        if let Some(a) = after {
+            self.adjacent[a as usize][0] = Some(slot);
+        }
+        for s in [Some(slot), before, after].into_iter().flatten() {
+            self.refresh(s);
+        }
     }
 
     /// `slot` no longer holds an active turn.
     pub(crate) fn remove(&mut self, slot: u32) {
-        let Some(place) = self.places.remove(&slot) else {
+        let Some(place) = self.places.get_mut(slot as usize).and_then(Option::take) else {
             return;
         };
         if let Some(order) = self.sessions.get_mut(&place.session) {
@@ -92,11 +116,51 @@ impl DialogueOrder {
                 self.sessions.remove(&place.session);
             }
         }
+        let [before, after] = std::mem::take(&mut self.adjacent[slot as usize]);
+        self.exchange[slot as usize] = [None, None];
+        if let Some(b) = before {
+            self.adjacent[b as usize][1] = after;
+        }
+        if let Some(a) = after {
+            self.adjacent[a as usize][0] = before;
+        }
+        for s in [before, after].into_iter().flatten() {
+            self.refresh(s);
+        }
+    }
+
+    fn grow(&mut self, slot: u32) {
+        let n = slot as usize + 1;
+        if self.places.len() < n {
+            self.places.resize(n, None);
+            self.adjacent.resize(n, [None, None]);
+            self.exchange.resize(n, [None, None]);
+        }
+    }
+
+    /// Recompute which of `slot`'s adjacent turns answer it.
+    fn refresh(&mut self, slot: u32) {
+        let place = self.places.get(slot as usize).and_then(Option::as_ref);
+        let voice = place.and_then(|p| p.voice.as_ref());
+        let answers = |other: Option<u32>| {
+            let other = other?;
+            let theirs = self.places.get(other as usize)?.as_ref()?.voice.as_ref();
+            let differ = match (voice, theirs) {
+                (Some(Voice::Named(a)), Some(Voice::Named(b))) => a != b,
+                (Some(Voice::Role(a)), Some(Voice::Role(b))) => a != b,
+                // A named turn beside an unnamed one: two sources side by side (a user's
+                // messages between imported chats), not one conversation.
+                _ => false,
+            };
+            differ.then_some(other)
+        };
+        let [before, after] = self.adjacent[slot as usize];
+        self.exchange[slot as usize] = [answers(before), answers(after)];
     }
 
     /// The speaker of the turn in `slot`, if it names one.
     pub(crate) fn speaker(&self, slot: u32) -> Option<&str> {
-        match &self.places.get(&slot)?.voice {
+        match &self.places.get(slot as usize)?.as_ref()?.voice {
             Some(Voice::Named(name)) => Some(name),
             _ => None,
         }
@@ -112,34 +176,13 @@ impl DialogueOrder {
     }
 
     /// The turns just before and just after `slot` in its session, each only when both it and
-    /// `slot` say who spoke (a speaker, or else a role) and they differ (None otherwise, at either end of the
-    /// session, or when `slot` is not a turn).
+    /// `slot` say who spoke (a speaker, or else a role) and they differ (None otherwise, at
+    /// either end of the session, or when `slot` is not a turn).
     pub(crate) fn neighbours(&self, slot: u32) -> [Option<u32>; 2] {
-        let Some(place) = self.places.get(&slot) else {
-            return [None, None];
-        };
-        let Some(order) = self.sessions.get(&place.session) else {
-            return [None, None];
-        };
-        let answers = |other: u32| {
-            let theirs = self.places.get(&other).and_then(|p| p.voice.as_ref());
-            match (place.voice.as_ref(), theirs) {
-                (Some(Voice::Named(a)), Some(Voice::Named(b))) => a != b,
-                (Some(Voice::Role(a)), Some(Voice::Role(b))) => a != b,
-                // A named turn beside an unnamed one: two sources side by side (a user's
-                // messages between imported chats), not one conversation.
-                _ => false,
-            }
-        };
-        let before = order.range(..place.at).next_back().map(|(_, &s)| s);
-        let after = order
-            .range((Bound::Excluded(place.at), Bound::Unbounded))
-            .next()
-            .map(|(_, &s)| s);
-        [
-            before.filter(|&s| answers(s)),
-            after.filter(|&s| answers(s)),
-        ]
+        self.exchange
+            .get(slot as usize)
+            .copied()
+            .unwrap_or([None, None])
     }
 }
 

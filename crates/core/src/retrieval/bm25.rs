@@ -208,6 +208,11 @@ impl Bm25Index {
         out
     }
 
+    /// The id of `term`, if any document ever held it.
+    pub fn term_id(&self, term: &str) -> Option<u32> {
+        self.term_ids.get(term).copied()
+    }
+
     /// Does the document in `slot` hold the term with id `term`?
     pub fn holds(&self, slot: u32, term: u32) -> bool {
         match self.docs.get(slot as usize) {
@@ -232,30 +237,81 @@ impl Bm25Index {
         ids.dedup();
         let avg_len = (self.total_len as f32 / self.live_docs as f32).max(1.0);
         let Bm25Params { k1, b } = self.params;
-        let mut acc: HashMap<u32, f32> = HashMap::new();
-        for id in ids {
-            let list = &self.postings[id as usize];
-            if list.df == 0 {
-                continue;
-            }
-            let idf = self.idf(list.df);
-            for &(slot, tf) in &list.entries {
-                let Some(Some((terms, len))) = self.docs.get(slot as usize) else {
-                    continue;
-                };
-                if list.dead > 0 && terms.binary_search(&id).is_err() {
+        with_scratch(self.docs.len(), |scratch| {
+            for &id in &ids {
+                let list = &self.postings[id as usize];
+                if list.df == 0 {
                     continue;
                 }
-                if !accept(slot) {
-                    continue;
+                let idf = self.idf(list.df);
+                for &(slot, tf) in &list.entries {
+                    let Some(Some((terms, len))) = self.docs.get(slot as usize) else {
+                        continue;
+                    };
+                    if list.dead > 0 && terms.binary_search(&id).is_err() {
+                        continue;
+                    }
+                    if !accept(slot) {
+                        continue;
+                    }
+                    let tf = tf as f32;
+                    let norm = k1 * (1.0 - b + b * (*len as f32) / avg_len);
+                    scratch.add(slot, idf * tf * (k1 + 1.0) / (tf + norm));
                 }
-                let tf = tf as f32;
-                let norm = k1 * (1.0 - b + b * (*len as f32) / avg_len);
-                *acc.entry(slot).or_insert(0.0) += idf * tf * (k1 + 1.0) / (tf + norm);
             }
-        }
-        acc.into_iter().collect()
+            scratch.drain()
+        })
     }
+}
+
+/// Per-slot score sums of one query, reused from query to query on the same thread so that a
+/// search allocates nothing in proportion to the user's memories.
+#[derive(Default)]
+struct Scratch {
+    /// Slot-indexed sums; 0 where nothing was added (every addition is positive).
+    sums: Vec<f32>,
+    /// The slots with a sum, in first-touched order.
+    touched: Vec<u32>,
+}
+
+impl Scratch {
+    fn add(&mut self, slot: u32, score: f32) {
+        let sum = &mut self.sums[slot as usize];
+        if *sum == 0.0 {
+            self.touched.push(slot);
+        }
+        *sum += score;
+    }
+
+    /// The (slot, sum) pairs, leaving the scratch empty for the next query.
+    fn drain(&mut self) -> Vec<(u32, f32)> {
+        let sums = &mut self.sums;
+        self.touched
+            .drain(..)
+            .map(|slot| (slot, std::mem::take(&mut sums[slot as usize])))
+            .collect()
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Run `score` with this thread's scratch, sized for `slots` slots (a fresh one if the
+/// thread's is in use).
+fn with_scratch<T>(slots: usize, score: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            if scratch.sums.len() < slots {
+                scratch.sums.resize(slots, 0.0);
+            }
+            score(&mut scratch)
+        }
+        Err(_) => score(&mut Scratch {
+            sums: vec![0.0; slots],
+            touched: Vec::new(),
+        }),
+    })
 }
 
 #[cfg(test)]

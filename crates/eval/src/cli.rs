@@ -675,6 +675,9 @@ pub struct SearchBenchArgs {
     /// Where dense search runs: auto (the store's index when it has one), in_process, store.
     #[arg(long)]
     vectors: Option<String>,
+    /// Also profile the hybrid searches stage by stage (median and mean per stage).
+    #[arg(long)]
+    profile: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -718,6 +721,7 @@ pub fn bench_search(
         memories: args.memories,
         queries: args.queries,
         top_k: args.top_k,
+        profile: args.profile,
     };
     let report = search_bench::run(&engine, settings, config.retrieval.candidates)?;
     rendered(&report, args.json, search_bench::render)

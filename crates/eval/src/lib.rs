@@ -40,6 +40,7 @@ pub mod report;
 pub mod runner;
 pub mod scoring;
 pub mod search_bench;
+pub mod search_profile;
 pub mod source;
 pub mod summary;
 pub mod text;

@@ -19,6 +19,7 @@ use mnemos_engine::{Engine, NewTurn, SearchRequest};
 
 use crate::error::EvalError;
 use crate::metrics::{LatencyStats, LatencySummary};
+use crate::search_profile::{self, StageProfile};
 
 /// What to measure.
 #[derive(Clone, Debug, Serialize)]
@@ -30,6 +31,8 @@ pub struct SearchBenchSettings {
     pub queries: usize,
     /// Hits per search, and the k of recall@k.
     pub top_k: usize,
+    /// Also profile the hybrid searches stage by stage.
+    pub profile: bool,
 }
 
 /// The results.
@@ -49,6 +52,9 @@ pub struct SearchBenchReport {
     /// Recall@k of the store's vector index against exact brute force over the user's stored
     /// vectors; `None` when dense search runs in process (it is the brute force).
     pub index_recall: Option<f64>,
+    /// Where a hybrid search's time goes, stage by stage (with `profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<StageProfile>,
 }
 
 /// Words the generator draws from: enough that no two memories repeat.
@@ -244,6 +250,16 @@ pub fn run(
         settings.top_k,
     )?;
     let index_recall = index_recall(engine, &user, &queries, &settings, candidates)?;
+    let profile = if settings.profile {
+        Some(search_profile::profile(
+            engine,
+            &user,
+            &queries,
+            settings.top_k,
+        )?)
+    } else {
+        None
+    };
     let info = engine.info();
     Ok(SearchBenchReport {
         settings,
@@ -255,6 +271,7 @@ pub fn run(
         hybrid,
         dense,
         index_recall,
+        profile,
     })
 }
 
@@ -285,6 +302,9 @@ pub fn render(report: &SearchBenchReport) -> String {
             report.settings.top_k
         )),
         None => out.push_str("recall: dense search is exact (in process)\n"),
+    }
+    if let Some(profile) = &report.profile {
+        out.push_str(&search_profile::render(profile));
     }
     out
 }

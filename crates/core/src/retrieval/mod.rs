@@ -12,6 +12,7 @@ mod hit;
 pub mod memory_type;
 mod ranker;
 mod relevance;
+mod simd;
 mod texts;
 
 use std::collections::{HashMap, HashSet};
@@ -491,6 +492,12 @@ pub fn top_n_by<K: Ord>(
     n: usize,
     tie: impl Fn(u32) -> K,
 ) -> Vec<(u32, f32)> {
+    keep_top(&mut scored, n, &tie);
+    scored
+}
+
+/// Cut `scored` to its best `n`, sorted best first (ties broken on `tie(slot)`, ascending).
+fn keep_top<K: Ord>(scored: &mut Vec<(u32, f32)>, n: usize, tie: &impl Fn(u32) -> K) {
     let order =
         |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then_with(|| tie(a.0).cmp(&tie(b.0)));
     if scored.len() > n && n > 0 {
@@ -501,7 +508,6 @@ pub fn top_n_by<K: Ord>(
         scored.clear();
     }
     scored.sort_by(order);
-    scored
 }
 
 /// Take hits in rank order while they fit in `budget` tokens (skipping any single hit that does
@@ -564,6 +570,71 @@ pub struct Candidate {
     /// Set by the caller that explains the candidate ([`ScopeIndex::relevance`]); candidate
     /// generation leaves it empty.
     pub relevance: Option<RelevanceSignal>,
+    /// The query terms a lexical candidate holds, set by the caller that explains it
+    /// ([`ScopeIndex::matched_terms`]); candidate generation leaves it empty.
+    pub matched_terms: Vec<String>,
+}
+
+/// Where one candidate generation ([`ScopeIndex::candidates_timed`]) spent its time, stage by
+/// stage, in nanoseconds. The profile bench (`mnemos bench search --profile`) reports these.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StageTimes {
+    /// BM25 scoring over the inverted index and its top candidates.
+    pub bm25_ns: u64,
+    /// Dense scoring (the vector scan, or the store's answer mapped to slots) and its top
+    /// candidates.
+    pub dense_ns: u64,
+    /// Fusing the two lists.
+    pub fusion_ns: u64,
+    /// Dialogue context, speaker and date signals, and the sort after them.
+    pub signals_ns: u64,
+    /// The learned ranker.
+    pub ranker_ns: u64,
+    /// The second hop.
+    pub second_hop_ns: u64,
+    /// Turning ranked slots into candidates.
+    pub assemble_ns: u64,
+}
+
+impl StageTimes {
+    /// Every stage's time added to this one's.
+    pub fn add(&mut self, other: &StageTimes) {
+        self.bm25_ns += other.bm25_ns;
+        self.dense_ns += other.dense_ns;
+        self.fusion_ns += other.fusion_ns;
+        self.signals_ns += other.signals_ns;
+        self.ranker_ns += other.ranker_ns;
+        self.second_hop_ns += other.second_hop_ns;
+        self.assemble_ns += other.assemble_ns;
+    }
+}
+
+/// Nanoseconds between successive laps.
+struct Lap(std::time::Instant);
+
+impl Lap {
+    fn start() -> Self {
+        Lap(std::time::Instant::now())
+    }
+
+    /// Nanoseconds since the previous lap (or the start).
+    fn lap(&mut self) -> u64 {
+        let now = std::time::Instant::now();
+        let ns = now.duration_since(self.0).as_nanos();
+        self.0 = now;
+        u64::try_from(ns).unwrap_or(u64::MAX)
+    }
+}
+
+/// What one candidate generation searches for: the settings, the retriever, the query's
+/// analyzed terms, the filter and the second hop, if any.
+#[derive(Clone, Copy)]
+pub struct CandidateQuery<'a> {
+    pub config: &'a RetrievalConfig,
+    pub retriever: RetrieverKind,
+    pub terms: &'a [String],
+    pub filter: &'a SearchFilter,
+    pub second_hop: Option<&'a SecondHop>,
 }
 
 /// Scale `tail` (in any order) so that its best score stays below `floor`, the lowest score
@@ -839,6 +910,26 @@ impl ScopeIndex {
             && filter.validity.matches(s.time, s.valid_to)
     }
 
+    /// The terms of `query_terms` (in their order, each once) that the memory `id` holds as
+    /// indexed: what a lexical hit matched, read from the index instead of analyzing the
+    /// memory's text again.
+    pub fn matched_terms(&self, id: MemoryId, query_terms: &[String]) -> Vec<String> {
+        let Some(&slot) = self.by_id.get(&id) else {
+            return Vec::new();
+        };
+        let mut matched: Vec<String> = Vec::new();
+        for term in query_terms {
+            let held = self
+                .bm25
+                .term_id(term)
+                .is_some_and(|t| self.bm25.holds(slot, t));
+            if held && !matched.contains(term) {
+                matched.push(term.clone());
+            }
+        }
+        matched
+    }
+
     /// Record that the memory `id` stopped being true at `valid_to` (or is true again, for
     /// `None`): a supersession changes no text, so nothing else of the index moves.
     pub fn set_valid_to(&mut self, id: MemoryId, valid_to: Option<Timestamp>) {
@@ -865,12 +956,32 @@ impl ScopeIndex {
         filter: &SearchFilter,
         second_hop: Option<&SecondHop>,
     ) -> Vec<Candidate> {
-        let accept = |slot: u32| self.accepts(slot, filter);
-        let dense = match (retriever.uses_dense(), query_vector) {
-            (true, Some(q)) => self.dense.score(q, &accept),
+        let query = CandidateQuery {
+            config,
+            retriever,
+            terms: query_terms,
+            filter,
+            second_hop,
+        };
+        self.candidates_timed(&query, query_vector, &mut StageTimes::default())
+    }
+
+    /// [`candidates`](Self::candidates), adding each stage's time to `times`.
+    pub fn candidates_timed(
+        &self,
+        query: &CandidateQuery<'_>,
+        query_vector: Option<&[f32]>,
+        times: &mut StageTimes,
+    ) -> Vec<Candidate> {
+        let mut lap = Lap::start();
+        let accept = |slot: u32| self.accepts(slot, query.filter);
+        let tie = |slot: u32| self.id_of(slot);
+        let dense = match (query.retriever.uses_dense(), query_vector) {
+            (true, Some(q)) => self.dense.top(q, &accept, query.config.candidates, tie),
             _ => Vec::new(),
         };
-        self.candidates_from(config, retriever, query_terms, dense, filter, second_hop)
+        times.dense_ns += lap.lap();
+        self.candidates_from(query, dense, times)
     }
 
     /// [`candidates`](Self::candidates) with the dense scores given: the store's nearest
@@ -886,27 +997,53 @@ impl ScopeIndex {
         filter: &SearchFilter,
         second_hop: Option<&SecondHop>,
     ) -> Vec<Candidate> {
-        let dense = if retriever.uses_dense() {
-            nearest
+        let query = CandidateQuery {
+            config,
+            retriever,
+            terms: query_terms,
+            filter,
+            second_hop,
+        };
+        self.candidates_scored_timed(&query, nearest, &mut StageTimes::default())
+    }
+
+    /// [`candidates_scored`](Self::candidates_scored), adding each stage's time to `times`.
+    pub fn candidates_scored_timed(
+        &self,
+        query: &CandidateQuery<'_>,
+        nearest: &[(MemoryId, f32)],
+        times: &mut StageTimes,
+    ) -> Vec<Candidate> {
+        let mut lap = Lap::start();
+        let dense = if query.retriever.uses_dense() {
+            let scored = nearest
                 .iter()
                 .filter_map(|(id, score)| self.by_id.get(id).map(|&slot| (slot, *score)))
-                .filter(|&(slot, _)| self.accepts(slot, filter))
-                .collect()
+                .filter(|&(slot, _)| self.accepts(slot, query.filter))
+                .collect();
+            top_n_by(scored, query.config.candidates, |slot| self.id_of(slot))
         } else {
             Vec::new()
         };
-        self.candidates_from(config, retriever, query_terms, dense, filter, second_hop)
+        times.dense_ns += lap.lap();
+        self.candidates_from(query, dense, times)
     }
 
+    /// The rest of candidate generation, given the dense side's best candidates (sorted).
     fn candidates_from(
         &self,
-        config: &RetrievalConfig,
-        retriever: RetrieverKind,
-        query_terms: &[String],
+        query: &CandidateQuery<'_>,
         dense: Vec<(u32, f32)>,
-        filter: &SearchFilter,
-        second_hop: Option<&SecondHop>,
+        times: &mut StageTimes,
     ) -> Vec<Candidate> {
+        let CandidateQuery {
+            config,
+            retriever,
+            terms: query_terms,
+            filter,
+            second_hop,
+        } = *query;
+        let mut lap = Lap::start();
         let accept = |slot: u32| self.accepts(slot, filter);
         // Equal scores rank by memory id, not by when this process indexed the memory, so
         // every process ranks the same data the same way.
@@ -920,7 +1057,7 @@ impl ScopeIndex {
         } else {
             Vec::new()
         };
-        let dense = top_n_by(dense, config.candidates, tie);
+        times.bm25_ns += lap.lap();
         let mut fused: Vec<Ranked> = fuse_by(&config.fusion, &lexical, &dense, tie)
             .into_iter()
             .map(|(slot, score, lexical, dense)| Ranked {
@@ -930,19 +1067,31 @@ impl ScopeIndex {
                 ..Ranked::new(slot)
             })
             .collect();
+        times.fusion_ns += lap.lap();
         self.add_context(config.context, &accept, &mut fused);
         self.favour_named_speakers(config.speaker, query_terms, &mut fused);
         self.favour_named_dates(config.date, query_terms, &mut fused);
         // The second hop seeds from the best candidates, so it needs them in order.
         self.sort_ranked(&mut fused);
+        times.signals_ns += lap.lap();
         // Where the learned ranker runs (dialogue), its session and neighbour features already
         // reach what the hop would bridge to, and the hop measured as a loss there, refitted
         // or not; so the hop is for the records and notes the ranker leaves alone.
         if self.ranker_applies(&config.ranker, &fused) {
             self.apply_ranker(&config.ranker, query_terms, &mut fused);
+            times.ranker_ns += lap.lap();
         } else if let Some(hop) = second_hop {
+            times.ranker_ns += lap.lap();
             self.add_second_hop(query_terms, hop, &accept, &mut fused);
+            times.second_hop_ns += lap.lap();
         }
+        let candidates = self.assemble(fused);
+        times.assemble_ns += lap.lap();
+        candidates
+    }
+
+    /// Ranked slots as candidates, in order.
+    fn assemble(&self, fused: Vec<Ranked>) -> Vec<Candidate> {
         fused
             .into_iter()
             .filter_map(|r| {
@@ -962,6 +1111,7 @@ impl ScopeIndex {
                     date: r.date,
                     ranker: r.ranker,
                     relevance: None,
+                    matched_terms: Vec::new(),
                 })
             })
             .collect()

@@ -9,8 +9,8 @@ use serde::Serialize;
 use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
     is_cjk_query, rerank_by_type, select_within_budget, validate_min_relevance, Adjustment,
-    Candidate, Hit, LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex, ScoreBreakdown,
-    SearchFilter, SecondHop, TypeSearch,
+    Candidate, CandidateQuery, Hit, LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex,
+    ScoreBreakdown, SearchFilter, SecondHop, StageTimes, TypeSearch,
 };
 use mnemos_core::{
     validate_text, Access, Deadline, Embedder, EmbedderExt, Error, Memory, MemoryId,
@@ -243,6 +243,31 @@ fn without_repeated_facts(hits: &mut Vec<Hit>) {
     });
 }
 
+/// The rows one search has read, by memory: `None` for a memory the store no longer holds
+/// as active.
+type Rows = HashMap<MemoryId, Option<Memory>>;
+
+/// The turn a fact was extracted from, for a fact that names it.
+fn stating_turn(memory: &Memory) -> Option<MemoryId> {
+    use crate::truth::facts::SOURCE_KEY;
+    if memory.kind.tag() != mnemos_core::KindTag::Fact {
+        return None;
+    }
+    memory.metadata.get(SOURCE_KEY)?.parse().ok()
+}
+
+/// Is the candidate `id` a hit given the rows read: active, and not a fact whose stating
+/// turn (read because it is a candidate too) holds its words (see [`without_repeated_facts`]).
+fn is_hit(id: MemoryId, rows: &Rows) -> bool {
+    let Some(Some(memory)) = rows.get(&id) else {
+        return false;
+    };
+    let turn = stating_turn(memory).and_then(|turn| rows.get(&turn)?.as_ref());
+    !turn.is_some_and(|turn| {
+        turn.kind.tag() == mnemos_core::KindTag::Turn && turn.text.contains(memory.text.trim())
+    })
+}
+
 /// Superseded hits after every current one, scaled to score below the last current hit (their
 /// own order kept), each with a `superseded` adjustment saying by how much.
 fn current_first(hits: &mut Vec<Hit>) {
@@ -274,7 +299,19 @@ struct Judge {
     need: usize,
 }
 
-/// Where a search spent its time, in microseconds.
+/// What [`Memories::rank`] ranks: the request, its parts' texts and vectors, the store's
+/// nearest memories for each (empty when dense search runs in process), and the judge.
+#[derive(Clone, Copy)]
+struct RankQuery<'a> {
+    request: &'a SearchRequest,
+    texts: &'a [&'a str],
+    vectors: &'a [Option<Vec<f32>>],
+    nearest: &'a [Option<Nearest>],
+    judge: Judge,
+}
+
+/// Where a search spent its time, in microseconds; `stages` and the `_ns` fields break the
+/// same time down further, in nanoseconds (`mnemos bench search --profile`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct SearchTimings {
     pub embed_us: u64,
@@ -284,6 +321,25 @@ pub struct SearchTimings {
     pub classify_us: u64,
     /// Every re-ranking stage, query classification excluded.
     pub rerank_us: u64,
+    /// Checking the user's index is current (and building it when it is not).
+    pub index_ns: u64,
+    /// Splitting the query into questions and analyzing its terms.
+    pub analyze_ns: u64,
+    /// Candidate generation, stage by stage (part of `rank_us`).
+    pub stages: StageTimes,
+    /// Judging candidates' relevance against the floor (part of `rank_us`).
+    pub relevance_ns: u64,
+    /// Reading the returned memories from the store (part of `fetch_us`).
+    pub rows_ns: u64,
+    /// Building hits and their explanations (part of `fetch_us`).
+    pub explain_ns: u64,
+    /// Dropping repeated facts and cutting to `top_k` under the budget.
+    pub select_ns: u64,
+}
+
+/// Nanoseconds since `started`.
+fn nanos_since(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -318,13 +374,17 @@ impl Memories {
         let mut effective = request.clone();
         effective.filter.validity = request.validity();
         let request = &effective;
-        let slot = self.built_slot(&request.user)?;
         let mut timings = SearchTimings::default();
+        let started = Instant::now();
+        let slot = self.built_slot(&request.user)?;
+        timings.index_ns = nanos_since(started);
+        let started = Instant::now();
         let parts = if request.split_questions {
             question_parts(&request.query)
         } else {
             Vec::new()
         };
+        timings.analyze_ns = nanos_since(started);
         let texts: Vec<&str> = if parts.is_empty() {
             vec![request.query.as_str()]
         } else {
@@ -354,20 +414,29 @@ impl Memories {
                 top_k + top_k / 2 + 2
             },
         };
-        let ranked = self.rank(&slot, request, &texts, &vectors, &nearest, judge)?;
+        let query = RankQuery {
+            request,
+            texts: &texts,
+            vectors: &vectors,
+            nearest: &nearest,
+            judge,
+        };
+        let ranked = self.rank(&slot, &query, &mut timings)?;
         let (candidates, query_terms, candidates_count) = ranked;
         timings.rank_us = started.elapsed().as_micros() as u64;
         request.deadline.check()?;
 
         let started = Instant::now();
-        let mut hits = self.explained_hits(request, candidates, &query_terms, top_k)?;
+        let mut hits = self.explained_hits(request, candidates, top_k, &mut timings)?;
         timings.fetch_us = started.elapsed().as_micros() as u64;
         self.rerank(request, &mut hits, &mut timings)?;
+        let started = Instant::now();
         if request.as_of.is_none() && request.include_superseded {
             current_first(&mut hits);
         }
         without_repeated_facts(&mut hits);
         let hits = select_within_budget(hits, top_k, request.token_budget);
+        timings.select_ns = nanos_since(started);
 
         if request.record_access && !hits.is_empty() {
             self.record_access(&request.user, &hits)?;
@@ -469,12 +538,16 @@ impl Memories {
     fn rank(
         &self,
         slot: &ScopeSlot,
-        request: &SearchRequest,
-        texts: &[&str],
-        vectors: &[Option<Vec<f32>>],
-        nearest: &[Option<Nearest>],
-        judge: Judge,
+        query: &RankQuery<'_>,
+        timings: &mut SearchTimings,
     ) -> Result<(Vec<Candidate>, Vec<String>, usize)> {
+        let RankQuery {
+            request,
+            texts,
+            vectors,
+            nearest,
+            judge,
+        } = *query;
         let mut query_terms: Vec<String> = Vec::new();
         let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(texts.len());
         // Distinct fused candidates: one list's length, or the union of the parts' lists.
@@ -496,46 +569,51 @@ impl Memories {
         let guard = slot.read();
         for (i, (text, vector)) in texts.iter().zip(vectors).enumerate() {
             request.deadline.check()?;
+            let started = Instant::now();
             let terms = self.analyzer.terms(text);
             for term in &terms {
                 if !query_terms.contains(term) {
                     query_terms.push(term.clone());
                 }
             }
-            let hop = request.second_hop.as_ref();
+            timings.analyze_ns += nanos_since(started);
             let Some(index) = guard.index.as_ref() else {
                 continue;
             };
+            let part = CandidateQuery {
+                config,
+                retriever: request.retriever,
+                terms: &terms,
+                filter: &request.filter,
+                second_hop: request.second_hop.as_ref(),
+            };
             let list = match nearest.get(i) {
-                Some(found) => index.candidates_scored(
-                    config,
-                    request.retriever,
-                    &terms,
+                Some(found) => index.candidates_scored_timed(
+                    &part,
                     found.as_deref().unwrap_or_default(),
-                    &request.filter,
-                    hop,
+                    &mut timings.stages,
                 ),
-                None => index.candidates(
-                    config,
-                    request.retriever,
-                    &terms,
-                    vector.as_deref(),
-                    &request.filter,
-                    hop,
-                ),
+                None => index.candidates_timed(&part, vector.as_deref(), &mut timings.stages),
             };
             if texts.len() > 1 {
                 fused.extend(list.iter().map(|c| c.id));
             } else {
                 fused_count = list.len();
             }
+            let started = Instant::now();
             lists.push(self.judged(index, &terms, list, judge));
+            timings.relevance_ns += nanos_since(started);
         }
-        let candidates = if lists.len() > 1 {
+        let mut candidates = if lists.len() > 1 {
             merge_by_rank(lists)
         } else {
             lists.pop().unwrap_or_default()
         };
+        if let Some(index) = guard.index.as_ref() {
+            for candidate in candidates.iter_mut().filter(|c| c.lexical.is_some()) {
+                candidate.matched_terms = index.matched_terms(candidate.id, &query_terms);
+            }
+        }
         Ok((candidates, query_terms, fused_count.max(fused.len())))
     }
 
@@ -578,42 +656,106 @@ impl Memories {
     }
 
     /// The candidates' memories as hits with their score breakdowns (forgotten ones skipped).
-    /// Without a budget or re-rankers about the top_k (and a few more, for facts dropped as
-    /// repeats of their turn) are fetched; otherwise it looks further.
+    /// Without a budget, re-rankers or superseded memories to put last, only the rows of the
+    /// hits returned are read (and of the turns that state a fact among them, to drop the
+    /// fact as a repeat); otherwise a little more than `top_k`, or all, as the later stages
+    /// look further.
     fn explained_hits(
         &self,
         request: &SearchRequest,
-        candidates: Vec<Candidate>,
-        query_terms: &[String],
+        mut candidates: Vec<Candidate>,
         top_k: usize,
+        timings: &mut SearchTimings,
     ) -> Result<Vec<Hit>> {
         let reranked = !self.rerankers.is_empty() || request.memory_type.is_some();
+        let looks_further = request.token_budget.is_some() || reranked;
         // A little more than top_k: a fact whose stating turn is also a hit is dropped later.
-        let wanted = if request.token_budget.is_some() || reranked {
+        let wanted = if looks_further {
             candidates.len()
         } else {
             (top_k + top_k / 2 + 2).min(candidates.len())
         };
-        let ids: Vec<MemoryId> = candidates.iter().take(wanted).map(|c| c.id).collect();
-        let mut by_id: HashMap<MemoryId, Memory> = self
-            .store
-            .memories(&request.user, &ids)?
-            .into_iter()
-            .map(|m| (m.id, m))
-            .collect();
-        let query_set: HashSet<&str> = query_terms.iter().map(String::as_str).collect();
-        let mut hits: Vec<Hit> = Vec::with_capacity(ids.len());
-        for candidate in candidates.into_iter().take(wanted) {
+        candidates.truncate(wanted);
+        let reorders = request.as_of.is_none() && request.include_superseded;
+        let started = Instant::now();
+        let mut rows = Rows::new();
+        let read = if looks_further || reorders {
+            let ids: Vec<MemoryId> = candidates.iter().map(|c| c.id).collect();
+            self.read_rows(&request.user, &ids, &mut rows)?;
+            candidates.len()
+        } else {
+            self.read_first_hits(&request.user, &candidates, top_k, &mut rows)?
+        };
+        timings.rows_ns = nanos_since(started);
+        let started = Instant::now();
+        let mut hits: Vec<Hit> = Vec::with_capacity(read);
+        for candidate in candidates.into_iter().take(read) {
             // A memory forgotten by another process since the index was built is skipped.
-            let Some(memory) = by_id.remove(&candidate.id).filter(Memory::is_active) else {
+            let Some(Some(memory)) = rows.remove(&candidate.id) else {
                 continue;
             };
-            hits.push(self.hit(memory, candidate, &query_set));
+            hits.push(self.hit(memory, candidate));
         }
+        timings.explain_ns = nanos_since(started);
         Ok(hits)
     }
 
-    fn hit(&self, memory: Memory, candidate: Candidate, query_set: &HashSet<&str>) -> Hit {
+    /// Read the rows of `ids` not read yet into `rows` (`None` for a memory no longer active).
+    fn read_rows(&self, user: &UserKey, ids: &[MemoryId], rows: &mut Rows) -> Result<()> {
+        let missing: Vec<MemoryId> = ids
+            .iter()
+            .copied()
+            .filter(|id| !rows.contains_key(id))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        for memory in self.store.memories(user, &missing)? {
+            if memory.is_active() {
+                rows.insert(memory.id, Some(memory));
+            }
+        }
+        for id in missing {
+            rows.entry(id).or_insert(None);
+        }
+        Ok(())
+    }
+
+    /// Read rows of `candidates` in order until `top_k` of them are hits (active, and not a
+    /// fact that its stating turn, also a candidate, repeats), or all are read; returns how
+    /// many candidates were read. The hits are those [`without_repeated_facts`] and the
+    /// `top_k` cut would keep from all candidates' rows.
+    fn read_first_hits(
+        &self,
+        user: &UserKey,
+        candidates: &[Candidate],
+        top_k: usize,
+        rows: &mut Rows,
+    ) -> Result<usize> {
+        let listed: HashSet<MemoryId> = candidates.iter().map(|c| c.id).collect();
+        let mut read = 0;
+        loop {
+            let kept = candidates[..read]
+                .iter()
+                .filter(|c| is_hit(c.id, rows))
+                .count();
+            if kept >= top_k || read >= candidates.len() {
+                return Ok(read);
+            }
+            let end = (read + top_k - kept).min(candidates.len());
+            let ids: Vec<MemoryId> = candidates[read..end].iter().map(|c| c.id).collect();
+            self.read_rows(user, &ids, rows)?;
+            let sources: Vec<MemoryId> = ids
+                .iter()
+                .filter_map(|id| rows.get(id)?.as_ref().and_then(stating_turn))
+                .filter(|turn| listed.contains(turn))
+                .collect();
+            self.read_rows(user, &sources, rows)?;
+            read = end;
+        }
+    }
+
+    fn hit(&self, memory: Memory, candidate: Candidate) -> Hit {
         let Candidate {
             fused,
             lexical,
@@ -624,16 +766,9 @@ impl Memories {
             date,
             ranker,
             relevance,
+            matched_terms,
             ..
         } = candidate;
-        let mut matched_terms: Vec<String> = Vec::new();
-        if lexical.is_some() {
-            for term in self.analyzer.search_terms(&Self::searchable_text(&memory)) {
-                if query_set.contains(term.as_str()) && !matched_terms.contains(&term) {
-                    matched_terms.push(term);
-                }
-            }
-        }
         let tokens = self.analyzer.count_tokens(&memory.text);
         Hit {
             memory,

@@ -43,6 +43,9 @@ pub struct Bm25Index {
     postings: Vec<Postings>,
     /// Per slot: distinct term ids (to undo on removal) and length in terms; `None` = no document.
     docs: Vec<Option<(Box<[u32]>, u32)>>,
+    /// Per slot: length in terms (0: no document), apart from `docs` so that scoring reads
+    /// four bytes per posting.
+    lengths: Vec<u32>,
     live_docs: u32,
     total_len: u64,
 }
@@ -100,8 +103,10 @@ impl Bm25Index {
         let idx = slot as usize;
         if self.docs.len() <= idx {
             self.docs.resize(idx + 1, None);
+            self.lengths.resize(idx + 1, 0);
         }
         self.docs[idx] = Some((distinct.into_boxed_slice(), len));
+        self.lengths[idx] = len;
         self.live_docs += 1;
         self.total_len += u64::from(len);
     }
@@ -114,6 +119,9 @@ impl Bm25Index {
         let Some((distinct, len)) = entry.take() else {
             return;
         };
+        if let Some(length) = self.lengths.get_mut(slot as usize) {
+            *length = 0;
+        }
         for &id in distinct.iter() {
             let list = &mut self.postings[id as usize];
             list.df = list.df.saturating_sub(1);
@@ -245,21 +253,18 @@ impl Bm25Index {
                 }
                 let idf = self.idf(list.df);
                 for &(slot, tf) in &list.entries {
-                    let Some(Some((terms, len))) = self.docs.get(slot as usize) else {
-                        continue;
-                    };
-                    if list.dead > 0 && terms.binary_search(&id).is_err() {
+                    // A removed document's postings stay until the list is compacted.
+                    if list.dead > 0 && !self.holds(slot, id) {
                         continue;
                     }
-                    if !accept(slot) {
-                        continue;
-                    }
+                    let len = self.lengths.get(slot as usize).copied().unwrap_or(0);
                     let tf = tf as f32;
-                    let norm = k1 * (1.0 - b + b * (*len as f32) / avg_len);
+                    let norm = k1 * (1.0 - b + b * (len as f32) / avg_len);
                     scratch.add(slot, idf * tf * (k1 + 1.0) / (tf + norm));
                 }
             }
-            scratch.drain()
+            // The filter runs once per matching document, not once per posting.
+            scratch.drain(accept)
         })
     }
 }
@@ -283,12 +288,14 @@ impl Scratch {
         *sum += score;
     }
 
-    /// The (slot, sum) pairs, leaving the scratch empty for the next query.
-    fn drain(&mut self) -> Vec<(u32, f32)> {
+    /// The (slot, sum) pairs of the slots `accept` takes, leaving the scratch empty for the
+    /// next query.
+    fn drain(&mut self, accept: &dyn Fn(u32) -> bool) -> Vec<(u32, f32)> {
         let sums = &mut self.sums;
         self.touched
             .drain(..)
             .map(|slot| (slot, std::mem::take(&mut sums[slot as usize])))
+            .filter(|&(slot, _)| accept(slot))
             .collect()
     }
 }

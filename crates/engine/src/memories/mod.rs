@@ -101,6 +101,7 @@ impl AddedTurn {
 /// Attempts of a write that keeps colliding with other writers before it gives up.
 const WRITE_ATTEMPTS: usize = 8;
 
+mod approximate;
 mod embedding;
 mod placement;
 mod search;
@@ -372,6 +373,11 @@ impl Memories {
     pub fn warm(&self, user: &UserKey) -> Result<IndexStats> {
         let slot = self.built_slot(user)?;
         let guard = slot.read();
+        if let Some(index) = guard.index.as_ref() {
+            // A user past `[retrieval.ann] min_vectors` gets the approximate index built in
+            // the background from now on, not from their first search.
+            index.start_ann_build();
+        }
         Ok(guard
             .index
             .as_ref()

@@ -51,7 +51,9 @@ impl Default for AnnConfig {
             min_vectors: DEFAULT_ANN_MIN_VECTORS,
             m: 16,
             ef_construction: 100,
-            ef_search: 200,
+            // Recall@10 0.996 and @100 0.98 at 100k hash-embedder memories (300: 0.992 and
+            // 0.967, and recall falls as users grow).
+            ef_search: 400,
         }
     }
 }

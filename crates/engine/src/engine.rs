@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use mnemos_core::retrieval::{AnnStatus, MemoryTypeReranker, Reranker, RetrievalConfig};
+use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig, ScopeIndex};
 use mnemos_core::{
     CatchUp, Clock, Embedder, HistoryEntry, Job, Memory, MemoryFilter, MemoryId, MemoryModel,
     MemoryPatch, Moment, Page, Paged, PurgeReport, ReembedOptions, ReembedReport, ReembedStep,
@@ -950,22 +950,15 @@ impl<'a> Reader<'a> {
         Ok(self.engine.memories.warm(user)?)
     }
 
-    /// Where `user`'s approximate dense index stands (`[retrieval.ann]`).
-    pub fn ann_status(&self, user: &UserKey) -> EngineResult<AnnStatus> {
-        Ok(self.engine.memories.ann_status(user)?)
-    }
-
-    /// The `n` memories of `user` nearest to `vector` (a query's embedding) by in-process
-    /// dense search, best first with their cosines: by the path searches take (approximate
-    /// once the user's approximate index is built), or by the exact scan.
-    pub fn dense_nearest(
+    /// Read `user`'s in-process retrieval index (built first if needed): for example its
+    /// approximate dense index's state (`ScopeIndex::ann_status`) or its dense nearest
+    /// (`ScopeIndex::dense_nearest`). `None`: the user has no index.
+    pub fn with_index<R>(
         &self,
         user: &UserKey,
-        vector: &[f32],
-        n: usize,
-        exact: bool,
-    ) -> EngineResult<Vec<(MemoryId, f32)>> {
-        Ok(self.engine.memories.dense_nearest(user, vector, n, exact)?)
+        read: impl FnOnce(&ScopeIndex) -> R,
+    ) -> EngineResult<Option<R>> {
+        Ok(self.engine.memories.with_index(user, read)?)
     }
 
     /// What the most recent index build had to do.

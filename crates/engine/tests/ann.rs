@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mnemos_core::retrieval::{AnnConfig, AnnPhase, RetrievalConfig, RetrieverKind};
+use mnemos_core::retrieval::{AnnConfig, AnnPhase, RetrievalConfig, RetrieverKind, ScopeIndex};
 use mnemos_core::{EmbedderExt, Hit, MemoryStore, Scope, Store, UserKey};
 use mnemos_embed::HashEmbedder;
 use mnemos_engine::{Engine, EngineConfig, NewTurn, SearchRequest};
@@ -77,9 +77,21 @@ fn searched_exactly_until_built_then_through_the_approximate_index() {
     fast.add(turns).unwrap();
     let user = UserKey::new("t", "u").unwrap();
     let reader = fast.reader();
-    assert_eq!(reader.ann_status(&user).unwrap().phase, AnnPhase::Exact);
     assert_eq!(
-        exact.reader().ann_status(&user).unwrap().phase,
+        reader
+            .with_index(&user, ScopeIndex::ann_status)
+            .unwrap()
+            .unwrap()
+            .phase,
+        AnnPhase::Exact
+    );
+    assert_eq!(
+        exact
+            .reader()
+            .with_index(&user, ScopeIndex::ann_status)
+            .unwrap()
+            .unwrap()
+            .phase,
         AnnPhase::Off
     );
 
@@ -89,13 +101,19 @@ fn searched_exactly_until_built_then_through_the_approximate_index() {
         ids_and_scores(&search(&fast, query)),
         ids_and_scores(&search(&exact, query))
     );
-    let mut status = reader.ann_status(&user).unwrap();
+    let mut status = reader
+        .with_index(&user, ScopeIndex::ann_status)
+        .unwrap()
+        .unwrap();
     for _ in 0..6000 {
         if status.phase == AnnPhase::Ready {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
-        status = reader.ann_status(&user).unwrap();
+        status = reader
+            .with_index(&user, ScopeIndex::ann_status)
+            .unwrap()
+            .unwrap();
     }
     assert_eq!(status.phase, AnnPhase::Ready);
     assert_eq!(status.nodes, 500);
@@ -113,15 +131,35 @@ fn searched_exactly_until_built_then_through_the_approximate_index() {
             "{query}"
         );
     }
-    assert!(reader.ann_status(&user).unwrap().searches >= 3);
+    assert!(
+        reader
+            .with_index(&user, ScopeIndex::ann_status)
+            .unwrap()
+            .unwrap()
+            .searches
+            >= 3
+    );
 
     // A write after the build is in the graph at once.
     let late = "lantern orchard bicycle painting winter 9999";
     fast.add(vec![NewTurn::user(scope, late)]).unwrap();
-    assert_eq!(reader.ann_status(&user).unwrap().nodes, 501);
+    assert_eq!(
+        reader
+            .with_index(&user, ScopeIndex::ann_status)
+            .unwrap()
+            .unwrap()
+            .nodes,
+        501
+    );
     let vector = fast.embedder().embed_query(late).unwrap();
-    let nearest = reader.dense_nearest(&user, &vector, 10, false).unwrap();
-    let exactly = reader.dense_nearest(&user, &vector, 10, true).unwrap();
+    let nearest = reader
+        .with_index(&user, |i| i.dense_nearest(&vector, 10))
+        .unwrap()
+        .unwrap();
+    let exactly = reader
+        .with_index(&user, |i| i.dense_nearest_exact(&vector, 10))
+        .unwrap()
+        .unwrap();
     assert_eq!(nearest, exactly);
     assert_eq!(search(&fast, late)[0].memory.text, late);
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use mnemos_core::embed::cosine;
-use mnemos_core::retrieval::{AnnPhase, RetrieverKind};
+use mnemos_core::retrieval::{AnnPhase, AnnStatus, RetrieverKind, ScopeIndex};
 use mnemos_core::{EmbedderExt, MemoryFilter, MemoryId, Page, Scope, UserKey, VectorRow};
 use mnemos_engine::{Engine, NewTurn, SearchRequest};
 
@@ -217,12 +217,35 @@ fn time_searches(
     Ok((summary, exact_stats.summary()))
 }
 
+/// Where `user`'s approximate dense index stands.
+fn ann_status(engine: &Engine, user: &UserKey) -> Result<AnnStatus, EvalError> {
+    engine
+        .reader()
+        .with_index(user, ScopeIndex::ann_status)?
+        .ok_or_else(|| invalid("the user has no index"))
+}
+
+/// The `n` memories nearest to `vector` by in-process dense search, as searches take it or
+/// exactly.
+fn nearest(
+    engine: &Engine,
+    user: &UserKey,
+    vector: &[f32],
+    n: usize,
+    exact: bool,
+) -> Result<Vec<(MemoryId, f32)>, EvalError> {
+    let found = engine.reader().with_index(user, |index| match exact {
+        true => index.dense_nearest_exact(vector, n),
+        false => index.dense_nearest(vector, n),
+    })?;
+    Ok(found.unwrap_or_default())
+}
+
 /// Wait for `user`'s approximate index to be built (it builds in the background).
 fn wait_for_ann(engine: &Engine, user: &UserKey) -> Result<AnnPhase, EvalError> {
-    let reader = engine.reader();
     let started = Instant::now();
     loop {
-        let phase = reader.ann_status(user)?.phase;
+        let phase = ann_status(engine, user)?.phase;
         if phase != AnnPhase::Building || started.elapsed() > Duration::from_secs(3600) {
             return Ok(phase);
         }
@@ -239,16 +262,15 @@ fn ann_recall(
     queries: &[String],
     (k, candidates, ef): (usize, usize, usize),
 ) -> Result<((f64, f64, f64), EfPoint), EvalError> {
-    let reader = engine.reader();
     let (mut at_k, mut at_c, mut ties, mut wanted_k, mut wanted_c) = (0, 0, 0, 0, 0);
     let (mut approx_time, mut exact_time) = (LatencyStats::new(), LatencyStats::new());
     for query in queries {
         let vector = engine.embedder().embed_query(query)?;
         let started = Instant::now();
-        let exact = reader.dense_nearest(user, &vector, candidates, true)?;
+        let exact = nearest(engine, user, &vector, candidates, true)?;
         exact_time.push(started.elapsed());
         let started = Instant::now();
-        let mut found = reader.dense_nearest(user, &vector, ef.max(candidates), false)?;
+        let mut found = nearest(engine, user, &vector, ef.max(candidates), false)?;
         approx_time.push(started.elapsed());
         found.truncate(candidates);
         let overlap = |n: usize| {
@@ -263,7 +285,7 @@ fn ann_recall(
         at_c += overlap(candidates);
         wanted_k += exact.len().min(k);
         wanted_c += exact.len().min(candidates);
-        if let Some(kth) = exact.iter().take(k).last() {
+        if let Some(kth) = exact.get(k.min(exact.len()).saturating_sub(1)) {
             ties += found.iter().take(k).filter(|h| h.1 >= kth.1).count();
         }
     }
@@ -381,7 +403,7 @@ pub fn run(
     let index_recall = index_recall(engine, &user, &queries, &settings, candidates)?;
     let ann = match (exact_hybrid, exact_dense) {
         (Some(exact_hybrid), Some(exact_dense)) => {
-            let status = engine.reader().ann_status(&user)?;
+            let status = ann_status(engine, &user)?;
             let ((recall_at_k, recall_at_candidates, recall_at_k_ties), _) =
                 ann_recall(engine, &user, &queries, (k, candidates, 0))?;
             let sweep = SWEEP

@@ -5,6 +5,7 @@
 //! every write, and never consulted for anything the store does not also hold.
 
 pub mod ann;
+mod ann_scope;
 pub mod bm25;
 mod dates;
 pub mod dense;

@@ -101,7 +101,6 @@ impl AddedTurn {
 /// Attempts of a write that keeps colliding with other writers before it gives up.
 const WRITE_ATTEMPTS: usize = 8;
 
-mod approximate;
 mod embedding;
 mod placement;
 mod search;
@@ -373,9 +372,8 @@ impl Memories {
     pub fn warm(&self, user: &UserKey) -> Result<IndexStats> {
         let slot = self.built_slot(user)?;
         let guard = slot.read();
-        if let Some(index) = guard.index.as_ref() {
-            // A user past `[retrieval.ann] min_vectors` gets the approximate index built in
-            // the background from now on, not from their first search.
+        // A user past `[retrieval.ann] min_vectors` gets the approximate index from now on.
+        if let Some(index) = &guard.index {
             index.start_ann_build();
         }
         Ok(guard
@@ -389,6 +387,17 @@ impl Memories {
                 builds: self.builds.load(Ordering::Relaxed),
             })
             .unwrap_or_default())
+    }
+
+    /// Read `user`'s index, built first if needed (`None`: the store could not build it).
+    pub fn with_index<R>(
+        &self,
+        user: &UserKey,
+        read: impl FnOnce(&ScopeIndex) -> R,
+    ) -> Result<Option<R>> {
+        let slot = self.built_slot(user)?;
+        let guard = slot.read();
+        Ok(guard.index.as_ref().map(read))
     }
 
     /// Commit turns (and their raw-turn memories and vectors), then index them.

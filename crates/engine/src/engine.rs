@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig};
+use mnemos_core::retrieval::{MemoryTypeReranker, Reranker, RetrievalConfig, ScopeIndex};
 use mnemos_core::{
     CatchUp, Clock, Embedder, HistoryEntry, Job, Memory, MemoryFilter, MemoryId, MemoryModel,
     MemoryPatch, Moment, Page, Paged, PurgeReport, ReembedOptions, ReembedReport, ReembedStep,
@@ -948,6 +948,17 @@ impl<'a> Reader<'a> {
     /// Build `user`'s retrieval index now (instead of at the first search) and describe it.
     pub fn warm(&self, user: &UserKey) -> EngineResult<IndexStats> {
         Ok(self.engine.memories.warm(user)?)
+    }
+
+    /// Read `user`'s in-process retrieval index (built first if needed): for example its
+    /// approximate dense index's state (`ScopeIndex::ann_status`) or its dense nearest
+    /// (`ScopeIndex::dense_nearest`). `None`: the user has no index.
+    pub fn with_index<R>(
+        &self,
+        user: &UserKey,
+        read: impl FnOnce(&ScopeIndex) -> R,
+    ) -> EngineResult<Option<R>> {
+        Ok(self.engine.memories.with_index(user, read)?)
     }
 
     /// What the most recent index build had to do.

@@ -678,6 +678,14 @@ pub struct SearchBenchArgs {
     /// Also profile the hybrid searches stage by stage (median and mean per stage).
     #[arg(long)]
     profile: bool,
+    /// `[retrieval.ann] min_vectors` for this run: the user gets the in-process approximate
+    /// index at this many vectors (0: never). When it gets one, a second engine that searches
+    /// exactly is timed beside it.
+    #[arg(long)]
+    ann_min_vectors: Option<usize>,
+    /// `[retrieval.ann] ef_search` for this run (the sweep of the report shows larger ones).
+    #[arg(long)]
+    ann_ef_search: Option<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -709,7 +717,23 @@ pub fn bench_search(
         load_embedder: true,
         preset: None,
     };
+    if let Some(min_vectors) = args.ann_min_vectors {
+        config.retrieval.ann.min_vectors = min_vectors;
+    }
+    if let Some(ef_search) = args.ann_ef_search {
+        config.retrieval.ann.ef_search = ef_search;
+    }
+    config.retrieval.validate()?;
     let engine = mnemos_setup::open(&config, &options)?;
+    // The same store searched exactly, to time beside the approximate index (opened only
+    // when the user may get one; it holds its own copy of the user's index).
+    let exact = if config.retrieval.ann.active() && !engine.info().dense_search.in_store() {
+        let mut exact_config = config.clone();
+        exact_config.retrieval.ann.enabled = false;
+        Some(mnemos_setup::open(&exact_config, &options)?)
+    } else {
+        None
+    };
     progress(Progress::Note(&format!(
         "bench search: {} memories in {} ({})",
         args.memories,
@@ -723,6 +747,11 @@ pub fn bench_search(
         top_k: args.top_k,
         profile: args.profile,
     };
-    let report = search_bench::run(&engine, settings, config.retrieval.candidates)?;
+    let report = search_bench::run(
+        &engine,
+        exact.as_ref(),
+        settings,
+        config.retrieval.candidates,
+    )?;
     rendered(&report, args.json, search_bench::render)
 }

@@ -6,14 +6,19 @@
 //! Chinese words, so no two memories are alike and the same settings load the same data), so
 //! the numbers measure the store and the index, not a dataset. A user already holding the
 //! memories is reused: a kept database is loaded once.
+//!
+//! When the engine gives the user an approximate dense index (`[retrieval.ann]`), the bench
+//! waits for its background build, times every search on it and on a second engine over the
+//! same store that searches exactly, query by query in turn (so both see the same machine), and
+//! measures the approximate index's recall against the exact scan over the same vectors.
 
 use std::collections::HashSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use mnemos_core::embed::cosine;
-use mnemos_core::retrieval::RetrieverKind;
+use mnemos_core::retrieval::{AnnPhase, AnnStatus, RetrieverKind, ScopeIndex};
 use mnemos_core::{EmbedderExt, MemoryFilter, MemoryId, Page, Scope, UserKey, VectorRow};
 use mnemos_engine::{Engine, NewTurn, SearchRequest};
 
@@ -55,6 +60,48 @@ pub struct SearchBenchReport {
     /// Where a hybrid search's time goes, stage by stage (with `profile`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<StageProfile>,
+    /// The in-process approximate index, when the user has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ann: Option<AnnBench>,
+}
+
+/// The approximate dense index against the exact scan (see the module docs).
+#[derive(Clone, Debug, Serialize)]
+pub struct AnnBench {
+    /// Where it stood when the searches ran (`ready`: searches walked the graph).
+    pub phase: AnnPhase,
+    /// Nodes of its graph (vectors, windows included).
+    pub nodes: usize,
+    /// Its build, from the rows' copy to its installation, in seconds.
+    pub build_seconds: Option<f64>,
+    /// Timed searches the graph answered (the rest fell back to the exact scan).
+    pub graph_searches: u64,
+    /// Recall@k (`top_k`) of its dense nearest against the exact scan's.
+    pub recall_at_k: f64,
+    /// Recall@`candidates` (what feeds fusion) against the exact scan's.
+    pub recall_at_candidates: f64,
+    /// Recall@k counting a hit found when its cosine equals the exact k-th best's or more:
+    /// synthetic texts share words, and equal cosines are common.
+    pub recall_at_k_ties: f64,
+    pub candidates: usize,
+    /// The same searches on the engine that searches exactly, interleaved with the timed ones.
+    pub exact_hybrid: LatencySummary,
+    pub exact_dense: LatencySummary,
+    /// Recall and the dense lookup's own latency when the walk keeps `ef` nodes (asking for
+    /// `ef` nearest makes the walk keep that many), for choosing `ef_search`.
+    pub sweep: Vec<EfPoint>,
+}
+
+/// One `ef` of [`AnnBench::sweep`].
+#[derive(Clone, Debug, Serialize)]
+pub struct EfPoint {
+    pub ef: usize,
+    pub recall_at_k: f64,
+    pub recall_at_candidates: f64,
+    /// p50 of the approximate dense lookup alone (no fusion, no rows), in ms.
+    pub p50_ms: f64,
+    /// The same for the exact scan.
+    pub exact_p50_ms: f64,
 }
 
 /// Words the generator draws from: enough that no two memories repeat.
@@ -137,27 +184,138 @@ fn preload(
     Ok(())
 }
 
-/// Search `queries` once each with `retriever`; their latencies.
+/// Search `queries` once each with `retriever` on `engine` (and on `exact`, when given, in
+/// turn, the first of the two alternating); their latencies.
 fn time_searches(
     engine: &Engine,
+    exact: Option<&Engine>,
     user: &UserKey,
     queries: &[String],
     retriever: RetrieverKind,
     top_k: usize,
-) -> Result<LatencySummary, EvalError> {
+) -> Result<(LatencySummary, Option<LatencySummary>), EvalError> {
     let mut stats = LatencyStats::new();
-    for query in queries {
+    let mut exact_stats = LatencyStats::new();
+    let timed = |engine: &Engine, query: &String| -> Result<Duration, EvalError> {
         let mut request = SearchRequest::new(user.clone(), query.clone());
         request.retriever = retriever;
         request.top_k = Some(top_k);
         let started = Instant::now();
         engine.search(&request)?;
-        stats.push(started.elapsed());
+        Ok(started.elapsed())
+    };
+    for (i, query) in queries.iter().enumerate() {
+        match exact {
+            Some(exact) if i % 2 == 0 => {
+                exact_stats.push(timed(exact, query)?);
+                stats.push(timed(engine, query)?);
+            }
+            Some(exact) => {
+                stats.push(timed(engine, query)?);
+                exact_stats.push(timed(exact, query)?);
+            }
+            None => stats.push(timed(engine, query)?),
+        }
     }
-    stats
+    let summary = stats
         .summary()
-        .ok_or_else(|| invalid("no searches were timed"))
+        .ok_or_else(|| invalid("no searches were timed"))?;
+    Ok((summary, exact_stats.summary()))
 }
+
+/// Where `user`'s approximate dense index stands.
+fn ann_status(engine: &Engine, user: &UserKey) -> Result<AnnStatus, EvalError> {
+    engine
+        .reader()
+        .with_index(user, ScopeIndex::ann_status)?
+        .ok_or_else(|| invalid("the user has no index"))
+}
+
+/// The `n` memories nearest to `vector` by in-process dense search, as searches take it or
+/// exactly.
+fn nearest(
+    engine: &Engine,
+    user: &UserKey,
+    vector: &[f32],
+    n: usize,
+    exact: bool,
+) -> Result<Vec<(MemoryId, f32)>, EvalError> {
+    let found = engine.reader().with_index(user, |index| match exact {
+        true => index.dense_nearest_exact(vector, n),
+        false => index.dense_nearest(vector, n),
+    })?;
+    Ok(found.unwrap_or_default())
+}
+
+/// Wait for `user`'s approximate index to be built (it builds in the background).
+fn wait_for_ann(engine: &Engine, user: &UserKey) -> Result<AnnPhase, EvalError> {
+    let started = Instant::now();
+    loop {
+        let phase = ann_status(engine, user)?.phase;
+        if phase != AnnPhase::Building || started.elapsed() > Duration::from_secs(3600) {
+            return Ok(phase);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Recall of the approximate index's dense nearest (asked for `ef` of them, so the walk keeps
+/// at least `ef`) against the exact scan's: at `k`, at `candidates`, and at `k` with equal
+/// cosines counted as found; with the p50 of both lookups.
+fn ann_recall(
+    engine: &Engine,
+    user: &UserKey,
+    queries: &[String],
+    (k, candidates, ef): (usize, usize, usize),
+) -> Result<((f64, f64, f64), EfPoint), EvalError> {
+    let (mut at_k, mut at_c, mut ties, mut wanted_k, mut wanted_c) = (0, 0, 0, 0, 0);
+    let (mut approx_time, mut exact_time) = (LatencyStats::new(), LatencyStats::new());
+    for query in queries {
+        let vector = engine.embedder().embed_query(query)?;
+        let started = Instant::now();
+        let exact = nearest(engine, user, &vector, candidates, true)?;
+        exact_time.push(started.elapsed());
+        let started = Instant::now();
+        let mut found = nearest(engine, user, &vector, ef.max(candidates), false)?;
+        approx_time.push(started.elapsed());
+        found.truncate(candidates);
+        let overlap = |n: usize| {
+            let truth: HashSet<MemoryId> = exact.iter().take(n).map(|h| h.0).collect();
+            found
+                .iter()
+                .take(n)
+                .filter(|h| truth.contains(&h.0))
+                .count()
+        };
+        at_k += overlap(k);
+        at_c += overlap(candidates);
+        wanted_k += exact.len().min(k);
+        wanted_c += exact.len().min(candidates);
+        if let Some(kth) = exact.get(k.min(exact.len()).saturating_sub(1)) {
+            ties += found.iter().take(k).filter(|h| h.1 >= kth.1).count();
+        }
+    }
+    let share = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    let p50 = |stats: &LatencyStats| stats.summary().map_or(f64::NAN, |s| s.p50_ms);
+    let point = EfPoint {
+        ef,
+        recall_at_k: share(at_k, wanted_k),
+        recall_at_candidates: share(at_c, wanted_c),
+        p50_ms: p50(&approx_time),
+        exact_p50_ms: p50(&exact_time),
+    };
+    Ok((
+        (
+            share(at_k, wanted_k),
+            share(at_c, wanted_c),
+            share(ties, wanted_k),
+        ),
+        point,
+    ))
+}
+
+/// `ef` values the bench sweeps (those below `candidates` are the same as `candidates`).
+const SWEEP: &[usize] = &[100, 200, 300, 400, 600, 800];
 
 /// The `k` memories whose best window is nearest to `query`, exactly.
 fn exact_nearest(rows: &[VectorRow], query: &[f32], k: usize) -> Vec<MemoryId> {
@@ -213,9 +371,11 @@ fn index_recall(
     Ok((wanted > 0).then(|| found as f64 / wanted as f64))
 }
 
-/// Load, warm, and measure (see the module docs).
+/// Load, warm, and measure (see the module docs). `exact`: an engine over the same store
+/// that searches exactly, to compare with when `engine` gives the user an approximate index.
 pub fn run(
     engine: &Engine,
+    exact: Option<&Engine>,
     settings: SearchBenchSettings,
     candidates: usize,
 ) -> Result<SearchBenchReport, EvalError> {
@@ -229,26 +389,23 @@ pub fn run(
     let started = Instant::now();
     engine.reader().warm(&user)?;
     let warm_seconds = started.elapsed().as_secs_f64();
+    let phase = wait_for_ann(engine, &user)?;
+    // Compare only when there is an approximate index to compare with.
+    let exact = exact.filter(|_| phase == AnnPhase::Ready);
+    if let Some(exact) = exact {
+        exact.reader().warm(&user)?;
+    }
 
     let vocabulary = vocabulary();
     let mut rng = Lcg(99);
     let queries: Vec<String> = (0..settings.queries)
         .map(|_| rng.words(&vocabulary, 3))
         .collect();
-    let hybrid = time_searches(
-        engine,
-        &user,
-        &queries,
-        RetrieverKind::Hybrid,
-        settings.top_k,
-    )?;
-    let dense = time_searches(
-        engine,
-        &user,
-        &queries,
-        RetrieverKind::Dense,
-        settings.top_k,
-    )?;
+    let k = settings.top_k;
+    let (hybrid, exact_hybrid) =
+        time_searches(engine, exact, &user, &queries, RetrieverKind::Hybrid, k)?;
+    let (dense, exact_dense) =
+        time_searches(engine, exact, &user, &queries, RetrieverKind::Dense, k)?;
     let index_recall = index_recall(engine, &user, &queries, &settings, candidates)?;
     let profile = if settings.profile {
         Some(search_profile::profile(
@@ -259,6 +416,31 @@ pub fn run(
         )?)
     } else {
         None
+    };
+    let ann = match (exact_hybrid, exact_dense) {
+        (Some(exact_hybrid), Some(exact_dense)) => {
+            let status = ann_status(engine, &user)?;
+            let ((recall_at_k, recall_at_candidates, recall_at_k_ties), _) =
+                ann_recall(engine, &user, &queries, (k, candidates, 0))?;
+            let sweep = SWEEP
+                .iter()
+                .map(|&ef| Ok(ann_recall(engine, &user, &queries, (k, candidates, ef))?.1))
+                .collect::<Result<Vec<_>, EvalError>>()?;
+            Some(AnnBench {
+                phase: status.phase,
+                nodes: status.nodes,
+                build_seconds: status.build_seconds,
+                graph_searches: status.searches,
+                recall_at_k,
+                recall_at_candidates,
+                recall_at_k_ties,
+                candidates,
+                exact_hybrid,
+                exact_dense,
+                sweep,
+            })
+        }
+        _ => None,
     };
     let info = engine.info();
     Ok(SearchBenchReport {
@@ -272,6 +454,7 @@ pub fn run(
         dense,
         index_recall,
         profile,
+        ann,
     })
 }
 
@@ -301,12 +484,50 @@ pub fn render(report: &SearchBenchReport) -> String {
             "recall@{} of the store's index against brute force: {recall:.4}\n",
             report.settings.top_k
         )),
-        None => out.push_str("recall: dense search is exact (in process)\n"),
+        None if report.ann.is_none() => {
+            out.push_str("recall: dense search is exact (in process)\n")
+        }
+        None => {}
+    }
+    if let Some(ann) = &report.ann {
+        out.push_str(&render_ann(ann, report.settings.top_k, &row));
     }
     if let Some(profile) = &report.profile {
         out.push_str(&search_profile::render(profile));
     }
     out
+}
+
+fn render_ann(ann: &AnnBench, k: usize, row: &dyn Fn(&str, &LatencySummary) -> String) -> String {
+    format!(
+        "approximate index: {:?}, {} nodes, built in {:.1} s, {} timed searches answered by it\n\
+         {}{}\
+         recall against the exact scan: @{k} {:.4} (equal cosines counted {:.4}), @{} {:.4}\n",
+        ann.phase,
+        ann.nodes,
+        ann.build_seconds.unwrap_or(f64::NAN),
+        ann.graph_searches,
+        row("exact h", &ann.exact_hybrid),
+        row("exact d", &ann.exact_dense),
+        ann.recall_at_k,
+        ann.recall_at_k_ties,
+        ann.candidates,
+        ann.recall_at_candidates,
+    ) + &ann
+        .sweep
+        .iter()
+        .map(|p| {
+            format!(
+                "  ef {:>4}: recall @{k} {:.4} @{} {:.4}, lookup p50 {:.2} ms (exact {:.2} ms)\n",
+                p.ef,
+                p.recall_at_k,
+                ann.candidates,
+                p.recall_at_candidates,
+                p.p50_ms,
+                p.exact_p50_ms
+            )
+        })
+        .collect::<String>()
 }
 
 #[cfg(test)]

@@ -631,6 +631,19 @@ mod tests {
     }
 
     #[test]
+    fn the_approximate_index_is_configured_and_checked_under_retrieval_ann() {
+        let config: Config =
+            toml::from_str("[retrieval.ann]\nmin_vectors = 0\nef_search = 300").unwrap();
+        config.validate().unwrap();
+        assert!(!config.retrieval.ann.active());
+        assert_eq!(config.retrieval.ann.ef_search, 300);
+        let bad: Config = toml::from_str("[retrieval.ann]\nm = 1").unwrap();
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains("retrieval.ann.m"), "{err}");
+        assert!(toml::from_str::<Config>("[retrieval.ann]\nef = 5").is_err());
+    }
+
+    #[test]
     fn opening_a_missing_database_without_create_makes_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let config = Config {

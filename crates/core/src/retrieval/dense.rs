@@ -1,12 +1,16 @@
 //! Brute-force cosine search over one user's vectors: contiguous storage, chunked dot products the
 //! compiler vectorizes, f32 by default and int8 (per-vector scale) as a 4× smaller option.
 //!
-//! A user's memory set is bounded by forgetting, so exact search stays in the low milliseconds
-//! up to ~100k vectors and needs no ANN structure or tuning.
+//! Exact search reads every vector, so past `[retrieval.ann] min_vectors` a user's searches go
+//! through an approximate index built beside it (`super::ann`; the methods at the end of this
+//! file), which falls back to the scan here whenever it cannot answer.
+
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::simd;
+use super::ann::{AnnConfig, AnnIndex, AnnStatus};
 
 /// How vectors are held in memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +97,8 @@ pub struct DenseIndex {
     /// these, and computes exact scores only for the slots the codes' error bound cannot rule
     /// out of the top (see [`DenseIndex::top`]).
     codes: Codes,
+    /// The approximate index over every row, for users with many vectors (`[retrieval.ann]`).
+    ann: AnnIndex,
 }
 
 /// Slot-indexed int8 codes of an f32 index's first rows: `data` (dim per slot), the scale of
@@ -175,6 +181,7 @@ impl DenseIndex {
             extra: Rows::default(),
             has_extra: Vec::new(),
             codes: Codes::default(),
+            ann: AnnIndex::new(AnnConfig::off(), dim),
         }
     }
 
@@ -250,6 +257,7 @@ impl DenseIndex {
                 }
             }
         }
+        self.ann.inserted(slot, vectors);
         true
     }
 
@@ -266,6 +274,7 @@ impl DenseIndex {
                 self.extra.remove_owner(slot, self.dim);
             }
         }
+        self.ann.removed(slot);
     }
 
     /// Does the index keep every vector exactly as inserted (f32)? An int8 index keeps only a
@@ -322,6 +331,9 @@ impl DenseIndex {
     /// bound is below it, and only the rest are scored exactly. The answer is the exact
     /// scan's, for a quarter of the bytes read (a user's vectors outgrow the CPU's caches at a
     /// few thousand memories, and the scan is then bound by memory bandwidth).
+    ///
+    /// Past `[retrieval.ann] min_vectors`, once the approximate index is built, the answer is
+    /// its (see [`nearest`](Self::nearest)): exact cosines, recall below 1.
     pub fn top<K: Ord>(
         &self,
         query: &[f32],
@@ -334,6 +346,10 @@ impl DenseIndex {
                 const { std::cell::RefCell::new(Vec::new()) };
             static BOUNDS: std::cell::RefCell<Vec<(u32, f32, f32)>> =
                 const { std::cell::RefCell::new(Vec::new()) };
+        }
+        if let Some(mut found) = self.approximate(query, accept, n) {
+            super::keep_top(&mut found, n, &tie);
+            return found;
         }
         let coded = self.quantization == Quantization::F32
             && self.count >= CODED_MIN_SLOTS
@@ -496,6 +512,112 @@ impl DenseIndex {
                 scored[at].1 = score;
             }
         }
+    }
+}
+
+/// The approximate path (`[retrieval.ann]`, see [`super::ann`]): kept apart from the exact scan
+/// above, which it falls back to whenever it cannot answer.
+impl DenseIndex {
+    /// This index with an approximate index built past `config.min_vectors` vectors (f32 only).
+    pub fn with_ann(mut self, config: AnnConfig) -> Self {
+        self.ann = AnnIndex::new(config, self.dim);
+        self
+    }
+
+    /// The `wanted` accepted slots nearest to `query` or more, as (slot, cosine of its best
+    /// vector): from the approximate index once it is built, else every accepted slot exactly
+    /// as [`score`](Self::score). The cosines are exact either way. Unsorted.
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        accept: &dyn Fn(u32) -> bool,
+        wanted: usize,
+    ) -> Vec<(u32, f32)> {
+        match self.approximate(query, accept, wanted) {
+            Some(found) => found,
+            None => self.score(query, accept),
+        }
+    }
+
+    /// Where the approximate index stands.
+    pub fn ann_status(&self) -> AnnStatus {
+        self.ann.status(!self.keeps_exact())
+    }
+
+    fn approximate(
+        &self,
+        query: &[f32],
+        accept: &dyn Fn(u32) -> bool,
+        wanted: usize,
+    ) -> Option<Vec<(u32, f32)>> {
+        if !self.keeps_exact() || query.len() != self.dim {
+            return None;
+        }
+        if self.start_ann_build() {
+            return None;
+        }
+        let found = self.ann.search(query, wanted, accept)?;
+        Some(self.exact_scores(query, found.into_iter().map(|(slot, _)| slot)))
+    }
+
+    /// Start building the approximate index in the background if this index is due one (enough
+    /// vectors, none built or building); whether it started.
+    pub fn start_ann_build(&self) -> bool {
+        if !self.keeps_exact() || !self.ann.wants_build(self.count) || !self.ann.claim_build() {
+            return false;
+        }
+        let (owner, rows) = self.rows_snapshot();
+        self.ann.start_build(owner, rows);
+        true
+    }
+
+    /// Every vector with the slot it belongs to, for a build.
+    fn rows_snapshot(&self) -> (Vec<u32>, Vec<f32>) {
+        let rows = self.count + self.extra.owner.len();
+        let mut owner = Vec::with_capacity(rows);
+        let mut data = Vec::with_capacity(rows * self.dim);
+        for (s, row) in self.f32_data.chunks_exact(self.dim).enumerate() {
+            if self.present[s] {
+                owner.push(s as u32);
+                data.extend_from_slice(row);
+            }
+        }
+        owner.extend_from_slice(&self.extra.owner);
+        data.extend_from_slice(&self.extra.f32_data);
+        (owner, data)
+    }
+
+    /// Each slot's cosine with `query` as [`score`](Self::score) computes it (its best vector),
+    /// so the approximate path returns the scores the exact one would.
+    fn exact_scores(&self, query: &[f32], slots: impl Iterator<Item = u32>) -> Vec<(u32, f32)> {
+        let mut out: Vec<(u32, f32)> = slots
+            .filter_map(|s| {
+                let row = self
+                    .f32_data
+                    .get(s as usize * self.dim..(s as usize + 1) * self.dim)?;
+                Some((s, simd::dot_one(query, row)))
+            })
+            .collect();
+        let with_extra: HashMap<u32, usize> = out
+            .iter()
+            .enumerate()
+            .filter(|(_, &(s, _))| self.has_extra.get(s as usize).copied().unwrap_or(false))
+            .map(|(i, &(s, _))| (s, i))
+            .collect();
+        if with_extra.is_empty() {
+            return out;
+        }
+        for (row, owner) in self.extra.owner.iter().enumerate() {
+            let Some(&at) = with_extra.get(owner) else {
+                continue;
+            };
+            let range = row * self.dim..(row + 1) * self.dim;
+            let score = simd::dot_one(query, &self.extra.f32_data[range]);
+            if score > out[at].1 {
+                out[at].1 = score;
+            }
+        }
+        out
     }
 }
 

@@ -4,11 +4,14 @@
 //! `ScopeIndex` is a per-user cache derived from the store; it is rebuilt on open and updated on
 //! every write, and never consulted for anything the store does not also hold.
 
+pub mod ann;
+mod ann_scope;
 pub mod bm25;
 mod dates;
 pub mod dense;
 mod dialogue;
 mod hit;
+mod hnsw;
 pub mod memory_type;
 mod ranker;
 mod relevance;
@@ -22,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::{KindTag, Memory, MemoryId, Timestamp};
 use crate::store::Validity;
+pub use ann::{AnnConfig, AnnPhase, AnnStatus, DEFAULT_ANN_MIN_VECTORS};
 pub use bm25::{Bm25Index, Bm25Params};
 pub use dense::{DenseIndex, Quantization};
 use dialogue::{DialogueOrder, TurnPlace};
@@ -193,6 +197,8 @@ pub struct RetrievalConfig {
     /// lexical fit unless the embedder's cosine is itself lexical).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relevance_cjk: Option<RelevanceModel>,
+    /// The approximate dense index of users with many vectors (`[retrieval.ann]`).
+    pub ann: AnnConfig,
 }
 
 impl Default for RetrievalConfig {
@@ -213,6 +219,7 @@ impl Default for RetrievalConfig {
             min_relevance: DEFAULT_MIN_RELEVANCE,
             relevance: None,
             relevance_cjk: None,
+            ann: AnnConfig::default(),
         }
     }
 }
@@ -313,6 +320,7 @@ impl RetrievalConfig {
             return Err(Error::invalid("retrieval.date must be between 0 and 1"));
         }
         self.ranker.validate()?;
+        self.ann.validate()?;
         validate_min_relevance("retrieval.min_relevance", self.min_relevance)?;
         if let Some(relevance) = &self.relevance {
             relevance.validate_as("retrieval.relevance")?;
@@ -754,7 +762,7 @@ impl ScopeIndex {
             slots: Vec::new(),
             by_id: HashMap::new(),
             bm25: Bm25Index::new(config.bm25),
-            dense: DenseIndex::new(dim, config.quantization),
+            dense: DenseIndex::new(dim, config.quantization).with_ann(config.ann),
             texts: EmbeddedTexts::default(),
             dialogue: DialogueOrder::default(),
             last_round: None,

@@ -372,6 +372,10 @@ impl Memories {
     pub fn warm(&self, user: &UserKey) -> Result<IndexStats> {
         let slot = self.built_slot(user)?;
         let guard = slot.read();
+        // A user past `[retrieval.ann] min_vectors` gets the approximate index from now on.
+        if let Some(index) = &guard.index {
+            index.start_ann_build();
+        }
         Ok(guard
             .index
             .as_ref()
@@ -383,6 +387,17 @@ impl Memories {
                 builds: self.builds.load(Ordering::Relaxed),
             })
             .unwrap_or_default())
+    }
+
+    /// Read `user`'s index, built first if needed (`None`: the store could not build it).
+    pub fn with_index<R>(
+        &self,
+        user: &UserKey,
+        read: impl FnOnce(&ScopeIndex) -> R,
+    ) -> Result<Option<R>> {
+        let slot = self.built_slot(user)?;
+        let guard = slot.read();
+        Ok(guard.index.as_ref().map(read))
     }
 
     /// Commit turns (and their raw-turn memories and vectors), then index them.

@@ -24,6 +24,7 @@ mod responses;
 mod routes;
 mod routes_inspect;
 mod state;
+pub mod timing;
 mod ui;
 mod worker;
 
@@ -215,11 +216,13 @@ pub fn router(
             config.request_timeout,
             time_limit,
         ))
-        // Outermost: a foreign Host or Origin is refused before any other work.
+        // A foreign Host or Origin is refused before any other work.
         .layer(axum::middleware::from_fn_with_state(
             host_guard,
             guard::guard,
         ))
+        // Outermost: the server's own clock covers every layer (see `timing`).
+        .layer(axum::middleware::from_fn(timing::measure))
         .with_state(state))
 }
 

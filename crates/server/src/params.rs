@@ -11,13 +11,22 @@ use crate::dto::ListQuery;
 use crate::error::{ApiError, ErrorCode};
 
 /// Run an engine call on the blocking pool (the engine embeds and does SQLite IO; the async
-/// workers stay free).
+/// workers stay free). The hop's wall time and the work's own time go to the request's
+/// account ([`crate::timing`]).
 pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("request task failed: {e}")))?
+    let hopped = std::time::Instant::now();
+    let done = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let result = work();
+        (result, started.elapsed())
+    })
+    .await;
+    let (result, ran) =
+        done.map_err(|e| ApiError::new(ErrorCode::Internal, format!("request task failed: {e}")))?;
+    crate::timing::add(hopped.elapsed(), ran);
+    result
 }
 
 /// A value against a rule (`invalid_input`), in the rule's own words: the code already says

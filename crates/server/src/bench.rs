@@ -109,9 +109,9 @@ pub struct ServerSplit {
     pub count: usize,
     /// From the request's arrival to its answer built.
     pub total_p50_ms: f64,
-    /// In the engine's work on the blocking pool.
+    /// In the engine's work (off the async side).
     pub engine_p50_ms: f64,
-    /// Waiting for the blocking pool, beyond the work itself.
+    /// The hop to that work and back, beyond the work itself.
     pub hop_p50_ms: f64,
     /// Everything but the engine's work: the HTTP layer's own cost.
     pub overhead_p50_ms: f64,

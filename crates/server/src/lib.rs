@@ -5,7 +5,9 @@
 //!
 //! The wire types are this crate's own ([`dto`]); errors have one JSON shape and an exhaustive
 //! map to HTTP statuses ([`error`]). [`openapi`] describes the API as an OpenAPI 3.1 document
-//! derived from the handlers and wire types. Engine calls run on tokio's blocking pool.
+//! derived from the handlers and wire types. Engine calls run off the async side
+//! (`block_in_place`; see `params::blocking`), and every answer says where its time went
+//! ([`timing`]).
 
 pub mod auth;
 pub mod bench;

@@ -128,7 +128,7 @@ impl Metrics {
         render_latency(
             &mut out,
             "mnemos_http_server_overhead_seconds",
-            "Time from request to response outside the engine's work: routing, authentication, JSON, wire types, the hop to the blocking pool.",
+            "Time from request to response outside the engine's work: routing, authentication, JSON, wire types, the hop to the engine's work.",
             (&OVERHEAD_BUCKETS, &c.overhead),
         );
         let totals = [

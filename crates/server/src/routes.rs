@@ -1,6 +1,6 @@
 //! The `/v1` routes. Every handler parses its request into engine types, runs the engine call
-//! on the blocking pool (the engine embeds and does SQLite IO; the async workers stay free),
-//! and converts the result into wire types. Every request acts inside its caller's tenant
+//! off the async side (the engine embeds and does SQLite IO; see `params::blocking`), and
+//! converts the result into wire types. Every request acts inside its caller's tenant
 //! ([`Tenant`], from the API key; see `auth`).
 
 use std::sync::Arc;
@@ -224,7 +224,7 @@ async fn add_turns(
         Ok(engine.add_request(turns, idempotency.as_deref())?)
     })
     .await?;
-    // Wire types are built on the async side: the blocking pool's time is the engine's alone
+    // Wire types are built after the blocking work: its time is the engine's alone
     // (see `timing`).
     let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
     let duplicate = report.turns.len() - added;

@@ -1,8 +1,9 @@
 //! Where a request's time goes on the server: the whole request (from the outermost layer,
 //! after hyper has read its headers, to the response built and serialized) and the share spent
-//! in the blocking pool's work (the engine call and its argument checks). What is left is the
-//! HTTP layer's own cost: routing, the guards, authentication, the body's JSON, wire types,
-//! serialization, metrics and the hop to the blocking pool and back.
+//! in its blocking work (the engine call and its argument checks, run off the async side by
+//! `params::blocking`). What is left is the HTTP layer's own cost: routing, the guards,
+//! authentication, the body's JSON, wire types, serialization, metrics and the hop to the
+//! blocking work and back.
 //!
 //! Measuring it here, not from a client, keeps the client's own cost (and the loopback's) out
 //! of the figure. The split feeds the `mnemos_http_server_overhead_seconds` histogram and a
@@ -10,8 +11,8 @@
 //!
 //! `Server-Timing: total;dur=1.412, blocking;dur=1.307, engine;dur=1.296`
 //!
-//! in milliseconds: `blocking` is the wall time the request waited on the blocking pool
-//! (`engine` plus the hop there and back), `engine` the time its work ran there.
+//! in milliseconds: `blocking` is the wall time the request spent on its blocking work
+//! (`engine` plus the hop there and back), `engine` the time that work ran.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
@@ -33,9 +34,9 @@ pub(crate) struct Arrived(pub Instant);
 /// What the request spent in blocking work so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Spent {
-    /// Wall time awaiting the blocking pool (the hop there, the work, the hop back).
+    /// Wall time of the blocking work (the hop there, the work, the hop back).
     pub blocking: Duration,
-    /// Time the work ran on a blocking thread.
+    /// Time the work itself ran.
     pub engine: Duration,
 }
 
@@ -56,6 +57,11 @@ pub(crate) fn add(blocking: Duration, engine: Duration) {
     });
 }
 
+/// Run `work` as a measured request: with an account of its own, starting at zero.
+pub(crate) async fn scope<T>(work: impl std::future::Future<Output = T>) -> T {
+    SPENT.scope(Cell::new(Spent::default()), work).await
+}
+
 /// The current request's account so far (zero outside a measured request).
 pub(crate) fn spent() -> Spent {
     SPENT.try_with(Cell::get).unwrap_or_default()
@@ -66,12 +72,11 @@ pub(crate) fn spent() -> Spent {
 pub(crate) async fn measure(mut request: Request, next: Next) -> Response {
     let arrived = Instant::now();
     request.extensions_mut().insert(Arrived(arrived));
-    let (mut response, spent) = SPENT
-        .scope(Cell::new(Spent::default()), async {
-            let response = next.run(request).await;
-            (response, spent())
-        })
-        .await;
+    let (mut response, spent) = scope(async {
+        let response = next.run(request).await;
+        (response, spent())
+    })
+    .await;
     let value = header_value(arrived.elapsed(), spent);
     if let Ok(value) = HeaderValue::from_str(&value) {
         response.headers_mut().insert(SERVER_TIMING, value);
@@ -160,13 +165,12 @@ mod tests {
     async fn hops_add_up_inside_a_request_and_nothing_outside() {
         add(Duration::from_millis(1), Duration::from_millis(1));
         assert_eq!(spent(), Spent::default());
-        let inside = SPENT
-            .scope(Cell::new(Spent::default()), async {
-                add(Duration::from_millis(3), Duration::from_millis(2));
-                add(Duration::from_millis(1), Duration::from_millis(1));
-                spent()
-            })
-            .await;
+        let inside = scope(async {
+            add(Duration::from_millis(3), Duration::from_millis(2));
+            add(Duration::from_millis(1), Duration::from_millis(1));
+            spent()
+        })
+        .await;
         assert_eq!(inside.blocking, Duration::from_millis(4));
         assert_eq!(inside.engine, Duration::from_millis(3));
     }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::Json;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -29,7 +28,7 @@ use crate::params::{
 use crate::responses::{Errors, ADD, BODY, CHANGE, KEYED, KEY_ID, QUERY, TENANT, USER};
 use crate::routes_inspect as inspect;
 pub use crate::state::AppState;
-pub(crate) use crate::state::{ApiResult, Shared};
+pub(crate) use crate::state::{ApiResult, Json, Shared};
 
 /// What a forget records when the request gives no reason.
 pub(crate) const DEFAULT_FORGET_REASON: &str = "forgotten on request";

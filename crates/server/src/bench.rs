@@ -444,7 +444,7 @@ fn overhead(
             WORDS[rng.below(WORDS.len())]
         );
         let body = serde_json::json!({"query": query, "top_k": 10}).to_string();
-        let path = format!("/v1/users/{user}/search");
+        let path = ["/v1/users/", user.as_str(), "/search"].concat();
         let started = Instant::now();
         let answer = client_runtime
             .block_on(client.post(&path, &[], body.as_bytes()))

@@ -17,7 +17,8 @@ use crate::usage::usage;
 #[derive(Subcommand)]
 pub enum BenchCommand {
     /// Preload users, serve on a free loopback port, and run concurrent clients (searches
-    /// and adds): throughput, p50/p95/p99, errors, acknowledged adds stored, HTTP overhead.
+    /// and adds): throughput, p50/p95/p99, errors, acknowledged adds stored (fails when one is
+    /// missing), the HTTP overhead and the server's own split of a request's time.
     /// Use --db to keep the preloaded data for the next run (default: the config's database).
     Serve(ServeBenchArgs),
     /// Search latency (hybrid and dense, p50/p95/p99) over one user with many memories in the
@@ -104,5 +105,14 @@ fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
         tenant: config.tenant.clone(),
     };
     let report = bench::run(engines, settings)?;
-    output::emit(args.json, &report, || bench::render(&report))
+    output::emit(args.json, &report, || bench::render(&report))?;
+    // A lost acknowledged write is the one result that must never pass unnoticed.
+    if report.adds_missing > 0 {
+        anyhow::bail!(
+            "{} of {} acknowledged adds are not stored",
+            report.adds_missing,
+            report.adds_acknowledged
+        );
+    }
+    Ok(())
 }

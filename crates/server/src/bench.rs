@@ -2,18 +2,25 @@
 //! the real HTTP server on a free port, runs concurrent clients (a mix of searches and adds)
 //! for a fixed time, then reports throughput, latency percentiles, errors, and checks that
 //! every acknowledged add is stored. It also measures what HTTP adds to a search: the same
-//! queries one at a time through the server and through `Engine::search` in process.
+//! queries one at a time through the server and through `Engine::search` in process, and the
+//! server's own split of every request's time (its `Server-Timing` header), which leaves the
+//! client out. The clients are bare keep-alive connections ([`raw`]) on a thread of their own.
 
+mod raw;
+
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use mnemos_core::{MemoryFilter, Page, Scope, UserKey};
+use mnemos_core::{MemoryFilter, Page, Scope, TurnId, UserKey};
 use mnemos_engine::{Engine, NewTurn, SearchRequest};
 
+use crate::timing::ServerTiming;
 use crate::{ServerConfig, ServerError};
+use raw::{Answer, RawClient};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -78,13 +85,59 @@ pub struct BenchReport {
     /// Requests answered with an error status or not answered.
     pub errors: usize,
     pub first_error: Option<String>,
-    /// Adds the server acknowledged, and how many of them the store holds afterwards.
+    /// Adds the server acknowledged; how many of them the store holds as sent (the turn each
+    /// answer named, with the text and idempotency key the client sent); how many it lacks.
     pub adds_acknowledged: usize,
     pub adds_stored: usize,
-    /// One search at a time: through HTTP, and `Engine::search` in process (p50, ms).
+    pub adds_missing: usize,
+    /// The server's own split of the searches and adds under load (`Server-Timing`).
+    pub server_search: ServerSplit,
+    pub server_add: ServerSplit,
+    /// One search at a time: through HTTP (a bare keep-alive client), and `Engine::search` in
+    /// process (p50, ms); their difference includes the loopback and the client.
     pub http_search_p50_ms: f64,
     pub engine_search_p50_ms: f64,
     pub http_overhead_ms: f64,
+    /// One search at a time, the server's own split: its overhead excludes the client.
+    pub sequential_server: ServerSplit,
+}
+
+/// The server's own account of requests (its `Server-Timing` header; see [`crate::timing`]),
+/// in milliseconds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ServerSplit {
+    pub count: usize,
+    /// From the request's arrival to its answer built.
+    pub total_p50_ms: f64,
+    /// In the engine's work (off the async side).
+    pub engine_p50_ms: f64,
+    /// The hop to that work and back, beyond the work itself.
+    pub hop_p50_ms: f64,
+    /// Everything but the engine's work: the HTTP layer's own cost.
+    pub overhead_p50_ms: f64,
+    pub overhead_p99_ms: f64,
+}
+
+impl ServerSplit {
+    fn of(timings: &[ServerTiming]) -> ServerSplit {
+        let micros = |f: &dyn Fn(&ServerTiming) -> f64| -> Latency {
+            Latency::of(
+                timings
+                    .iter()
+                    .map(|t| (f(t) * 1000.0).round().max(0.0) as u64)
+                    .collect(),
+            )
+        };
+        let overhead = micros(&ServerTiming::overhead_ms);
+        ServerSplit {
+            count: timings.len(),
+            total_p50_ms: micros(&|t| t.total_ms).p50_ms,
+            engine_p50_ms: micros(&|t| t.engine_ms).p50_ms,
+            hop_p50_ms: micros(&|t| t.blocking_ms - t.engine_ms).p50_ms,
+            overhead_p50_ms: overhead.p50_ms,
+            overhead_p99_ms: overhead.p99_ms,
+        }
+    }
 }
 
 const WORDS: &[&str] = &[
@@ -157,108 +210,195 @@ fn stored(engine: &Engine, user: &UserKey) -> Result<usize, ServerError> {
     Ok(page.total)
 }
 
+/// An add the server acknowledged: whose, the turn it reported, and what was sent.
+struct Acknowledged {
+    user: usize,
+    turn_id: String,
+    key: String,
+    text: String,
+}
+
 /// What the clients saw.
 #[derive(Default)]
 struct Tally {
     search: Vec<u64>,
     add: Vec<u64>,
+    /// The server's own split of each answered search and add (see `timing`).
+    search_server: Vec<ServerTiming>,
+    add_server: Vec<ServerTiming>,
     errors: usize,
     first_error: Option<String>,
-    acknowledged: Vec<usize>,
+    acknowledged: Vec<Acknowledged>,
 }
 
 impl Tally {
     fn merge(&mut self, other: Tally) {
         self.search.extend(other.search);
         self.add.extend(other.add);
+        self.search_server.extend(other.search_server);
+        self.add_server.extend(other.add_server);
         self.errors += other.errors;
         self.first_error = self.first_error.take().or(other.first_error);
-        for (i, n) in other.acknowledged.into_iter().enumerate() {
-            self.acknowledged[i] += n;
-        }
+        self.acknowledged.extend(other.acknowledged);
+    }
+
+    fn error(&mut self, what: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(what);
     }
 }
 
-/// One client: requests back to back until `stop`.
+/// What an add answers, as far as the bench reads it.
+#[derive(serde::Deserialize)]
+struct AddAnswer {
+    turns: Vec<AddedTurn>,
+}
+
+#[derive(serde::Deserialize)]
+struct AddedTurn {
+    turn_id: String,
+}
+
+/// The longest a request may take before the client counts it as failed.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One request of the mix: the path, its headers and its body, and the add's key and text.
+struct Planned {
+    user: usize,
+    path: String,
+    key: Option<String>,
+    text: String,
+    body: Vec<u8>,
+}
+
+fn plan(
+    rng: &mut Lcg,
+    settings: &BenchSettings,
+    client: u64,
+    run: u128,
+    serial: &mut usize,
+) -> Planned {
+    let user = rng.below(settings.users);
+    let searching = (rng.below(10_000) as f64) < settings.search_share * 10_000.0;
+    let base = format!("/v1/users/{}/", user_name(user));
+    if searching {
+        let query = format!(
+            "{} {}",
+            WORDS[rng.below(WORDS.len())],
+            WORDS[rng.below(WORDS.len())]
+        );
+        let body = serde_json::json!({"query": query, "top_k": 10});
+        return Planned {
+            user,
+            path: format!("{base}search"),
+            key: None,
+            text: query,
+            body: body.to_string().into_bytes(),
+        };
+    }
+    *serial += 1;
+    let text = rng.sentence(*serial);
+    let body = serde_json::json!({"turns": [{"role": "user", "text": text}], "session": "load"});
+    Planned {
+        user,
+        path: format!("{base}turns"),
+        key: Some(format!("bench-{run}-c{client}-{serial}")),
+        text,
+        body: body.to_string().into_bytes(),
+    }
+}
+
+/// One client: requests back to back on one keep-alive connection until `stop`.
 async fn client_loop(
-    http: reqwest::Client,
-    base: String,
+    addr: SocketAddr,
     settings: Arc<BenchSettings>,
     seed: u64,
     run: u128,
     stop: Arc<AtomicBool>,
 ) -> Tally {
     let mut rng = Lcg(seed);
-    let mut tally = Tally {
-        acknowledged: vec![0; settings.users],
-        ..Tally::default()
-    };
+    let mut client = RawClient::new(addr);
+    let mut tally = Tally::default();
     let mut serial = 0;
     while !stop.load(Ordering::Relaxed) {
-        let user = rng.below(settings.users);
-        let searching = (rng.below(10_000) as f64) < settings.search_share * 10_000.0;
-        let url = format!("{base}/v1/users/{}/", user_name(user));
-        let request = if searching {
-            let query = format!(
-                "{} {}",
-                WORDS[rng.below(WORDS.len())],
-                WORDS[rng.below(WORDS.len())]
-            );
-            http.post(format!("{url}search"))
-                .json(&serde_json::json!({"query": query, "top_k": 10}))
-        } else {
-            serial += 1;
-            let text = rng.sentence(serial);
-            http.post(format!("{url}turns"))
-                .header("Idempotency-Key", format!("bench-{run}-c{seed}-{serial}"))
-                .json(&serde_json::json!({"turns": [{"role": "user", "text": text}], "session": "load"}))
-        };
+        let planned = plan(&mut rng, &settings, seed, run, &mut serial);
+        let headers: Vec<(&str, &str)> = planned
+            .key
+            .as_deref()
+            .map(|key| ("Idempotency-Key", key))
+            .into_iter()
+            .collect();
         let started = Instant::now();
-        let answer = request.send().await;
+        let answer = tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            client.post(&planned.path, &headers, &planned.body),
+        )
+        .await;
         let micros = started.elapsed().as_micros() as u64;
         match answer {
-            Ok(response) if response.status().is_success() => {
-                if searching {
-                    tally.search.push(micros);
-                } else {
-                    tally.add.push(micros);
-                    tally.acknowledged[user] += 1;
-                }
+            Ok(Ok(answer)) if (200..300).contains(&answer.status) => {
+                tally.answered(planned, answer, micros);
             }
-            Ok(response) => {
-                tally.errors += 1;
-                let status = response.status();
-                let body = response.text().await.unwrap_or_default();
-                tally.first_error.get_or_insert(format!("{status}: {body}"));
-            }
-            Err(error) => {
-                tally.errors += 1;
-                tally.first_error.get_or_insert(error.to_string());
+            Ok(Ok(answer)) => tally.error(format!(
+                "{}: {}",
+                answer.status,
+                String::from_utf8_lossy(&answer.body)
+            )),
+            Ok(Err(error)) => tally.error(format!("{}: {error}", planned.path)),
+            Err(_) => {
+                // The connection may still carry the late answer: start a new one.
+                client = RawClient::new(addr);
+                tally.error(format!(
+                    "{}: no answer within {REQUEST_TIMEOUT:?}",
+                    planned.path
+                ));
             }
         }
     }
     tally
 }
 
-/// Run the load against the servers at `bases` (already serving the data); client `c` talks
+impl Tally {
+    fn answered(&mut self, planned: Planned, answer: Answer, micros: u64) {
+        let Some(key) = planned.key else {
+            self.search.push(micros);
+            self.search_server.extend(answer.timing);
+            return;
+        };
+        let turn = serde_json::from_slice::<AddAnswer>(&answer.body)
+            .ok()
+            .and_then(|a| a.turns.into_iter().next());
+        let Some(turn) = turn else {
+            self.error(format!(
+                "an add answered {}",
+                String::from_utf8_lossy(&answer.body)
+            ));
+            return;
+        };
+        self.add.push(micros);
+        self.add_server.extend(answer.timing);
+        self.acknowledged.push(Acknowledged {
+            user: planned.user,
+            turn_id: turn.turn_id,
+            key,
+            text: planned.text,
+        });
+    }
+}
+
+/// Run the load against the servers at `addrs` (already serving the data); client `c` talks
 /// to server `c mod n`.
-async fn load(bases: &[String], settings: &Arc<BenchSettings>) -> Result<Tally, ServerError> {
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(settings.clients)
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(bench_err)?;
+async fn load(addrs: &[SocketAddr], settings: &Arc<BenchSettings>) -> Result<Tally, ServerError> {
     let stop = Arc::new(AtomicBool::new(false));
     // Keys unique to this run: a rerun on a kept database must add new turns, not find the last
-    // run's (which would count duplicates as stored adds).
+    // run's.
     let run = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let clients: Vec<_> = (0..settings.clients)
         .map(|c| {
             tokio::spawn(client_loop(
-                http.clone(),
-                bases[c % bases.len()].clone(),
+                addrs[c % addrs.len()],
                 Arc::clone(settings),
                 c as u64 + 1,
                 run,
@@ -268,25 +408,34 @@ async fn load(bases: &[String], settings: &Arc<BenchSettings>) -> Result<Tally, 
         .collect();
     tokio::time::sleep(settings.duration).await;
     stop.store(true, Ordering::Relaxed);
-    let mut tally = Tally {
-        acknowledged: vec![0; settings.users],
-        ..Tally::default()
-    };
+    let mut tally = Tally::default();
     for client in clients {
         tally.merge(client.await.map_err(bench_err)?);
     }
     Ok(tally)
 }
 
-/// p50 of sequential searches through HTTP and in process, on the same queries (ms).
-async fn overhead(
-    engine: &Arc<Engine>,
-    base: &str,
+/// Sequential searches through HTTP (the bare client) and in process, on the same queries: the
+/// client's latencies, the server's own split, and the engine's in process (µs).
+struct Sequential {
+    through_http: Vec<u64>,
+    server: Vec<ServerTiming>,
+    in_process: Vec<u64>,
+}
+
+fn overhead(
+    client_runtime: &tokio::runtime::Runtime,
+    engine: &Engine,
+    addr: SocketAddr,
     settings: &BenchSettings,
-) -> Result<(f64, f64), ServerError> {
-    let http = reqwest::Client::new();
+) -> Result<Sequential, ServerError> {
+    let mut client = RawClient::new(addr);
     let mut rng = Lcg(99);
-    let (mut through_http, mut in_process) = (Vec::new(), Vec::new());
+    let mut seen = Sequential {
+        through_http: Vec::new(),
+        server: Vec::new(),
+        in_process: Vec::new(),
+    };
     for _ in 0..settings.overhead_queries {
         let user = user_name(rng.below(settings.users));
         let query = format!(
@@ -294,84 +443,102 @@ async fn overhead(
             WORDS[rng.below(WORDS.len())],
             WORDS[rng.below(WORDS.len())]
         );
+        let body = serde_json::json!({"query": query, "top_k": 10}).to_string();
+        let path = ["/v1/users/", user.as_str(), "/search"].concat();
         let started = Instant::now();
-        let response = http
-            .post(format!("{base}/v1/users/{user}/search"))
-            .json(&serde_json::json!({"query": query, "top_k": 10}))
-            .send()
-            .await
+        let answer = client_runtime
+            .block_on(client.post(&path, &[], body.as_bytes()))
             .map_err(bench_err)?;
-        response.bytes().await.map_err(bench_err)?;
-        through_http.push(started.elapsed().as_micros() as u64);
+        seen.through_http.push(started.elapsed().as_micros() as u64);
+        if answer.status != 200 {
+            return Err(bench_err(format!("a search answered {}", answer.status)));
+        }
+        seen.server.extend(answer.timing);
         let key = UserKey::new(settings.tenant.clone(), user).map_err(bench_err)?;
         let mut request = SearchRequest::new(key, query);
         request.top_k = Some(10);
         let started = Instant::now();
         engine.search(&request).map_err(bench_err)?;
-        in_process.push(started.elapsed().as_micros() as u64);
+        seen.in_process.push(started.elapsed().as_micros() as u64);
     }
-    Ok((
-        Latency::of(through_http).p50_ms,
-        Latency::of(in_process).p50_ms,
-    ))
+    Ok(seen)
+}
+
+/// How many acknowledged adds the store holds as sent: the turn the server reported, with the
+/// text and the idempotency key the client sent. (Counting a user's memories instead would
+/// also count what the background jobs derived meanwhile.)
+fn stored_adds(
+    engine: &Engine,
+    settings: &BenchSettings,
+    acknowledged: &[Acknowledged],
+) -> Result<usize, ServerError> {
+    let mut stored = 0;
+    for ack in acknowledged {
+        let user = UserKey::new(settings.tenant.clone(), user_name(ack.user)).map_err(bench_err)?;
+        let Ok(id) = ack.turn_id.parse::<TurnId>() else {
+            continue;
+        };
+        let key = format!("idem:{}#0", ack.key);
+        match engine.turn(&user, id) {
+            Ok(turn) if turn.text == ack.text && turn.key.as_deref() == Some(key.as_str()) => {
+                stored += 1;
+            }
+            Ok(_) => {}
+            Err(error) if error.class() == mnemos_core::ErrorClass::NotFound => {}
+            Err(error) => return Err(bench_err(error)),
+        }
+    }
+    Ok(stored)
 }
 
 /// Preload, serve each engine on a free loopback port, load them, measure the overhead on the
-/// first, and count what was stored. Several engines are several servers over one shared
+/// first, and check what was stored. Several engines are several servers over one shared
 /// store (each with its own caches and connections), each with the background worker of
 /// `mnemos serve`. Engines should not run derived jobs inline.
+///
+/// The servers run on a multi-threaded runtime of their own, as under `mnemos serve`; the
+/// clients on one thread of their own, so their work never runs on the servers' workers.
 pub fn run(engines: Vec<Arc<Engine>>, settings: BenchSettings) -> Result<BenchReport, ServerError> {
     let Some(engine) = engines.first().cloned() else {
         return Err(bench_err("no server to load"));
     };
     let preload_seconds = preload(&engine, &settings)?;
-    let before: Vec<usize> = (0..settings.users)
-        .map(|i| {
-            stored(
-                &engine,
-                &UserKey::new(settings.tenant.clone(), user_name(i)).map_err(bench_err)?,
-            )
-        })
-        .collect::<Result<_, _>>()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServerError::Runtime)?;
+    let client_runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(ServerError::Runtime)?;
     let settings = Arc::new(settings);
-    runtime.block_on(async {
-        let mut servers = Vec::new();
-        for server_engine in &engines {
-            servers.push(start_server(Arc::clone(server_engine), &settings.tenant).await?);
-        }
-        let bases: Vec<String> = servers.iter().map(|s| s.base.clone()).collect();
-        let started = Instant::now();
-        let tally = load(&bases, &settings).await?;
-        let seconds = started.elapsed().as_secs_f64();
-        let (http_p50, engine_p50) = overhead(&engine, &bases[0], &settings).await?;
-        for server in servers {
-            let _ = server.stop.send(());
-            server.task.await.map_err(bench_err)??;
-        }
-        let mut adds_stored = 0;
-        for (i, had) in before.iter().enumerate() {
-            let user = UserKey::new(settings.tenant.clone(), user_name(i)).map_err(bench_err)?;
-            adds_stored += stored(&engine, &user)?.saturating_sub(*had);
-        }
-        Ok(report(
-            engines.len(),
-            &settings,
-            preload_seconds,
-            seconds,
-            tally,
-            adds_stored,
-            (http_p50, engine_p50),
-        ))
-    })
+    let servers = engines
+        .iter()
+        .map(|e| server_runtime.block_on(start_server(Arc::clone(e), &settings.tenant)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let addrs: Vec<SocketAddr> = servers.iter().map(|s| s.addr).collect();
+    let started = Instant::now();
+    let tally = client_runtime.block_on(load(&addrs, &settings))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let sequential = overhead(&client_runtime, &engine, addrs[0], &settings)?;
+    for server in servers {
+        let _ = server.stop.send(());
+        server_runtime.block_on(server.task).map_err(bench_err)??;
+    }
+    let adds_stored = stored_adds(&engine, &settings, &tally.acknowledged)?;
+    Ok(report(
+        engines.len(),
+        &settings,
+        (preload_seconds, seconds),
+        tally,
+        adds_stored,
+        sequential,
+    ))
 }
 
-/// A server of the bench: its base URL, its stop signal and its task.
+/// A server of the bench: its address, its stop signal and its task.
 struct BenchServer {
-    base: String,
+    addr: SocketAddr,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Result<(), ServerError>>,
 }
@@ -379,7 +546,7 @@ struct BenchServer {
 /// Serve `engine` on a free loopback port.
 async fn start_server(engine: Arc<Engine>, tenant: &str) -> Result<BenchServer, ServerError> {
     let config = ServerConfig {
-        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         // The background work `mnemos serve` runs (jobs, the vector index's catch-up).
         jobs: Some(crate::JobWorker::default()),
         ..ServerConfig::default()
@@ -402,25 +569,22 @@ async fn start_server(engine: Arc<Engine>, tenant: &str) -> Result<BenchServer, 
         .await
     });
     let addr = bound_rx.await.map_err(bench_err)?;
-    Ok(BenchServer {
-        base: format!("http://{addr}"),
-        stop,
-        task,
-    })
+    Ok(BenchServer { addr, stop, task })
 }
 
 fn report(
     servers: usize,
     settings: &BenchSettings,
-    preload_seconds: f64,
-    seconds: f64,
+    (preload_seconds, seconds): (f64, f64),
     tally: Tally,
     adds_stored: usize,
-    (http_p50, engine_p50): (f64, f64),
+    sequential: Sequential,
 ) -> BenchReport {
     let requests = tally.search.len() + tally.add.len() + tally.errors;
     let mut all = tally.search.clone();
     all.extend(&tally.add);
+    let http_p50 = Latency::of(sequential.through_http).p50_ms;
+    let engine_p50 = Latency::of(sequential.in_process).p50_ms;
     BenchReport {
         servers,
         users: settings.users,
@@ -435,11 +599,15 @@ fn report(
         add: Latency::of(tally.add),
         errors: tally.errors,
         first_error: tally.first_error,
-        adds_acknowledged: tally.acknowledged.iter().sum(),
+        adds_acknowledged: tally.acknowledged.len(),
         adds_stored,
+        adds_missing: tally.acknowledged.len().saturating_sub(adds_stored),
+        server_search: ServerSplit::of(&tally.search_server),
+        server_add: ServerSplit::of(&tally.add_server),
         http_search_p50_ms: http_p50,
         engine_search_p50_ms: engine_p50,
         http_overhead_ms: http_p50 - engine_p50,
+        sequential_server: ServerSplit::of(&sequential.server),
     }
 }
 
@@ -454,7 +622,7 @@ pub fn render(report: &BenchReport) -> String {
     let mut out = format!(
         "{} server(s), {} users × {} memories, {} clients, {:.1} s (preload {:.1} s)\n\
          {:.0} requests/s, {} errors{}\n\
-         adds acknowledged {}, stored {}\n\n\
+         adds acknowledged {}, stored {}{}\n\n\
          kind       count   p50 ms    p95 ms    p99 ms    max ms\n",
         report.servers,
         report.users,
@@ -471,14 +639,38 @@ pub fn render(report: &BenchReport) -> String {
             .unwrap_or_default(),
         report.adds_acknowledged,
         report.adds_stored,
+        if report.adds_missing > 0 {
+            format!(" — MISSING {}", report.adds_missing)
+        } else {
+            String::new()
+        },
     );
     out.push_str(&row("all", &report.all));
     out.push_str(&row("search", &report.search));
     out.push_str(&row("add", &report.add));
     out.push_str(&format!(
-        "\none search at a time, p50: HTTP {:.3} ms, in process {:.3} ms, overhead {:.3} ms\n",
+        "\none search at a time, p50: HTTP {:.3} ms, in process {:.3} ms, overhead {:.3} ms \
+         (client and loopback included)\n",
         report.http_search_p50_ms, report.engine_search_p50_ms, report.http_overhead_ms
     ));
+    out.push_str(
+        "\nserver's own split (Server-Timing), ms\n\
+         requests             count  total p50 engine p50  hop p50  overhead p50  p99\n",
+    );
+    let split = |name: &str, s: &ServerSplit| {
+        format!(
+            "{name:<18} {:>7} {:>10.3} {:>10.3} {:>8.3} {:>13.3} {:>8.3}\n",
+            s.count,
+            s.total_p50_ms,
+            s.engine_p50_ms,
+            s.hop_p50_ms,
+            s.overhead_p50_ms,
+            s.overhead_p99_ms
+        )
+    };
+    out.push_str(&split("one search", &report.sequential_server));
+    out.push_str(&split("search under load", &report.server_search));
+    out.push_str(&split("add under load", &report.server_add));
     out
 }
 

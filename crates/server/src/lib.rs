@@ -5,7 +5,9 @@
 //!
 //! The wire types are this crate's own ([`dto`]); errors have one JSON shape and an exhaustive
 //! map to HTTP statuses ([`error`]). [`openapi`] describes the API as an OpenAPI 3.1 document
-//! derived from the handlers and wire types. Engine calls run on tokio's blocking pool.
+//! derived from the handlers and wire types. Engine calls run off the async side
+//! (`block_in_place`; see `params::blocking`), and every answer says where its time went
+//! ([`timing`]).
 
 pub mod auth;
 pub mod bench;
@@ -24,6 +26,7 @@ mod responses;
 mod routes;
 mod routes_inspect;
 mod state;
+pub mod timing;
 mod ui;
 mod worker;
 
@@ -215,11 +218,13 @@ pub fn router(
             config.request_timeout,
             time_limit,
         ))
-        // Outermost: a foreign Host or Origin is refused before any other work.
+        // A foreign Host or Origin is refused before any other work.
         .layer(axum::middleware::from_fn_with_state(
             host_guard,
             guard::guard,
         ))
+        // Outermost: the server's own clock covers every layer (see `timing`).
+        .layer(axum::middleware::from_fn(timing::measure))
         .with_state(state))
 }
 

@@ -12,7 +12,7 @@
 //! A caller's mistake (a missing, mistyped or unknown argument, an unknown id or user, empty
 //! text, a bad cursor) is a tool result with `is_error` and a message starting with its code,
 //! never a protocol error: the tools read their own arguments ([`Arguments`]). Engine calls run
-//! on the blocking pool.
+//! off the async side (`params::blocking`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -471,8 +471,8 @@ impl MemoryTools {
         Ok(UserKey::new(tenant, name)?)
     }
 
-    /// Check a call's arguments, fill in the defaults, run `work` with the engine on the
-    /// blocking pool and answer with its outcome.
+    /// Check a call's arguments, fill in the defaults, run `work` with the engine off the
+    /// async side and answer with its outcome.
     async fn call<A: ToolArgs>(
         &self,
         args: Result<A, ApiError>,

@@ -14,11 +14,19 @@ use parking_lot::Mutex;
 
 use mnemos_engine::JobReport;
 
+use crate::timing::Arrived;
+
 /// Upper bounds (seconds) of the latency histogram's buckets.
 const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
+/// Upper bounds (seconds) of the server-overhead histogram's buckets: the HTTP layer's own
+/// cost is tens to hundreds of microseconds, unless requests queue.
+const OVERHEAD_BUCKETS: [f64; BUCKETS.len()] = [
+    0.00005, 0.0001, 0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0, 5.0,
+];
 
+/// A histogram over [`BUCKETS`] or [`OVERHEAD_BUCKETS`] (as many bounds each).
 #[derive(Default)]
 struct Latency {
     /// Requests at or under each bucket's bound (not cumulative; summed when rendered).
@@ -27,12 +35,25 @@ struct Latency {
     sum_seconds: f64,
 }
 
+impl Latency {
+    fn record(&mut self, bounds: &[f64], seconds: f64) {
+        self.count += 1;
+        self.sum_seconds += seconds;
+        if let Some(i) = bounds.iter().position(|bound| seconds <= *bound) {
+            self.buckets[i] += 1;
+        }
+    }
+}
+
 #[derive(Default)]
 struct Counters {
     /// By (method, route, status).
     requests: BTreeMap<(String, String, u16), u64>,
     /// By (method, route).
     latency: BTreeMap<(String, String), Latency>,
+    /// The HTTP layer's own time (the request's minus the engine's; see `timing`), by
+    /// (method, route).
+    overhead: BTreeMap<(String, String), Latency>,
     turns_added: u64,
     turns_duplicate: u64,
     jobs_ran: u64,
@@ -52,15 +73,19 @@ impl Metrics {
         *c.requests
             .entry((method.to_string(), route.to_string(), status))
             .or_default() += 1;
-        let latency = c
-            .latency
+        c.latency
             .entry((method.to_string(), route.to_string()))
-            .or_default();
-        latency.count += 1;
-        latency.sum_seconds += seconds;
-        if let Some(i) = BUCKETS.iter().position(|bound| seconds <= *bound) {
-            latency.buckets[i] += 1;
-        }
+            .or_default()
+            .record(&BUCKETS, seconds);
+    }
+
+    fn record_overhead(&self, method: &str, route: &str, seconds: f64) {
+        self.0
+            .lock()
+            .overhead
+            .entry((method.to_string(), route.to_string()))
+            .or_default()
+            .record(&OVERHEAD_BUCKETS, seconds);
     }
 
     pub(crate) fn record_turns(&self, added: u64, duplicate: u64) {
@@ -94,7 +119,18 @@ impl Metrics {
                 "mnemos_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}"
             );
         }
-        render_latency(&mut out, &c.latency);
+        render_latency(
+            &mut out,
+            "mnemos_http_request_duration_seconds",
+            "Time from request to response.",
+            (&BUCKETS, &c.latency),
+        );
+        render_latency(
+            &mut out,
+            "mnemos_http_server_overhead_seconds",
+            "Time from request to response outside the engine's work: routing, authentication, JSON, wire types, the hop to the engine's work.",
+            (&OVERHEAD_BUCKETS, &c.overhead),
+        );
         let totals = [
             ("mnemos_turns_added_total", "Turns stored.", c.turns_added),
             (
@@ -141,13 +177,17 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-fn render_latency(out: &mut String, latency: &BTreeMap<(String, String), Latency>) {
-    let name = "mnemos_http_request_duration_seconds";
-    header(out, name, "histogram", "Time from request to response.");
+fn render_latency(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    (bounds, latency): (&[f64], &BTreeMap<(String, String), Latency>),
+) {
+    header(out, name, "histogram", help);
     for ((method, route), l) in latency {
         let labels = format!("method=\"{method}\",route=\"{route}\"");
         let mut cumulative = 0;
-        for (bound, n) in BUCKETS.iter().zip(l.buckets) {
+        for (bound, n) in bounds.iter().zip(l.buckets) {
             cumulative += n;
             let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
         }
@@ -170,9 +210,17 @@ pub(crate) async fn track(
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let arrived = request
+        .extensions()
+        .get::<Arrived>()
+        .map_or(started, |a| a.0);
     let response = next.run(request).await;
     let seconds = started.elapsed().as_secs_f64();
     metrics.record_request(&method, &route, response.status().as_u16(), seconds);
+    let overhead = arrived
+        .elapsed()
+        .saturating_sub(crate::timing::spent().engine);
+    metrics.record_overhead(&method, &route, overhead.as_secs_f64());
     response
 }
 

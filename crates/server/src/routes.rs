@@ -1,13 +1,12 @@
 //! The `/v1` routes. Every handler parses its request into engine types, runs the engine call
-//! on the blocking pool (the engine embeds and does SQLite IO; the async workers stay free),
-//! and converts the result into wire types. Every request acts inside its caller's tenant
+//! off the async side (the engine embeds and does SQLite IO; see `params::blocking`), and
+//! converts the result into wire types. Every request acts inside its caller's tenant
 //! ([`Tenant`], from the API key; see `auth`).
 
 use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::Json;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -29,7 +28,7 @@ use crate::params::{
 use crate::responses::{Errors, ADD, BODY, CHANGE, KEYED, KEY_ID, QUERY, TENANT, USER};
 use crate::routes_inspect as inspect;
 pub use crate::state::AppState;
-pub(crate) use crate::state::{ApiResult, Shared};
+pub(crate) use crate::state::{ApiResult, Json, Shared};
 
 /// What a forget records when the request gives no reason.
 pub(crate) const DEFAULT_FORGET_REASON: &str = "forgotten on request";
@@ -217,17 +216,20 @@ async fn add_turns(
     Body(request): Body<AddTurnsRequest>,
 ) -> Result<(StatusCode, Json<AddTurnsResponse>), ApiError> {
     let idempotency = idempotency_key(&headers)?;
-    blocking(move || {
+    let engine = Arc::clone(&app.engine);
+    let report = blocking(move || {
         let turns = new_turns(&tenant, &user, request)?;
         // The engine gives keyless turns the request's key and refuses a reused one (409).
-        let report = app.engine.add_request(turns, idempotency.as_deref())?;
-        let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
-        let duplicate = report.turns.len() - added;
-        app.metrics.record_turns(added as u64, duplicate as u64);
-        app.metrics.record_jobs(&report.jobs);
-        Ok((StatusCode::CREATED, Json((&report).into())))
+        Ok(engine.add_request(turns, idempotency.as_deref())?)
     })
-    .await
+    .await?;
+    // Wire types are built after the blocking work: its time is the engine's alone
+    // (see `timing`).
+    let added = report.turns.iter().filter(|t| !t.is_duplicate()).count();
+    let duplicate = report.turns.len() - added;
+    app.metrics.record_turns(added as u64, duplicate as u64);
+    app.metrics.record_jobs(&report.jobs);
+    Ok((StatusCode::CREATED, Json((&report).into())))
 }
 
 /// End a session.
@@ -295,7 +297,7 @@ async fn recall(
     Params(user): Params<String>,
     Body(body): Body<RecallBody>,
 ) -> ApiResult<RecallResponse> {
-    blocking(move || {
+    let context = blocking(move || {
         let key = tenant.user(&user)?;
         let mut request = RecallRequest::new(body.query, body.budget.unwrap_or(DEFAULT_BUDGET));
         request.deadline = deadline;
@@ -304,10 +306,10 @@ async fn recall(
         request.min_relevance = crate::params::min_relevance(body.min_relevance)?;
         let agent = named("agent", body.agent)?;
         let agent = agent.as_deref().unwrap_or(DEFAULT_AGENT);
-        let context = app.engine.recall(&key, agent, &request)?;
-        Ok(Json((&context).into()))
+        Ok(app.engine.recall(&key, agent, &request)?)
     })
-    .await
+    .await?;
+    Ok(Json((&context).into()))
 }
 
 /// Search memories.
@@ -336,7 +338,7 @@ async fn search(
     Params(user): Params<String>,
     Body(body): Body<SearchBody>,
 ) -> ApiResult<SearchResponse> {
-    blocking(move || {
+    let results = blocking(move || {
         let mut request = SearchRequest::new(tenant.user(&user)?, body.query);
         request.deadline = deadline;
         request.top_k = body.top_k;
@@ -347,10 +349,10 @@ async fn search(
         request.include_superseded = body.include_superseded.unwrap_or(false);
         request.as_of = crate::params::as_of(body.as_of.as_deref())?;
         request.min_relevance = crate::params::min_relevance(body.min_relevance)?;
-        let results = app.engine.search(&request)?;
-        Ok(Json((&results).into()))
+        Ok(app.engine.search(&request)?)
     })
-    .await
+    .await?;
+    Ok(Json((&results).into()))
 }
 
 fn list_filter(query: &ListQuery) -> Result<MemoryFilter, ApiError> {

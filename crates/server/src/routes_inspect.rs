@@ -1,7 +1,6 @@
 //! The inspector's read routes: a user's overview and retention over rounds, a memory's access
 //! log and what was derived from it, and a turn among its neighbours. They only read.
 
-use axum::Json;
 use mnemos_inspect::Inspect;
 
 use crate::auth::Tenant;
@@ -13,7 +12,7 @@ use crate::dto_inspect::{
 use crate::extract::{Params, QueryParams};
 use crate::params::{blocking, from_query, memory_id, named, turn_id, within};
 use crate::responses::{Errors, USER};
-use crate::state::{ApiResult, Shared};
+use crate::state::{ApiResult, Json, Shared};
 
 /// Turns shown on each side of a turn when the request names no `around`.
 const DEFAULT_AROUND: usize = 3;

@@ -809,9 +809,64 @@ fn the_load_benchmark_counts_every_request_and_finds_every_acknowledged_add() {
     assert_eq!(report.requests, report.search.count + report.add.count);
     assert_eq!(report.adds_acknowledged, report.add.count);
     assert_eq!(report.adds_stored, report.adds_acknowledged);
+    assert_eq!(report.adds_missing, 0);
     assert!(report.search.p50_ms <= report.search.p99_ms);
+    // Every answer carried the server's own split of its time.
+    assert_eq!(report.server_search.count, report.search.count);
+    assert_eq!(report.server_add.count, report.add.count);
+    assert_eq!(report.sequential_server.count, 20);
+    let one = &report.sequential_server;
+    assert!(
+        one.engine_p50_ms > 0.0 && one.engine_p50_ms <= one.total_p50_ms,
+        "{one:?}"
+    );
     let text = mnemos_server::bench::render(&report);
     assert!(text.contains("requests/s"), "{text}");
+    assert!(text.contains("server's own split"), "{text}");
+}
+
+#[test]
+fn every_answer_says_where_its_time_went() {
+    let server = Server::start(Server::default_config());
+    let (status, _) = server.send(
+        "POST",
+        "/v1/users/amy/turns",
+        Some(turns(&["I play the violin on Sundays."])),
+    );
+    assert_eq!(status, StatusCode::CREATED);
+    let client = &server.client;
+    let search = client
+        .post(server.url("/v1/users/amy/search"))
+        .json(&json!({"query": "violin"}))
+        .send()
+        .unwrap();
+    let timing = |response: &reqwest::blocking::Response| {
+        let header = response.headers().get("server-timing").unwrap();
+        mnemos_server::timing::ServerTiming::parse(header.to_str().unwrap()).unwrap()
+    };
+    let searched = timing(&search);
+    assert!(searched.engine_ms > 0.0, "{searched:?}");
+    assert!(searched.engine_ms <= searched.blocking_ms, "{searched:?}");
+    assert!(searched.blocking_ms <= searched.total_ms, "{searched:?}");
+    // A route without engine work is all overhead, and errors are timed too.
+    let health = client.get(server.url("/healthz")).send().unwrap();
+    assert_eq!(timing(&health).engine_ms, 0.0);
+    let missing = client.get(server.url("/v1/nowhere")).send().unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert!(timing(&missing).total_ms >= 0.0);
+    let metrics = client
+        .get(server.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        metrics.contains(
+            "mnemos_http_server_overhead_seconds_count{method=\"POST\",route=\"/v1/users/{user}/search\"} 1"
+        ),
+        "{metrics}"
+    );
+    server.stop().unwrap();
 }
 
 fn get(server: &Server, path: &str) -> Value {

@@ -31,9 +31,13 @@ impl ScopeIndex {
         self.ranked(self.dense.nearest(query, &|s| self.holds(s), n), n)
     }
 
-    /// [`dense_nearest`](Self::dense_nearest) by the exact scan, for comparisons.
+    /// [`dense_nearest`](Self::dense_nearest) by the exact scan searches take below the
+    /// threshold (the coded one), for comparisons.
     pub fn dense_nearest_exact(&self, query: &[f32], n: usize) -> Vec<(MemoryId, f32)> {
-        self.ranked(self.dense.score(query, &|s| self.holds(s)), n)
+        let found = self
+            .dense
+            .top_exact(query, &|s| self.holds(s), n, |s| self.id_of(s));
+        self.ranked(found, n)
     }
 
     fn holds(&self, slot: u32) -> bool {

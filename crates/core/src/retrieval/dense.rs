@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::simd;
 use super::ann::{AnnConfig, AnnIndex, AnnStatus};
+use super::simd;
 
 /// How vectors are held in memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -341,15 +341,26 @@ impl DenseIndex {
         n: usize,
         tie: impl Fn(u32) -> K,
     ) -> Vec<(u32, f32)> {
+        if let Some(mut found) = self.approximate(query, accept, n) {
+            super::keep_top(&mut found, n, &tie);
+            return found;
+        }
+        self.top_exact(query, accept, n, tie)
+    }
+
+    /// [`top`](Self::top) by the exact (coded) scan, whatever the approximate index holds.
+    pub fn top_exact<K: Ord>(
+        &self,
+        query: &[f32],
+        accept: &dyn Fn(u32) -> bool,
+        n: usize,
+        tie: impl Fn(u32) -> K,
+    ) -> Vec<(u32, f32)> {
         thread_local! {
             static SCORES: std::cell::RefCell<Vec<(u32, f32)>> =
                 const { std::cell::RefCell::new(Vec::new()) };
             static BOUNDS: std::cell::RefCell<Vec<(u32, f32, f32)>> =
                 const { std::cell::RefCell::new(Vec::new()) };
-        }
-        if let Some(mut found) = self.approximate(query, accept, n) {
-            super::keep_top(&mut found, n, &tie);
-            return found;
         }
         let coded = self.quantization == Quantization::F32
             && self.count >= CODED_MIN_SLOTS

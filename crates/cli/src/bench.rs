@@ -108,11 +108,8 @@ fn serve(config: &Config, args: ServeBenchArgs) -> Result<()> {
     output::emit(args.json, &report, || bench::render(&report))?;
     // A lost acknowledged write is the one result that must never pass unnoticed.
     if report.adds_missing > 0 {
-        anyhow::bail!(
-            "{} of {} acknowledged adds are not stored",
-            report.adds_missing,
-            report.adds_acknowledged
-        );
+        let (lost, acknowledged) = (report.adds_missing, report.adds_acknowledged);
+        anyhow::bail!("{lost} of {acknowledged} acknowledged adds are not stored");
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 
 /// Default [`AnnConfig::min_vectors`]: below it an exact scan is as fast (measured in
 /// docs/results/retrieval.md, "An approximate index past N memories").
-pub const DEFAULT_ANN_MIN_VECTORS: usize = 50_000;
+pub const DEFAULT_ANN_MIN_VECTORS: usize = 150_000;
 
 /// `[retrieval.ann]`: when and how a user's dense search goes approximate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,25 +22,7 @@ pub enum Quantization {
     Int8,
 }
 
-/// Dot product with 8 independent accumulators so the loop vectorizes without `unsafe`.
-#[inline]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f32; 8];
-    let chunks = n / 8;
-    for i in 0..chunks {
-        let (x, y) = (&a[i * 8..i * 8 + 8], &b[i * 8..i * 8 + 8]);
-        for j in 0..8 {
-            acc[j] += x[j] * y[j];
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..n {
-        sum += a[i] * b[i];
-    }
-    sum
-}
+pub use super::simd::dot;
 
 #[inline]
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
@@ -342,7 +324,7 @@ impl DenseIndex {
         tie: impl Fn(u32) -> K,
     ) -> Vec<(u32, f32)> {
         if let Some(mut found) = self.approximate(query, accept, n) {
-            super::keep_top(&mut found, n, &tie);
+            keep_top(&mut found, n, &tie);
             return found;
         }
         self.top_exact(query, accept, n, tie)
@@ -375,7 +357,7 @@ impl DenseIndex {
             } else {
                 self.score_into(query, accept, scores);
             }
-            super::keep_top(scores, n, &tie);
+            keep_top(scores, n, &tie);
             scores.to_vec()
         };
         SCORES.with(|scores| {
@@ -630,6 +612,20 @@ impl DenseIndex {
         }
         out
     }
+}
+
+/// Cut `scored` to its best `n`, sorted best first (ties broken on `tie(slot)`, ascending).
+pub(crate) fn keep_top<K: Ord>(scored: &mut Vec<(u32, f32)>, n: usize, tie: &impl Fn(u32) -> K) {
+    let order =
+        |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then_with(|| tie(a.0).cmp(&tie(b.0)));
+    if scored.len() > n && n > 0 {
+        scored.select_nth_unstable_by(n - 1, order);
+        scored.truncate(n);
+    }
+    if n == 0 {
+        scored.clear();
+    }
+    scored.sort_by(order);
 }
 
 #[cfg(test)]

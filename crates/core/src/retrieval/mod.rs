@@ -13,6 +13,7 @@ mod dialogue;
 mod hit;
 mod hnsw;
 pub mod memory_type;
+mod query;
 mod ranker;
 mod relevance;
 mod simd;
@@ -35,6 +36,7 @@ pub use hit::{
 pub use memory_type::{
     rerank_by_type, MemoryTypeReranker, QueryCertainty, ScoreInput, TypeRerank, TypeSearch,
 };
+pub use query::{current_first, question_parts, validate_query, MAX_QUERY_CHARS, MAX_QUERY_PARTS};
 pub use ranker::{LearnedRanker, DEFAULT_RANKER_DEPTH, RANK_FEATURES, RANK_FEATURE_NAMES};
 pub use relevance::{
     is_cjk_query, validate_min_relevance, RelevanceModel, RelevanceQuery, ShippedRelevance,
@@ -489,6 +491,42 @@ pub fn fuse_by<K: Ord>(
     out
 }
 
+/// Reciprocal-rank constant for the merged score of a split query's parts (as RRF's usual 60).
+const PART_RRF_K: f32 = 60.0;
+
+/// Merge the candidate lists of a split query's parts by taking turns: every part's first
+/// candidate, then every part's second, and so on (within a round, the one its own search
+/// scored higher first), skipping memories already taken. Each part thus gets an equal share
+/// of the top places, whatever its wording. Summing reciprocal ranks instead would favour
+/// memories that are mediocre for every part over the best answer to one. A memory's score
+/// becomes 1 / (60 + its best rank), and it keeps the signals of the part that ranked it best.
+pub fn merge_by_rank(lists: Vec<Vec<Candidate>>) -> Vec<Candidate> {
+    let mut best: HashMap<MemoryId, (usize, Candidate)> = HashMap::new();
+    for list in lists {
+        for (rank, candidate) in list.into_iter().enumerate() {
+            match best.get(&candidate.id) {
+                Some((r, c)) if *r < rank || (*r == rank && c.fused >= candidate.fused) => {}
+                _ => {
+                    best.insert(candidate.id, (rank, candidate));
+                }
+            }
+        }
+    }
+    let mut merged: Vec<(usize, Candidate)> = best.into_values().collect();
+    merged.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.fused.total_cmp(&a.1.fused))
+            .then(a.1.id.cmp(&b.1.id))
+    });
+    merged
+        .into_iter()
+        .map(|(rank, mut candidate)| {
+            candidate.fused = 1.0 / (PART_RRF_K + rank as f32 + 1.0);
+            candidate
+        })
+        .collect()
+}
+
 /// Keep the best `n` of unsorted (slot, score) pairs, sorted best first (ties: lower slot first).
 pub fn top_n(scored: Vec<(u32, f32)>, n: usize) -> Vec<(u32, f32)> {
     top_n_by(scored, n, |slot| slot)
@@ -500,22 +538,8 @@ pub fn top_n_by<K: Ord>(
     n: usize,
     tie: impl Fn(u32) -> K,
 ) -> Vec<(u32, f32)> {
-    keep_top(&mut scored, n, &tie);
+    dense::keep_top(&mut scored, n, &tie);
     scored
-}
-
-/// Cut `scored` to its best `n`, sorted best first (ties broken on `tie(slot)`, ascending).
-fn keep_top<K: Ord>(scored: &mut Vec<(u32, f32)>, n: usize, tie: &impl Fn(u32) -> K) {
-    let order =
-        |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then_with(|| tie(a.0).cmp(&tie(b.0)));
-    if scored.len() > n && n > 0 {
-        scored.select_nth_unstable_by(n - 1, order);
-        scored.truncate(n);
-    }
-    if n == 0 {
-        scored.clear();
-    }
-    scored.sort_by(order);
 }
 
 /// Take hits in rank order while they fit in `budget` tokens (skipping any single hit that does
@@ -615,6 +639,33 @@ impl StageTimes {
         self.second_hop_ns += other.second_hop_ns;
         self.assemble_ns += other.assemble_ns;
     }
+}
+
+/// Where a search spent its time, in microseconds; `stages` and the `_ns` fields break the
+/// same time down further, in nanoseconds (`mnemos bench search --profile`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SearchTimings {
+    pub embed_us: u64,
+    pub rank_us: u64,
+    pub fetch_us: u64,
+    /// Classifying the query for a memory-type re-rank.
+    pub classify_us: u64,
+    /// Every re-ranking stage, query classification excluded.
+    pub rerank_us: u64,
+    /// Checking the user's index is current (and building it when it is not).
+    pub index_ns: u64,
+    /// Splitting the query into questions and analyzing its terms.
+    pub analyze_ns: u64,
+    /// Candidate generation, stage by stage (part of `rank_us`).
+    pub stages: StageTimes,
+    /// Judging candidates' relevance against the floor (part of `rank_us`).
+    pub relevance_ns: u64,
+    /// Reading the returned memories from the store (part of `fetch_us`).
+    pub rows_ns: u64,
+    /// Building hits and their explanations (part of `fetch_us`).
+    pub explain_ns: u64,
+    /// Dropping repeated facts and cutting to `top_k` under the budget.
+    pub select_ns: u64,
 }
 
 /// Nanoseconds between successive laps.

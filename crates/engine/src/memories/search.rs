@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use mnemos_core::retrieval::memory_type::is_of_type;
 use mnemos_core::retrieval::{
-    is_cjk_query, rerank_by_type, select_within_budget, validate_min_relevance, Adjustment,
-    Candidate, CandidateQuery, Hit, LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex,
-    ScoreBreakdown, SearchFilter, SecondHop, StageTimes, TypeSearch,
+    is_cjk_query, rerank_by_type, select_within_budget, validate_min_relevance, Candidate,
+    CandidateQuery, Hit, LearnedRanker, RetrievalConfig, RetrieverKind, ScopeIndex, ScoreBreakdown,
+    SearchFilter, SecondHop, TypeSearch,
 };
 use mnemos_core::{
     validate_text, Access, Deadline, Embedder, EmbedderExt, Error, Memory, MemoryId,
@@ -18,6 +18,12 @@ use mnemos_core::{
 };
 
 use super::state::{Memories, ScopeSlot};
+
+pub use mnemos_core::retrieval::SearchTimings;
+use mnemos_core::retrieval::{current_first, merge_by_rank};
+pub use mnemos_core::retrieval::{
+    question_parts, validate_query, MAX_QUERY_CHARS, MAX_QUERY_PARTS,
+};
 
 /// A search over one user's memories.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,74 +101,6 @@ impl SearchRequest {
     }
 }
 
-/// The longest query a public search or recall takes, in characters (about 2,000 tokens: a
-/// long message, not a document). What a query costs grows with its length.
-pub const MAX_QUERY_CHARS: usize = 8_000;
-
-/// The most parts a query may be split into ([`question_parts`]: its questions, plus the
-/// whole query when it also holds statements); each part is embedded and ranked on its own.
-pub const MAX_QUERY_PARTS: usize = 16;
-
-/// Check what a query from outside may cost: its length and, when its questions are searched
-/// one by one, how many parts that makes. A broken limit is named in the error.
-pub fn validate_query(query: &str, split_questions: bool) -> Result<()> {
-    validate_text("query", query)?;
-    let chars = query.chars().count();
-    if chars > MAX_QUERY_CHARS {
-        return Err(Error::invalid(format!(
-            "query: {chars} characters, more than the {MAX_QUERY_CHARS} one search takes"
-        )));
-    }
-    let parts = if split_questions {
-        question_parts(query).len()
-    } else {
-        0
-    };
-    if parts > MAX_QUERY_PARTS {
-        return Err(Error::invalid(format!(
-            "query: asks {parts} things at once, each searched on its own; at most \
-             {MAX_QUERY_PARTS} per search (ask fewer questions per query)"
-        )));
-    }
-    Ok(())
-}
-
-/// The parts of a query worth searching on their own: each sentence that asks a question (ends
-/// with `?` or `？`), plus the whole query when it also holds statements. Empty when there is
-/// nothing to split (one sentence, or no question among several statements).
-///
-/// "What is X? And who is Y?" asks two things that rarely share words, and one search lets the
-/// easier one take every slot; "It rained all day, and the café was closed. Anyway — where does
-/// my sister work?" wraps its question in chat that would otherwise pull in memories about rain
-/// and cafés. Each part's ranking then counts equally ([`Memories::search`] merges them by
-/// reciprocal rank).
-pub fn question_parts(query: &str) -> Vec<String> {
-    let sentences = mnemos_text::sentences(query);
-    if sentences.len() < 2 {
-        return Vec::new();
-    }
-    let is_question = |s: &&&str| {
-        s.trim_end_matches(['"', '\'', '”', '’', ')', '）', '」', '』'])
-            .ends_with(['?', '？'])
-    };
-    let questions: Vec<String> = sentences
-        .iter()
-        .filter(is_question)
-        .map(|s| s.to_string())
-        .collect();
-    if questions.is_empty() {
-        return Vec::new();
-    }
-    let mut parts = questions;
-    if parts.len() < sentences.len() {
-        parts.push(query.to_string());
-    }
-    if parts.len() < 2 {
-        return Vec::new();
-    }
-    parts
-}
-
 /// `texts`' vectors, a chunk of `max_batch` at a time, stopping between chunks once
 /// `deadline` passes: a long query's embedding is the costliest part of a search.
 fn embed_within(
@@ -178,48 +116,12 @@ fn embed_within(
     Ok(vectors)
 }
 
-/// Reciprocal-rank constant for the merged score of a split query's parts (as RRF's usual 60).
-const PART_RRF_K: f32 = 60.0;
-
 /// How many more of the store's nearest memories a filtered search asks for, since the
 /// filter applies after the store answers.
 const FILTERED_OVERFETCH: usize = 4;
 
 /// The store's nearest memories to one query vector, with their cosine similarities.
 type Nearest = Vec<(MemoryId, f32)>;
-
-/// Merge the candidate lists of a split query's parts by taking turns: every part's first
-/// candidate, then every part's second, and so on (within a round, the one its own search
-/// scored higher first), skipping memories already taken. Each part thus gets an equal share
-/// of the top places, whatever its wording. Summing reciprocal ranks instead would favour
-/// memories that are mediocre for every part over the best answer to one. A memory's score
-/// becomes 1 / (60 + its best rank), and it keeps the signals of the part that ranked it best.
-fn merge_by_rank(lists: Vec<Vec<Candidate>>) -> Vec<Candidate> {
-    let mut best: HashMap<MemoryId, (usize, Candidate)> = HashMap::new();
-    for list in lists {
-        for (rank, candidate) in list.into_iter().enumerate() {
-            match best.get(&candidate.id) {
-                Some((r, c)) if *r < rank || (*r == rank && c.fused >= candidate.fused) => {}
-                _ => {
-                    best.insert(candidate.id, (rank, candidate));
-                }
-            }
-        }
-    }
-    let mut merged: Vec<(usize, Candidate)> = best.into_values().collect();
-    merged.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(b.1.fused.total_cmp(&a.1.fused))
-            .then(a.1.id.cmp(&b.1.id))
-    });
-    merged
-        .into_iter()
-        .map(|(rank, mut candidate)| {
-            candidate.fused = 1.0 / (PART_RRF_K + rank as f32 + 1.0);
-            candidate
-        })
-        .collect()
-}
 
 /// A fact whose words its stating turn (also a hit) holds adds nothing to that turn: drop it,
 /// so one statement is not returned twice.
@@ -268,29 +170,6 @@ fn is_hit(id: MemoryId, rows: &Rows) -> bool {
     })
 }
 
-/// Superseded hits after every current one, scaled to score below the last current hit (their
-/// own order kept), each with a `superseded` adjustment saying by how much.
-fn current_first(hits: &mut Vec<Hit>) {
-    let (mut current, mut stale): (Vec<Hit>, Vec<Hit>) =
-        hits.drain(..).partition(|h| h.memory.is_current());
-    let floor = current.last().map(|h| h.score);
-    let top = stale.iter().map(|h| h.score).fold(0.0f32, f32::max);
-    if let Some(floor) = floor.filter(|&f| top >= f && top > 0.0) {
-        let scale = floor / top * 0.999;
-        for hit in &mut stale {
-            let before = hit.score;
-            hit.score *= scale;
-            hit.breakdown.adjustments.push(Adjustment {
-                name: "superseded".to_string(),
-                value: 1.0,
-                delta: hit.score - before,
-            });
-        }
-    }
-    current.append(&mut stale);
-    *hits = current;
-}
-
 /// Which candidates a search keeps: those whose relevance is at least `floor`, until `need`
 /// of them are kept (the rest would not be returned).
 #[derive(Clone, Copy, Debug)]
@@ -308,33 +187,6 @@ struct RankQuery<'a> {
     vectors: &'a [Option<Vec<f32>>],
     nearest: &'a [Option<Nearest>],
     judge: Judge,
-}
-
-/// Where a search spent its time, in microseconds; `stages` and the `_ns` fields break the
-/// same time down further, in nanoseconds (`mnemos bench search --profile`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct SearchTimings {
-    pub embed_us: u64,
-    pub rank_us: u64,
-    pub fetch_us: u64,
-    /// Classifying the query for a memory-type re-rank.
-    pub classify_us: u64,
-    /// Every re-ranking stage, query classification excluded.
-    pub rerank_us: u64,
-    /// Checking the user's index is current (and building it when it is not).
-    pub index_ns: u64,
-    /// Splitting the query into questions and analyzing its terms.
-    pub analyze_ns: u64,
-    /// Candidate generation, stage by stage (part of `rank_us`).
-    pub stages: StageTimes,
-    /// Judging candidates' relevance against the floor (part of `rank_us`).
-    pub relevance_ns: u64,
-    /// Reading the returned memories from the store (part of `fetch_us`).
-    pub rows_ns: u64,
-    /// Building hits and their explanations (part of `fetch_us`).
-    pub explain_ns: u64,
-    /// Dropping repeated facts and cutting to `top_k` under the budget.
-    pub select_ns: u64,
 }
 
 /// Nanoseconds since `started`.

@@ -738,6 +738,9 @@ impl Memory {
     /// Metadata key under which the engine copies a turn's speaker name onto its memory.
     pub const SPEAKER_KEY: &'static str = "speaker";
 
+    /// Metadata key under which an extracted fact names the raw-turn memory that stated it.
+    pub const FACT_SOURCE_KEY: &'static str = "fact.source";
+
     /// The speaker the memory's turn named, if any ([`Self::SPEAKER_KEY`]).
     pub fn speaker(&self) -> Option<&str> {
         self.metadata.get(Self::SPEAKER_KEY).map(String::as_str)

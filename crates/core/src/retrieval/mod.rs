@@ -36,7 +36,10 @@ pub use hit::{
 pub use memory_type::{
     rerank_by_type, MemoryTypeReranker, QueryCertainty, ScoreInput, TypeRerank, TypeSearch,
 };
-pub use query::{current_first, question_parts, validate_query, MAX_QUERY_CHARS, MAX_QUERY_PARTS};
+pub use query::{
+    current_first, is_hit, question_parts, stating_turn, validate_query, without_repeated_facts,
+    FactRows, MAX_QUERY_CHARS, MAX_QUERY_PARTS,
+};
 pub use ranker::{LearnedRanker, DEFAULT_RANKER_DEPTH, RANK_FEATURES, RANK_FEATURE_NAMES};
 pub use relevance::{
     is_cjk_query, validate_min_relevance, RelevanceModel, RelevanceQuery, ShippedRelevance,

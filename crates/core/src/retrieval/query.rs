@@ -1,9 +1,11 @@
 //! What a query asks and how the answers to its parts are merged: the limits a query from
 //! outside must keep, its split into questions, and superseded hits put after current ones.
 
+use std::collections::HashMap;
+
 use super::hit::{Adjustment, Hit};
 use crate::error::{Error, Result};
-use crate::model::validate_text;
+use crate::model::{validate_text, KindTag, Memory, MemoryId};
 
 /// The longest query a public search or recall takes, in characters (about 2,000 tokens: a
 /// long message, not a document). What a query costs grows with its length.
@@ -93,4 +95,101 @@ pub fn current_first(hits: &mut Vec<Hit>) {
     }
     current.append(&mut stale);
     *hits = current;
+}
+
+/// A fact whose words its stating turn (also a hit) holds adds nothing to that turn: drop it,
+/// so one statement is not returned twice.
+pub fn without_repeated_facts(hits: &mut Vec<Hit>) {
+    let turns: HashMap<MemoryId, String> = hits
+        .iter()
+        .filter(|h| h.memory.kind.tag() == KindTag::Turn)
+        .map(|h| (h.memory.id, h.memory.text.clone()))
+        .collect();
+    hits.retain(|h| {
+        let source = h
+            .memory
+            .metadata
+            .get(Memory::FACT_SOURCE_KEY)
+            .and_then(|v| v.parse::<MemoryId>().ok());
+        let repeated = source
+            .and_then(|id| turns.get(&id))
+            .is_some_and(|turn| turn.contains(h.memory.text.trim()));
+        !(h.memory.kind.tag() == KindTag::Fact && repeated)
+    });
+}
+
+/// The rows one search has read, by memory: `None` for a memory the store no longer holds
+/// as active.
+pub type FactRows = HashMap<MemoryId, Option<Memory>>;
+
+/// The turn a fact was extracted from, for a fact that names it.
+pub fn stating_turn(memory: &Memory) -> Option<MemoryId> {
+    if memory.kind.tag() != KindTag::Fact {
+        return None;
+    }
+    memory.metadata.get(Memory::FACT_SOURCE_KEY)?.parse().ok()
+}
+
+/// Is the candidate `id` a hit given the rows read: active, and not a fact whose stating
+/// turn (read because it is a candidate too) holds its words (see [`without_repeated_facts`]).
+pub fn is_hit(id: MemoryId, rows: &FactRows) -> bool {
+    let Some(Some(memory)) = rows.get(&id) else {
+        return false;
+    };
+    let turn = stating_turn(memory).and_then(|turn| rows.get(&turn)?.as_ref());
+    !turn.is_some_and(|turn| {
+        turn.kind.tag() == KindTag::Turn && turn.text.contains(memory.text.trim())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{MemoryKind, Metadata, Moment, Role, Scope, Turn, TurnId};
+
+    fn turn(text: &str) -> Memory {
+        Memory::from_turn(&Turn {
+            id: TurnId::new(),
+            scope: Scope::new("t", "u", "a", "s").unwrap(),
+            role: Role::User,
+            speaker: None,
+            text: text.into(),
+            at: Moment::default(),
+            metadata: Metadata::new(),
+            key: None,
+        })
+    }
+
+    fn fact_of(source: &Memory, text: &str) -> Memory {
+        let mut fact = turn(text);
+        fact.kind = MemoryKind::Fact;
+        fact.metadata
+            .insert(Memory::FACT_SOURCE_KEY.to_string(), source.id.to_string());
+        fact
+    }
+
+    #[test]
+    fn a_fact_its_read_stating_turn_repeats_is_not_a_hit() {
+        let said = turn("I moved to Lisbon in May.");
+        let repeated = fact_of(&said, "moved to Lisbon");
+        let new = fact_of(&said, "works at a bakery");
+        let mut rows = FactRows::new();
+        for m in [&repeated, &new] {
+            rows.insert(m.id, Some(m.clone()));
+        }
+        // The turn not read (not a candidate): the fact stands.
+        assert!(is_hit(repeated.id, &rows));
+        rows.insert(said.id, Some(said.clone()));
+        assert!(!is_hit(repeated.id, &rows));
+        assert!(is_hit(new.id, &rows), "a fact the turn does not hold stays");
+        assert!(is_hit(said.id, &rows));
+        // Forgotten (read as inactive) or never read: not a hit.
+        rows.insert(said.id, None);
+        assert!(!is_hit(said.id, &rows));
+        assert!(
+            is_hit(repeated.id, &rows),
+            "an inactive turn repeats nothing"
+        );
+        assert!(!is_hit(MemoryId::new(), &rows));
+    }
 }

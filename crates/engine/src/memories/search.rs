@@ -1,7 +1,7 @@
 //! Search: candidates from both indexes of one user, fused, re-ranked, cut to top-k under a
 //! token budget, each hit explained.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -20,7 +20,9 @@ use mnemos_core::{
 use super::state::{Memories, ScopeSlot};
 
 pub use mnemos_core::retrieval::SearchTimings;
-use mnemos_core::retrieval::{current_first, merge_by_rank};
+use mnemos_core::retrieval::{
+    current_first, is_hit, merge_by_rank, stating_turn, without_repeated_facts, FactRows as Rows,
+};
 pub use mnemos_core::retrieval::{
     question_parts, validate_query, MAX_QUERY_CHARS, MAX_QUERY_PARTS,
 };
@@ -122,53 +124,6 @@ const FILTERED_OVERFETCH: usize = 4;
 
 /// The store's nearest memories to one query vector, with their cosine similarities.
 type Nearest = Vec<(MemoryId, f32)>;
-
-/// A fact whose words its stating turn (also a hit) holds adds nothing to that turn: drop it,
-/// so one statement is not returned twice.
-fn without_repeated_facts(hits: &mut Vec<Hit>) {
-    use crate::truth::facts::SOURCE_KEY;
-    let turns: HashMap<MemoryId, String> = hits
-        .iter()
-        .filter(|h| h.memory.kind.tag() == mnemos_core::KindTag::Turn)
-        .map(|h| (h.memory.id, h.memory.text.clone()))
-        .collect();
-    hits.retain(|h| {
-        let source = h
-            .memory
-            .metadata
-            .get(SOURCE_KEY)
-            .and_then(|v| v.parse::<MemoryId>().ok());
-        let repeated = source
-            .and_then(|id| turns.get(&id))
-            .is_some_and(|turn| turn.contains(h.memory.text.trim()));
-        !(h.memory.kind.tag() == mnemos_core::KindTag::Fact && repeated)
-    });
-}
-
-/// The rows one search has read, by memory: `None` for a memory the store no longer holds
-/// as active.
-type Rows = HashMap<MemoryId, Option<Memory>>;
-
-/// The turn a fact was extracted from, for a fact that names it.
-fn stating_turn(memory: &Memory) -> Option<MemoryId> {
-    use crate::truth::facts::SOURCE_KEY;
-    if memory.kind.tag() != mnemos_core::KindTag::Fact {
-        return None;
-    }
-    memory.metadata.get(SOURCE_KEY)?.parse().ok()
-}
-
-/// Is the candidate `id` a hit given the rows read: active, and not a fact whose stating
-/// turn (read because it is a candidate too) holds its words (see [`without_repeated_facts`]).
-fn is_hit(id: MemoryId, rows: &Rows) -> bool {
-    let Some(Some(memory)) = rows.get(&id) else {
-        return false;
-    };
-    let turn = stating_turn(memory).and_then(|turn| rows.get(&turn)?.as_ref());
-    !turn.is_some_and(|turn| {
-        turn.kind.tag() == mnemos_core::KindTag::Turn && turn.text.contains(memory.text.trim())
-    })
-}
 
 /// Which candidates a search keeps: those whose relevance is at least `floor`, until `need`
 /// of them are kept (the rest would not be returned).
@@ -531,17 +486,28 @@ impl Memories {
         let reorders = request.as_of.is_none() && request.include_superseded;
         let started = Instant::now();
         let mut rows = Rows::new();
-        let read = if looks_further || reorders {
+        let lazy = !(looks_further || reorders);
+        let read = if lazy {
+            self.read_first_hits(&request.user, &candidates, top_k, &mut rows)?
+        } else {
             let ids: Vec<MemoryId> = candidates.iter().map(|c| c.id).collect();
             self.read_rows(&request.user, &ids, &mut rows)?;
             candidates.len()
-        } else {
-            self.read_first_hits(&request.user, &candidates, top_k, &mut rows)?
         };
         timings.rows_ns = nanos_since(started);
         let started = Instant::now();
         let mut hits: Vec<Hit> = Vec::with_capacity(read);
-        for candidate in candidates.into_iter().take(read) {
+        // A fact whose stating turn was read only as its source (ranked past what was read)
+        // is dropped here: `without_repeated_facts` sees only the hits. Judged before any row
+        // is taken out, as the turn may be a hit too.
+        let keep: Vec<bool> = candidates[..read]
+            .iter()
+            .map(|c| !lazy || is_hit(c.id, &rows))
+            .collect();
+        for (candidate, keep) in candidates.into_iter().zip(keep) {
+            if !keep {
+                continue;
+            }
             // A memory forgotten by another process since the index was built is skipped.
             let Some(Some(memory)) = rows.remove(&candidate.id) else {
                 continue;

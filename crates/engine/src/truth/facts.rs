@@ -19,7 +19,7 @@ pub const VALUE_KEY: &str = "fact.value";
 pub const VALUE_NORM_KEY: &str = "fact.value_key";
 pub const NEGATED_KEY: &str = "fact.negated";
 /// The raw-turn memory of the turn that stated it.
-pub const SOURCE_KEY: &str = "fact.source";
+pub const SOURCE_KEY: &str = Memory::FACT_SOURCE_KEY;
 /// The stating turn said nothing but its facts (so when every fact of it is replaced, the turn
 /// itself is no longer current).
 pub const WHOLE_TURN_KEY: &str = "fact.whole_turn";
